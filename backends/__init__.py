@@ -1,0 +1,1 @@
+"""Memory backends behind one small interface (``backends.base.MemoryBackend``)."""

@@ -1,0 +1,213 @@
+"""The Hindsight backend: HTTP to a Hindsight server (>= 0.4.11; shapes of 1.1.0).
+
+Two ways in:
+
+* the :class:`~backends.base.MemoryBackend` methods, one JSON call each, used by governed routes;
+* :meth:`HindsightBackend.send_raw`, a streamed request whose response the proxy streams back
+  untouched; used for every route memwarden does not govern.
+
+The backend key is memwarden's: with ``api_key`` set, every request carries it; otherwise the
+client's ``Authorization`` header is passed on only when ``forward_client_authorization`` is on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterable, Iterable, Mapping
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from backends.base import (
+    JSON,
+    BackendHealth,
+    BackendRejected,
+    BackendTimeout,
+    BackendUnavailable,
+)
+
+RETRYABLE_STATUS = frozenset({429, 502, 503, 504})
+
+
+def bank_path(bank_id: str, suffix: str = "") -> str:
+    """``/v1/default/banks/<quoted bank>`` + suffix, quoting as hindsight-client does (safe='')."""
+    return f"/v1/default/banks/{quote(bank_id, safe='')}{suffix}"
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None  # an HTTP date: treated as "no hint"
+
+
+def is_timeout(exc: httpx.TransportError) -> bool:
+    """Whether a transport error was a timeout, judged by its root cause.
+
+    httpx-aiohttp maps every ``aiohttp.ClientConnectionError`` — a refused connection included —
+    to ``httpx.ConnectTimeout``; the underlying exception tells the truth.
+    """
+    cause: BaseException | None = exc.__cause__
+    while cause is not None and cause.__cause__ is not None and not isinstance(cause, TimeoutError):
+        cause = cause.__cause__
+    if cause is None:
+        return isinstance(exc, httpx.TimeoutException)
+    return isinstance(cause, TimeoutError)
+
+
+def _error_body(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return {"detail": response.text[:2000]}
+
+
+class HindsightBackend:
+    """Adapter for the Hindsight HTTP API. ``client`` is owned by the caller (the app lifespan)."""
+
+    kind = "hindsight"
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        *,
+        base_url: str,
+        api_key: str | None = None,
+        forward_client_authorization: bool = False,
+    ) -> None:
+        self._client = client
+        self._transport: httpx.AsyncBaseTransport = client._transport
+        self._timeout = client.timeout.as_dict()
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self._forward_client_authorization = forward_client_authorization
+
+    # -- raw pass-through -------------------------------------------------------------------
+
+    def _auth_headers(self, headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        if self._api_key:
+            kept = [(k, v) for k, v in headers if k.lower() != "authorization"]
+            return [*kept, ("authorization", f"Bearer {self._api_key}")]
+        if self._forward_client_authorization:
+            return headers
+        return [(k, v) for k, v in headers if k.lower() != "authorization"]
+
+    async def send_raw(
+        self,
+        method: str,
+        target: str,
+        headers: Iterable[tuple[str, str]],
+        content: AsyncIterable[bytes] | bytes | None,
+    ) -> httpx.Response:
+        """Send one request as is and return the response with its body not yet read.
+
+        ``target`` is the raw path plus query string, already percent-encoded. The caller must
+        ``aclose()`` the response. Raises :class:`BackendUnavailable` / :class:`BackendTimeout`
+        when no response could be had; any HTTP status, 5xx included, is returned.
+        """
+        request = httpx.Request(
+            method,
+            self.base_url + target,
+            headers=self._auth_headers(list(headers)),
+            content=content,
+            extensions={"timeout": self._timeout},
+        )
+        try:
+            # Straight to the client's transport: the client layer would add its default headers
+            # (a pass-through must not), keep a cookie jar and follow redirects (it must not
+            # either), and costs about a fifth of memwarden's CPU per request (bench/, py-spy).
+            return await self._transport.handle_async_request(request)
+        except httpx.TransportError as exc:
+            raise self._unavailable(exc) from exc
+
+    def _unavailable(self, exc: httpx.TransportError) -> BackendUnavailable:
+        if is_timeout(exc):
+            return BackendTimeout(f"Hindsight at {self.base_url} timed out ({type(exc).__name__})")
+        cause = str(exc) or type(exc).__name__
+        return BackendUnavailable(f"Hindsight at {self.base_url} is unreachable: {cause}")
+
+    # -- JSON calls -------------------------------------------------------------------------
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+    ) -> JSON:
+        headers = self._auth_headers([])
+        try:
+            response = await self._client.request(
+                method, self.base_url + path, params=params, json=json, headers=headers
+            )
+        except httpx.TransportError as exc:
+            raise self._unavailable(exc) from exc
+        if response.status_code >= 500 or response.status_code in RETRYABLE_STATUS:
+            raise BackendUnavailable(
+                f"Hindsight {method} {path} answered {response.status_code}",
+                status=response.status_code,
+                retry_after=_retry_after(response.headers.get("retry-after")),
+            )
+        if response.status_code >= 400:
+            raise BackendRejected(response.status_code, _error_body(response), response.headers)
+        body = response.json()
+        return body if isinstance(body, dict) else {"value": body}
+
+    async def health(self) -> BackendHealth:
+        start = time.perf_counter()
+        try:
+            body = await self._call("GET", "/health")
+        except BackendUnavailable as exc:
+            return BackendHealth(kind=self.kind, healthy=False, detail=str(exc))
+        except BackendRejected as exc:
+            return BackendHealth(kind=self.kind, healthy=False, detail=f"/health answered {exc.status}")
+        latency = (time.perf_counter() - start) * 1000
+        healthy = body.get("status") == "healthy"
+        version: str | None = None
+        try:
+            version = (await self._call("GET", "/version")).get("api_version")
+        except (BackendUnavailable, BackendRejected):
+            version = None
+        return BackendHealth(
+            kind=self.kind,
+            healthy=healthy,
+            detail=str(body.get("status", "unknown")),
+            latency_ms=round(latency, 2),
+            version=version,
+            extra={"url": self.base_url},
+        )
+
+    async def version(self) -> JSON:
+        return await self._call("GET", "/version")
+
+    async def retain(self, bank_id: str, request: JSON) -> JSON:
+        return await self._call("POST", bank_path(bank_id, "/memories"), json=request)
+
+    async def recall(self, bank_id: str, request: JSON) -> JSON:
+        return await self._call("POST", bank_path(bank_id, "/memories/recall"), json=request)
+
+    async def list_memories(self, bank_id: str, params: Mapping[str, Any]) -> JSON:
+        return await self._call("GET", bank_path(bank_id, "/memories/list"), params=params)
+
+    async def get_memory(self, bank_id: str, memory_id: str) -> JSON:
+        return await self._call("GET", bank_path(bank_id, f"/memories/{quote(memory_id, safe='')}"))
+
+    async def update_memory(self, bank_id: str, memory_id: str, changes: JSON) -> JSON:
+        return await self._call("PATCH", bank_path(bank_id, f"/memories/{quote(memory_id, safe='')}"), json=changes)
+
+    async def delete_document(self, bank_id: str, document_id: str) -> JSON:
+        return await self._call("DELETE", bank_path(bank_id, f"/documents/{quote(document_id, safe='/')}"))
+
+    async def get_config(self, bank_id: str) -> JSON:
+        return await self._call("GET", bank_path(bank_id, "/config"))
+
+    async def patch_config(self, bank_id: str, updates: JSON) -> JSON:
+        return await self._call("PATCH", bank_path(bank_id, "/config"), json={"updates": updates})
+
+    async def stats(self, bank_id: str, *, refresh: bool = False) -> JSON:
+        params = {"refresh": "true"} if refresh else None
+        return await self._call("GET", bank_path(bank_id, "/stats"), params=params)

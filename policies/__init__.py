@@ -1,0 +1,1 @@
+"""Pure, synchronous, deterministic decision functions (filled in by the write-governance work)."""

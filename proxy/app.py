@@ -1,0 +1,82 @@
+"""``create_app(settings)``: the ASGI application.
+
+The lifespan owns the shared resources: one ``httpx.AsyncClient`` for the whole app (unless the
+caller injects one, as tests do) and the backend adapter built on it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+import httpx
+import structlog
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from backends.hindsight import HindsightBackend
+from backends.transport import create_backend_client
+from proxy.middleware import RequestContextMiddleware
+from proxy.routes import build_routes
+from proxy.settings import Settings, SettingsError
+from proxy.state import AppState
+
+log = structlog.get_logger("memwarden")
+
+
+def check_runnable(settings: Settings) -> None:
+    """Raise :class:`SettingsError` with a one-line fix when these settings cannot be served."""
+    if settings.backend == "local":
+        raise SettingsError(
+            "no backend configured: the self-hosted store is not available yet; "
+            "point memwarden at Hindsight with --upstream http://127.0.0.1:8888 "
+            '(or backend = "hindsight" and [backends.hindsight] url in memwarden.toml)'
+        )
+    if settings.backends.hindsight.url is None:
+        raise SettingsError('backend = "hindsight" needs backends.hindsight.url (or --upstream URL)')
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    log.error("unhandled_error", path=request.url.path, exc_info=exc)
+    return JSONResponse({"detail": "Internal server error in memwarden"}, status_code=500)
+
+
+def create_app(settings: Settings, *, backend_client: httpx.AsyncClient | None = None) -> Starlette:
+    """Build the app. ``backend_client`` replaces the client the lifespan would create."""
+    check_runnable(settings)
+    hindsight = settings.backends.hindsight
+    assert hindsight.url is not None
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        client = backend_client or create_backend_client(hindsight)
+        backend = HindsightBackend(
+            client,
+            base_url=str(hindsight.url),
+            api_key=hindsight.api_key,
+            forward_client_authorization=hindsight.forward_client_authorization,
+        )
+        app.state.warden = AppState(
+            settings=settings, client=client, backend=backend, read_retries=hindsight.read_retries
+        )
+        log.info("started", backend=backend.kind, url=backend.base_url)
+        try:
+            yield
+        finally:
+            if backend_client is None:
+                await client.aclose()
+
+    return Starlette(
+        routes=build_routes(),
+        middleware=[
+            Middleware(
+                RequestContextMiddleware,
+                max_body_bytes=settings.server.max_body_bytes,
+                access_log=settings.server.access_log,
+            )
+        ],
+        exception_handlers={Exception: _internal_error},
+        lifespan=lifespan,
+    )

@@ -1,0 +1,63 @@
+"""Health: memwarden's own (``/warden/health``) and Hindsight's (``/health``, in its shape)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.types import Receive, Scope, Send
+
+from backends.base import BackendUnavailable
+from proxy import __version__
+from proxy.middleware import note_backend_status
+from proxy.passthrough import relay, request_headers, target_of
+from proxy.state import AppState
+
+
+async def send_json(send: Send, status: int, payload: Any) -> None:
+    body = json.dumps(payload, ensure_ascii=False).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def warden_health(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    """200 while memwarden serves; ``status`` is "degraded" when the backend is not healthy."""
+    backend = await state.backend.health()
+    note_backend_status(scope, "healthy" if backend.healthy else "unhealthy")
+    await send_json(
+        send,
+        200,
+        {
+            "status": "ok" if backend.healthy else "degraded",
+            "service": "memwarden",
+            "version": __version__,
+            "mode": "proxy",
+            "backend": {
+                "kind": backend.kind,
+                "healthy": backend.healthy,
+                "detail": backend.detail,
+                "latency_ms": backend.latency_ms,
+                "api_version": backend.version,
+                **backend.extra,
+            },
+        },
+    )
+
+
+async def hindsight_health(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    """Hindsight's ``GET /health``: the backend's own answer, or 503 in its shape when unreachable."""
+    headers, _ = request_headers(scope)
+    try:
+        upstream = await state.backend.send_raw("GET", target_of(scope), headers, None)
+    except BackendUnavailable as exc:
+        note_backend_status(scope, "unreachable")
+        await send_json(send, 503, {"status": "unhealthy", "reason": f"backend unreachable: {exc}"})
+        return
+    note_backend_status(scope, upstream.status_code)
+    await relay(upstream, receive, send)

@@ -1,0 +1,149 @@
+"""Pure ASGI middleware (no BaseHTTPMiddleware: it breaks contextvars and streaming).
+
+:class:`RequestContextMiddleware` gives every request an id (the client's ``X-Request-Id`` when it
+is sane, a new one otherwise), returns it on the response, binds it to the log context, enforces
+the body-size limit, and writes the one canonical log line per request.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from email.utils import formatdate
+from typing import Any
+
+import structlog
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+log = structlog.get_logger("memwarden.access")
+
+_SANE_ID = re.compile(r"^[A-Za-z0-9._:@/+=-]{1,128}$")
+
+
+class BodyTooLarge(Exception):
+    """Raised from ``receive`` once a request body passes the configured limit."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"request body exceeds the limit of {limit} bytes")
+        self.limit = limit
+
+
+_date_cache: list[Any] = [0, ""]
+
+
+def http_date() -> str:
+    """The current time as an HTTP date, recomputed at most once a second."""
+    now = int(time.time())
+    if _date_cache[0] != now:
+        _date_cache[0] = now
+        _date_cache[1] = formatdate(now, usegmt=True)
+    return str(_date_cache[1])
+
+
+def request_id_of(scope: Scope) -> str:
+    """The request id assigned by :class:`RequestContextMiddleware` (for handlers)."""
+    return str(scope.get("state", {}).get("request_id", ""))
+
+
+def note_backend_status(scope: Scope, status: int | str) -> None:
+    """Record what the backend answered, for the request's log line."""
+    scope.setdefault("state", {})["backend_status"] = status
+
+
+def _json_error(status: int, detail: str, request_id: str) -> tuple[Message, Message]:
+    body = json.dumps({"detail": detail}).encode()
+    start: Message = {
+        "type": "http.response.start",
+        "status": status,
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"x-request-id", request_id.encode()),
+            (b"connection", b"close"),
+        ],
+    }
+    return start, {"type": "http.response.body", "body": body}
+
+
+class RequestContextMiddleware:
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int, access_log: bool = True) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+        self.access_log = access_log
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        incoming = ""
+        declared: int | None = None
+        for name, value in scope["headers"]:
+            if name == b"x-request-id":
+                incoming = value.decode("latin-1")
+            elif name == b"content-length":
+                declared = int(value) if value.strip().isdigit() else -1
+        request_id = incoming if _SANE_ID.match(incoming) else uuid.uuid4().hex
+        state = scope.setdefault("state", {})
+        state["request_id"] = request_id
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(request_id=request_id)
+        rid = request_id.encode()
+        status_box: dict[str, Any] = {"status": None}
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status_box["status"] = message["status"]
+                headers = list(message.get("headers", []))
+                if not any(name.lower() == b"date" for name, _ in headers):
+                    # uvicorn runs with date_header=False so that a proxied response keeps the
+                    # backend's Date instead of carrying two; memwarden's own answers get one here.
+                    headers.append((b"date", http_date().encode()))
+                headers.append((b"x-request-id", rid))
+                message["headers"] = headers
+            await send(message)
+
+        limit = self.max_body_bytes
+        received = 0
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise BodyTooLarge(limit)
+            return message
+
+        try:
+            if declared is not None and declared < 0:
+                await self._reply(send, 400, "Invalid Content-Length header", request_id, status_box)
+            elif declared is not None and declared > limit:
+                await self._reply(
+                    send, 413, f"Request body too large: {declared} bytes, limit {limit}", request_id, status_box
+                )
+            else:
+                await self.app(scope, limited_receive, send_with_id)
+        except BodyTooLarge as exc:
+            if status_box["status"] is None:
+                await self._reply(send, 413, f"Request body too large: {exc}", request_id, status_box)
+        finally:
+            if self.access_log:
+                log.info(
+                    "request",
+                    method=scope["method"],
+                    path=scope["path"],
+                    status=status_box["status"],
+                    backend_status=state.get("backend_status"),
+                    bank=state.get("bank_id"),
+                    duration_ms=round((time.perf_counter() - started) * 1000, 2),
+                )
+
+    @staticmethod
+    async def _reply(send: Send, status: int, detail: str, request_id: str, box: dict[str, Any]) -> None:
+        start, body = _json_error(status, detail, request_id)
+        box["status"] = status
+        await send(start)
+        await send(body)

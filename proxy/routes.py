@@ -1,0 +1,68 @@
+"""The route table: memwarden's own routes, the governed Hindsight routes, and the pass-through.
+
+Governed routes (retain, recall, bank config, bank create/update) have named handlers so that the
+write-governance, config-guard and read-path work plug in here without re-routing; for now each
+forwards unchanged. Every other path — any method — streams through to the backend untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from starlette.routing import BaseRoute, Route
+from starlette.types import Receive, Scope, Send
+
+from proxy.health import hindsight_health, warden_health
+from proxy.passthrough import forward
+from proxy.state import AppState
+
+BANK = "/v1/default/banks/{bank_id}"
+Handler = Callable[[AppState, Scope, Receive, Send], Awaitable[None]]
+
+
+class Endpoint:
+    """An ASGI endpoint bound to the app state; starlette treats it as a raw ASGI app."""
+
+    def __init__(self, name: str, handler: Handler) -> None:
+        self.__name__ = name
+        self.handler = handler
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        state: AppState = scope["app"].state.warden
+        bank_id = scope.get("path_params", {}).get("bank_id")
+        if bank_id is not None:
+            scope.setdefault("state", {})["bank_id"] = bank_id
+        await self.handler(state, scope, receive, send)
+
+
+async def pass_through(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    await forward(state.backend, scope, receive, send, retries=state.read_retries)
+
+
+# Governed routes. Each is a named seam; today they forward unchanged.
+async def retain_memories(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    await pass_through(state, scope, receive, send)
+
+
+async def recall_memories(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    await pass_through(state, scope, receive, send)
+
+
+async def bank_config(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    await pass_through(state, scope, receive, send)
+
+
+async def bank_profile(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    await pass_through(state, scope, receive, send)
+
+
+def build_routes() -> list[BaseRoute]:
+    return [
+        Route("/warden/health", Endpoint("warden_health", warden_health), methods=["GET"]),
+        Route("/health", Endpoint("health", hindsight_health), methods=["GET"]),
+        Route(f"{BANK}/memories", Endpoint("retain_memories", retain_memories), methods=["POST"]),
+        Route(f"{BANK}/memories/recall", Endpoint("recall_memories", recall_memories), methods=["POST"]),
+        Route(f"{BANK}/config", Endpoint("bank_config", bank_config), methods=["GET", "PATCH", "DELETE"]),
+        Route(BANK, Endpoint("bank_profile", bank_profile), methods=["PUT", "PATCH"]),
+        Route("/{path:path}", Endpoint("pass_through", pass_through)),
+    ]

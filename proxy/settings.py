@@ -1,0 +1,181 @@
+"""memwarden's settings: one frozen object, built once at start-up.
+
+Sources, later wins: the model's defaults, the TOML file (``--config`` or ``MEMWARDEN_CONFIG``),
+``MEMWARDEN_*`` environment variables (``__`` separates nesting levels, e.g.
+``MEMWARDEN_BACKENDS__HINDSIGHT__URL``), then command-line flags. An unknown key or a value of the
+wrong type stops start-up with a :class:`SettingsError` that names the key. Nothing reads
+``os.environ`` after :func:`load_settings` returns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, HttpUrl, ValidationError, field_validator
+
+ENV_PREFIX = "MEMWARDEN_"
+# Variables with the prefix that are not settings keys.
+ENV_RESERVED = frozenset({"MEMWARDEN_CONFIG"})
+
+
+class SettingsError(Exception):
+    """The configuration cannot be used; the message names the offending key."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+class ServerSettings(_Section):
+    """The front HTTP server."""
+
+    host: str = Field("127.0.0.1", description="Address to listen on.")
+    port: int = Field(8890, ge=0, le=65535, description="Port to listen on (0 picks a free one).")
+    max_body_bytes: int = Field(
+        32 * 1024 * 1024,
+        gt=0,
+        description="Largest request body accepted, in bytes; larger bodies get 413.",
+    )
+    log_format: Literal["auto", "json", "console"] = Field(
+        "auto", description="auto: console on a TTY, JSON lines otherwise."
+    )
+    log_level: Literal["debug", "info", "warning", "error"] = Field("info", description="Lowest level logged.")
+    access_log: bool = Field(True, description="Log one line per request.")
+
+
+class HindsightSettings(_Section):
+    """The Hindsight backend (``backend = "hindsight"``)."""
+
+    url: HttpUrl | None = Field(None, description='Base URL of the Hindsight API, e.g. "http://127.0.0.1:8888".')
+    api_key: str | None = Field(None, description="memwarden's own key for Hindsight, sent as Authorization: Bearer.")
+    forward_client_authorization: bool = Field(
+        False, description="Pass the client's Authorization header to Hindsight (when api_key is not set)."
+    )
+    transport: Literal["aiohttp", "httpx"] = Field(
+        "aiohttp", description="HTTP transport under the httpx client API; aiohttp is faster (bench/)."
+    )
+    connect_timeout: float = Field(5.0, gt=0, description="Seconds to open a connection to the backend.")
+    read_timeout: float = Field(300.0, gt=0, description="Seconds to wait for backend response data.")
+    write_timeout: float = Field(60.0, gt=0, description="Seconds to send request data to the backend.")
+    pool_timeout: float = Field(10.0, gt=0, description="Seconds to wait for a free pooled connection.")
+    max_connections: int = Field(200, gt=0, description="Most open connections to the backend.")
+    keepalive_expiry: float = Field(30.0, gt=0, description="Seconds an idle pooled connection is kept.")
+    read_retries: int = Field(2, ge=0, le=10, description="Retries of idempotent reads on connect errors, 429 and 503.")
+
+    @field_validator("url")
+    @classmethod
+    def _no_query(cls, v: HttpUrl | None) -> HttpUrl | None:
+        if v is not None and (v.query or v.fragment):
+            raise ValueError("the backend URL must not carry a query or fragment")
+        return v
+
+
+class BackendsSettings(_Section):
+    hindsight: HindsightSettings = Field(default_factory=HindsightSettings)  # type: ignore[arg-type]
+
+
+class Settings(_Section):
+    """Everything memwarden can be told. ``config.example.toml`` documents each key."""
+
+    backend: Literal["local", "hindsight"] = Field(
+        "local", description='"local": memwarden is the memory server; "hindsight": govern a Hindsight server.'
+    )
+    data_dir: Path = Field(Path("./memwarden-data"), description="Where memwarden keeps its data.")
+    server: ServerSettings = Field(default_factory=ServerSettings)  # type: ignore[arg-type]
+    backends: BackendsSettings = Field(default_factory=BackendsSettings)
+
+
+def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _env_value(raw: str) -> Any:
+    # Lists and tables come as JSON; scalars stay strings and pydantic coerces them ("8890" -> 8890).
+    if raw[:1] in "[{":
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError:
+            return raw
+    return raw
+
+
+def _from_env(environ: Mapping[str, str]) -> dict[str, Any]:
+    tree: dict[str, Any] = {}
+    for name, raw in environ.items():
+        if not name.startswith(ENV_PREFIX) or name in ENV_RESERVED:
+            continue
+        path = name[len(ENV_PREFIX) :].lower().split("__")
+        node = tree
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise SettingsError(f"environment variable {name} conflicts with another MEMWARDEN_ variable")
+        node[path[-1]] = _env_value(raw)
+    return tree
+
+
+def _describe(exc: ValidationError, origin: str) -> str:
+    lines = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "extra_forbidden":
+            lines.append(f"unknown key '{key}'")
+        else:
+            lines.append(f"'{key}': {err['msg']} (got {err.get('input')!r})")
+    return f"invalid configuration ({origin}): " + "; ".join(lines)
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parse a TOML config file, turning every failure into a :class:`SettingsError`."""
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise SettingsError(f"config file not found: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"config file {path} is not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"cannot read config file {path}: {exc}") from None
+
+
+def load_settings(
+    *,
+    config_file: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Build the settings from file, environment and explicit overrides (command-line flags).
+
+    ``config_file`` falls back to ``MEMWARDEN_CONFIG``; with neither, only defaults and the
+    environment apply.
+    """
+    env = os.environ if environ is None else environ
+    if config_file is None and env.get("MEMWARDEN_CONFIG"):
+        config_file = Path(env["MEMWARDEN_CONFIG"])
+    data: dict[str, Any] = {}
+    origin = "defaults"
+    if config_file is not None:
+        data = read_toml(config_file)
+        origin = str(config_file)
+    env_tree = _from_env(env)
+    if env_tree:
+        data = _merge(data, env_tree)
+        origin += " + MEMWARDEN_* environment"
+    if overrides:
+        data = _merge(data, overrides)
+        origin += " + command line"
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        raise SettingsError(_describe(exc, origin)) from None

@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from proxy.app import create_app
+from proxy.settings import Settings, load_settings
+from tests.servers import serve_in_thread
+from tests.upstream import UpstreamProbe, create_upstream
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def make_settings(url: str, **hindsight: Any) -> Settings:
+    """Settings for memwarden in front of ``url``, from no file and no environment."""
+    return load_settings(
+        environ={},
+        overrides={"backend": "hindsight", "backends": {"hindsight": {"url": url, **hindsight}}},
+    )
+
+
+@contextlib.asynccontextmanager
+async def asgi_warden(settings: Settings, backend_client: httpx.AsyncClient) -> AsyncIterator[httpx.AsyncClient]:
+    """memwarden in process (lifespan run), reached through ASGITransport: no sockets."""
+    app = create_app(settings, backend_client=backend_client)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://warden") as client:
+            yield client
+
+
+@pytest.fixture
+def probe() -> UpstreamProbe:
+    return UpstreamProbe()
+
+
+@pytest.fixture
+def upstream_url(probe: UpstreamProbe) -> Iterator[str]:
+    """The stand-in upstream on a real loopback port."""
+    with serve_in_thread(create_upstream(probe)) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def running_warden(settings: Settings) -> Iterator[str]:
+    """memwarden on a real loopback port, configured as ``memwarden serve`` configures it."""
+    with serve_in_thread(create_app(settings), date_header=False) as url:
+        yield url
+
+
+@pytest.fixture
+def warden_url(upstream_url: str) -> Iterator[str]:
+    with running_warden(make_settings(upstream_url, read_timeout=5.0)) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def hindsight_url() -> Iterator[str]:
+    """The real Hindsight 1.1.0 server, started by scripts/hindsight-up (installed on first use).
+
+    ``HINDSIGHT_URL`` points the tests at a server someone already runs instead.
+    """
+    if os.environ.get("HINDSIGHT_URL"):
+        yield os.environ["HINDSIGHT_URL"].rstrip("/")
+        return
+    result = subprocess.run(
+        [str(REPO / "scripts" / "hindsight-up")], capture_output=True, text=True, timeout=900, check=False
+    )
+    if result.returncode != 0:
+        pytest.fail(f"scripts/hindsight-up failed:\n{result.stdout}\n{result.stderr}", pytrace=False)
+    yield result.stdout.strip().splitlines()[-1]

@@ -1,0 +1,106 @@
+"""The ``memwarden`` command as a user runs it: a real process, real sockets."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.servers import free_port
+
+MEMWARDEN = [sys.executable, "-c", "from proxy.cli import main; main()"]
+
+
+def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("MEMWARDEN_")}
+    return subprocess.run(
+        [*MEMWARDEN, *args], capture_output=True, text=True, timeout=60, env={**base, **(env or {})}, cwd=cwd,
+        check=False,
+    )
+
+
+def test_serve_without_a_backend_says_what_to_configure(tmp_path: Path) -> None:
+    result = run("serve", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "--upstream" in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("[server\n", "not valid TOML"),
+        ("[server]\nprot = 1\n", "unknown key 'server.prot'"),
+        ("[server]\nport = 'x'\n", "'server.port'"),
+    ],
+)
+def test_serve_with_a_bad_config_file_names_the_problem(tmp_path: Path, content: str, message: str) -> None:
+    cfg = tmp_path / "memwarden.toml"
+    cfg.write_text(content)
+    result = run("serve", "--config", str(cfg))
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert message in result.stderr
+
+
+def test_bad_environment_value_names_the_variable_key(tmp_path: Path) -> None:
+    result = run("serve", "--upstream", "http://127.0.0.1:1", env={"MEMWARDEN_SERVER__PORT": "many"})
+    assert result.returncode == 1
+    assert "'server.port'" in result.stderr
+
+
+def test_help_shows_an_example() -> None:
+    result = run("serve", "--help")
+    assert result.returncode == 0
+    assert "memwarden serve --upstream http://127.0.0.1:8888" in result.stdout
+
+
+@pytest.mark.slow
+def test_serve_upstream_proxies_and_logs_one_json_line_per_request(upstream_url: str, tmp_path: Path) -> None:
+    port = free_port()
+    proc = subprocess.Popen(
+        [*MEMWARDEN, "serve", "--upstream", upstream_url, "--port", str(port), "--data-dir", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("MEMWARDEN_")},
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                if httpx.get(f"{base}/warden/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "memwarden did not start"
+            time.sleep(0.1)
+        r = httpx.post(f"{base}/v1/default/banks/b1/memories", json={"items": []}, headers={"x-request-id": "req-77"})
+        assert r.status_code == 200
+        assert r.json()["raw_path"] == "/v1/default/banks/b1/memories"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    lines = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    request_lines = [line for line in lines if line.get("event") == "request" and line.get("request_id") == "req-77"]
+    assert len(request_lines) == 1
+    line = request_lines[0]
+    assert line["method"] == "POST"
+    assert line["path"] == "/v1/default/banks/b1/memories"
+    assert line["status"] == 200
+    assert line["backend_status"] == 200
+    assert line["bank"] == "b1"
+    assert isinstance(line["duration_ms"], float)
+    # Memory content never appears in the log.
+    assert "items" not in err

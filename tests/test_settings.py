@@ -1,0 +1,132 @@
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from proxy.settings import Settings, SettingsError, load_settings
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_defaults_without_file_or_environment() -> None:
+    s = load_settings(environ={})
+    assert s.backend == "local"
+    assert (s.server.host, s.server.port) == ("127.0.0.1", 8890)
+    assert s.data_dir == Path("./memwarden-data")
+
+
+def test_file_then_environment_then_overrides(tmp_path: Path) -> None:
+    cfg = tmp_path / "memwarden.toml"
+    cfg.write_text('backend = "hindsight"\n[server]\nport = 9000\n[backends.hindsight]\nurl = "http://h:1"\n')
+    env = {"MEMWARDEN_SERVER__PORT": "9100", "MEMWARDEN_BACKENDS__HINDSIGHT__READ_TIMEOUT": "12.5"}
+    s = load_settings(config_file=cfg, environ=env, overrides={"server": {"host": "0.0.0.0"}})
+    assert s.server.port == 9100
+    assert s.server.host == "0.0.0.0"
+    assert s.backends.hindsight.read_timeout == 12.5
+    assert str(s.backends.hindsight.url) == "http://h:1/"
+
+
+def test_memwarden_config_variable_names_the_file(tmp_path: Path) -> None:
+    cfg = tmp_path / "m.toml"
+    cfg.write_text("[server]\nport = 9001\n")
+    assert load_settings(environ={"MEMWARDEN_CONFIG": str(cfg)}).server.port == 9001
+
+
+def test_settings_are_frozen() -> None:
+    s = load_settings(environ={})
+    with pytest.raises(ValueError, match="frozen"):
+        s.server.port = 1  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("toml", "env", "message"),
+    [
+        ("bogus = 1\n", {}, "unknown key 'bogus'"),
+        ("[server]\nprot = 1\n", {}, "unknown key 'server.prot'"),
+        ("[server]\nport = 'eighty'\n", {}, "'server.port'"),
+        ("[server]\nport = 70000\n", {}, "'server.port'"),
+        ("", {"MEMWARDEN_SERVER__PORTT": "1"}, "unknown key 'server.portt'"),
+        ("", {"MEMWARDEN_BACKEND": "mongodb"}, "'backend'"),
+        ('[backends.hindsight]\nurl = "not a url"\n', {}, "'backends.hindsight.url'"),
+        ('[backends.hindsight]\nurl = "http://h:1/?x=1"\n', {}, "query or fragment"),
+    ],
+)
+def test_bad_values_stop_start_up_naming_the_key(tmp_path: Path, toml: str, env: dict[str, str], message: str) -> None:
+    cfg = tmp_path / "memwarden.toml"
+    cfg.write_text(toml)
+    with pytest.raises(SettingsError, match=message.replace("(", r"\(").replace("?", r"\?")):
+        load_settings(config_file=cfg, environ=env)
+
+
+def test_malformed_toml_is_a_clear_error(tmp_path: Path) -> None:
+    cfg = tmp_path / "memwarden.toml"
+    cfg.write_text("[server\nport = 1\n")
+    with pytest.raises(SettingsError, match="not valid TOML"):
+        load_settings(config_file=cfg, environ={})
+
+
+def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="config file not found"):
+        load_settings(config_file=tmp_path / "nope.toml", environ={})
+
+
+def _leaves(model: type[BaseModel], prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
+    for name, field in model.model_fields.items():
+        ann = field.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            out.update(_leaves(ann, f"{prefix}{name}."))
+        else:
+            out[f"{prefix}{name}"] = field.get_default(call_default_factory=True)
+    return out
+
+
+def _flatten(table: dict[str, object], prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, value in table.items():
+        if isinstance(value, dict):
+            out.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _commented_example() -> dict[str, object]:
+    """config.example.toml with every ``# key = value`` line un-commented."""
+    setting = re.compile(r"^# ([a-z_]+ = .+)$")
+    lines = []
+    for line in (REPO / "config.example.toml").read_text().splitlines():
+        match = setting.match(line)
+        lines.append(match.group(1) if match else line)
+    return tomllib.loads("\n".join(lines))
+
+
+def test_config_example_documents_every_key_with_its_default() -> None:
+    example = _flatten(_commented_example())
+    model = _leaves(Settings)
+    assert sorted(example) == sorted(model), "config.example.toml and the settings model differ in keys"
+    for key, default in model.items():
+        shown = example[key]
+        if default is None:
+            assert shown == "", f"{key}: unset defaults are shown as an empty string"
+        elif isinstance(default, Path):
+            assert Path(str(shown)) == default, key
+        else:
+            assert shown == default, f"{key}: example says {shown!r}, default is {default!r}"
+
+
+def test_config_example_loads_as_a_config_file(tmp_path: Path) -> None:
+    # The example with its values un-commented must itself be a valid configuration (empty strings
+    # stand for "unset" and are dropped).
+    def drop_empty(table: dict[str, object]) -> dict[str, object]:
+        return {
+            k: drop_empty(v) if isinstance(v, dict) else v  # type: ignore[arg-type]
+            for k, v in table.items()
+            if v != ""
+        }
+
+    assert load_settings(environ={}, overrides=drop_empty(_commented_example())) == load_settings(environ={})
