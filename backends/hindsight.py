@@ -13,7 +13,7 @@ client's ``Authorization`` header is passed on only when ``forward_client_author
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -26,6 +26,7 @@ from backends.base import (
     BackendTimeout,
     BackendUnavailable,
 )
+from backends.transport import Body, HttpxRawSender, RawResponse, RawSender, SendError, is_timeout
 
 RETRYABLE_STATUS = frozenset({429, 502, 503, 504})
 
@@ -42,20 +43,6 @@ def _retry_after(value: str | None) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         return None  # an HTTP date: treated as "no hint"
-
-
-def is_timeout(exc: httpx.TransportError) -> bool:
-    """Whether a transport error was a timeout, judged by its root cause.
-
-    httpx-aiohttp maps every ``aiohttp.ClientConnectionError`` — a refused connection included —
-    to ``httpx.ConnectTimeout``; the underlying exception tells the truth.
-    """
-    cause: BaseException | None = exc.__cause__
-    while cause is not None and cause.__cause__ is not None and not isinstance(cause, TimeoutError):
-        cause = cause.__cause__
-    if cause is None:
-        return isinstance(exc, httpx.TimeoutException)
-    return isinstance(cause, TimeoutError)
 
 
 def _error_body(response: httpx.Response) -> Any:
@@ -75,12 +62,12 @@ class HindsightBackend:
         client: httpx.AsyncClient,
         *,
         base_url: str,
+        raw: RawSender | None = None,
         api_key: str | None = None,
         forward_client_authorization: bool = False,
     ) -> None:
         self._client = client
-        self._transport: httpx.AsyncBaseTransport = client._transport
-        self._timeout = client.timeout.as_dict()
+        self._raw = raw or HttpxRawSender(client)
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
         self._forward_client_authorization = forward_client_authorization
@@ -100,28 +87,20 @@ class HindsightBackend:
         method: str,
         target: str,
         headers: Iterable[tuple[str, str]],
-        content: AsyncIterable[bytes] | bytes | None,
-    ) -> httpx.Response:
+        content: Body,
+    ) -> RawResponse:
         """Send one request as is and return the response with its body not yet read.
 
         ``target`` is the raw path plus query string, already percent-encoded. The caller must
         ``aclose()`` the response. Raises :class:`BackendUnavailable` / :class:`BackendTimeout`
         when no response could be had; any HTTP status, 5xx included, is returned.
         """
-        request = httpx.Request(
-            method,
-            self.base_url + target,
-            headers=self._auth_headers(list(headers)),
-            content=content,
-            extensions={"timeout": self._timeout},
-        )
         try:
-            # Straight to the client's transport: the client layer would add its default headers
-            # (a pass-through must not), keep a cookie jar and follow redirects (it must not
-            # either), and costs about a fifth of memwarden's CPU per request (bench/, py-spy).
-            return await self._transport.handle_async_request(request)
-        except httpx.TransportError as exc:
-            raise self._unavailable(exc) from exc
+            return await self._raw.send(method, self.base_url + target, self._auth_headers(list(headers)), content)
+        except SendError as exc:
+            if exc.timeout:
+                raise BackendTimeout(f"Hindsight at {self.base_url} timed out: {exc}") from exc
+            raise BackendUnavailable(f"Hindsight at {self.base_url} is unreachable: {exc}") from exc
 
     def _unavailable(self, exc: httpx.TransportError) -> BackendUnavailable:
         if is_timeout(exc):

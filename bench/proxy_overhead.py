@@ -125,7 +125,18 @@ def _ms(value: str) -> float:
 
 def run_wrk(url: str, script: Path, connections: int, duration: float) -> tuple[float, float, float, int]:
     out = subprocess.run(
-        ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(duration))}s", "--latency", "--timeout", "10s", "-s", str(script), url],
+        [
+            "wrk",
+            "-t1",
+            f"-c{connections}",
+            f"-d{max(1, round(duration))}s",
+            "--latency",
+            "--timeout",
+            "10s",
+            "-s",
+            str(script),
+            url,
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -151,14 +162,18 @@ def measure(label: str, targets: dict[str, str], mix: list[tuple[str, str, str]]
                 run_wrk(url, script, connections, min(2.0, duration))  # warm-up: pools, JIT-less caches
                 p50, p99, rps, errors = run_wrk(url, script, connections, duration)
                 rows.append(Row(label, path, connections, p50, p99, rps, errors))
-                print(f"  {label:<10} {path:<22} c={connections:<3} p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  "
-                      f"{rps:8.0f} req/s  errors {errors}", file=sys.stderr)
+                print(
+                    f"  {label:<10} {path:<22} c={connections:<3} p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  "
+                    f"{rps:8.0f} req/s  errors {errors}",
+                    file=sys.stderr,
+                )
     return rows
 
 
 def table(rows: list[Row]) -> str:
     out = [
-        "| upstream | path | conns | p50 ms | p99 ms | req/s | added p50 ms | added p99 ms | req/s vs direct | errors |",
+        "| upstream | path | conns | p50 ms | p99 ms | req/s | added p50 ms | added p99 ms | req/s vs direct "
+        "| errors |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     direct = {(r.upstream, r.connections): r for r in rows if r.path == "direct"}
@@ -216,15 +231,26 @@ def main() -> int:
             stop(proc)
 
     if not args.no_hindsight:
-        hs_url = subprocess.run(
-            [str(REPO / "scripts" / "hindsight-up")], capture_output=True, text=True, check=True
-        ).stdout.strip().splitlines()[-1]
+        hs_url = (
+            subprocess.run([str(REPO / "scripts" / "hindsight-up")], capture_output=True, text=True, check=True)
+            .stdout.strip()
+            .splitlines()[-1]
+        )
         bank = "bench-proxy"
         with httpx.Client(base_url=hs_url, timeout=60) as http:
             http.put(f"/v1/default/banks/{bank}", json={}).raise_for_status()
-            items = [{"content": f"Alice coffee note {i}: she prefers dark roast.", "tags": ["user:alice"]}
-                     for i in range(20)]
+            items = [
+                {"content": f"Alice coffee note {i}: she prefers dark roast.", "tags": ["user:alice"]}
+                for i in range(20)
+            ]
             http.post(f"/v1/default/banks/{bank}/memories", json={"items": items}).raise_for_status()
+            # Background consolidation would otherwise load the server during the first rows only.
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                stats = http.get(f"/v1/default/banks/{bank}/stats", params={"refresh": "true"}).json()
+                if not stats["pending_operations"] and not stats.get("pending_consolidation"):
+                    break
+                time.sleep(0.5)
         warden, warden_url = start_warden(hs_url, "aiohttp")
         try:
             mix = [(m, p.format(bank=bank), b) for m, p, b in HINDSIGHT_MIX]

@@ -72,6 +72,11 @@ app = Starlette(
 
 if __name__ == "__main__":
     uvicorn.run(
-        app, host="127.0.0.1", port=int(sys.argv[1]), loop="uvloop", http="httptools", access_log=False,
+        app,
+        host="127.0.0.1",
+        port=int(sys.argv[1]),
+        loop="uvloop",
+        http="httptools",
+        access_log=False,
         log_level="warning",
     )

@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from backends.hindsight import HindsightBackend
-from backends.transport import create_backend_client
+from backends.transport import BackendHTTP, HttpxRawSender, open_backend_http
 from proxy.middleware import RequestContextMiddleware
 from proxy.routes import build_routes
 from proxy.settings import Settings, SettingsError
@@ -51,22 +51,24 @@ def create_app(settings: Settings, *, backend_client: httpx.AsyncClient | None =
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        client = backend_client or create_backend_client(hindsight)
+        if backend_client is None:
+            http = open_backend_http(hindsight)
+        else:
+            http = BackendHTTP(client=backend_client, raw=HttpxRawSender(backend_client))
         backend = HindsightBackend(
-            client,
+            http.client,
+            raw=http.raw,
             base_url=str(hindsight.url),
             api_key=hindsight.api_key,
             forward_client_authorization=hindsight.forward_client_authorization,
         )
-        app.state.warden = AppState(
-            settings=settings, client=client, backend=backend, read_retries=hindsight.read_retries
-        )
+        app.state.warden = AppState(settings=settings, http=http, backend=backend, read_retries=hindsight.read_retries)
         log.info("started", backend=backend.kind, url=backend.base_url)
         try:
             yield
         finally:
             if backend_client is None:
-                await client.aclose()
+                await http.aclose()
 
     return Starlette(
         routes=build_routes(),

@@ -15,12 +15,12 @@ import json
 from collections.abc import AsyncIterator
 
 import anyio
-import httpx
 import structlog
 from starlette.types import Message, Receive, Scope, Send
 
 from backends.base import BackendTimeout, BackendUnavailable
 from backends.hindsight import HindsightBackend
+from backends.transport import BodyBrokenError, RawResponse
 from proxy.middleware import BodyTooLarge, note_backend_status, request_id_of
 
 log = structlog.get_logger("memwarden.passthrough")
@@ -81,8 +81,8 @@ def request_headers(scope: Scope) -> tuple[list[tuple[str, str]], int | None]:
     return out, length
 
 
-def response_headers(response: httpx.Response) -> list[tuple[bytes, bytes]]:
-    raw = response.headers.raw
+def response_headers(response: RawResponse) -> list[tuple[bytes, bytes]]:
+    raw = response.raw_headers
     drop = HOP_BY_HOP | _connection_tokens(raw) | {b"x-request-id"}
     return [(k, v) for k, v in raw if k.lower() not in drop]
 
@@ -150,7 +150,7 @@ async def forward(backend: HindsightBackend, scope: Scope, receive: Receive, sen
     headers, length = request_headers(scope)
     target = target_of(scope)
     attempts = 1 + (retries if method in IDEMPOTENT and length == 0 else 0)
-    upstream: httpx.Response | None = None
+    upstream: RawResponse | None = None
     content: bytes | AsyncIterator[bytes] | None = None
     try:
         if length is None or length > SMALL_BODY:
@@ -194,7 +194,7 @@ async def forward(backend: HindsightBackend, scope: Scope, receive: Receive, sen
     await relay(upstream, receive, send)
 
 
-async def relay(upstream: httpx.Response, receive: Receive, send: Send) -> None:
+async def relay(upstream: RawResponse, receive: Receive, send: Send) -> None:
     """Send the backend's response to the client, then release it (always)."""
     try:
         await _send_response(upstream, receive, send)
@@ -202,13 +202,13 @@ async def relay(upstream: httpx.Response, receive: Receive, send: Send) -> None:
         await upstream.aclose()
 
 
-async def _send_response(upstream: httpx.Response, receive: Receive, send: Send) -> None:
+async def _send_response(upstream: RawResponse, receive: Receive, send: Send) -> None:
     start: Message = {
         "type": "http.response.start",
         "status": upstream.status_code,
         "headers": response_headers(upstream),
     }
-    length = upstream.headers.get("content-length")
+    length = next((v for k, v in upstream.raw_headers if k.lower() == b"content-length"), None)
     if length is not None and length.isdigit() and int(length) <= SMALL_BODY:
         body = b"".join([chunk async for chunk in upstream.aiter_raw()])
         await send(start)
@@ -230,7 +230,7 @@ async def _send_response(upstream: httpx.Response, receive: Receive, send: Send)
         try:
             async for chunk in upstream.aiter_raw():
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        except httpx.TransportError as exc:
+        except BodyBrokenError as exc:
             # The backend broke off mid-body; the status line is gone, so all we can do is end the
             # response without its final chunk (the client sees it incomplete) and log why.
             log.warning("backend_broke_off", cause=str(exc) or type(exc).__name__)

@@ -20,6 +20,16 @@ BANK = "/v1/default/banks/{bank_id}"
 Handler = Callable[[AppState, Scope, Receive, Send], Awaitable[None]]
 
 
+BANK_PREFIX = "/v1/default/banks/"
+
+
+def bank_of(path: str) -> str | None:
+    """The bank a Hindsight path is about, for the log line of routes without a bank parameter."""
+    if not path.startswith(BANK_PREFIX):
+        return None
+    return path[len(BANK_PREFIX) :].split("/", 1)[0] or None
+
+
 class Endpoint:
     """An ASGI endpoint bound to the app state; starlette treats it as a raw ASGI app."""
 
@@ -29,7 +39,7 @@ class Endpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         state: AppState = scope["app"].state.warden
-        bank_id = scope.get("path_params", {}).get("bank_id")
+        bank_id = scope.get("path_params", {}).get("bank_id") or bank_of(scope["path"])
         if bank_id is not None:
             scope.setdefault("state", {})["bank_id"] = bank_id
         await self.handler(state, scope, receive, send)

@@ -64,7 +64,11 @@ class HindsightSettings(_Section):
     write_timeout: float = Field(60.0, gt=0, description="Seconds to send request data to the backend.")
     pool_timeout: float = Field(10.0, gt=0, description="Seconds to wait for a free pooled connection.")
     max_connections: int = Field(200, gt=0, description="Most open connections to the backend.")
-    keepalive_expiry: float = Field(30.0, gt=0, description="Seconds an idle pooled connection is kept.")
+    keepalive_expiry: float = Field(
+        4.0,
+        gt=0,
+        description="Seconds an idle pooled connection is kept; below the backend's keep-alive (uvicorn: 5 s).",
+    )
     read_retries: int = Field(2, ge=0, le=10, description="Retries of idempotent reads on connect errors, 429 and 503.")
 
     @field_validator("url")

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import httpx
-
 from backends.hindsight import HindsightBackend
+from backends.transport import BackendHTTP
 from proxy.settings import Settings
 
 
 @dataclass
 class AppState:
     settings: Settings
-    client: httpx.AsyncClient
+    http: BackendHTTP
     backend: HindsightBackend
     read_retries: int

@@ -60,9 +60,10 @@ def running_warden(settings: Settings) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture
-def warden_url(upstream_url: str) -> Iterator[str]:
-    with running_warden(make_settings(upstream_url, read_timeout=5.0)) as url:
+@pytest.fixture(params=["aiohttp", "httpx"])
+def warden_url(upstream_url: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    """memwarden on loopback in front of the stand-in upstream, once per HTTP transport."""
+    with running_warden(make_settings(upstream_url, read_timeout=5.0, transport=request.param)) as url:
         yield url
 
 

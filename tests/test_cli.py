@@ -21,7 +21,12 @@ MEMWARDEN = [sys.executable, "-c", "from proxy.cli import main; main()"]
 def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("MEMWARDEN_")}
     return subprocess.run(
-        [*MEMWARDEN, *args], capture_output=True, text=True, timeout=60, env={**base, **(env or {})}, cwd=cwd,
+        [*MEMWARDEN, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**base, **(env or {})},
+        cwd=cwd,
         check=False,
     )
 

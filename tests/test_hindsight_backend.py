@@ -10,7 +10,8 @@ import httpx
 import pytest
 
 from backends.base import BackendRejected, BackendTimeout, BackendUnavailable, MemoryBackend
-from backends.hindsight import HindsightBackend, bank_path, is_timeout
+from backends.hindsight import HindsightBackend, bank_path
+from backends.transport import is_timeout
 from tests.servers import free_port
 
 pytestmark = pytest.mark.anyio
@@ -36,12 +37,20 @@ def test_bank_ids_are_quoted_like_hindsight_client() -> None:
         (lambda b: b.recall("b1", {"query": "q"}), "POST", "/v1/default/banks/b1/memories/recall", {"query": "q"}),
         (lambda b: b.list_memories("b1", {"limit": 5}), "GET", "/v1/default/banks/b1/memories/list?limit=5", None),
         (lambda b: b.get_memory("b1", "m/1"), "GET", "/v1/default/banks/b1/memories/m%2F1", None),
-        (lambda b: b.update_memory("b1", "m1", {"state": "invalidated"}), "PATCH", "/v1/default/banks/b1/memories/m1",
-         {"state": "invalidated"}),
+        (
+            lambda b: b.update_memory("b1", "m1", {"state": "invalidated"}),
+            "PATCH",
+            "/v1/default/banks/b1/memories/m1",
+            {"state": "invalidated"},
+        ),
         (lambda b: b.delete_document("b1", "d/1"), "DELETE", "/v1/default/banks/b1/documents/d/1", None),
         (lambda b: b.get_config("b1"), "GET", "/v1/default/banks/b1/config", None),
-        (lambda b: b.patch_config("b1", {"retain_mission": "x"}), "PATCH", "/v1/default/banks/b1/config",
-         {"updates": {"retain_mission": "x"}}),
+        (
+            lambda b: b.patch_config("b1", {"retain_mission": "x"}),
+            "PATCH",
+            "/v1/default/banks/b1/config",
+            {"updates": {"retain_mission": "x"}},
+        ),
         (lambda b: b.stats("b1", refresh=True), "GET", "/v1/default/banks/b1/stats?refresh=true", None),
         (lambda b: b.version(), "GET", "/version", None),
     ],

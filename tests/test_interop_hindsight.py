@@ -55,9 +55,9 @@ def as_dict(model: Any) -> Any:
     return model.to_dict() if hasattr(model, "to_dict") else model
 
 
-async def wait_settled(client: Hindsight, bank: str, timeout: float = 60) -> None:
-    """Until no retain or consolidation work is pending for the bank."""
-    deadline = asyncio.get_running_loop().time() + timeout
+async def wait_settled(client: Hindsight, bank: str) -> None:
+    """Until no retain or consolidation work is pending for the bank (60 s at most)."""
+    deadline = asyncio.get_running_loop().time() + 60
     while True:
         stats = await client.banks.get_agent_stats(bank, refresh=True)
         busy = stats.pending_operations or (stats.pending_consolidation or 0)
@@ -99,11 +99,10 @@ async def scenario(base_url: str, bank: str) -> dict[str, Any]:
             ("bob_all", ["user:bob", "topic:health"], "all_strict"),
             ("nobody", ["user:zed"], "any_strict"),
         ]:
-            recall = await client.arecall(bank, "Alice coffee Bob peanuts Carol Tesla", tags=tags, tags_match=match,
-                                          types=["world"])
-            out[f"recall_{name}"] = sorted(
-                (r.text, tuple(sorted(r.tags or []))) for r in recall.results
+            recall = await client.arecall(
+                bank, "Alice coffee Bob peanuts Carol Tesla", tags=tags, tags_match=match, types=["world"]
             )
+            out[f"recall_{name}"] = sorted((r.text, tuple(sorted(r.tags or []))) for r in recall.results)
         everything = await client.arecall(bank, "coffee peanuts Tesla", types=["world"])
         out["recall_all_texts"] = sorted(r.text for r in everything.results)
 
@@ -117,8 +116,14 @@ async def scenario(base_url: str, bank: str) -> dict[str, Any]:
         patched = await client.aupdate_bank_config(
             bank,
             retain_mission="Store durable facts only",
-            entity_labels=[{"key": "topic", "description": "Topic", "type": "value",
-                            "values": [{"value": "food", "description": "food"}]}],
+            entity_labels=[
+                {
+                    "key": "topic",
+                    "description": "Topic",
+                    "type": "value",
+                    "values": [{"value": "food", "description": "food"}],
+                }
+            ],
         )
         out["config_patched"] = scrub(patched, bank)
         out["config_after_patch"] = scrub(await client.aget_bank_config(bank), bank)
@@ -176,9 +181,13 @@ async def test_errors_come_back_in_hindsights_shape(hindsight_url: str, warden_i
         flat = {"entity_labels": []}
         direct = await http.patch(f"{hindsight_url}/v1/default/banks/x-flat/config", json=flat)
         proxied = await http.patch(f"{warden_in_front}/v1/default/banks/x-flat/config", json=flat)
-        assert (proxied.status_code, proxied.json()) == (direct.status_code, direct.json()) == (
-            422,
-            {"detail": [{"type": "missing", "loc": ["body", "updates"], "msg": "Field required", "input": flat}]},
+        assert (
+            (proxied.status_code, proxied.json())
+            == (direct.status_code, direct.json())
+            == (
+                422,
+                {"detail": [{"type": "missing", "loc": ["body", "updates"], "msg": "Field required", "input": flat}]},
+            )
         )
         assert proxied.headers.get("x-ignored-params") == direct.headers.get("x-ignored-params") == "entity_labels"
 
@@ -219,7 +228,12 @@ async def test_file_upload_and_export_zip_pass_through(hindsight_url: str, warde
         assert upload.status_code == 200, upload.text
         for operation_id in upload.json()["operation_ids"]:
             assert (await _wait_operation(http, warden_in_front, bank, operation_id))["status"] == "completed"
-        documents = (await http.get(f"{hindsight_url}/v1/default/banks/{bank}/documents")).json()
+        # The conversion operation completes by queueing a retain operation of its own.
+        for _ in range(100):
+            documents = (await http.get(f"{hindsight_url}/v1/default/banks/{bank}/documents")).json()
+            if documents["total"]:
+                break
+            await asyncio.sleep(0.2)
         assert documents["total"] == 1
         assert documents["items"][0]["tags"] == ["src:file"]
 

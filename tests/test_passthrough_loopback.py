@@ -73,9 +73,13 @@ def test_client_disconnecting_mid_upload_leaves_the_server_serving(warden_url: s
     assert httpx.get(f"{warden_url}/health", timeout=5).status_code == 200
 
 
-def test_backend_down_gives_502_in_hindsights_shape() -> None:
+TRANSPORTS = pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+
+
+@TRANSPORTS
+def test_backend_down_gives_502_in_hindsights_shape(transport: str) -> None:
     dead = f"http://127.0.0.1:{free_port()}"
-    with running_warden(make_settings(dead, read_retries=1)) as url:
+    with running_warden(make_settings(dead, read_retries=1, transport=transport)) as url:
         r = httpx.post(f"{url}/v1/default/banks/b/memories/recall", json={"query": "q"}, timeout=10)
         assert r.status_code == 502
         assert r.headers["content-type"] == "application/json"
@@ -91,8 +95,9 @@ def test_backend_down_gives_502_in_hindsights_shape() -> None:
         assert warden["backend"]["healthy"] is False
 
 
-def test_backend_timing_out_gives_504(upstream_url: str) -> None:
-    with running_warden(make_settings(upstream_url, read_timeout=0.3)) as url:
+@TRANSPORTS
+def test_backend_timing_out_gives_504(upstream_url: str, transport: str) -> None:
+    with running_warden(make_settings(upstream_url, read_timeout=0.3, transport=transport)) as url:
         started = time.monotonic()
         r = httpx.get(f"{url}/test/slow?seconds=3", timeout=10)
         assert r.status_code == 504
@@ -101,8 +106,9 @@ def test_backend_timing_out_gives_504(upstream_url: str) -> None:
         assert httpx.get(f"{url}/health", timeout=5).status_code == 200
 
 
-def test_chunked_body_over_the_limit_is_refused_and_server_keeps_serving(upstream_url: str) -> None:
-    settings = make_settings(upstream_url)
+@TRANSPORTS
+def test_chunked_body_over_the_limit_is_refused_and_server_keeps_serving(upstream_url: str, transport: str) -> None:
+    settings = make_settings(upstream_url, transport=transport)
     settings = settings.model_copy(update={"server": settings.server.model_copy(update={"max_body_bytes": 100_000})})
     with running_warden(settings) as url:
 
