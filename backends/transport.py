@@ -20,6 +20,7 @@ from typing import Protocol
 
 import aiohttp
 import httpx
+import yarl
 from httpx_aiohttp import AiohttpTransport
 
 from proxy.settings import HindsightSettings
@@ -154,7 +155,9 @@ class AiohttpRawSender:
         try:
             response = await self._session.request(
                 method,
-                url,
+                # encoded=True: the target goes out byte for byte (yarl would otherwise normalise
+                # escapes such as %41 to "A").
+                yarl.URL(url, encoded=True),
                 headers=list(headers),
                 data=content,
                 allow_redirects=False,

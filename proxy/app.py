@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from backends.hindsight import HindsightBackend
+from backends.retrying import RetryingBackend
 from backends.transport import BackendHTTP, HttpxRawSender, open_backend_http
 from proxy.middleware import RequestContextMiddleware
 from proxy.routes import build_routes
@@ -62,7 +63,13 @@ def create_app(settings: Settings, *, backend_client: httpx.AsyncClient | None =
             api_key=hindsight.api_key,
             forward_client_authorization=hindsight.forward_client_authorization,
         )
-        app.state.warden = AppState(settings=settings, http=http, backend=backend, read_retries=hindsight.read_retries)
+        app.state.warden = AppState(
+            settings=settings,
+            http=http,
+            backend=backend,
+            memory=RetryingBackend(backend, retries=hindsight.read_retries),
+            read_retries=hindsight.read_retries,
+        )
         log.info("started", backend=backend.kind, url=backend.base_url)
         try:
             yield

@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from starlette.types import Receive, Scope, Send
 
 from backends.base import BackendUnavailable
 from proxy import __version__
+from proxy.asgi import send_json
 from proxy.middleware import note_backend_status
 from proxy.passthrough import relay, request_headers, target_of
 from proxy.state import AppState
-
-
-async def send_json(send: Send, status: int, payload: Any) -> None:
-    body = json.dumps(payload, ensure_ascii=False).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
 
 
 async def warden_health(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:

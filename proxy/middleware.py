@@ -7,7 +7,6 @@ the body-size limit, and writes the one canonical log line per request.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 import uuid
@@ -16,6 +15,8 @@ from typing import Any
 
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from proxy.asgi import send_json
 
 log = structlog.get_logger("memwarden.access")
 
@@ -50,21 +51,6 @@ def request_id_of(scope: Scope) -> str:
 def note_backend_status(scope: Scope, status: int | str) -> None:
     """Record what the backend answered, for the request's log line."""
     scope.setdefault("state", {})["backend_status"] = status
-
-
-def _json_error(status: int, detail: str, request_id: str) -> tuple[Message, Message]:
-    body = json.dumps({"detail": detail}).encode()
-    start: Message = {
-        "type": "http.response.start",
-        "status": status,
-        "headers": [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"x-request-id", request_id.encode()),
-            (b"connection", b"close"),
-        ],
-    }
-    return start, {"type": "http.response.body", "body": body}
 
 
 class RequestContextMiddleware:
@@ -143,7 +129,7 @@ class RequestContextMiddleware:
 
     @staticmethod
     async def _reply(send: Send, status: int, detail: str, request_id: str, box: dict[str, Any]) -> None:
-        start, body = _json_error(status, detail, request_id)
         box["status"] = status
-        await send(start)
-        await send(body)
+        # Close the connection: the rest of an oversized body is not worth reading.
+        extra = [(b"x-request-id", request_id.encode()), (b"date", http_date().encode()), (b"connection", b"close")]
+        await send_json(send, status, {"detail": detail}, headers=extra)

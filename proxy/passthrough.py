@@ -11,7 +11,6 @@ the upstream transfer at once.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 
 import anyio
@@ -20,7 +19,8 @@ from starlette.types import Message, Receive, Scope, Send
 
 from backends.base import BackendTimeout, BackendUnavailable
 from backends.hindsight import HindsightBackend
-from backends.transport import BodyBrokenError, RawResponse
+from backends.transport import Body, BodyBrokenError, RawResponse
+from proxy.asgi import send_json
 from proxy.middleware import BodyTooLarge, note_backend_status, request_id_of
 
 log = structlog.get_logger("memwarden.passthrough")
@@ -120,24 +120,30 @@ async def _body(receive: Receive) -> AsyncIterator[bytes]:
 def _caused_by(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
     seen: BaseException | None = exc
     for _ in range(8):
-        if seen is None:
-            return None
-        if isinstance(seen, kind):
+        if seen is None or isinstance(seen, kind):
             return seen
         seen = seen.__cause__ or seen.__context__
     return None
 
 
-async def _reply_error(send: Send, status: int, detail: str) -> None:
-    body = json.dumps({"detail": detail}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+async def _send_with_retries(
+    backend: HindsightBackend, method: str, target: str, headers: list[tuple[str, str]], content: Body, attempts: int
+) -> RawResponse:
+    for attempt in range(attempts):
+        try:
+            return await backend.send_raw(method, target, headers, content)
+        except BackendTimeout:
+            raise
+        except BackendUnavailable as exc:
+            # A failure while streaming the client's body up is the client's doing, not the
+            # backend's: say so with the original exception.
+            for kind in (BodyTooLarge, ClientGone):
+                if (cause := _caused_by(exc, kind)) is not None:
+                    raise cause from None
+            if attempt + 1 == attempts:
+                raise
+            await anyio.sleep(0.05 * (2**attempt))
+    raise AssertionError("attempts must be >= 1")
 
 
 async def forward(backend: HindsightBackend, scope: Scope, receive: Receive, send: Send, *, retries: int) -> None:
@@ -150,46 +156,27 @@ async def forward(backend: HindsightBackend, scope: Scope, receive: Receive, sen
     headers, length = request_headers(scope)
     target = target_of(scope)
     attempts = 1 + (retries if method in IDEMPOTENT and length == 0 else 0)
-    upstream: RawResponse | None = None
-    content: bytes | AsyncIterator[bytes] | None = None
     try:
+        content: Body = None
         if length is None or length > SMALL_BODY:
             content = _body(receive)  # streamed as it arrives: uploads of any size
         elif length > 0:
             content = await _read_small(receive)  # one piece: far cheaper for the HTTP client
+        upstream = await _send_with_retries(backend, method, target, headers, content, attempts)
     except ClientGone:
         log.info("client_disconnected", phase="request_body")
         note_backend_status(scope, "client_gone")
         return
-    for attempt in range(attempts):
-        try:
-            upstream = await backend.send_raw(method, target, headers, content)
-            break
-        except BackendTimeout as exc:
-            log.warning("backend_timeout", target=target, cause=str(exc))
-            note_backend_status(scope, "timeout")
-            await _reply_error(send, 504, f"Backend timed out: {exc}")
-            return
-        except BackendUnavailable as exc:
-            too_large = _caused_by(exc, BodyTooLarge)
-            if too_large is not None:
-                raise too_large from None
-            if _caused_by(exc, ClientGone) is not None:
-                log.info("client_disconnected", phase="request_body")
-                note_backend_status(scope, "client_gone")
-                return
-            if attempt + 1 < attempts:
-                await anyio.sleep(0.05 * (2**attempt))
-                continue
-            log.warning("backend_unreachable", target=target, cause=str(exc))
-            note_backend_status(scope, "unreachable")
-            await _reply_error(send, 502, f"Backend unavailable: {exc}")
-            return
-        except ClientGone:
-            log.info("client_disconnected", phase="request_body")
-            note_backend_status(scope, "client_gone")
-            return
-    assert upstream is not None
+    except BackendTimeout as exc:
+        log.warning("backend_timeout", target=target, cause=str(exc))
+        note_backend_status(scope, "timeout")
+        await send_json(send, 504, {"detail": f"Backend timed out: {exc}"})
+        return
+    except BackendUnavailable as exc:
+        log.warning("backend_unreachable", target=target, cause=str(exc))
+        note_backend_status(scope, "unreachable")
+        await send_json(send, 502, {"detail": f"Backend unavailable: {exc}"})
+        return
     note_backend_status(scope, upstream.status_code)
     await relay(upstream, receive, send)
 

@@ -136,3 +136,20 @@ def test_concurrent_requests_keep_their_own_answers(warden_url: str) -> None:
 
     with concurrent.futures.ThreadPoolExecutor(16) as pool:
         assert all(pool.map(one, range(200)))
+
+
+def test_percent_encoded_targets_reach_the_backend_byte_for_byte(warden_url: str, probe: UpstreamProbe) -> None:
+    target = "/v1/default/banks/team%2Fa%20b%41/documents/doc%2F1%3F?tags=a%3Db&tags=%E4%B8%AD&q=x+y"
+    r = httpx.get(warden_url + target, timeout=5)
+    assert r.status_code == 200
+    seen = probe.requests[-1]
+    assert seen["raw_path"] + "?" + seen["query"] == target
+
+
+def test_head_requests_keep_the_backends_length(warden_url: str, upstream_url: str) -> None:
+    direct = httpx.head(f"{upstream_url}/test/download?size=1000", timeout=5)
+    via = httpx.head(f"{warden_url}/test/download?size=1000", timeout=5)
+    assert via.status_code == direct.status_code == 200
+    assert via.headers["content-length"] == direct.headers["content-length"] == "1000"
+    assert via.content == b""
+    assert len(httpx.get(f"{warden_url}/test/download?size=1000", timeout=5).content) == 1000

@@ -1,0 +1,81 @@
+"""``RetryingBackend``: retries the idempotent reads of any backend, wrapping it.
+
+Reads (``version``, ``recall``, ``list_memories``, ``get_memory``, ``get_config``, ``stats``) are
+retried on :class:`~backends.base.BackendUnavailable` — a connection that failed, 429, 5xx —
+honouring the backend's ``Retry-After`` up to ``max_wait``. Writes are never retried here: a
+write that may or may not have landed is the outbox's business (write governance), not a blind
+resend's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
+
+from backends.base import JSON, BackendHealth, BackendUnavailable, MemoryBackend
+
+T = TypeVar("T")
+
+
+class RetryingBackend:
+    """Wraps ``inner``; same interface. ``retries`` extra attempts for reads (0 disables)."""
+
+    def __init__(self, inner: MemoryBackend, *, retries: int = 2, base_wait: float = 0.1, max_wait: float = 5.0):
+        self.inner = inner
+        self.kind = inner.kind
+        self._retries = retries
+        self._base_wait = base_wait
+        self._max_wait = max_wait
+
+    def _wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        hint = exc.retry_after if isinstance(exc, BackendUnavailable) else None
+        backoff = self._base_wait * (2 ** (state.attempt_number - 1))
+        return min(self._max_wait, hint if hint is not None else backoff)
+
+    async def _read(self, call: Callable[[], Awaitable[T]]) -> T:
+        retrying = AsyncRetrying(
+            retry=retry_if_exception_type(BackendUnavailable),
+            stop=stop_after_attempt(1 + self._retries),
+            wait=self._wait,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                return await call()
+        raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
+
+    async def health(self) -> BackendHealth:
+        return await self.inner.health()  # a probe reports what it sees, once
+
+    async def version(self) -> JSON:
+        return await self._read(self.inner.version)
+
+    async def recall(self, bank_id: str, request: JSON) -> JSON:
+        return await self._read(lambda: self.inner.recall(bank_id, request))
+
+    async def list_memories(self, bank_id: str, params: Mapping[str, Any]) -> JSON:
+        return await self._read(lambda: self.inner.list_memories(bank_id, params))
+
+    async def get_memory(self, bank_id: str, memory_id: str) -> JSON:
+        return await self._read(lambda: self.inner.get_memory(bank_id, memory_id))
+
+    async def get_config(self, bank_id: str) -> JSON:
+        return await self._read(lambda: self.inner.get_config(bank_id))
+
+    async def stats(self, bank_id: str, *, refresh: bool = False) -> JSON:
+        return await self._read(lambda: self.inner.stats(bank_id, refresh=refresh))
+
+    async def retain(self, bank_id: str, request: JSON) -> JSON:
+        return await self.inner.retain(bank_id, request)
+
+    async def update_memory(self, bank_id: str, memory_id: str, changes: JSON) -> JSON:
+        return await self.inner.update_memory(bank_id, memory_id, changes)
+
+    async def delete_document(self, bank_id: str, document_id: str) -> JSON:
+        return await self.inner.delete_document(bank_id, document_id)
+
+    async def patch_config(self, bank_id: str, updates: JSON) -> JSON:
+        return await self.inner.patch_config(bank_id, updates)

@@ -1,0 +1,79 @@
+"""backends/retrying.py: reads retried as SPEC §9 says, writes never."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+import pytest
+
+from backends.base import BackendRejected, BackendUnavailable, MemoryBackend
+from backends.hindsight import HindsightBackend
+from backends.retrying import RetryingBackend
+
+pytestmark = pytest.mark.anyio
+
+
+def flaky(statuses: list[int], headers: dict[str, str] | None = None) -> tuple[RetryingBackend, list[str]]:
+    """A Hindsight backend whose answers follow ``statuses`` (0 = connection refused)."""
+    calls: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(f"{request.method} {request.url.path}")
+        status = statuses[min(len(calls), len(statuses)) - 1]
+        if status == 0:
+            raise httpx.ConnectError("connection refused")
+        return httpx.Response(status, json={"ok": status == 200}, headers=headers or {})
+
+    inner = HindsightBackend(httpx.AsyncClient(transport=httpx.MockTransport(handler)), base_url="http://hs")
+    return RetryingBackend(inner, retries=2, base_wait=0.01), calls
+
+
+def test_is_a_memory_backend() -> None:
+    assert isinstance(flaky([200])[0], MemoryBackend)
+
+
+@pytest.mark.parametrize("first", [0, 429, 503])
+async def test_reads_are_retried_until_they_succeed(first: int) -> None:
+    backend, calls = flaky([first, first, 200])
+    assert await backend.recall("b", {"query": "q"}) == {"ok": True}
+    assert len(calls) == 3
+
+
+async def test_reads_give_up_after_the_configured_retries() -> None:
+    backend, calls = flaky([503])
+    with pytest.raises(BackendUnavailable):
+        await backend.stats("b")
+    assert len(calls) == 3
+
+
+async def test_retry_after_is_honoured() -> None:
+    backend, calls = flaky([503, 200], headers={"retry-after": "0.3"})
+    started = time.monotonic()
+    await backend.get_config("b")
+    assert time.monotonic() - started >= 0.3
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda b: b.retain("b", {"items": []}),
+        lambda b: b.patch_config("b", {"retain_mission": "x"}),
+        lambda b: b.update_memory("b", "m", {"state": "invalidated"}),
+        lambda b: b.delete_document("b", "d"),
+    ],
+)
+async def test_writes_are_never_retried(write: Any) -> None:
+    backend, calls = flaky([503, 200])
+    with pytest.raises(BackendUnavailable):
+        await write(backend)
+    assert len(calls) == 1
+
+
+async def test_a_4xx_is_final() -> None:
+    backend, calls = flaky([404])
+    with pytest.raises(BackendRejected):
+        await backend.get_memory("b", "m")
+    assert len(calls) == 1
