@@ -1,0 +1,54 @@
+"""Identity of a memory's text: normalization and the content hash.
+
+``normalize`` is what two texts must share to be the same memory: Unicode NFKC (which also folds
+full-width Latin letters, digits and most punctuation to half-width), CJK punctuation that NFKC
+leaves alone mapped to its ASCII counterpart, whitespace trimmed and collapsed, trailing sentence
+punctuation dropped, and casefolding. ``content_hash`` is the SHA-256 of that form. The stored
+text keeps its original form (trimmed); only identity uses this one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+# CJK punctuation that NFKC does not fold.
+_PUNCT = str.maketrans(
+    {
+        "。": ".",
+        "、": ",",
+        "「": '"',
+        "」": '"',
+        "『": '"',
+        "』": '"',
+        "“": '"',
+        "”": '"',
+        "‘": "'",
+        "’": "'",
+        "【": "[",
+        "】": "]",
+        "《": "<",
+        "》": ">",
+        "〈": "<",
+        "〉": ">",
+        "～": "~",
+        "—": "-",
+        "–": "-",
+        "…": "...",
+    }
+)
+_SPACE = re.compile(r"\s+")
+_TRAILING = re.compile(r"[\s.!?;,:~]+$")
+
+
+def normalize(text: str) -> str:
+    """The identity form of ``text``; idempotent: ``normalize(normalize(t)) == normalize(t)``."""
+    folded = unicodedata.normalize("NFKC", text).translate(_PUNCT)
+    collapsed = _SPACE.sub(" ", folded).strip()
+    return _TRAILING.sub("", collapsed).casefold()
+
+
+def content_hash(text: str) -> str:
+    """SHA-256 (hex) of the normalized text."""
+    return hashlib.sha256(normalize(text).encode("utf-8")).hexdigest()

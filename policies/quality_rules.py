@@ -1,0 +1,454 @@
+"""The quality filter's rule tables: data, not code.
+
+Each :class:`Rule` has a stable id, a human reason, its patterns (regular expressions searched in
+the *prepared* text: NFKC, casefolded, whitespace collapsed, punctuation kept), and examples both
+ways — ``fires_on`` must be stopped by it, ``spares`` must get past it. A test runs every
+example of every rule, so a rule cannot be added without showing what it does.
+
+Matching is anchored or bounded where substring search would over-reject: ``请`` fires only as
+a clause-initial verb (not inside 申请/邀请/请求), ``当前`` is not progress on its own
+("当前默认模型是 X" is a fact), ``todo`` is a whole word (not "todoist"), ``如何`` is a question
+only at the end of a question.
+
+Users extend the tables from the config file (``[policies.quality] extra_rules``) and can switch
+rules off by id (``disabled_rules``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Kind = Literal["reject", "allow"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    reason: str
+    patterns: tuple[str, ...]
+    kind: Kind = "reject"
+    # An overridable reject yields to an allow marker in the same text ("已修复 X，根因是 Y").
+    overridable: bool = False
+    fires_on: tuple[str, ...] = field(default=(), compare=False)
+    spares: tuple[str, ...] = field(default=(), compare=False)
+
+
+CJK = r"\u3400-\u9fff\uf900-\ufaff"
+
+STRUCTURED_PREFIXES: tuple[str, ...] = (
+    "active_context",
+    "current_project",
+    "idea_backlog",
+    "paused_project",
+    "abandoned_project",
+    "mvp_backlog",
+    "decision",
+    "preference",
+    "reflection",
+    "lesson",
+    "fact",
+    "config",
+    "用户偏好",
+    "偏好",
+    "默认模型",
+    "默认",
+    "决定",
+    "结论",
+    "根因",
+    "教训",
+    "反思",
+)
+
+CHATTER_WORDS = (
+    r"ok(ay)?|k|好的?|好吧|好嘞|嗯+|哦+|噢+|啊+|谢谢(你|您)?|多谢|感谢|thanks?( you| a lot)?|thx|ty|got it|收到|明白(了)?|了解|"
+    r"知道了|懂了|sure|cool|great|nice|awesome|lol|haha|哈哈+|👍+|yes|yep|no|nope|是的|对的?|行|可以|没问题|try this|try again|"
+    r"试试(这个|看)?|再试(一下|一次)?|继续|go on|continue|go ahead|done|hi|hello|你好|在吗"
+)
+
+# Allow markers: what a durable memory says. They never reject; they rescue overridable rejects.
+ALLOW_RULES: tuple[Rule, ...] = (
+    Rule(
+        "allow.reflection",
+        "a reflection: expectation vs. reality, root cause, improvement",
+        (
+            r"我以为.{0,80}(实际|其实|结果|后来)",
+            r"改进[:：]",
+            r"教训",
+            r"复盘",
+            r"反思",
+            r"\bi (thought|assumed|expected)\b.{0,80}\b(actually|but|turned out|instead)\b",
+            r"\bturned out\b",
+            r"\blessons? learned\b",
+            r"\bin hindsight\b",
+        ),
+        kind="allow",
+        fires_on=("我以为缓存会自动失效，实际要手动清", "I thought the cache was per user, it turned out to be global"),
+        spares=("缓存已清空",),
+    ),
+    Rule(
+        "allow.root_cause",
+        "a root cause or a fix",
+        (
+            r"根因",
+            r"根本原因",
+            r"原因(是|在于|为)",
+            r"是因为",
+            r"由于.{1,40}导致",
+            r"导致了?",
+            r"解决(方法|方案|办法)",
+            r"修复方法",
+            r"\broot cause\b",
+            r"\bcaused by\b",
+            r"\bbecause\b",
+            r"\bdue to\b",
+            r"\bthe fix (is|was)\b",
+            r"\bfixed by\b",
+            r"\bworkaround\b",
+            r"\bresolved by\b",
+        ),
+        kind="allow",
+        fires_on=("已修复登录失败，根因是 cookie 域名写错", "Fixed the 502s: root cause was a stale keep-alive"),
+        spares=("已修复登录失败",),
+    ),
+    Rule(
+        "allow.decision",
+        "a decision or a convention",
+        (
+            r"决定",
+            r"决策",
+            r"定了",
+            r"统一(用|使用|设为|采用|为)?",
+            r"规定",
+            r"约定",
+            r"采用",
+            r"选用",
+            r"改用",
+            r"弃用",
+            r"不再",
+            r"以后(都|一律)",
+            r"一律",
+            r"默认(用|使用|为|是|不)",
+            r"\bdecided\b",
+            r"\bdecision\b",
+            r"\bwe('ll| will) (use|go with|keep)\b",
+            r"\bgoing with\b",
+            r"\bchose\b",
+            r"\bsettled on\b",
+            r"\bswitched to\b",
+            r"\bstandardi[sz]ed? on\b",
+            r"\balways use\b",
+            r"\bnever use\b",
+            r"\bfrom now on\b",
+            r"\bpolicy\b",
+            r"\bconvention\b",
+        ),
+        kind="allow",
+        fires_on=("决定用激活码订阅模式", "We decided to keep Postgres for the ledger"),
+        spares=("在看用哪个数据库",),
+    ),
+    Rule(
+        "allow.preference",
+        "a stated preference",
+        (
+            r"偏好",
+            r"喜欢",
+            r"不喜欢",
+            r"讨厌",
+            r"习惯(用|于)",
+            r"\bprefers?\b",
+            r"\bpreference\b",
+            r"\bdislikes?\b",
+            r"\bfavou?rite\b",
+        ),
+        kind="allow",
+        fires_on=("用户偏好：回答简洁务实", "Alice prefers dark roast coffee"),
+        spares=("回答一下",),
+    ),
+    Rule(
+        "allow.conclusion",
+        "a research conclusion or a measured result",
+        (
+            r"结论",
+            r"结果(是|显示|表明)",
+            r"证实",
+            r"实测",
+            r"测得",
+            r"\bconclusion\b",
+            r"\bconcluded\b",
+            r"\bmeasured\b",
+            r"\bbenchmark(ed)?\b.{0,40}\d",
+            r"\bresults? show\b",
+        ),
+        kind="allow",
+        fires_on=("实测 BM25 单独召回 0.58，高于任何单独的向量模型", "Measured: FTS5 p50 is 10 ms at 100k rows"),
+        spares=("跑一下 benchmark",),
+    ),
+)
+
+REJECT_RULES: tuple[Rule, ...] = (
+    Rule(
+        "chatter",
+        "chatter with nothing to remember",
+        (r"^(" + CHATTER_WORDS + r")([\s,，、.。!！~]+(" + CHATTER_WORDS + r"))*[\s.!,~。！，~]*$",),
+        fires_on=("好的", "ok", "Thanks!", "try this", "谢谢你！", "好的，谢谢"),
+        spares=("好的设计是把配置与代码分开", "OK 按钮放在右下角是产品约定"),
+    ),
+    Rule(
+        "question.mark",
+        "a question: searching for an answer, not a decided one",
+        (r"[?？]\s*[\"')\]」』]*$",),
+        fires_on=("这个功能有没有必要？", "Which database should we use?", "what about redis?"),
+        spares=("决定不用 Redis：连接数不够。", "The FAQ answers “why?” in one line."),
+    ),
+    Rule(
+        "question.zh",
+        "a question (Chinese question particle or construction)",
+        (
+            r"(吗|么|嘛|呢)[\s。.!！~]*$",
+            r"^(请问|想问|问一下|问下)",
+            r"(是否|能不能|要不要|可不可以|有没有|是不是|会不会|对不对|行不行|"
+            r"好不好|该不该|能否|怎么办|怎么(样|弄|做|回事)|为什么|为啥|哪个好|如何是好)",
+        ),
+        overridable=True,
+        fires_on=("这个功能有必要吗", "要不要把缓存关掉", "为什么 CI 一直失败", "请问部署在哪台机器"),
+        spares=(
+            "是否开启缓存由 cache_enabled 决定",
+            "有没有缓存都一样快，结论是瓶颈在数据库",
+            "怎么部署：先 build 再 docker compose up",
+        ),
+    ),
+    Rule(
+        "question.en",
+        "a question without a question mark",
+        (
+            r"^(can|could|would|will) (you|we|i)\b",
+            r"^(shall|should) (we|i)\b",
+            r"^(do|did|does) (you|we|it)\b",
+            r"^is (it|there|this|that) (possible|ok|okay|fine|better|worth)\b",
+            r"^(what|how) about\b",
+            r"^what if\b",
+            r"^any (idea|ideas|thoughts)\b",
+            r"^why (is|are|do|does|did|would|can't|won't|isn't|doesn't)\b",
+            r"^(wondering|i wonder) (if|whether|why|how)\b",
+            r"^how (do|does|did|can|should|could) (i|we|you)\b",
+        ),
+        fires_on=("should we move to postgres", "can you summarise the logs", "what if we cache it"),
+        spares=(
+            "We should move to Postgres once the ledger passes 1 GB: decided in review.",
+            "Shall-we is the name of the team chat bot.",
+        ),
+    ),
+    Rule(
+        "request.zh",
+        "a request addressed to the assistant",
+        (
+            r"(^|[，,。.!！；;:：\s])请(?![求假教示柬客帖愿])",
+            r"帮(我|忙)",
+            r"麻烦(你|您)",
+            r"给我(看|查|找|写|发|改|生成|整理)",
+            r"^(你|您)(帮|去|来|先|把)",
+            r"^(读取|检查|执行|创建|修改|生成|发布|查看|运行|打开|看看|看下|查一下|查下|搜一下)",
+            r"^把.{1,30}(改成|换成|删掉|删了|加上|发给|放到|写成|弄成|调成|调到)",
+        ),
+        fires_on=(
+            "请把日志发我",
+            "帮我检查一下配置",
+            "麻烦你重启服务",
+            "检查一下 nginx 配置",
+            "把这段代码改成异步的，谢谢",
+        ),
+        spares=("申请 API 额度需要企业认证", "邀请制注册已关闭", "请求超时设为 30 秒", "请假流程走飞书审批"),
+    ),
+    Rule(
+        "request.en",
+        "a request addressed to the assistant",
+        (
+            r"^(please|pls|plz)\b",
+            r"\bplease (check|look|run|fix|help|make|create|update|send|review|read|open|show|tell|"
+            r"remind|add|remove)\b",
+            r"\bhelp me\b",
+            r"^let'?s\b",
+            r"\bi need you to\b",
+            r"\bi want you to\b",
+            r"^(check|look at|fix|show|tell|give|send|read|open|summari[sz]e|explain|review) (me|this|that|it|the logs)\b",
+        ),
+        fires_on=("please restart the worker", "help me fix the build", "let's try the other port", "check this"),
+        spares=("The please-wait spinner shows after 300 ms", "Users ask for help menus in Chinese"),
+    ),
+    Rule(
+        "secret_breadcrumb",
+        "a secret breadcrumb with no context (which key, where, for what)",
+        (
+            r"^(已经?|有)?(配置|设置|添加|加|配)(了|好了?|上了?)?\s*(了)?\s*[\w\s\-.]{0,30}?(api[_\s\-]?key|key|token|密钥|secret|"
+            r"password|密码|凭据|凭证|pat|令牌)\s*[。.!！]*$",
+            r"^(i )?(have |has )?(configured|set up|added|set|got|created)( the| an| a| my| our)? [\w\s\-.]{0,30}?"
+            r"(api[_\s\-]?key|key|token|secret|password|credentials?|pat)\s*[.!]*$",
+            r"^(api[_\s\-]?key|token|secret|password|密钥)\s*(已|已经)?(配置|设置)(好|了)?\s*[。.!]*$",
+        ),
+        fires_on=("已配置 API_KEY", "已配置 token", "configured the API key", "token 已配置"),
+        spares=("已在 .env 配置 OPENAI_API_KEY，服务启动时读取", "GitHub token is stored in 1Password under 'ci-bot'"),
+    ),
+    Rule(
+        "bare.url",
+        "a bare URL: a link without what it is or why it matters",
+        (
+            r"^((链接|地址|网址|url|link|see|参考|见|ref)\s*[:：]?\s*)?((https?|s|ftp)://|www\.)\S+(\s+((https?|s)://|www\.)\S+)*"
+            r"[\s.。]*$",
+        ),
+        fires_on=("https://example.com/some/page", "链接：https://docs.example.com/a", "see https://x.io"),
+        spares=("Hindsight docs live at https://docs.example.com (bank config page)",),
+    ),
+    Rule(
+        "bare.path",
+        "a bare path: where, but not what",
+        (r"^((路径|目录|位置|path|dir|directory|file)\s*[:：]?\s*)?([a-z]:[\\/]|~?/|\./|\.\./)[^\s]*[\s.。]*$",),
+        fires_on=("路径: E:/projects/tmp", "/var/log/nginx/error.log", "C:\\Users\\me\\x.txt"),
+        spares=("项目 hermes-vecmem 路径：E:/projects/hermes-vecmem", "Nginx logs go to /var/log/nginx/"),
+    ),
+    Rule(
+        "progress.zh",
+        "transient progress: true now, stale tomorrow",
+        (
+            r"已完成|完成了|搞定了?|做完了|弄好了|正在(运行|跑|处理|做|进行|部署|修|看|调试|写|改|测|排查|推进|等)|进行中|下一步|接下来(要|准备)?|"
+            r"待办|跑通了?|验证通过|测试通过了|还没(好|完成|修好|跑完)|仍然?(失败|报错)|还在(跑|报错|失败)|刚才|这次|本轮|"
+            r"今天(先|继续|做了|在)|明天(再|继续)|稍后(再)?|暂时先|已修复|修好了|已经?提交|已经?推送|已部署|"
+            r"[pP]\d+(-\d+)?\s*(已|完成)",
+            r"(部署|构建|迁移|升级|重启|编译|安装|上传|同步)中[，,。.\s]|预计.{0,6}(分钟|小时)",
+        ),
+        overridable=True,
+        fires_on=(
+            "P1-2 已完成，下一步准备跑测试",
+            "正在跑全量测试",
+            "已修复登录 bug",
+            "明天继续调这个接口",
+            "部署中，预计 10 分钟",
+        ),
+        spares=("当前默认模型是 deepseek-v4", "已修复登录失败，根因是 cookie 域名写错", "订单系统用 MySQL 8 存储"),
+    ),
+    Rule(
+        "progress.en",
+        "transient progress: true now, stale tomorrow",
+        (
+            r"\b(wip|work in progress|in progress|still (broken|failing|running|not working)|now running|is running now|"
+            r"currently running|running now|next step|next up|to-?do\b|step \d+ (of|/) \d+|\d+/\d+ (done|complete)|"
+            r"just (now|finished|fixed|pushed|deployed|merged)|will (do|continue|finish)( it)? (later|tomorrow)|"
+            r"for now|almost done|fixed it|on it|working on it|(am|are|is) (now )?(running|working on|fixing|testing|"
+            r"deploying)|(all )?done( now)?[.!]*$|finished( now)?[.!]*$)",
+            r"^(done|finished|fixed|merged|deployed)\b[,.!:]",
+            r"\bpushed to (main|master|prod|staging)\b",
+            r"\bnow (passing|green|failing)\b|\b(passing|green|failing) now\b",
+        ),
+        overridable=True,
+        fires_on=(
+            "still broken",
+            "step 3 of 7 done",
+            "working on it, tests are running now",
+            "WIP: auth refactor",
+            "Done, pushed to main",
+            "Tests are passing now",
+        ),
+        spares=(
+            "todoist is the task app the team uses",
+            "Deploys are done via Ansible playbooks",
+            "Fixed the 502s: root cause was a stale keep-alive",
+        ),
+    ),
+    Rule(
+        "half_formed",
+        "a half-formed idea: a guess, not a conclusion",
+        (
+            r"^(也许|可能|或许|大概|好像|似乎|刚发现|想法是|想如果|想既然|目的是|场景可能|新会话里|一下就能用|感觉|不确定|说不定|我在想|要不|突然想到)",
+            r"^(maybe|perhaps|possibly|probably|might|i wonder|wondering|not sure|i think maybe|idea:? maybe|could be|"
+            r"i guess|thinking about|just (found|noticed|realized))\b",
+            r"\bi wonder\b",
+        ),
+        overridable=True,
+        fires_on=("刚发现这个插件也许可以改一下", "maybe we could cache embeddings", "可能是网络问题"),
+        spares=(
+            "Redis might evict keys once maxmemory is reached (documented)",
+            "可能的根因是时区：日志用 UTC，cron 用本地时间",
+        ),
+    ),
+    Rule(
+        "debug.stack_trace",
+        "debugging residue: a stack trace or an error dump",
+        (
+            r"traceback \(most recent call last\)",
+            r"^\s*file \".+\", line \d+",
+            r"\bat [\w.$]+\([\w.]+:\d+\)",
+            r"exception in thread",
+            r"^[\w.]*(error|exception)\s*:\s",
+            r"^panic:",
+            r"segmentation fault",
+            r"core dumped",
+        ),
+        overridable=True,
+        fires_on=(
+            'Traceback (most recent call last): File "a.py", line 3',
+            "ValueError: invalid literal for int()",
+            "panic: runtime error: index out of range",
+        ),
+        spares=("ValueError in the importer was caused by BOM-prefixed CSV files",),
+    ),
+    Rule(
+        "debug.log_line",
+        "debugging residue: a log line",
+        (
+            r"^\[?\d{4}-\d{2}-\d{2}[ t]\d{2}:\d{2}(:\d{2})?\S*\]?\s.{0,80}\b(info|debug|warn|warning|error|fatal|trace)\b",
+            r"^\[(info|debug|warn|warning|error|fatal|trace|err)\]",
+            r"^(info|debug|warn|warning|fatal|trace)\s*[:|-]\s",
+            r"^[ewi]\d{4} \d{2}:\d{2}",
+        ),
+        overridable=True,
+        fires_on=(
+            "2026-06-01 12:00:01 ERROR worker crashed",
+            "[WARN] retrying in 5s",
+            "INFO | worker started on :8000",
+        ),
+        spares=("Errors are logged to Sentry with the request id",),
+    ),
+    Rule(
+        "debug.shell",
+        "debugging residue: a shell command or its output",
+        (
+            r"^(\$|#|>|%)\s+\S",
+            r"^(sudo\s+)?(ssh|scp|rsync)\s+\S+@\S+",
+            r"^(sudo\s+)?(cd|ls|cat|grep|curl|wget|chmod|chown|mkdir|rm|mv|cp|tail|head|echo|export|ping|telnet|nc)\s+[-a-z0-9./~$_'\"]",
+            r"^(sudo\s+)?git (clone|pull|push|status|log|checkout|commit|diff|reset|rebase|stash|fetch)\b",
+            r"^(sudo\s+)?docker(-compose)? (ps|run|exec|logs|compose|build|pull|stop|rm|images|restart)\b",
+            r"^(sudo\s+)?(kubectl|helm) (get|apply|describe|logs|delete|exec|install|upgrade)\b",
+            r"^(sudo\s+)?(npm|pnpm|yarn) (install|run|i|start|test|ci)\b",
+            r"^(sudo\s+)?(pip3?|uv pip|uv) (install|sync)\b",
+            r"^(sudo\s+)?systemctl (restart|start|stop|status|enable)\b",
+            r"^(sudo\s+)?apt(-get)? (install|update|upgrade)\b",
+            r"\bcommand not found\b",
+            r"\bno such file or directory\b",
+            r"\bexit (code|status) [1-9]\d*\b",
+            r"\breturned non-zero\b",
+        ),
+        overridable=True,
+        fires_on=("$ docker compose up -d", "ssh root@10.0.0.5", "git pull origin main", "bash: jq: command not found"),
+        spares=(
+            "部署命令是 docker compose up -d，在 /srv/app 下执行",
+            "Docker 容器 restart policy 统一设为 unless-stopped",
+        ),
+    ),
+    Rule(
+        "debug.ssh_trial",
+        "debugging residue: SSH/CLI trial and error",
+        (
+            r"(试了|尝试了?|试过|又试)\s*(一下|一次)?\s*(ssh|scp|登录|连接|login|connect|重连)",
+            r"(ssh|scp|rsync).{0,30}"
+            r"(被拒|拒绝|失败|超时|连不上|refused|denied|failed|timed out|timeout)",
+            r"permission denied \(publickey",
+            r"connection (refused|timed out|reset)",
+            r"host key verification failed",
+            r"no route to host",
+            r"\btried (ssh|scp|to connect|to log ?in|again)\b",
+        ),
+        overridable=True,
+        fires_on=("6/1 试了 SSH 密钥被拒", "ssh to the box timed out again", "Permission denied (publickey)."),
+        spares=("6/1 决定用密钥认证不用密码", "SSH 连接超时的根因是安全组没开 22 端口"),
+    ),
+)

@@ -1,0 +1,134 @@
+"""Secret detection: always on, before anything else looks at the text.
+
+Each detector is a named pattern; :func:`find_secrets` returns the spans it found, and
+:func:`mask` replaces them with ``[REDACTED:<kind>]``. A secret is never stored, forwarded or
+logged in clear: in ``reject`` mode the item is refused, in ``redact`` mode the masked text goes on;
+either way the audit keeps only the masked text and the hash.
+
+Assignments (``password = …``, ``api_key: …``) count only when the value looks like a value —
+not a placeholder (``***``, ``<token>``, ``xxx``), not a word that describes instead of
+disclosing (``密码认证``, "password auth"): "决定用密钥认证不用密码" is a decision, not a leak.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SecretFinding:
+    kind: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class SecretPattern:
+    kind: str
+    pattern: re.Pattern[str]
+    group: int = 0  # the part of the match that is the secret
+
+
+def _p(kind: str, regex: str, group: int = 0, flags: int = 0) -> SecretPattern:
+    return SecretPattern(kind, re.compile(regex, flags), group)
+
+
+_VALUE = r"([^\s'\"`,;，；。]{6,})"
+# After "is"/"是" a value must look like one (letters and digits): "password is stored in 1Password"
+# describes, it does not disclose.
+_STRICT_VALUE = r"((?=[^\s'\"`,;，；。]*\d)(?=[^\s'\"`,;，；。]*[A-Za-z])[^\s'\"`,;，；。]{6,})"
+SECRET_PATTERNS: tuple[SecretPattern, ...] = (
+    _p(
+        "private_key",
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)",
+    ),
+    _p("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}"),
+    _p("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
+    _p("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+    _p("aws_access_key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"),
+    _p("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
+    _p("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
+    _p("stripe_key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    _p("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    _p("connection_string", r"\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/@]+:([^\s@/]{3,})@[^\s/]+", group=1),
+    _p(
+        "password",
+        r"(?i)(?:\bpassword|\bpasswd|\bpwd|\bpass|密码|口令)\s*(?:is|为|是)?\s*[:：=]\s*" + _VALUE,
+        group=1,
+    ),
+    _p(
+        "password",
+        r"(?i)(?:\bpassword|\bpasswd|密码|口令)\s*(?:is|为|是)\s*" + _STRICT_VALUE,
+        group=1,
+    ),
+    _p(
+        "credential",
+        r"(?i)(?:\b(?:api[_\-\s]?key|access[_\-\s]?key|secret(?:[_\-\s]?key)?|auth[_\-\s]?token|token|bearer)"
+        r"|密钥|令牌)\s*(?:is|为|是)?\s*[:：=]\s*" + _VALUE,
+        group=1,
+    ),
+    _p(
+        "credential",
+        r"(?i)(?:\b(?:api[_\-\s]?key|secret|token)|密钥|令牌)\s*(?:is|为|是)\s*" + _STRICT_VALUE,
+        group=1,
+    ),
+    _p("bearer_header", r"(?i)\bAuthorization:\s*Bearer\s+([A-Za-z0-9_\-\.=]{16,})", group=1),
+)
+
+_PLACEHOLDER = re.compile(
+    r"^(?:\*+|x+|\.+|<[^>]*>|\$\{?[A-Za-z_]+\}?|%[A-Za-z_]+%|changeme|redacted|\[redacted.*)$", re.I
+)
+_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{24,}={0,2}")
+_HEX_OR_UUID = re.compile(r"^(?:[0-9a-fA-F]+|[0-9a-fA-F\-]{36})$")
+
+
+def shannon_entropy(text: str) -> float:
+    counts = Counter(text)
+    n = len(text)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def _high_entropy(text: str) -> list[SecretFinding]:
+    """Long random-looking tokens with letters and digits mixed: keys with no known prefix."""
+    found = []
+    for m in _TOKEN.finditer(text):
+        token = m.group(0)
+        if _HEX_OR_UUID.match(token):
+            continue  # hashes, commit ids and UUIDs are identifiers, not credentials
+        classes = sum(bool(re.search(p, token)) for p in (r"[a-z]", r"[A-Z]", r"[0-9]"))
+        if classes == 3 and shannon_entropy(token) >= 4.2:
+            found.append(SecretFinding("high_entropy", m.start(), m.end()))
+    return found
+
+
+def find_secrets(text: str, *, extra: tuple[SecretPattern, ...] = ()) -> list[SecretFinding]:
+    """Every secret span in ``text``, left to right, overlaps merged (first detector wins)."""
+    spans: list[SecretFinding] = []
+    for detector in (*SECRET_PATTERNS, *extra):
+        for m in detector.pattern.finditer(text):
+            value = m.group(detector.group)
+            if detector.group and _PLACEHOLDER.match(value):
+                continue
+            spans.append(SecretFinding(detector.kind, m.start(detector.group), m.end(detector.group)))
+    spans.extend(_high_entropy(text))
+    spans.sort(key=lambda f: (f.start, -(f.end - f.start)))
+    merged: list[SecretFinding] = []
+    for span in spans:
+        if merged and span.start < merged[-1].end:
+            continue
+        merged.append(span)
+    return merged
+
+
+def mask(text: str, findings: list[SecretFinding]) -> str:
+    """``text`` with every finding replaced by ``[REDACTED:<kind>]``."""
+    out, last = [], 0
+    for f in findings:
+        out.append(text[last : f.start])
+        out.append(f"[REDACTED:{f.kind}]")
+        last = f.end
+    out.append(text[last:])
+    return "".join(out)

@@ -1,0 +1,47 @@
+"""Tag canonicalization: ``key=value``, ``key:value`` and ``Key : Value`` become one form.
+
+A tag is ``key<sep>value`` when it contains ``:`` or ``=``; the key is trimmed and lowercased,
+the value trimmed (and lowercased for the label keys, ``topic`` and ``stage``, whose values are a
+vocabulary). Other tags are kept as they are, trimmed. Duplicates are dropped, first one wins.
+The function is a projection: canonicalizing twice changes nothing more.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_SPLIT = re.compile(r"^\s*([^:=\s][^:=]*?)\s*[:=]\s*(.*?)\s*$", re.S)
+_INNER_SPACE = re.compile(r"\s+")
+LABEL_KEYS = frozenset({"topic", "stage"})
+
+
+def canonical_tag(tag: str, *, separator: str = ":") -> str:
+    """One tag in canonical form (``separator`` is ``:`` by default, ``=`` for old deployments)."""
+    match = _SPLIT.match(tag)
+    if not match or not match.group(2):
+        return _INNER_SPACE.sub(" ", tag.strip())
+    key = _INNER_SPACE.sub("_", match.group(1).strip().lower())
+    value = _INNER_SPACE.sub(" ", match.group(2))
+    if key in LABEL_KEYS:
+        value = value.lower().replace(" ", "_")
+    return f"{key}{separator}{value}"
+
+
+def canonicalize_tags(tags: Iterable[str], *, separator: str = ":") -> list[str]:
+    """Canonical forms of ``tags``, empty ones dropped, duplicates removed, order kept."""
+    out: dict[str, None] = {}
+    for tag in tags:
+        canonical = canonical_tag(tag, separator=separator)
+        if canonical:
+            out.setdefault(canonical, None)
+    return list(out)
+
+
+def tag_value(tags: Iterable[str], key: str) -> str | None:
+    """The value of the first ``key:value`` (or ``key=value``) tag, if any."""
+    for tag in tags:
+        match = _SPLIT.match(tag)
+        if match and match.group(1).strip().lower() == key:
+            return match.group(2)
+    return None
