@@ -19,10 +19,11 @@ from starlette.responses import JSONResponse, Response
 from backends.hindsight import HindsightBackend
 from backends.retrying import RetryingBackend
 from backends.transport import BackendHTTP, HttpxRawSender, open_backend_http
+from proxy.ledger import Ledger
 from proxy.middleware import RequestContextMiddleware
 from proxy.routes import build_routes
 from proxy.settings import Settings, SettingsError
-from proxy.state import AppState
+from proxy.state import AppState, build_pipeline
 
 log = structlog.get_logger("memwarden")
 
@@ -52,6 +53,7 @@ def create_app(settings: Settings, *, backend_client: httpx.AsyncClient | None =
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        ledger = Ledger.open(settings.data_dir)
         if backend_client is None:
             http = open_backend_http(hindsight)
         else:
@@ -69,6 +71,8 @@ def create_app(settings: Settings, *, backend_client: httpx.AsyncClient | None =
             backend=backend,
             memory=RetryingBackend(backend, retries=hindsight.read_retries),
             read_retries=hindsight.read_retries,
+            pipeline=build_pipeline(settings.governance),
+            ledger=ledger,
         )
         log.info("started", backend=backend.kind, url=backend.base_url)
         try:
@@ -76,6 +80,7 @@ def create_app(settings: Settings, *, backend_client: httpx.AsyncClient | None =
         finally:
             if backend_client is None:
                 await http.aclose()
+            ledger.close()
 
     return Starlette(
         routes=build_routes(),

@@ -14,6 +14,7 @@ from starlette.types import Receive, Scope, Send
 
 from proxy.health import hindsight_health, warden_health
 from proxy.passthrough import forward
+from proxy.retain import governed_retain
 from proxy.state import AppState
 
 BANK = "/v1/default/banks/{bank_id}"
@@ -49,9 +50,9 @@ async def pass_through(state: AppState, scope: Scope, receive: Receive, send: Se
     await forward(state.backend, scope, receive, send, retries=state.read_retries)
 
 
-# Governed routes. Each is a named seam; today they forward unchanged.
+# Governed routes. Each is a named seam; recall and config forward unchanged for now.
 async def retain_memories(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    await pass_through(state, scope, receive, send)
+    await governed_retain(state, scope, receive, send)
 
 
 async def recall_memories(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:

@@ -83,6 +83,63 @@ class BackendsSettings(_Section):
     hindsight: HindsightSettings = Field(default_factory=HindsightSettings)  # type: ignore[arg-type]
 
 
+Mode = Literal["enforce", "shadow", "off"]
+SecretsMode = Literal["reject", "redact"]
+
+
+class BankGovernance(_Section):
+    """Per-bank overrides of the governance modes (unset: the global value applies)."""
+
+    mode: Mode | None = Field(None, description="enforce | shadow | off for this bank.")
+    secrets: SecretsMode | None = Field(None, description="reject | redact for this bank.")
+
+
+class QualityRuleSettings(_Section):
+    id: str = Field(description="Stable rule id, e.g. custom.jira.")
+    reason: str = Field(description="Why matching items are rejected.")
+    patterns: list[str] = Field(min_length=1, description="Regular expressions (searched in casefolded text).")
+    overridable: bool = Field(False, description="Yield to allow markers (decision, root cause, ...).")
+
+    @field_validator("patterns")
+    @classmethod
+    def _compiles(cls, v: list[str]) -> list[str]:
+        import re
+
+        for pattern in v:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"pattern {pattern!r} is not a valid regular expression: {exc}") from None
+        return v
+
+
+class GovernanceSettings(_Section):
+    """The write pipeline (SPEC §3)."""
+
+    mode: Mode = Field("enforce", description="enforce: filter and store; shadow: decide, audit, forward all; off.")
+    secrets: SecretsMode = Field("reject", description="reject items with secrets, or redact the secret and go on.")
+    tag_separator: Literal[":", "="] = Field(":", description="Canonical tag form key:value (or key=value).")
+    min_length: int = Field(8, ge=0, description="Shortest memory, in characters (CJK count double).")
+    max_length: int = Field(4000, gt=0, description="Longest memory, in characters (CJK count double).")
+    max_items: int = Field(1000, gt=0, description="Most items in one retain request (more: 413).")
+    max_tags: int = Field(64, gt=0, description="Most tags on one item (more: 422).")
+    disabled_rules: list[str] = Field(default_factory=list, description="Quality rule ids switched off.")
+    extra_rules: list[QualityRuleSettings] = Field(default_factory=list, description="More reject rules.")
+    topic_aliases: dict[str, str] = Field(default_factory=dict, description="More topic aliases (alias = topic).")
+    topic_keywords: dict[str, list[str]] = Field(default_factory=dict, description="More keywords per topic.")
+    allow_file_retain: bool = Field(False, description="Let /files/retain through ungoverned (default: refuse).")
+    allow_mcp_retain: bool = Field(False, description="Let MCP retain tool calls through ungoverned.")
+    banks: dict[str, BankGovernance] = Field(default_factory=dict, description="Per-bank mode/secrets overrides.")
+
+    def mode_for(self, bank: str) -> Mode:
+        override = self.banks.get(bank)
+        return override.mode if override and override.mode else self.mode
+
+    def secrets_for(self, bank: str) -> SecretsMode:
+        override = self.banks.get(bank)
+        return override.secrets if override and override.secrets else self.secrets
+
+
 class Settings(_Section):
     """Everything memwarden can be told. ``config.example.toml`` documents each key."""
 
@@ -92,6 +149,7 @@ class Settings(_Section):
     data_dir: Path = Field(Path("./memwarden-data"), description="Where memwarden keeps its data.")
     server: ServerSettings = Field(default_factory=ServerSettings)  # type: ignore[arg-type]
     backends: BackendsSettings = Field(default_factory=BackendsSettings)
+    governance: GovernanceSettings = Field(default_factory=GovernanceSettings)  # type: ignore[arg-type]
 
 
 def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,11 +24,19 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def make_settings(url: str, **hindsight: Any) -> Settings:
-    """Settings for memwarden in front of ``url``, from no file and no environment."""
+def make_settings(
+    url: str, *, data_dir: Path | None = None, governance: dict[str, Any] | None = None, **hindsight: Any
+) -> Settings:
+    """Settings for memwarden in front of ``url``, from no file and no environment; a fresh data
+    directory unless one is given."""
     return load_settings(
         environ={},
-        overrides={"backend": "hindsight", "backends": {"hindsight": {"url": url, **hindsight}}},
+        overrides={
+            "backend": "hindsight",
+            "data_dir": str(data_dir or tempfile.mkdtemp(prefix="memwarden-test-")),
+            "backends": {"hindsight": {"url": url, **hindsight}},
+            "governance": governance or {},
+        },
     )
 
 

@@ -91,9 +91,11 @@ def test_serve_upstream_proxies_and_logs_one_json_line_per_request(upstream_url:
             assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
             assert time.monotonic() < deadline, "memwarden did not start"
             time.sleep(0.1)
-        r = httpx.post(f"{base}/v1/default/banks/b1/memories", json={"items": []}, headers={"x-request-id": "req-77"})
+        r = httpx.post(
+            f"{base}/v1/default/banks/b1/memories/recall", json={"query": "q"}, headers={"x-request-id": "req-77"}
+        )
         assert r.status_code == 200
-        assert r.json()["raw_path"] == "/v1/default/banks/b1/memories"
+        assert r.json()["raw_path"] == "/v1/default/banks/b1/memories/recall"
     finally:
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=20)
@@ -102,10 +104,10 @@ def test_serve_upstream_proxies_and_logs_one_json_line_per_request(upstream_url:
     assert len(request_lines) == 1
     line = request_lines[0]
     assert line["method"] == "POST"
-    assert line["path"] == "/v1/default/banks/b1/memories"
+    assert line["path"] == "/v1/default/banks/b1/memories/recall"
     assert line["status"] == 200
     assert line["backend_status"] == 200
     assert line["bank"] == "b1"
     assert isinstance(line["duration_ms"], float)
-    # Memory content never appears in the log.
-    assert "items" not in err
+    # Request content never appears in the log.
+    assert '"q"' not in err

@@ -40,8 +40,11 @@ def test_meta_facts_default_to_reflection_and_nothing_is_without_a_topic() -> No
 
 @pytest.mark.parametrize(
     ("topic", "stage", "expected"),
-    [("infra", "decision", ("infra", "decision")), ("Infrastructure", "WIP", ("infra", "process")),
-     ("运维", "参考", ("infra", "reference"))],
+    [
+        ("infra", "decision", ("infra", "decision")),
+        ("Infrastructure", "WIP", ("infra", "process")),
+        ("运维", "参考", ("infra", "reference")),
+    ],
 )
 def test_client_labels_are_validated_through_aliases(topic: str, stage: str, expected: tuple[str, str]) -> None:
     labels = CLASSIFIER.classify("whatever", topic=topic, stage=stage)

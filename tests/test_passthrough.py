@@ -115,7 +115,6 @@ async def test_retry_after_and_ignored_params_come_back(warden: httpx.AsyncClien
 @pytest.mark.parametrize(
     ("method", "path"),
     [
-        ("POST", "/v1/default/banks/b1/memories"),
         ("POST", "/v1/default/banks/b1/memories/recall"),
         ("GET", "/v1/default/banks/b1/config"),
         ("PATCH", "/v1/default/banks/b1/config"),
@@ -126,7 +125,7 @@ async def test_retry_after_and_ignored_params_come_back(warden: httpx.AsyncClien
         ("GET", "/v1/default/banks/b1/memories/list"),
     ],
 )
-async def test_governed_routes_forward_unchanged_for_now(
+async def test_routes_not_yet_governed_forward_unchanged(
     warden: httpx.AsyncClient, probe: UpstreamProbe, method: str, path: str
 ) -> None:
     payload = {"items": [{"content": "Alice prefers tea", "tags": ["user:alice"]}], "async": False}
@@ -157,11 +156,11 @@ async def test_oversized_body_is_refused_before_reaching_the_backend(probe: Upst
         update={"server": make_settings("http://x").server.model_copy(update={"max_body_bytes": 1000})}
     )
     async with backend, asgi_warden(settings, backend) as warden:
-        r = await warden.post("/v1/default/banks/b/memories", content=b"x" * 1001)
+        r = await warden.post("/v1/default/banks/b/memories/recall", content=b"x" * 1001)
         assert r.status_code == 413
         assert "limit of 1000" in r.json()["detail"] or "limit 1000" in r.json()["detail"]
         assert probe.requests == []
-        ok = await warden.post("/v1/default/banks/b/memories", content=b"x" * 1000)
+        ok = await warden.post("/v1/default/banks/b/memories/recall", content=b"x" * 1000)
         assert ok.status_code == 200
 
 

@@ -131,8 +131,8 @@ def test_concurrent_requests_keep_their_own_answers(warden_url: str) -> None:
     import concurrent.futures
 
     def one(i: int) -> bool:
-        r = httpx.post(f"{warden_url}/v1/default/banks/b{i}/memories", json={"i": i}, timeout=10)
-        return r.json()["raw_path"] == f"/v1/default/banks/b{i}/memories" and r.json()["body"] == f'{{"i":{i}}}'
+        r = httpx.post(f"{warden_url}/v1/default/banks/b{i}/memories/recall", json={"i": i}, timeout=10)
+        return r.json()["raw_path"] == f"/v1/default/banks/b{i}/memories/recall" and r.json()["body"] == f'{{"i":{i}}}'
 
     with concurrent.futures.ThreadPoolExecutor(16) as pool:
         assert all(pool.map(one, range(200)))

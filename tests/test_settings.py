@@ -88,7 +88,7 @@ def _leaves(model: type[BaseModel], prefix: str = "") -> dict[str, object]:
 def _flatten(table: dict[str, object], prefix: str = "") -> dict[str, object]:
     out: dict[str, object] = {}
     for key, value in table.items():
-        if isinstance(value, dict):
+        if isinstance(value, dict) and value:  # an empty inline table is a value ({} = no entries)
             out.update(_flatten(value, f"{prefix}{key}."))
         else:
             out[f"{prefix}{key}"] = value

@@ -49,8 +49,27 @@ def create_upstream(probe: UpstreamProbe | None = None) -> Starlette:
             "body_sha256": hashlib.sha256(body).hexdigest(),
             "body": body.decode("utf-8", "replace") if len(body) <= 4096 else None,
         }
+        try:
+            parsed = json.loads(body)
+            seen["items_received"] = len(parsed["items"]) if isinstance(parsed, dict) and "items" in parsed else None
+        except (ValueError, TypeError):
+            seen["items_received"] = None
         probe.requests.append(seen)
         return JSONResponse(seen, headers={"x-upstream": "echo"})
+
+    async def retain(request: Request) -> Response:
+        bank = request.path_params["bank"]
+        if bank.startswith("fail500"):
+            await request.body()
+            return JSONResponse({"detail": "database exploded"}, status_code=500)
+        if bank.startswith("reject422"):
+            await request.body()
+            return JSONResponse(
+                {"detail": [{"type": "missing", "loc": ["body", "x"], "msg": "Field required"}]},
+                status_code=422,
+                headers={"x-ignored-params": "bogus"},
+            )
+        return await echo(request)
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "healthy", "database": "connected"})
@@ -131,6 +150,7 @@ def create_upstream(probe: UpstreamProbe | None = None) -> Starlette:
             Route("/test/busy", busy, methods=["GET", "POST"]),
             Route("/test/gzip", gzipped),
             Route("/test/broken", broken),
+            Route("/v1/default/banks/{bank}/memories", retain, methods=["POST"]),
             Route("/{path:path}", echo, methods=["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]),
         ]
     )

@@ -1,0 +1,225 @@
+"""Memory rows in the ledger: what the retain pipeline looks up and records.
+
+Statuses: ``pending`` (recorded, being forwarded), ``active`` (in the backend), ``review`` (held:
+conflicts with the memory holding its topic key), ``superseded``, ``archived``, ``failed`` (the
+backend refused or could not be reached; the client was told). Only ``active`` rows count for
+dedup and topic-key conflicts.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from policies.pipeline import Judgement, KeyHolder
+from proxy.ledger import AuditEvent, append_events, now
+
+ACTION_OF_VERDICT = {
+    "store": "add",
+    "redact": "redact",
+    "duplicate": "duplicate",
+    "reject": "reject",
+    "review": "review",
+}
+PREVIEW_CHARS = 200
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the bank already holds, for :func:`policies.pipeline.resolve`."""
+
+    active_hashes: dict[str, str]
+    key_holders: dict[str, KeyHolder]
+
+
+def lookup_facts(db: sqlite3.Connection, bank: str, hashes: Iterable[str], keys: Iterable[str]) -> Facts:
+    hashes, keys = sorted(set(hashes)), sorted(set(keys))
+    active: dict[str, str] = {}
+    holders: dict[str, KeyHolder] = {}
+    for chunk in _chunks(hashes):
+        marks = ",".join("?" * len(chunk))
+        for row in db.execute(
+            f"SELECT id, content_hash FROM memories WHERE bank = ? AND status = 'active' AND content_hash IN ({marks})",  # noqa: S608
+            (bank, *chunk),
+        ):
+            active.setdefault(row["content_hash"], row["id"])
+    for chunk in _chunks(keys):
+        marks = ",".join("?" * len(chunk))
+        for row in db.execute(
+            f"SELECT id, topic_key, content_hash FROM memories WHERE bank = ? AND status = 'active'"  # noqa: S608
+            f" AND topic_key IN ({marks}) ORDER BY created_at DESC",
+            (bank, *chunk),
+        ):
+            holders.setdefault(row["topic_key"], KeyHolder(row["id"], row["content_hash"]))
+    return Facts(active, holders)
+
+
+def _chunks(values: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
+    for i in range(0, len(values), size):
+        yield values[i : i + size]
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """Ids given to the items of one request (by index) and the events written."""
+
+    memory_ids: dict[int, str]
+
+
+def record_verdicts(
+    db: sqlite3.Connection,
+    *,
+    bank: str,
+    judgements: Sequence[Judgement],
+    items: Sequence[dict[str, Any]],
+    request_id: str,
+    actor: str,
+    source: str,
+    record_rows: bool = True,
+) -> Recorded:
+    """Write every verdict of one request: rows for stored and held items, hit counts for
+    duplicates, one audit event per item. ``items`` are the items as they would be forwarded."""
+    ts = now()
+    ids: dict[int, str] = {}
+    events: list[AuditEvent] = []
+    for j in judgements:
+        memory_id = None
+        if record_rows and j.verdict in ("store", "redact", "review"):
+            memory_id = uuid.uuid4().hex
+            item = items[j.index]
+            db.execute(
+                "INSERT INTO memories (id, bank, status, content, content_hash, topic, stage, topic_key, cardinality,"
+                " tags, document_id, item, rule, reason, conflict_with, event_time, created_at, updated_at, request_id)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    memory_id,
+                    bank,
+                    "pending" if j.verdict != "review" else "review",
+                    j.text,
+                    j.content_hash,
+                    j.topic,
+                    j.stage,
+                    j.topic_key,
+                    j.cardinality,
+                    json.dumps(list(j.tags), ensure_ascii=False),
+                    item.get("document_id"),
+                    json.dumps(item, ensure_ascii=False),
+                    j.rule,
+                    j.reason,
+                    j.existing_id,
+                    item.get("timestamp") if isinstance(item.get("timestamp"), str) else ts,
+                    ts,
+                    ts,
+                    request_id,
+                ),
+            )
+            ids[j.index] = memory_id
+        elif record_rows and j.verdict == "duplicate" and j.existing_id and not j.existing_id.startswith("request-"):
+            db.execute(
+                "UPDATE memories SET hit_count = hit_count + 1, updated_at = ? WHERE id = ?", (ts, j.existing_id)
+            )
+            memory_id = j.existing_id
+        events.append(
+            AuditEvent(
+                action=ACTION_OF_VERDICT[j.verdict],
+                bank=bank,
+                memory_id=memory_id,
+                actor=actor,
+                source=source,
+                rule=j.rule,
+                reason=j.reason,
+                after=_after(j, items[j.index] if j.index < len(items) else {}),
+                request_id=request_id,
+            )
+        )
+    append_events(db, events)
+    return Recorded(ids)
+
+
+def _after(j: Judgement, item: dict[str, Any]) -> dict[str, Any]:
+    after: dict[str, Any] = {
+        "verdict": j.verdict,
+        "content_hash": j.content_hash or None,
+        "preview": j.text[:PREVIEW_CHARS] if j.text else None,  # secrets are already masked in j.text
+        "topic": j.topic,
+        "stage": j.stage,
+        "topic_key": j.topic_key,
+        "tags": list(j.tags),
+    }
+    if item.get("document_id"):
+        after["document_id"] = item["document_id"]
+    if j.existing_id and not j.existing_id.startswith("request-"):
+        after["existing_id"] = j.existing_id
+    if j.secrets:
+        after["secrets"] = list(j.secrets)
+    return after
+
+
+def mark_delivered(
+    db: sqlite3.Connection,
+    *,
+    bank: str,
+    memory_ids: Sequence[str],
+    supersede: Sequence[tuple[str, str]],
+    request_id: str,
+    actor: str,
+) -> None:
+    """The backend took the items: pending → active; superseded keys retire their old holder."""
+    ts = now()
+    for chunk in _chunks(list(memory_ids)):
+        marks = ",".join("?" * len(chunk))
+        db.execute(
+            f"UPDATE memories SET status = 'active', updated_at = ? WHERE status = 'pending' AND id IN ({marks})",  # noqa: S608
+            (ts, *chunk),
+        )
+    events = []
+    for new_id, old_id in supersede:
+        db.execute(
+            "UPDATE memories SET status = 'superseded', updated_at = ? WHERE id = ? AND status = 'active'",
+            (ts, old_id),
+        )
+        events.append(
+            AuditEvent(
+                action="supersede",
+                bank=bank,
+                memory_id=old_id,
+                actor=actor,
+                source="retain",
+                rule="topic_key.replace",
+                reason=f"superseded by {new_id}",
+                before={"status": "active"},
+                after={"status": "superseded", "by": new_id},
+                request_id=request_id,
+            )
+        )
+    append_events(db, events)
+
+
+def mark_failed(
+    db: sqlite3.Connection, *, bank: str, memory_ids: Sequence[str], reason: str, request_id: str, actor: str
+) -> None:
+    """The backend refused or could not be reached: the rows are not active, and the log says why."""
+    ts = now()
+    events = []
+    for memory_id in memory_ids:
+        db.execute(
+            "UPDATE memories SET status = 'failed', reason = ?, updated_at = ? WHERE id = ?", (reason, ts, memory_id)
+        )
+        events.append(
+            AuditEvent(
+                action="forward_failed",
+                bank=bank,
+                memory_id=memory_id,
+                actor=actor,
+                source="retain",
+                reason=reason,
+                before={"status": "pending"},
+                after={"status": "failed"},
+                request_id=request_id,
+            )
+        )
+    append_events(db, events)

@@ -1,0 +1,328 @@
+"""The governed retain route in front of the stand-in upstream: what reaches the backend, what the
+client is told, what the ledger and the audit log keep."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import asgi_warden, make_settings
+from tests.upstream import UpstreamProbe, create_upstream
+
+pytestmark = pytest.mark.anyio
+RETAIN = "/v1/default/banks/b1/memories"
+
+
+class Warden:
+    def __init__(self, client: httpx.AsyncClient, probe: UpstreamProbe, data_dir: Path) -> None:
+        self.client, self.probe, self.data_dir = client, probe, data_dir
+
+    async def retain(self, *items: Any, path: str = RETAIN, **kw: Any) -> httpx.Response:
+        body = {"items": [i if isinstance(i, dict) else {"content": i} for i in items], **kw}
+        return await self.client.post(path, json=body)
+
+    def forwarded(self) -> list[dict[str, Any]]:
+        """Items the backend received, over all retain calls."""
+        out = []
+        for seen in self.probe.requests:
+            if seen["path"].endswith("/memories") and seen["method"] == "POST" and seen["body"]:
+                out.extend(json.loads(seen["body"])["items"])
+        return out
+
+    def rows(self, sql: str, *args: Any) -> list[sqlite3.Row]:
+        db = sqlite3.connect(self.data_dir / "memwarden.db")
+        db.row_factory = sqlite3.Row
+        try:
+            return db.execute(sql, args).fetchall()
+        finally:
+            db.close()
+
+    def events(self) -> list[sqlite3.Row]:
+        return self.rows("SELECT * FROM audit_events ORDER BY seq")
+
+
+async def make_warden(probe: UpstreamProbe, data_dir: Path, **governance: Any) -> AsyncIterator[Warden]:
+    backend = httpx.AsyncClient(transport=httpx.ASGITransport(app=create_upstream(probe)))
+    settings = make_settings("http://upstream.test", data_dir=data_dir, governance=governance)
+    async with backend, asgi_warden(settings, backend) as client:
+        yield Warden(client, probe, data_dir)
+
+
+@pytest.fixture
+async def warden(probe: UpstreamProbe, tmp_path: Path) -> AsyncIterator[Warden]:
+    async for w in make_warden(probe, tmp_path):
+        yield w
+
+
+async def test_noise_is_stopped_and_facts_go_through_labelled(warden: Warden) -> None:
+    r = await warden.retain(
+        "这个功能有没有必要？",
+        "决定用激活码订阅模式",
+        "still broken",
+        {"content": "Docker 容器 restart policy 统一设为 unless-stopped", "tags": ["user=ops"]},
+    )
+    assert r.status_code == 200
+    assert r.json()["items_count"] == 2
+    assert json.loads(r.headers["x-warden-decisions"]) == {"reject": 2, "store": 2}
+    sent = warden.forwarded()
+    assert [i["content"] for i in sent] == [
+        "决定用激活码订阅模式",
+        "Docker 容器 restart policy 统一设为 unless-stopped",
+    ]
+    assert sent[0]["tags"] == ["topic:business", "stage:decision"]
+    assert sent[1]["tags"] == ["topic:infra", "stage:decision", "user:ops"]
+    assert all(i["document_id"].startswith("mw-") for i in sent)
+    assert {row["status"] for row in warden.rows("SELECT status FROM memories")} == {"active"}
+    assert [e["action"] for e in warden.events()] == ["reject", "add", "reject", "add"]
+
+
+async def test_verbose_lists_every_decision(warden: Warden) -> None:
+    r = await warden.client.post(
+        RETAIN + "?warden=verbose", json={"items": [{"content": "ok"}, {"content": "项目使用 Python 3.11。"}]}
+    )
+    decisions = r.json()["warden"]["decisions"]
+    assert [(d["verdict"], d["rule"]) for d in decisions] == [("reject", "chatter"), ("store", "keep.default")]
+    assert decisions[1]["topic"] == "code"
+    assert decisions[1]["memory_id"]
+    r = await warden.client.post(RETAIN, json={"items": [{"content": "ok"}]}, headers={"x-warden-verbose": "1"})
+    assert r.json()["warden"]["decisions"][0]["reason"]
+
+
+async def test_duplicates_are_counted_not_forwarded(warden: Warden) -> None:
+    await warden.retain("用户偏好：输出简洁准确")
+    r = await warden.retain(" 用户偏好：输出简洁准确 ", "用户偏好：输出简洁准确。")
+    assert r.json()["items_count"] == 2
+    assert json.loads(r.headers["x-warden-decisions"]) == {"duplicate": 2}
+    assert len(warden.forwarded()) == 1
+    (row,) = warden.rows("SELECT hit_count FROM memories")
+    assert row["hit_count"] == 2
+
+
+async def test_duplicates_inside_one_request(warden: Warden) -> None:
+    r = await warden.retain("项目测试使用 pytest。", "项目测试使用 pytest")
+    assert json.loads(r.headers["x-warden-decisions"]) == {"store": 1, "duplicate": 1}
+    assert len(warden.forwarded()) == 1
+
+
+async def test_topic_key_conflict_is_held_for_review(warden: Warden) -> None:
+    await warden.retain("默认模型：deepseek/deepseek-v4-flash")
+    r = await warden.retain("默认模型：gpt-4.1")
+    assert json.loads(r.headers["x-warden-decisions"]) == {"review": 1}
+    assert r.json()["items_count"] == 0
+    assert [i["content"] for i in warden.forwarded()] == ["默认模型：deepseek/deepseek-v4-flash"]
+    held = warden.rows("SELECT status, conflict_with, topic_key FROM memories WHERE content = ?", "默认模型：gpt-4.1")
+    assert held[0]["status"] == "review"
+    assert held[0]["conflict_with"]
+    assert held[0]["topic_key"] == "config.default_model"
+
+
+async def test_active_context_supersedes_in_place(warden: Warden) -> None:
+    await warden.retain("active_context: 正在推进 P1 改造")
+    r = await warden.retain("active_context: 正在推进 P2 插件改造")
+    assert json.loads(r.headers["x-warden-decisions"]) == {"store": 1}
+    statuses = {row["content"]: row["status"] for row in warden.rows("SELECT content, status FROM memories")}
+    assert statuses == {
+        "active_context: 正在推进 P1 改造": "superseded",
+        "active_context: 正在推进 P2 插件改造": "active",
+    }
+    assert "supersede" in [e["action"] for e in warden.events()]
+
+
+async def test_dry_run_touches_nothing(warden: Warden) -> None:
+    await warden.retain("决定用激活码订阅模式")
+    before = (len(warden.events()), len(warden.rows("SELECT * FROM memories")), len(warden.probe.requests))
+    jsonl = (warden.data_dir / "audit.jsonl").read_text()
+    for kwargs in ({"params": {"dry_run": "true"}}, {"headers": {"x-warden-dry-run": "1"}}):
+        r = await warden.client.post(
+            RETAIN,
+            json={
+                "items": [
+                    {"content": "决定用激活码订阅模式"},
+                    {"content": "要不要关缓存？"},
+                    {"content": "实测 FTS5 宽查询约 60 ms"},
+                ]
+            },
+            **kwargs,
+        )
+        assert r.status_code == 200
+        verdicts = [d["verdict"] for d in r.json()["warden"]["decisions"]]
+        assert verdicts == ["duplicate", "reject", "store"]
+        assert r.json()["warden"]["dry_run"] is True
+    after = (len(warden.events()), len(warden.rows("SELECT * FROM memories")), len(warden.probe.requests))
+    assert after == before
+    assert (warden.data_dir / "audit.jsonl").read_text() == jsonl
+
+
+async def test_shadow_mode_forwards_everything_unchanged_and_audits(probe: UpstreamProbe, tmp_path: Path) -> None:
+    async for warden in make_warden(probe, tmp_path, mode="shadow"):
+        body = {
+            "items": [{"content": "still broken"}, {"content": "决定用激活码订阅模式", "tags": ["topic=x"]}],
+            "async": True,
+        }
+        r = await warden.client.post(RETAIN, json=body)
+        assert r.status_code == 200
+        assert json.loads(probe.requests[-1]["body"]) == body
+        assert [(e["action"], e["source"]) for e in warden.events()] == [("reject", "shadow"), ("reject", "shadow")]
+        assert warden.rows("SELECT * FROM memories") == []
+
+
+async def test_off_mode_per_bank_is_plain_pass_through(probe: UpstreamProbe, tmp_path: Path) -> None:
+    async for warden in make_warden(probe, tmp_path, banks={"raw": {"mode": "off"}}):
+        await warden.retain("still broken", path="/v1/default/banks/raw/memories")
+        assert json.loads(probe.requests[-1]["body"]) == {"items": [{"content": "still broken"}]}
+        assert warden.events() == []
+        await warden.retain("still broken")  # other banks stay governed
+        assert len(probe.requests) == 1
+
+
+async def test_secrets_are_never_stored_forwarded_or_logged(warden: Warden) -> None:
+    secret = "sk-proj-a8F3kLmN0pQrStUvWxYz1234567890abcd"
+    r = await warden.retain(f"OpenAI key for the bot: {secret}")
+    assert json.loads(r.headers["x-warden-decisions"]) == {"reject": 1}
+    assert warden.forwarded() == []
+    (event,) = warden.events()
+    assert event["rule"] == "secret.openai_key"
+    assert "[REDACTED:openai_key]" in json.loads(event["after"])["preview"]
+    for path in warden.data_dir.iterdir():
+        assert secret.encode() not in path.read_bytes(), path
+
+
+async def test_redact_mode_masks_and_stores(probe: UpstreamProbe, tmp_path: Path) -> None:
+    async for warden in make_warden(probe, tmp_path, secrets="redact"):
+        secret = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+        r = await warden.retain(f"CI 用的 GitHub token 是 {secret}，存在 1Password 的 ci-bot 条目")
+        assert json.loads(r.headers["x-warden-decisions"]) == {"redact": 1}
+        (sent,) = warden.forwarded()
+        assert secret not in sent["content"]
+        assert "[REDACTED:github_token]" in sent["content"]
+        for path in warden.data_dir.iterdir():
+            assert secret.encode() not in path.read_bytes(), path
+
+
+async def test_client_labels_validated_and_unknown_refused(warden: Warden) -> None:
+    r = await warden.retain(
+        {"content": "生产数据库统一用 PostgreSQL 16", "tags": ["Topic=Infrastructure", "stage:wip"]},
+        {"content": "Alice prefers dark roast coffee.", "tags": ["topic:gardening"]},
+    )
+    assert json.loads(r.headers["x-warden-decisions"]) == {"store": 1, "reject": 1}
+    (sent,) = warden.forwarded()
+    assert sent["tags"][:2] == ["topic:infra", "stage:process"]
+    reject = warden.events()[-1]
+    assert reject["rule"] == "label.unknown_topic"
+    assert "gardening" in reject["reason"]
+
+
+async def test_other_item_fields_and_request_fields_are_kept(warden: Warden) -> None:
+    item = {
+        "content": "决定用激活码订阅模式",
+        "context": "chat",
+        "metadata": {"k": "v"},
+        "timestamp": "2026-06-01T00:00:00Z",
+        "document_id": "doc-7",
+        "entities": [{"text": "Alice"}],
+        "update_mode": "append",
+    }
+    await warden.retain(item, **{"async": True, "operation_id": "1b4e28ba-2fa1-11d2-883f-0016d3cca427"})
+    body = json.loads(warden.probe.requests[-1]["body"])
+    assert body["async"] is True
+    assert body["operation_id"] == "1b4e28ba-2fa1-11d2-883f-0016d3cca427"
+    sent = body["items"][0]
+    for key, value in item.items():
+        assert sent[key] == value
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "check"),
+    [
+        (b"{not json", 422, lambda d: d[0]["type"] == "json_invalid"),
+        (b"\xff\xfe\x00", 422, lambda d: d[0]["type"] == "json_invalid"),
+        (
+            b"{}",
+            422,
+            lambda d: d == [{"type": "missing", "loc": ["body", "items"], "msg": "Field required", "input": {}}],
+        ),
+        (b'{"items": "x"}', 422, lambda d: d[0]["loc"] == ["body", "items"]),
+        (b'{"items": [{"content": 5}]}', 422, lambda d: d[0]["loc"][:4] == ["body", "items", 0, "content"]),
+        (b'{"items": [{"content": "x", "tags": [1]}]}', 422, lambda d: d[0]["loc"][:4] == ["body", "items", 0, "tags"]),
+        (
+            json.dumps({"items": [{"content": "x", "tags": [f"t{i}" for i in range(65)]}]}).encode(),
+            422,
+            lambda d: "64 tags" in d[0]["msg"],
+        ),
+        (json.dumps({"items": [{"content": "决定用激活码订阅模式"}] * 1001}).encode(), 413, lambda d: "1001" in d),
+    ],
+)
+async def test_bad_input_gets_a_precise_error_and_changes_nothing(
+    warden: Warden, body: bytes, status: int, check: Any
+) -> None:
+    r = await warden.client.post(RETAIN, content=body, headers={"content-type": "application/json"})
+    assert r.status_code == status
+    assert check(r.json()["detail"])
+    assert warden.events() == []
+    assert warden.rows("SELECT * FROM memories") == []
+    assert warden.probe.requests == []
+    ok = await warden.retain("决定用激活码订阅模式")
+    assert ok.status_code == 200
+
+
+async def test_empty_and_huge_content_get_verdicts(warden: Warden) -> None:
+    r = await warden.client.post(
+        RETAIN + "?warden=verbose", json={"items": [{"content": "   "}, {"content": "字" * 5000}, {"content": []}]}
+    )
+    rules = [d["rule"] for d in r.json()["warden"]["decisions"]]
+    assert rules == ["content.empty", "length.too_long", "content.empty"]
+
+
+async def test_a_thousand_items_in_one_request(warden: Warden) -> None:
+    items = [{"content": f"服务 svc-{i} 的内网端口是 {9000 + i}"} for i in range(1000)]
+    r = await warden.client.post(RETAIN, json={"items": items})
+    assert r.status_code == 200
+    assert r.json()["items_count"] == 1000
+    assert warden.probe.requests[-1]["items_received"] == 1000
+    assert len(warden.rows("SELECT id FROM memories WHERE status = 'active'")) == 1000
+
+
+@pytest.mark.parametrize(("bank", "status"), [("fail500", 500), ("reject422", 422)])
+async def test_backend_refusal_is_passed_on_and_the_rows_marked_failed(warden: Warden, bank: str, status: int) -> None:
+    r = await warden.retain("决定用激活码订阅模式", path=f"/v1/default/banks/{bank}/memories")
+    assert r.status_code == status
+    assert "detail" in r.json()
+    assert [row["status"] for row in warden.rows("SELECT status FROM memories")] == ["failed"]
+    assert [e["action"] for e in warden.events()] == ["add", "forward_failed"]
+    # The client retries: the fact was never active, so it is stored, not called a duplicate.
+    again = await warden.retain("决定用激活码订阅模式")
+    assert json.loads(again.headers["x-warden-decisions"]) == {"store": 1}
+
+
+async def test_backend_down_gives_502_and_the_rows_marked_failed(tmp_path: Path) -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused")
+
+    backend = httpx.AsyncClient(transport=httpx.MockTransport(refuse))
+    settings = make_settings("http://upstream.test", data_dir=tmp_path)
+    async with backend, asgi_warden(settings, backend) as client:
+        r = await client.post(RETAIN, json={"items": [{"content": "决定用激活码订阅模式"}]})
+    assert r.status_code == 502
+    assert json.loads(r.headers["x-warden-decisions"]) == {"store": 1}
+    db = sqlite3.connect(tmp_path / "memwarden.db")
+    assert db.execute("SELECT status FROM memories").fetchall() == [("failed",)]
+    db.close()
+
+
+async def test_a_request_records_all_its_verdicts_or_none(warden: Warden, monkeypatch: pytest.MonkeyPatch) -> None:
+    import proxy.memories
+
+    def explode(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(proxy.memories, "append_events", explode)
+    with pytest.raises(RuntimeError):
+        await warden.retain("决定用激活码订阅模式", "项目使用 Python 3.11。")
+    assert warden.rows("SELECT * FROM memories") == []
+    assert warden.probe.requests == []
