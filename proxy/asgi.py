@@ -6,7 +6,37 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from starlette.types import Send
+from starlette.types import Message, Receive, Send
+
+
+class ClientGone(Exception):
+    """The client disconnected while its request body was being read."""
+
+
+async def read_body(receive: Receive) -> bytes:
+    """The whole request body (the middleware has already bounded its size)."""
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def replay(body: bytes) -> Receive:
+    """A ``receive`` that hands out ``body`` again, for forwarding a request already read."""
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return {"type": "http.disconnect"}
+
+    return receive
 
 
 async def send_json(send: Send, status: int, payload: Any, *, headers: Iterable[tuple[bytes, bytes]] = ()) -> None:

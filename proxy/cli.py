@@ -73,3 +73,258 @@ def serve(config: Path | None, host: str | None, port: int | None, data_dir: Pat
         server_header=False,
         date_header=False,
     )
+
+
+def _data_dir(config: Path | None, data_dir: Path | None) -> Path:
+    settings = _settings(config, {"data_dir": str(data_dir)} if data_dir else {})
+    return settings.data_dir
+
+
+def _open_readonly(data_dir: Path) -> Any:
+    import sqlite3
+
+    path = data_dir / "memwarden.db"
+    if not path.exists():
+        raise click.ClickException(f"no memwarden database in {data_dir} (use --data-dir, or --url for a server)")
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db.row_factory = sqlite3.Row
+        db.execute("SELECT 1 FROM audit_events LIMIT 1")
+    except sqlite3.DatabaseError as exc:
+        raise click.ClickException(f"{path} cannot be read as memwarden's database: {exc}") from None
+    return db
+
+
+@main.command()
+@click.argument("source", default="-", type=click.Path(allow_dash=True, dir_okay=False, path_type=str))
+@click.option("--config", "config", type=click.Path(path_type=Path), help="memwarden.toml (or MEMWARDEN_CONFIG).")
+@click.option("--data-dir", type=click.Path(path_type=Path), help="Accepted for symmetry; classify reads no data.")
+@click.option("--bank", default="", help="Judge as this bank would (per-bank secrets mode).")
+def classify(source: str, config: Path | None, data_dir: Path | None, bank: str) -> None:
+    """Judge memory candidates with the retain pipeline, no server needed.
+
+    Reads FILE (or standard input with -): JSON lines with "text" or "content" (and optional
+    "tags"), or plain lines. Prints one JSON object per input line: verdict, rule, reason, topic,
+    stage, topic_key, tags, content_hash. Duplicates and topic-key conflicts are judged within
+    the input, as if it were one retain request.
+
+    \b
+    Example:
+        printf '默认模型：gpt-4.1\\nstill broken\\n' | memwarden classify -
+    """
+    import json
+
+    from policies.pipeline import resolve
+    from proxy.state import build_pipeline
+
+    settings = _settings(config, {})
+    pipeline = build_pipeline(settings.governance)
+    secrets = settings.governance.secrets_for(bank)
+    stream = click.open_file(source, "rb")
+    entries: list[tuple[Any, list[str]]] = []
+    with stream:
+        for number, raw in enumerate(stream, start=1):
+            try:
+                line = raw.decode("utf-8").strip()
+            except UnicodeDecodeError:
+                raise click.ClickException(f"line {number} is not valid UTF-8") from None
+            if not line:
+                continue
+            content: Any = line
+            tags: list[str] = []
+            if line.startswith("{"):
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    obj = None
+                if isinstance(obj, dict) and ("text" in obj or "content" in obj):
+                    content = obj.get("text", obj.get("content"))
+                    tags = [t for t in obj.get("tags") or [] if isinstance(t, str)]
+                    if not isinstance(content, str | list):
+                        raise click.ClickException(f"line {number}: text/content must be a string or a block list")
+            entries.append((content, tags))
+    judged = [pipeline.judge(i, content, tags, secrets=secrets) for i, (content, tags) in enumerate(entries)]
+    for j in resolve(judged, active_hashes={}, key_holders={}):
+        out = {
+            "verdict": j.verdict,
+            "rule": j.rule,
+            "reason": j.reason,
+            "topic": j.topic,
+            "stage": j.stage,
+            "topic_key": j.topic_key,
+            "tags": list(j.tags),
+            "content_hash": j.content_hash or None,
+        }
+        click.echo(json.dumps(out, ensure_ascii=False))
+
+
+@main.group()
+def audit() -> None:
+    """Read, follow and verify the audit log (hash-chained, append-only)."""
+
+
+def _format_event(event: dict[str, Any], as_json: bool) -> str:
+    import json
+
+    if as_json:
+        return json.dumps(event, ensure_ascii=False, sort_keys=True)
+    memory = f" mem={str(event['memory_id'])[:12]}" if event.get("memory_id") else ""
+    rule = f" rule={event['rule']}" if event.get("rule") else ""
+    reason = f"  {event['reason']}" if event.get("reason") else ""
+    return f"#{event['seq']} {event['ts'][:19]} {event['action']:<14} {event.get('bank') or '-'}{memory}{rule}{reason}"
+
+
+@audit.command("tail")
+@click.option("--config", "config", type=click.Path(path_type=Path), help="memwarden.toml (or MEMWARDEN_CONFIG).")
+@click.option("--data-dir", type=click.Path(path_type=Path), help="Read this data directory directly.")
+@click.option("--url", help="Read from a running memwarden instead, e.g. http://127.0.0.1:8890.")
+@click.option("-f", "--follow", is_flag=True, help="Keep printing new events as they come.")
+@click.option("--bank", help="Only this bank's events.")
+@click.option("--action", help="Only these actions (comma-separated), e.g. reject,review.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@click.option("-n", "--lines", default=20, show_default=True, type=click.IntRange(1, 1000), help="How many to show.")
+def audit_tail(
+    config: Path | None,
+    data_dir: Path | None,
+    url: str | None,
+    follow: bool,
+    bank: str | None,
+    action: str | None,
+    as_json: bool,
+    lines: int,
+) -> None:
+    """Print the latest audit events, and with -f follow new ones.
+
+    \b
+    Examples:
+        memwarden audit tail -n 50 --action reject,review
+        memwarden audit tail -f --url http://127.0.0.1:8890 --json
+    """
+    if url:
+        _tail_url(url.rstrip("/"), follow, bank, action, as_json, lines)
+    else:
+        _tail_db(_data_dir(config, data_dir), follow, bank, action, as_json, lines)
+
+
+def _tail_db(data_dir: Path, follow: bool, bank: str | None, action: str | None, as_json: bool, lines: int) -> None:
+    import time
+
+    from proxy.ledger import event_from_row
+
+    db = _open_readonly(data_dir)
+    where, params = ["1 = 1"], []
+    if bank:
+        where.append("bank = ?")
+        params.append(bank)
+    if action:
+        acts = [a for a in action.split(",") if a]
+        where.append(f"action IN ({','.join('?' * len(acts))})")
+        params.extend(acts)
+    clause = " AND ".join(where)
+    rows = db.execute(f"SELECT * FROM audit_events WHERE {clause} ORDER BY seq DESC LIMIT ?", (*params, lines))  # noqa: S608
+    last = 0
+    for row in reversed(rows.fetchall()):
+        click.echo(_format_event(event_from_row(row), as_json))
+        last = row["seq"]
+    if not follow:
+        return
+    last = max(last, db.execute("SELECT COALESCE(MAX(seq), 0) FROM audit_events").fetchone()[0])
+    try:
+        while True:
+            time.sleep(0.5)
+            for row in db.execute(
+                f"SELECT * FROM audit_events WHERE {clause} AND seq > ? ORDER BY seq",  # noqa: S608
+                (*params, last),
+            ):
+                click.echo(_format_event(event_from_row(row), as_json))
+                last = row["seq"]
+            last = max(last, db.execute("SELECT COALESCE(MAX(seq), 0) FROM audit_events").fetchone()[0])
+    except KeyboardInterrupt:
+        return
+
+
+def _tail_url(url: str, follow: bool, bank: str | None, action: str | None, as_json: bool, lines: int) -> None:
+    import json
+
+    import httpx
+
+    params = {k: v for k, v in {"bank": bank, "action": action, "tail": str(lines)}.items() if v}
+    try:
+        r = httpx.get(f"{url}/warden/v1/audit", params=params, timeout=30)
+        r.raise_for_status()
+        events = r.json()["events"]
+        for event in events:
+            click.echo(_format_event(event, as_json))
+        if not follow:
+            return
+        last = str(events[-1]["seq"]) if events else ""
+        stream_params = {k: v for k, v in params.items() if k != "tail"}
+        headers = {"last-event-id": last} if last else {}
+        if not last:
+            stream_params["since"] = str(r.json().get("last_seq") or 0)
+        with httpx.stream(
+            "GET",
+            f"{url}/warden/v1/audit/stream",
+            params=stream_params,
+            headers=headers,
+            timeout=httpx.Timeout(30, read=None),
+        ) as stream:
+            for line in stream.iter_lines():
+                if line.startswith("data: "):
+                    click.echo(_format_event(json.loads(line[6:]), as_json))
+    except httpx.HTTPError as exc:
+        raise click.ClickException(f"cannot read the audit log from {url}: {exc}") from None
+    except KeyboardInterrupt:
+        return
+
+
+@audit.command("verify")
+@click.option("--config", "config", type=click.Path(path_type=Path), help="memwarden.toml (or MEMWARDEN_CONFIG).")
+@click.option("--data-dir", type=click.Path(path_type=Path), help="Check this data directory directly.")
+@click.option("--url", help="Ask a running memwarden instead.")
+def audit_verify(config: Path | None, data_dir: Path | None, url: str | None) -> None:
+    """Check the audit log's hash chain: exit 0 when intact, 1 naming each edited or deleted event.
+
+    \b
+    Example:
+        memwarden audit verify --data-dir ./memwarden-data
+    """
+    import json
+
+    if url:
+        import httpx
+
+        try:
+            result = httpx.get(f"{url.rstrip('/')}/warden/v1/audit/verify", timeout=120).json()
+        except (httpx.HTTPError, ValueError) as exc:
+            raise click.ClickException(f"cannot verify through {url}: {exc}") from None
+        count, problems = result["events"], result["problems"]
+    else:
+        from proxy.ledger import verify_chain
+
+        directory = _data_dir(config, data_dir)
+        db = _open_readonly(directory)
+        rows = db.execute("SELECT * FROM audit_events ORDER BY seq").fetchall()
+        count = len(rows)
+        problems = [{"seq": p.seq, "problem": p.problem} for p in verify_chain(rows)]
+        mirror = directory / "audit.jsonl"
+        if mirror.exists():
+            mirrored = 0
+            for line in mirror.read_text(encoding="utf-8").splitlines():
+                try:
+                    mirrored = max(mirrored, int(json.loads(line)["seq"]))
+                except (ValueError, KeyError):
+                    continue
+            last = rows[-1]["seq"] if rows else 0
+            if mirrored > last:
+                problems.append(
+                    {
+                        "seq": last + 1,
+                        "problem": f"event(s) {last + 1}-{mirrored} deleted from the end (still in audit.jsonl)",
+                    }
+                )
+    if problems:
+        for p in problems:
+            click.echo(f"event {p['seq']}: {p['problem']}", err=True)
+        raise SystemExit(1)
+    click.echo(f"audit log intact: {count} events, hash chain verified")

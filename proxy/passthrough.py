@@ -20,7 +20,7 @@ from starlette.types import Message, Receive, Scope, Send
 from backends.base import BackendTimeout, BackendUnavailable
 from backends.hindsight import HindsightBackend
 from backends.transport import Body, BodyBrokenError, RawResponse
-from proxy.asgi import send_json
+from proxy.asgi import ClientGone, read_body, send_json
 from proxy.middleware import BodyTooLarge, note_backend_status, request_id_of
 
 log = structlog.get_logger("memwarden.passthrough")
@@ -41,10 +41,6 @@ HOP_BY_HOP = frozenset(
 )
 SMALL_BODY = 64 * 1024
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS"})
-
-
-class ClientGone(Exception):
-    """The client disconnected while its request body was being read."""
 
 
 def _connection_tokens(headers: list[tuple[bytes, bytes]]) -> set[bytes]:
@@ -92,17 +88,6 @@ def target_of(scope: Scope) -> str:
     path: bytes = scope.get("raw_path") or scope["path"].encode()
     query: bytes = scope.get("query_string", b"")
     return (path + (b"?" + query if query else b"")).decode("latin-1")
-
-
-async def _read_small(receive: Receive) -> bytes:
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise ClientGone
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            return b"".join(chunks)
 
 
 async def _body(receive: Receive) -> AsyncIterator[bytes]:
@@ -161,7 +146,7 @@ async def forward(backend: HindsightBackend, scope: Scope, receive: Receive, sen
         if length is None or length > SMALL_BODY:
             content = _body(receive)  # streamed as it arrives: uploads of any size
         elif length > 0:
-            content = await _read_small(receive)  # one piece: far cheaper for the HTTP client
+            content = await read_body(receive)  # one piece: far cheaper for the HTTP client
         upstream = await _send_with_retries(backend, method, target, headers, content, attempts)
     except ClientGone:
         log.info("client_disconnected", phase="request_body")

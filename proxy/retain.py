@@ -28,10 +28,10 @@ from starlette.types import Receive, Scope, Send
 from backends.base import BackendUnavailable
 from policies.pipeline import ACCEPTED, FORWARDED, Judgement, resolve
 from policies.tags import canonicalize_tags, tag_value
-from proxy.asgi import send_json
+from proxy.asgi import ClientGone, read_body, replay, send_json
 from proxy.memories import lookup_facts, mark_delivered, mark_failed, record_verdicts
 from proxy.middleware import note_backend_status, request_id_of
-from proxy.passthrough import ClientGone, forward, request_headers
+from proxy.passthrough import forward, request_headers
 from proxy.state import AppState
 
 WARDEN_PARAMS = frozenset({"dry_run", "warden"})
@@ -120,17 +120,6 @@ def _flag(scope: Scope, param: str, header: bytes, on: tuple[str, ...]) -> bool:
     )
 
 
-async def _read_body(receive: Receive) -> bytes:
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise ClientGone
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
 def _forwarded_item(raw: dict[str, Any], j: Judgement) -> dict[str, Any]:
     """The item as the backend gets it: labels and canonical tags, masked text, a document id."""
     item = dict(raw)
@@ -157,7 +146,7 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         return
     verbose = dry_run or _flag(scope, "warden", b"x-warden-verbose", ("verbose",))
     try:
-        raw_body = await _read_body(receive)
+        raw_body = await read_body(receive)
     except ClientGone:
         note_backend_status(scope, "client_gone")
         return
@@ -240,7 +229,7 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
                 record_rows=False,
             )
         )
-        await forward(state.backend, scope, _replay(raw_body), send, retries=0)
+        await forward(state.backend, scope, replay(raw_body), send, retries=0)
         return
 
     # -- enforce --------------------------------------------------------------------------
@@ -335,19 +324,6 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         verbose=verbose,
         extra_headers=[(k, v) for k, v in upstream.raw_headers if k.lower() == b"x-ignored-params"],
     )
-
-
-def _replay(body: bytes) -> Receive:
-    sent = False
-
-    async def receive() -> dict[str, Any]:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return {"type": "http.disconnect"}
-
-    return receive
 
 
 def _backend_target(scope: Scope) -> str:

@@ -12,7 +12,9 @@ from collections.abc import Awaitable, Callable
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
+from proxy.audit_api import list_audit, stream_audit, verify_audit
 from proxy.health import hindsight_health, warden_health
+from proxy.other_writes import document_patch, files_retain, mcp
 from proxy.passthrough import forward
 from proxy.retain import governed_retain
 from proxy.state import AppState
@@ -70,10 +72,17 @@ async def bank_profile(state: AppState, scope: Scope, receive: Receive, send: Se
 def build_routes() -> list[BaseRoute]:
     return [
         Route("/warden/health", Endpoint("warden_health", warden_health), methods=["GET"]),
+        Route("/warden/v1/audit", Endpoint("list_audit", list_audit), methods=["GET"]),
+        Route("/warden/v1/audit/stream", Endpoint("stream_audit", stream_audit), methods=["GET"]),
+        Route("/warden/v1/audit/verify", Endpoint("verify_audit", verify_audit), methods=["GET"]),
         Route("/health", Endpoint("health", hindsight_health), methods=["GET"]),
         Route(f"{BANK}/memories", Endpoint("retain_memories", retain_memories), methods=["POST"]),
         Route(f"{BANK}/memories/recall", Endpoint("recall_memories", recall_memories), methods=["POST"]),
         Route(f"{BANK}/config", Endpoint("bank_config", bank_config), methods=["GET", "PATCH", "DELETE"]),
         Route(BANK, Endpoint("bank_profile", bank_profile), methods=["PUT", "PATCH"]),
+        Route(f"{BANK}/files/retain", Endpoint("files_retain", files_retain), methods=["POST"]),
+        Route(f"{BANK}/documents/{{document_id:path}}", Endpoint("document_patch", document_patch), methods=["PATCH"]),
+        Route("/mcp", Endpoint("mcp", mcp)),
+        Route("/mcp/{rest:path}", Endpoint("mcp", mcp)),
         Route("/{path:path}", Endpoint("pass_through", pass_through)),
     ]

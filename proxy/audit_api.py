@@ -1,0 +1,172 @@
+"""``/warden/v1/audit``: read, follow and verify the audit log.
+
+* ``GET /warden/v1/audit?bank=&action=&since=&limit=`` — events in order; ``since`` is a sequence
+  number (events after it) or an ISO timestamp (events at or after it); ``next`` is where to go on;
+  ``tail=N`` gives the latest N instead.
+* ``GET /warden/v1/audit/stream`` — server-sent events (``id:`` is the sequence number), the
+  backlog first, then live; resumable with ``Last-Event-ID`` (or ``?last_event_id=``).
+* ``GET /warden/v1/audit/verify`` — recompute the hash chain: intact, or which events are wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qsl
+
+import anyio
+from starlette.types import Receive, Scope, Send
+
+from proxy.asgi import send_json
+from proxy.ledger import event_from_row, verify_chain
+from proxy.state import AppState
+
+MAX_LIMIT = 1000
+HEARTBEAT_SECONDS = 15.0
+
+
+class QueryError(ValueError):
+    pass
+
+
+def parse_filters(query: dict[str, str]) -> tuple[str, list[Any], int]:
+    """SQL ``WHERE`` clause and parameters for the audit filters, and the row limit."""
+    where: list[str] = ["1 = 1"]
+    params: list[Any] = []
+    if query.get("bank"):
+        where.append("bank = ?")
+        params.append(query["bank"])
+    if query.get("action"):
+        actions = [a.strip() for a in query["action"].split(",") if a.strip()]
+        where.append(f"action IN ({','.join('?' * len(actions))})")
+        params.extend(actions)
+    since = query.get("since", "").strip()
+    if since:
+        if since.isdigit():
+            where.append("seq > ?")
+            params.append(int(since))
+        else:
+            from datetime import datetime
+
+            try:
+                datetime.fromisoformat(since)
+            except ValueError:
+                raise QueryError(f"since must be a sequence number or an ISO timestamp, got {since!r}") from None
+            where.append("ts >= ?")
+            params.append(since)
+    raw_limit = query.get("limit", "100")
+    if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= MAX_LIMIT:
+        raise QueryError(f"limit must be an integer from 1 to {MAX_LIMIT}, got {raw_limit!r}")
+    return " AND ".join(where), params, int(raw_limit)
+
+
+def _query(scope: Scope) -> dict[str, str]:
+    return dict(parse_qsl(scope.get("query_string", b"").decode("utf-8", "replace")))
+
+
+def fetch_events(db: sqlite3.Connection, where: str, params: list[Any], limit: int) -> list[dict[str, Any]]:
+    rows = db.execute(f"SELECT * FROM audit_events WHERE {where} ORDER BY seq LIMIT ?", (*params, limit))  # noqa: S608
+    return [event_from_row(r) for r in rows]
+
+
+async def list_audit(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    try:
+        where, params, limit = parse_filters(_query(scope))
+    except QueryError as exc:
+        await send_json(send, 422, {"detail": str(exc)})
+        return
+    query = _query(scope)
+    tail = query.get("tail", "")
+    if tail and not (tail.isdigit() and 1 <= int(tail) <= MAX_LIMIT):
+        await send_json(send, 422, {"detail": f"tail must be an integer from 1 to {MAX_LIMIT}, got {tail!r}"})
+        return
+
+    def read(db: sqlite3.Connection) -> tuple[list[dict[str, Any]], int]:
+        last = db.execute("SELECT COALESCE(MAX(seq), 0) FROM audit_events").fetchone()[0]
+        if tail:
+            rows = db.execute(
+                f"SELECT * FROM audit_events WHERE {where} ORDER BY seq DESC LIMIT ?",  # noqa: S608
+                (*params, int(tail)),
+            ).fetchall()
+            return [event_from_row(r) for r in reversed(rows)], last
+        return fetch_events(db, where, params, limit), last
+
+    events, last_seq = await state.ledger.read(read)
+    await send_json(send, 200, {"events": events, "next": events[-1]["seq"] if events else None, "last_seq": last_seq})
+
+
+async def verify_audit(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    def check(db: sqlite3.Connection) -> tuple[int, list[dict[str, Any]]]:
+        rows = db.execute("SELECT * FROM audit_events ORDER BY seq").fetchall()
+        return len(rows), [{"seq": p.seq, "problem": p.problem} for p in verify_chain(rows)]
+
+    count, problems = await state.ledger.read(check)
+    await send_json(send, 200, {"ok": not problems, "events": count, "problems": problems})
+
+
+def _page(where: str, params: list[Any], after: int) -> Callable[[sqlite3.Connection], list[dict[str, Any]]]:
+    return lambda db: fetch_events(db, f"({where}) AND seq > ?", [*params, after], 500)
+
+
+def _sse(event: dict[str, Any]) -> bytes:
+    data = json.dumps(event, ensure_ascii=False, sort_keys=True)
+    return f"id: {event['seq']}\nevent: audit\ndata: {data}\n\n".encode()
+
+
+async def stream_audit(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    query = _query(scope)
+    last_id = query.get("last_event_id", "")
+    for name, value in scope["headers"]:
+        if name == b"last-event-id":
+            last_id = value.decode("latin-1").strip()
+    if last_id and not last_id.isdigit():
+        await send_json(send, 422, {"detail": f"Last-Event-ID must be a sequence number, got {last_id!r}"})
+        return
+    try:
+        where, params, _ = parse_filters({**query, "since": last_id or query.get("since", ""), "limit": "1"})
+    except QueryError as exc:
+        await send_json(send, 422, {"detail": str(exc)})
+        return
+    bank, actions = query.get("bank"), {a for a in query.get("action", "").split(",") if a}
+
+    def wanted(event: dict[str, Any]) -> bool:
+        return (not bank or event.get("bank") == bank) and (not actions or event.get("action") in actions)
+
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [
+                (b"content-type", b"text/event-stream; charset=utf-8"),
+                (b"cache-control", b"no-cache"),
+                (b"x-accel-buffering", b"no"),
+            ],
+        }
+    )
+    async with state.ledger.subscribe() as live, anyio.create_task_group() as tg:
+
+        async def watch_disconnect() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(watch_disconnect)
+        sent = int(last_id or 0)
+        while True:  # the backlog, in pages, then live
+            page = await state.ledger.read(_page(where, params, sent))
+            for event in page:
+                await send({"type": "http.response.body", "body": _sse(event), "more_body": True})
+                sent = event["seq"]
+            if len(page) < 500:
+                break
+        while True:
+            with anyio.move_on_after(HEARTBEAT_SECONDS) as timeout:
+                event = await live.get()
+            if timeout.cancelled_caught:
+                await send({"type": "http.response.body", "body": b": keep-alive\n\n", "more_body": True})
+                continue
+            if event["seq"] > sent and wanted(event):
+                await send({"type": "http.response.body", "body": _sse(event), "more_body": True})
+                sent = event["seq"]

@@ -1,0 +1,172 @@
+"""The other routes that write memory content: no bypass around the retain pipeline.
+
+* ``POST …/files/retain`` — uploaded files are converted and split by Hindsight itself, so they
+  cannot be judged item by item here: refused in ``enforce`` mode unless
+  ``governance.allow_file_retain`` is on (then passed through, and logged as ungoverned).
+* ``/mcp`` — MCP tool calls named ``retain``/``sync_retain`` get a JSON-RPC error in ``enforce``
+  mode unless ``governance.allow_mcp_retain`` is on; every other MCP message passes through.
+* ``PATCH …/documents/{id}`` (re-tagging) — tags are canonicalized, ``topic``/``stage`` labels
+  validated like retain's (one of each at most, aliases mapped, unknown refused), the ledger's
+  rows of that document follow, and the change is audited.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import structlog
+from starlette.types import Receive, Scope, Send
+
+from policies.labels import LabelError
+from policies.tags import canonicalize_tags, tag_value
+from proxy.asgi import ClientGone, read_body, replay, send_json
+from proxy.ledger import AuditEvent, append_events, now
+from proxy.middleware import request_id_of
+from proxy.passthrough import forward
+from proxy.state import AppState
+
+log = structlog.get_logger("memwarden.governance")
+MCP_RETAIN_TOOLS = frozenset({"retain", "sync_retain"})
+
+
+async def files_retain(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    bank: str = scope["path_params"]["bank_id"]
+    governance = state.settings.governance
+    if governance.mode_for(bank) == "enforce" and not governance.allow_file_retain:
+        await send_json(
+            send,
+            403,
+            {
+                "detail": "memwarden: /files/retain is not governed (uploaded files cannot be judged item by item). "
+                f"Send the text through POST /v1/default/banks/{bank}/memories, or set "
+                "governance.allow_file_retain = true to let uploads through ungoverned."
+            },
+        )
+        return
+    log.warning("ungoverned_write", route="files/retain", bank=bank)
+    await forward(state.backend, scope, receive, send, retries=0)
+
+
+def _mcp_retain_calls(payload: Any) -> list[Any]:
+    messages = payload if isinstance(payload, list) else [payload]
+    return [
+        m
+        for m in messages
+        if isinstance(m, dict)
+        and m.get("method") == "tools/call"
+        and isinstance(m.get("params"), dict)
+        and m["params"].get("name") in MCP_RETAIN_TOOLS
+    ]
+
+
+async def mcp(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    governance = state.settings.governance
+    if scope["method"] != "POST" or governance.mode == "off" or governance.allow_mcp_retain:
+        await forward(state.backend, scope, receive, send, retries=0)
+        return
+    try:
+        body = await read_body(receive)
+    except ClientGone:
+        return
+    try:
+        payload = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        payload = None
+    calls = _mcp_retain_calls(payload)
+    if calls and governance.mode == "enforce":
+        message = (
+            "memwarden: retaining through MCP is not governed; use POST /v1/default/banks/{bank}/memories "
+            "(or set governance.allow_mcp_retain = true)"
+        )
+        errors = [{"jsonrpc": "2.0", "id": c.get("id"), "error": {"code": -32001, "message": message}} for c in calls]
+        await send_json(send, 200, errors if isinstance(payload, list) else errors[0])
+        return
+    if calls:
+        log.warning("ungoverned_write", route="mcp", tools=[c["params"]["name"] for c in calls])
+    await forward(state.backend, scope, replay(body), send, retries=0)
+
+
+async def document_patch(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    bank: str = scope["path_params"]["bank_id"]
+    document_id: str = scope["path_params"]["document_id"]
+    if state.settings.governance.mode_for(bank) == "off":
+        await forward(state.backend, scope, receive, send, retries=0)
+        return
+    try:
+        body = await read_body(receive)
+    except ClientGone:
+        return
+    try:
+        payload = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        payload = None
+    if not isinstance(payload, dict) or not isinstance(payload.get("tags"), list):
+        await forward(state.backend, scope, replay(body), send, retries=0)  # not a re-tag: Hindsight judges it
+        return
+    tags = payload["tags"]
+    if not all(isinstance(t, str) for t in tags):
+        detail = [
+            {"type": "string_type", "loc": ["body", "tags"], "msg": "Input should be a valid string", "input": tags}
+        ]
+        await send_json(send, 422, {"detail": detail})
+        return
+    sep = state.settings.governance.tag_separator
+    canonical = canonicalize_tags(tags, separator=sep)
+    labels: dict[str, str] = {}
+    for key in ("topic", "stage"):
+        values = [v for t in canonical if (v := tag_value([t], key)) is not None]
+        if len(values) > 1:
+            await send_json(send, 422, {"detail": f"memwarden: a document carries one {key} label, got {values}"})
+            return
+        if values:
+            resolved = state.pipeline.labels.resolve(key, values[0])
+            if isinstance(resolved, LabelError):
+                await send_json(send, 422, {"detail": f"memwarden: {resolved.reason}"})
+                return
+            labels[key] = resolved[0]
+    canonical = [t for t in canonical if tag_value([t], "topic") is None and tag_value([t], "stage") is None]
+    canonical = [*(f"{k}{sep}{v}" for k, v in labels.items()), *canonical]
+    new_body = json.dumps({**payload, "tags": canonical}, ensure_ascii=False).encode()
+    headers = [(k, v) for k, v in scope["headers"] if k != b"content-length"]
+    headers.append((b"content-length", str(len(new_body)).encode()))
+    await forward(state.backend, {**scope, "headers": headers}, replay(new_body), send, retries=0)
+    status = scope.get("state", {}).get("backend_status")
+    if isinstance(status, int) and 200 <= status < 300:  # the ledger follows only what the backend did
+        await state.ledger.write(lambda db: _retag(db, bank, document_id, canonical, labels, request_id_of(scope)))
+
+
+def _retag(db: Any, bank: str, document_id: str, tags: list[str], labels: dict[str, str], request_id: str) -> None:
+    rows = db.execute(
+        "SELECT id, tags FROM memories WHERE bank = ? AND document_id = ?", (bank, document_id)
+    ).fetchall()
+    events = []
+    for row in rows:
+        db.execute(
+            "UPDATE memories SET tags = ?, topic = COALESCE(?, topic), stage = COALESCE(?, stage), updated_at = ?"
+            " WHERE id = ?",
+            (json.dumps(tags, ensure_ascii=False), labels.get("topic"), labels.get("stage"), now(), row["id"]),
+        )
+        events.append(
+            AuditEvent(
+                action="update",
+                bank=bank,
+                memory_id=row["id"],
+                source="document_retag",
+                before={"tags": json.loads(row["tags"])},
+                after={"tags": tags},
+                request_id=request_id,
+            )
+        )
+    if not rows:
+        events.append(
+            AuditEvent(
+                action="update",
+                bank=bank,
+                source="document_retag",
+                reason=f"document {document_id}",
+                after={"tags": tags},
+                request_id=request_id,
+            )
+        )
+    append_events(db, events)

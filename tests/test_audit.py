@@ -1,0 +1,255 @@
+"""The audit log: the API, the live stream (resumable), the JSONL mirror, tamper detection and the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from proxy.ledger import GENESIS, AuditEvent, Ledger, append_events, verify_chain
+from tests.conftest import asgi_warden, make_settings, running_warden
+from tests.upstream import UpstreamProbe, create_upstream
+
+RETAIN = "/v1/default/banks/{bank}/memories"
+FACTS = ["决定用激活码订阅模式", "still broken", "项目使用 Python 3.11。", "要不要关缓存？"]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMWARDEN_")}
+    return subprocess.run(
+        [sys.executable, "-c", "from proxy.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=False,
+    )
+
+
+@pytest.fixture
+async def warden(probe: UpstreamProbe, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    backend = httpx.AsyncClient(transport=httpx.ASGITransport(app=create_upstream(probe)))
+    async with backend, asgi_warden(make_settings("http://upstream.test", data_dir=tmp_path), backend) as client:
+        for bank in ("b1", "b2"):
+            await client.post(RETAIN.format(bank=bank), json={"items": [{"content": f} for f in FACTS]})
+        yield client
+
+
+@pytest.mark.anyio
+async def test_list_filters(warden: httpx.AsyncClient) -> None:
+    everything = (await warden.get("/warden/v1/audit")).json()
+    assert [e["seq"] for e in everything["events"]] == list(range(1, 9))
+    rejects = (await warden.get("/warden/v1/audit", params={"bank": "b2", "action": "reject"})).json()["events"]
+    assert [(e["bank"], e["action"]) for e in rejects] == [("b2", "reject"), ("b2", "reject")]
+    page = (await warden.get("/warden/v1/audit", params={"since": "3", "limit": "2"})).json()
+    assert [e["seq"] for e in page["events"]] == [4, 5]
+    assert page["next"] == 5
+    tail = (await warden.get("/warden/v1/audit", params={"tail": "3"})).json()["events"]
+    assert [e["seq"] for e in tail] == [6, 7, 8]
+    since_ts = (await warden.get("/warden/v1/audit", params={"since": everything["events"][4]["ts"]})).json()
+    assert since_ts["events"][0]["seq"] == 5
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("params", [{"limit": "0"}, {"limit": "x"}, {"since": "yesterday"}, {"tail": "-1"}])
+async def test_bad_filters_are_422(warden: httpx.AsyncClient, params: dict[str, str]) -> None:
+    assert (await warden.get("/warden/v1/audit", params=params)).status_code == 422
+
+
+@pytest.mark.anyio
+async def test_verify_endpoint(warden: httpx.AsyncClient) -> None:
+    assert (await warden.get("/warden/v1/audit/verify")).json() == {"ok": True, "events": 8, "problems": []}
+
+
+def test_mirror_file_follows_the_database(tmp_path: Path) -> None:
+    ledger = Ledger.open(tmp_path)
+    try:
+        ledger.write_sync(lambda db: append_events(db, [AuditEvent(action="add", bank="b") for _ in range(3)]))
+        lines = [json.loads(x) for x in (tmp_path / "audit.jsonl").read_text().splitlines()]
+        assert [e["seq"] for e in lines] == [1, 2, 3]
+        assert lines[0]["prev_hash"] == GENESIS
+        assert lines[1]["prev_hash"] == lines[0]["hash"]
+    finally:
+        ledger.close()
+    # A crash between commit and mirror: the mirror is re-synced on the next open.
+    (tmp_path / "audit.jsonl").write_text("\n".join((tmp_path / "audit.jsonl").read_text().splitlines()[:1]) + "\n")
+    Ledger.open(tmp_path).close()
+    assert [json.loads(x)["seq"] for x in (tmp_path / "audit.jsonl").read_text().splitlines()] == [1, 2, 3]
+
+
+def test_events_cannot_be_changed_through_sql(tmp_path: Path) -> None:
+    ledger = Ledger.open(tmp_path)
+    ledger.write_sync(lambda db: append_events(db, [AuditEvent(action="add")]))
+    ledger.close()
+    db = sqlite3.connect(tmp_path / "memwarden.db")
+    for statement in ("UPDATE audit_events SET action = 'x'", "DELETE FROM audit_events"):
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            db.execute(statement)
+    db.close()
+
+
+def tamper(tmp_path: Path, *statements: str) -> None:
+    db = sqlite3.connect(tmp_path / "memwarden.db")
+    db.execute("DROP TRIGGER audit_no_update")
+    db.execute("DROP TRIGGER audit_no_delete")
+    for statement in statements:
+        db.execute(statement)
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize(
+    ("statements", "expected"),
+    [
+        (("UPDATE audit_events SET reason = 'nothing to see' WHERE seq = 3",), "event 3: event edited"),
+        (("DELETE FROM audit_events WHERE seq = 4",), "event 4: event(s) 4 deleted"),
+        (("DELETE FROM audit_events WHERE seq = 6",), "event 6: event(s) 6 deleted from the end"),
+    ],
+)
+def test_cli_verify_names_the_edited_or_deleted_event(
+    tmp_path: Path, statements: tuple[str, ...], expected: str
+) -> None:
+    ledger = Ledger.open(tmp_path)
+    ledger.write_sync(lambda db: append_events(db, [AuditEvent(action="add", reason=str(i)) for i in range(6)]))
+    ledger.close()
+    ok = cli("audit", "verify", "--data-dir", str(tmp_path))
+    assert ok.returncode == 0
+    assert "6 events" in ok.stdout
+    tamper(tmp_path, *statements)
+    bad = cli("audit", "verify", "--data-dir", str(tmp_path))
+    assert bad.returncode == 1
+    assert expected in bad.stderr
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["add", "reject", "review", "duplicate"]), st.text(max_size=30)),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_chain_verifies_after_any_sequence_of_events(
+    tmp_path_factory: pytest.TempPathFactory, events: list[tuple[str, str]]
+) -> None:
+    directory = tmp_path_factory.mktemp("chain")
+    ledger = Ledger.open(directory, mirror=False)
+    try:
+        for action, reason in events:
+            ledger.write_sync(lambda db, a=action, r=reason: append_events(db, [AuditEvent(action=a, reason=r)]))
+        rows = ledger.read_sync(lambda db: db.execute("SELECT * FROM audit_events ORDER BY seq").fetchall())
+        assert len(rows) == len(events)
+        assert verify_chain(rows) == []
+    finally:
+        ledger.close()
+
+
+def test_cli_tail_reads_the_data_directory(tmp_path: Path) -> None:
+    ledger = Ledger.open(tmp_path)
+    ledger.write_sync(
+        lambda db: append_events(
+            db,
+            [
+                AuditEvent(action="add", bank="b1", reason="first"),
+                AuditEvent(action="reject", bank="b2", rule="chatter"),
+            ],
+        )
+    )
+    ledger.close()
+    text = cli("audit", "tail", "--data-dir", str(tmp_path))
+    assert text.returncode == 0
+    assert "#1" in text.stdout
+    assert "reject" in text.stdout
+    as_json = cli("audit", "tail", "--data-dir", str(tmp_path), "--json", "--action", "reject")
+    (line,) = as_json.stdout.splitlines()
+    assert json.loads(line)["rule"] == "chatter"
+    missing = cli("audit", "tail", "--data-dir", str(tmp_path / "nope"))
+    assert missing.returncode == 1
+    assert "no memwarden database" in missing.stderr
+
+
+@pytest.mark.slow
+def test_stream_resumes_from_last_event_id_and_follows_live(upstream_url: str, tmp_path: Path) -> None:
+    with running_warden(make_settings(upstream_url, data_dir=tmp_path)) as url:
+        httpx.post(url + RETAIN.format(bank="b1"), json={"items": [{"content": f} for f in FACTS]}, timeout=10)
+        received: list[dict[str, Any]] = []
+        done = threading.Event()
+
+        def listen() -> None:
+            with httpx.stream(
+                "GET",
+                f"{url}/warden/v1/audit/stream",
+                headers={"last-event-id": "2"},
+                timeout=httpx.Timeout(10, read=10),
+            ) as r:
+                assert r.headers["content-type"].startswith("text/event-stream")
+                for line in r.iter_lines():
+                    if line.startswith("data: "):
+                        received.append(json.loads(line[6:]))
+                        if len(received) == 4:
+                            done.set()
+                            return
+
+        thread = threading.Thread(target=listen)
+        thread.start()
+        for _ in range(50):
+            if len(received) >= 2:
+                break
+            threading.Event().wait(0.05)
+        httpx.post(
+            url + RETAIN.format(bank="b9"),
+            json={"items": [{"content": "Bob is allergic to peanuts."}, {"content": "ok"}]},
+            timeout=10,
+        )
+        assert done.wait(10), received
+        thread.join(5)
+        assert [e["seq"] for e in received] == [3, 4, 5, 6]
+        assert [e["bank"] for e in received[2:]] == ["b9", "b9"]
+        # The server keeps serving after the listener left.
+        assert httpx.get(f"{url}/warden/v1/audit/verify", timeout=5).json()["ok"] is True
+
+
+def test_cli_classify_contract(tmp_path: Path) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text(
+        '{"text": "默认模型：deepseek/deepseek-v4-flash"}\n'
+        '{"content": "still broken"}\n'
+        "\n"
+        "用户偏好：输出简洁准确\n"
+        '{"text": "默认模型：gpt-4.1", "tags": ["user=ops"]}\n'
+        "用户偏好：输出简洁准确。\n",
+        encoding="utf-8",
+    )
+    result = cli("classify", str(source))
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["verdict"] for r in rows] == ["store", "reject", "store", "review", "duplicate"]
+    assert set(rows[0]) == {"verdict", "rule", "reason", "topic", "stage", "topic_key", "tags", "content_hash"}
+    assert rows[0]["topic_key"] == "config.default_model"
+    assert rows[3]["tags"] == ["topic:dev_tools", "stage:decision", "user:ops"]
+    assert rows[2]["content_hash"] == rows[4]["content_hash"]
+    piped = subprocess.run(
+        [sys.executable, "-c", "from proxy.cli import main; main()", "classify", "-"],
+        input="still broken\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert json.loads(piped.stdout)["rule"] == "progress.en"
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"ok\n\xff\xfe broken\n")
+    failed = cli("classify", str(bad))
+    assert failed.returncode == 1
+    assert "line 2 is not valid UTF-8" in failed.stderr
