@@ -317,11 +317,9 @@ def audit_verify(config: Path | None, data_dir: Path | None, url: str | None) ->
                     continue
             last = rows[-1]["seq"] if rows else 0
             if mirrored > last:
+                span = f"{last + 1}" if mirrored == last + 1 else f"{last + 1}-{mirrored}"
                 problems.append(
-                    {
-                        "seq": last + 1,
-                        "problem": f"event(s) {last + 1}-{mirrored} deleted from the end (still in audit.jsonl)",
-                    }
+                    {"seq": last + 1, "problem": f"event(s) {span} deleted from the end (still in audit.jsonl)"}
                 )
     if problems:
         for p in problems:
