@@ -17,6 +17,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from policies.fastre import Matcher
+from policies.fastre import split_alternatives as _split_top
+
 TOPICS: tuple[str, ...] = ("business", "infra", "dev_tools", "code", "content", "research", "reflection")
 STAGES: tuple[str, ...] = ("decision", "process", "reference")
 
@@ -138,7 +141,7 @@ TOPIC_LEXICON: dict[str, tuple[tuple[str, float], ...]] = {
         (
             r"时间戳|注释|环境变量|异步|导出|导入|模块|脚本|按钮|超时|数据库表|表结构|\b(cookie|jwt|middleware|csv|importer|exporter|"
             r"encoding|utf-8(-sig)?|timestamps?|docstrings?|env var|scripts?|spinner|button|stdout|tty|json|zustand|"
-            r"timeout|crlf|line endings|\w+error|exceptions?|flaky|module|helpers?|state)\b",
+            r"timeout|crlf|line endings|[a-z]*error|exceptions?|flaky|module|helpers?|state)\b",
             1.5,
         ),
         (
@@ -245,14 +248,14 @@ class LabelClassifier:
     fallback_topic: str = "reflection"
 
     def __post_init__(self) -> None:
-        lexicon: dict[str, list[tuple[re.Pattern[str], float]]] = {
-            t: [(re.compile(p), w) for p, w in TOPIC_LEXICON.get(t, ())] for t in self.topics
+        lexicon: dict[str, list[tuple[Matcher, float]]] = {
+            t: [(Matcher(_split_top(p)), w) for p, w in TOPIC_LEXICON.get(t, ())] for t in self.topics
         }
         for topic, words in self.extra_keywords.items():
-            lexicon.setdefault(topic, []).extend((re.compile(re.escape(w.casefold())), 2.0) for w in words)
+            lexicon.setdefault(topic, []).append((Matcher([re.escape(w.casefold()) for w in words]), 2.0))
         self._lexicon = lexicon
-        self._meta = re.compile(META_LEXICON)
-        self._stage = {s: re.compile("|".join(STAGE_LEXICON[s])) for s in STAGE_LEXICON}
+        self._meta = Matcher(_split_top(META_LEXICON))
+        self._stage = {s: Matcher(_split_top("|".join(STAGE_LEXICON[s]))) for s in STAGE_LEXICON}
 
     def resolve(self, key: str, value: str) -> tuple[str, str] | LabelError:
         """A client label's canonical value and how it was found ("client" or "alias")."""
@@ -266,9 +269,7 @@ class LabelClassifier:
         return LabelError(key, value)
 
     def infer_topic(self, prepared: str) -> tuple[str, float, str]:
-        scores = {
-            topic: sum(w * len(rx.findall(prepared)) for rx, w in patterns) for topic, patterns in self._lexicon.items()
-        }
+        scores = {topic: sum(w * rx.count(prepared) for rx, w in patterns) for topic, patterns in self._lexicon.items()}
         reflective = scores.get("reflection", 0.0)
         best = max((t for t in scores if t != "reflection"), key=lambda t: (scores[t], -self.topics.index(t)))
         if reflective >= 3.0 and reflective >= scores[best]:

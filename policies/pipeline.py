@@ -127,7 +127,7 @@ class Pipeline:
             text, verdict = masked, "redact"
 
         prepared = prepare(text)
-        quality = self.quality.assess(text)
+        quality = self.quality.assess(text, prepared=prepared)
         digest = content_hash(text)
         if not quality.keep:
             return Judgement(

@@ -20,6 +20,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from policies.fastre import Matcher
 from policies.quality_rules import ALLOW_RULES, CJK, REJECT_RULES, STRUCTURED_PREFIXES, Rule
 
 _SPACE = re.compile(r"\s+")
@@ -45,11 +46,11 @@ def weighted_length(text: str) -> int:
 @dataclass(frozen=True)
 class _Compiled:
     rule: Rule
-    regex: re.Pattern[str]
+    regex: Matcher
 
 
 def _compile(rule: Rule) -> _Compiled:
-    return _Compiled(rule, re.compile("|".join(f"(?:{p})" for p in rule.patterns)))
+    return _Compiled(rule, Matcher(rule.patterns))
 
 
 class QualityFilter:
@@ -78,8 +79,9 @@ class QualityFilter:
     def rules(self) -> list[Rule]:
         return [c.rule for c in (*self.allow, *self.reject)]
 
-    def assess(self, text: str) -> QualityVerdict:
-        prepared = prepare(text)
+    def assess(self, text: str, *, prepared: str | None = None) -> QualityVerdict:
+        """The verdict on ``text`` (``prepared`` is its :func:`prepare` form, if the caller has it)."""
+        prepared = prepare(text) if prepared is None else prepared
         if self.chatter is not None and self.chatter.regex.search(prepared):
             return QualityVerdict(False, self.chatter.rule.id, self.chatter.rule.reason)
         size = weighted_length(prepared)
@@ -92,15 +94,24 @@ class QualityFilter:
         if structured:
             return self._structured(structured.group(1), structured.group(2))
 
-        allow = next((c.rule for c in self.allow if c.regex.search(prepared)), None)
+        allow: Rule | None = None
+        allow_known = False
         for compiled in self.reject:
             if compiled.regex.search(prepared):
-                if compiled.rule.overridable and allow is not None:
-                    continue
+                if compiled.rule.overridable:
+                    if not allow_known:  # allow markers are looked for only when they can matter
+                        allow, allow_known = self._allow_marker(prepared), True
+                    if allow is not None:
+                        continue
                 return QualityVerdict(False, compiled.rule.id, compiled.rule.reason)
+        if not allow_known:
+            allow = self._allow_marker(prepared)
         if allow is not None:
             return QualityVerdict(True, allow.id, allow.reason)
         return QualityVerdict(True, "keep.default", "no rule objected")
+
+    def _allow_marker(self, prepared: str) -> Rule | None:
+        return next((c.rule for c in self.allow if c.regex.search(prepared)), None)
 
     def _structured(self, prefix: str, value: str) -> QualityVerdict:
         value = value.strip()

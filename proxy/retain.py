@@ -22,18 +22,21 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
+import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.types import Receive, Scope, Send
 
-from backends.base import BackendUnavailable
+from backends.base import BackendError, BackendUnavailable
 from policies.pipeline import ACCEPTED, FORWARDED, Judgement, resolve
 from policies.tags import canonicalize_tags, tag_value
 from proxy.asgi import ClientGone, read_body, replay, send_json
 from proxy.memories import lookup_facts, mark_delivered, mark_failed, record_verdicts
 from proxy.middleware import note_backend_status, request_id_of
 from proxy.passthrough import forward, request_headers
+from proxy.review_api import supersede_in_backend
 from proxy.state import AppState
 
+log = structlog.get_logger("memwarden.retain")
 WARDEN_PARAMS = frozenset({"dry_run", "warden"})
 
 
@@ -311,6 +314,8 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
             db, bank=bank, memory_ids=survivor_ids, supersede=supersede, request_id=request_id, actor=actor
         )
     )
+    for _, old_id in supersede:
+        await _retire(state, bank, old_id)
     try:
         backend_json = json.loads(answer)
     except ValueError:
@@ -324,6 +329,18 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         verbose=verbose,
         extra_headers=[(k, v) for k, v in upstream.raw_headers if k.lower() == b"x-ignored-params"],
     )
+
+
+async def _retire(state: AppState, bank: str, memory_id: str) -> None:
+    """Take a superseded memory out of the backend where that is safe (the ledger keeps it)."""
+    row = await state.ledger.read(lambda db: db.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone())
+    if row is None:
+        return
+    try:
+        outcome = await supersede_in_backend(state, bank, row)
+    except BackendError as exc:
+        outcome = f"still in the backend: {exc}"
+    log.info("superseded", bank=bank, memory_id=memory_id, backend=outcome)
 
 
 def _backend_target(scope: Scope) -> str:

@@ -17,6 +17,7 @@ from proxy.health import hindsight_health, warden_health
 from proxy.other_writes import document_patch, files_retain, mcp
 from proxy.passthrough import forward
 from proxy.retain import governed_retain
+from proxy.review_api import approve_review, list_review, reject_review
 from proxy.state import AppState
 
 BANK = "/v1/default/banks/{bank_id}"
@@ -75,6 +76,17 @@ def build_routes() -> list[BaseRoute]:
         Route("/warden/v1/audit", Endpoint("list_audit", list_audit), methods=["GET"]),
         Route("/warden/v1/audit/stream", Endpoint("stream_audit", stream_audit), methods=["GET"]),
         Route("/warden/v1/audit/verify", Endpoint("verify_audit", verify_audit), methods=["GET"]),
+        Route("/warden/v1/banks/{bank_id}/review", Endpoint("list_review", list_review), methods=["GET"]),
+        Route(
+            "/warden/v1/banks/{bank_id}/review/{memory_id}/approve",
+            Endpoint("approve_review", approve_review),
+            methods=["POST"],
+        ),
+        Route(
+            "/warden/v1/banks/{bank_id}/review/{memory_id}/reject",
+            Endpoint("reject_review", reject_review),
+            methods=["POST"],
+        ),
         Route("/health", Endpoint("health", hindsight_health), methods=["GET"]),
         Route(f"{BANK}/memories", Endpoint("retain_memories", retain_memories), methods=["POST"]),
         Route(f"{BANK}/memories/recall", Endpoint("recall_memories", recall_memories), methods=["POST"]),

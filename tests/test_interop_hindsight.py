@@ -150,7 +150,9 @@ async def scenario(base_url: str, bank: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def warden_in_front(hindsight_url: str) -> Iterator[str]:
-    with running_warden(make_settings(hindsight_url)) as url:
+    """memwarden with governance off: these tests prove the pass-through is transparent (the
+    governed behaviour has its own interop tests in test_interop_governance.py)."""
+    with running_warden(make_settings(hindsight_url, governance={"mode": "off"})) as url:
         yield url
 
 

@@ -1,0 +1,181 @@
+"""The review queue: items held because they conflict with the memory holding their topic key.
+
+* ``GET  /warden/v1/banks/{bank}/review`` — the held items, each beside the memory it conflicts with;
+* ``POST /warden/v1/banks/{bank}/review/{id}/approve`` — forward the held item to the backend; it
+  becomes active and the memory it conflicted with is superseded;
+* ``POST /warden/v1/banks/{bank}/review/{id}/reject`` — drop it (kept in the ledger as ``rejected``).
+
+Superseding removes the old memory from the backend only when memwarden created its document and
+nothing else lives in it (its ``mw-`` document id); the ledger keeps its content either way.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from starlette.types import Receive, Scope, Send
+
+from backends.base import BackendError, BackendRejected
+from proxy.asgi import send_json
+from proxy.ledger import AuditEvent, append_events, now
+from proxy.middleware import request_id_of
+from proxy.state import AppState
+
+MEMORY_COLUMNS = (
+    "id, bank, status, content, content_hash, topic, stage, topic_key, tags, hit_count, document_id,"
+    " conflict_with, created_at, updated_at"
+)
+
+
+def memory_view(row: sqlite3.Row | None) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    out = dict(row)
+    out["tags"] = json.loads(out["tags"])
+    return out
+
+
+async def list_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    bank: str = scope["path_params"]["bank_id"]
+
+    def read(db: sqlite3.Connection) -> list[dict[str, Any]]:
+        held = db.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE bank = ? AND status = 'review'"  # noqa: S608
+            " ORDER BY created_at",
+            (bank,),
+        ).fetchall()
+        out = []
+        for row in held:
+            other = db.execute(
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?",  # noqa: S608
+                (row["conflict_with"],),
+            ).fetchone()
+            out.append({"held": memory_view(row), "conflicts_with": memory_view(other)})
+        return out
+
+    await send_json(send, 200, {"bank_id": bank, "items": await state.ledger.read(read)})
+
+
+async def _held(state: AppState, bank: str, memory_id: str) -> sqlite3.Row | None:
+    return await state.ledger.read(
+        lambda db: db.execute("SELECT * FROM memories WHERE id = ? AND bank = ?", (memory_id, bank)).fetchone()
+    )
+
+
+async def supersede_in_backend(state: AppState, bank: str, old: sqlite3.Row | dict[str, Any]) -> str:
+    """Remove a superseded memory's document from the backend when that is safe; say what happened."""
+    document_id = old["document_id"] or ""
+    if not document_id.startswith("mw-"):
+        return "kept in the backend (its document is the client's)"
+    try:
+        await state.memory.delete_document(bank, document_id)
+    except BackendRejected as exc:
+        if exc.status == 404:
+            return "already gone from the backend"
+        raise
+    return f"document {document_id} removed from the backend"
+
+
+async def approve_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
+    row = await _held(state, bank, memory_id)
+    if row is None:
+        await send_json(send, 404, {"detail": f"no memory {memory_id} in bank '{bank}'"})
+        return
+    if row["status"] != "review":
+        await send_json(send, 409, {"detail": f"memory {memory_id} is {row['status']}, not held for review"})
+        return
+    item = json.loads(row["item"])
+    try:
+        await state.memory.retain(bank, {"items": [item], "async": False})
+    except BackendError as exc:
+        await send_json(send, 502, {"detail": f"the backend did not take the approved item: {exc}"})
+        return
+    old = await _held(state, bank, row["conflict_with"]) if row["conflict_with"] else None
+    note = ""
+    if old is not None and old["status"] == "active":
+        try:
+            note = await supersede_in_backend(state, bank, old)
+        except BackendError as exc:
+            note = f"still in the backend: {exc}"
+    request_id = request_id_of(scope)
+
+    def record(db: sqlite3.Connection) -> None:
+        ts = now()
+        db.execute("UPDATE memories SET status = 'active', updated_at = ? WHERE id = ?", (ts, memory_id))
+        events = [
+            AuditEvent(
+                action="approve",
+                bank=bank,
+                memory_id=memory_id,
+                source="review",
+                before={"status": "review"},
+                after={"status": "active"},
+                request_id=request_id,
+            )
+        ]
+        if old is not None and old["status"] == "active":
+            db.execute("UPDATE memories SET status = 'superseded', updated_at = ? WHERE id = ?", (ts, old["id"]))
+            events.append(
+                AuditEvent(
+                    action="supersede",
+                    bank=bank,
+                    memory_id=old["id"],
+                    source="review",
+                    rule="topic_key.conflict",
+                    reason=f"superseded by approved {memory_id}; {note}",
+                    before={"status": "active"},
+                    after={"status": "superseded", "by": memory_id},
+                    request_id=request_id,
+                )
+            )
+        append_events(db, events)
+
+    await state.ledger.write(record)
+    await send_json(
+        send,
+        200,
+        {
+            "id": memory_id,
+            "status": "active",
+            "superseded": old["id"] if old is not None else None,
+            "backend": note or None,
+        },
+    )
+
+
+async def reject_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
+    row = await _held(state, bank, memory_id)
+    if row is None:
+        await send_json(send, 404, {"detail": f"no memory {memory_id} in bank '{bank}'"})
+        return
+    if row["status"] != "review":
+        await send_json(send, 409, {"detail": f"memory {memory_id} is {row['status']}, not held for review"})
+        return
+    request_id = request_id_of(scope)
+
+    def record(db: sqlite3.Connection) -> None:
+        db.execute(
+            "UPDATE memories SET status = 'rejected', updated_at = ? WHERE id = ? AND status = 'review'",
+            (now(), memory_id),
+        )
+        append_events(
+            db,
+            [
+                AuditEvent(
+                    action="reject_review",
+                    bank=bank,
+                    memory_id=memory_id,
+                    source="review",
+                    before={"status": "review"},
+                    after={"status": "rejected"},
+                    request_id=request_id,
+                )
+            ],
+        )
+
+    await state.ledger.write(record)
+    await send_json(send, 200, {"id": memory_id, "status": "rejected"})
