@@ -191,11 +191,16 @@ def migrate(db: sqlite3.Connection) -> list[str]:
 # -- audit --------------------------------------------------------------------------------------
 
 
+# Events appended by the transaction running on this thread, for mirroring after its commit.
+_appended = threading.local()
+
+
 def append_events(db: sqlite3.Connection, events: Iterable[AuditEvent]) -> list[AuditEvent]:
     """Append ``events`` to the chain inside the caller's transaction; fills seq/prev_hash/hash."""
     last = db.execute("SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1").fetchone()
     seq, prev = (last[0], last[1]) if last else (0, GENESIS)
     out = []
+    pending: list[dict[str, Any]] | None = getattr(_appended, "events", None)
     for event in events:
         seq += 1
         row = event.as_dict()
@@ -210,6 +215,8 @@ def append_events(db: sqlite3.Connection, events: Iterable[AuditEvent]) -> list[
         event.seq, event.prev_hash, event.hash = seq, prev, digest
         prev = digest
         out.append(event)
+        if pending is not None:
+            pending.append({**event.as_dict(), "before": event.before, "after": event.after})
     return out
 
 
@@ -258,6 +265,7 @@ class Ledger:
         self._readers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ledger-reader")
         self._local = threading.local()
         self._reader_dbs: list[sqlite3.Connection] = []
+        self._mirror_file: Any = None
         self._write_db: sqlite3.Connection | None = None
         self._subscribers: set[asyncio.Queue[dict[str, Any]]] = set()
 
@@ -308,9 +316,10 @@ class Ledger:
     def _mirror(self, events: list[dict[str, Any]]) -> None:
         if self.jsonl is None or not events:
             return
-        with self.jsonl.open("a", encoding="utf-8") as fh:
-            for event in events:
-                fh.write(json.dumps(event, ensure_ascii=False, sort_keys=True) + "\n")
+        if self._mirror_file is None:
+            self._mirror_file = self.jsonl.open("a", encoding="utf-8")
+        self._mirror_file.write("".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in events))
+        self._mirror_file.flush()
 
     def _read_db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
@@ -341,7 +350,8 @@ class Ledger:
         db = self._write_db
         if db is None:
             raise LedgerError("the ledger is closed")
-        start = db.execute("SELECT COALESCE(MAX(seq), 0) FROM audit_events").fetchone()[0]
+        events: list[dict[str, Any]] = []
+        _appended.events = events
         db.execute("BEGIN IMMEDIATE")
         try:
             result = fn(db)
@@ -349,8 +359,8 @@ class Ledger:
         except BaseException:
             db.execute("ROLLBACK")
             raise
-        rows = db.execute("SELECT * FROM audit_events WHERE seq > ? ORDER BY seq", (start,)).fetchall()
-        events = [event_from_row(r) for r in rows]
+        finally:
+            _appended.events = None
         self._mirror(events)
         return result, events
 
@@ -382,6 +392,9 @@ class Ledger:
             if self._write_db is not None:
                 self._write_db.close()
                 self._write_db = None
+            if self._mirror_file is not None:
+                self._mirror_file.close()
+                self._mirror_file = None
 
         with contextlib.suppress(RuntimeError):
             self._writer.submit(close_writer).result()
