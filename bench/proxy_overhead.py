@@ -16,6 +16,7 @@ Usage: python bench/proxy_overhead.py [--duration 10] [--quick] [--no-hindsight]
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import platform
@@ -93,13 +94,28 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 def start_warden(upstream: str, transport: str) -> tuple[subprocess.Popen[bytes], str]:
+    """memwarden as a pure proxy: governance off (its cost is bench/policy_throughput.py's subject)."""
     port = free_port()
     env = {
         "MEMWARDEN_SERVER__ACCESS_LOG": "false",
         "MEMWARDEN_SERVER__LOG_LEVEL": "warning",
         "MEMWARDEN_BACKENDS__HINDSIGHT__TRANSPORT": transport,
+        "MEMWARDEN_GOVERNANCE__MODE": "off",
     }
-    cmd = [PY, "-c", "from proxy.cli import main; main()", "serve", "--upstream", upstream, "--port", str(port)]
+    data_dir = tempfile.mkdtemp(prefix="memwarden-bench-")
+    atexit.register(shutil.rmtree, data_dir, ignore_errors=True)
+    cmd = [
+        PY,
+        "-c",
+        "from proxy.cli import main; main()",
+        "serve",
+        "--upstream",
+        upstream,
+        "--port",
+        str(port),
+        "--data-dir",
+        data_dir,
+    ]
     proc = start(cmd, env)
     url = f"http://127.0.0.1:{port}"
     wait_http(f"{url}/warden/health")

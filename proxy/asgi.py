@@ -41,7 +41,7 @@ def replay(body: bytes) -> Receive:
 
 async def send_json(send: Send, status: int, payload: Any, *, headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
     """Answer ``payload`` as JSON in one piece."""
-    body = json.dumps(payload, ensure_ascii=False).encode()
+    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
     await send(
         {
             "type": "http.response.start",

@@ -130,3 +130,22 @@ def test_config_example_loads_as_a_config_file(tmp_path: Path) -> None:
         }
 
     assert load_settings(environ={}, overrides=drop_empty(_commented_example())) == load_settings(environ={})
+
+
+def test_governance_overrides_per_bank_and_rule_extensions(tmp_path: Path) -> None:
+    cfg = tmp_path / "memwarden.toml"
+    cfg.write_text(
+        '[governance]\nmode = "shadow"\nextra_rules = [{ id = "custom.jira", reason = "ticket chatter", '
+        'patterns = ["^jira-\\\\d+ moved"] }]\n[governance.banks.prod]\nmode = "enforce"\nsecrets = "redact"\n'
+    )
+    g = load_settings(config_file=cfg, environ={}).governance
+    assert (g.mode_for("prod"), g.mode_for("other")) == ("enforce", "shadow")
+    assert (g.secrets_for("prod"), g.secrets_for("other")) == ("redact", "reject")
+    assert g.extra_rules[0].patterns == ["^jira-\\d+ moved"]
+
+
+def test_a_broken_rule_pattern_stops_start_up(tmp_path: Path) -> None:
+    cfg = tmp_path / "memwarden.toml"
+    cfg.write_text('[governance]\nextra_rules = [{ id = "x", reason = "y", patterns = ["(unclosed"] }]\n')
+    with pytest.raises(SettingsError, match=r"governance\.extra_rules\.0\.patterns.*not a valid regular expression"):
+        load_settings(config_file=cfg, environ={})
