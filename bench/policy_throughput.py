@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.proxy_overhead import PY, free_port, machine, run_wrk, start, stop, wait_http
+from bench.proxy_overhead import PY, free_port, machine, run_wrk, start, start_warden, stop, wait_http
 from policies.pipeline import Pipeline, resolve
 
 REPO = Path(__file__).resolve().parent.parent
@@ -52,33 +52,6 @@ def pipeline_throughput(seconds: float) -> tuple[float, int]:
     return done / (time.perf_counter() - started), len(texts)
 
 
-def start_warden(upstream: str, data_dir: str, mode: str) -> tuple[object, str]:
-    port = free_port()
-    env = {
-        "MEMWARDEN_SERVER__ACCESS_LOG": "false",
-        "MEMWARDEN_SERVER__LOG_LEVEL": "warning",
-        "MEMWARDEN_GOVERNANCE__MODE": mode,
-    }
-    proc = start(
-        [
-            PY,
-            "-c",
-            "from proxy.cli import main; main()",
-            "serve",
-            "--upstream",
-            upstream,
-            "--port",
-            str(port),
-            "--data-dir",
-            data_dir,
-        ],
-        env,
-    )
-    url = f"http://127.0.0.1:{port}"
-    wait_http(f"{url}/warden/health")
-    return proc, url
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--duration", type=float, default=10.0)
@@ -96,17 +69,13 @@ def main() -> int:
         port = free_port()
         upstream = start([PY, str(REPO / "bench" / "trivial_upstream.py"), str(port)])
         procs = [upstream]
-        with (
-            tempfile.TemporaryDirectory() as off_dir,
-            tempfile.TemporaryDirectory() as on_dir,
-            tempfile.TemporaryDirectory() as tmp,
-        ):
+        with tempfile.TemporaryDirectory() as tmp:
             try:
                 up = f"http://127.0.0.1:{port}"
                 wait_http(f"{up}/version")
-                off, off_url = start_warden(up, off_dir, "off")
-                on, on_url = start_warden(up, on_dir, "enforce")
-                procs += [off, on]  # type: ignore[list-item]
+                off, off_url = start_warden(up, mode="off")
+                on, on_url = start_warden(up, mode="enforce")
+                procs += [off, on]
                 script = Path(tmp) / "retain.lua"
                 script.write_text(UNIQUE_RETAIN)
                 for connections in (1, 8):
@@ -129,7 +98,7 @@ def main() -> int:
                         )
             finally:
                 for proc in procs:
-                    stop(proc)  # type: ignore[arg-type]
+                    stop(proc)
     else:
         print("wrk not found (apt-get install wrk): retain latency not measured", file=sys.stderr)
     results["retain"] = rows

@@ -93,14 +93,15 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
-def start_warden(upstream: str, transport: str) -> tuple[subprocess.Popen[bytes], str]:
-    """memwarden as a pure proxy: governance off (its cost is bench/policy_throughput.py's subject)."""
+def start_warden(upstream: str, transport: str = "aiohttp", mode: str = "off") -> tuple[subprocess.Popen[bytes], str]:
+    """memwarden in front of ``upstream``; by default a pure proxy (governance off: its cost is
+    bench/policy_throughput.py's subject), with a throw-away data directory."""
     port = free_port()
     env = {
         "MEMWARDEN_SERVER__ACCESS_LOG": "false",
         "MEMWARDEN_SERVER__LOG_LEVEL": "warning",
         "MEMWARDEN_BACKENDS__HINDSIGHT__TRANSPORT": transport,
-        "MEMWARDEN_GOVERNANCE__MODE": "off",
+        "MEMWARDEN_GOVERNANCE__MODE": mode,
     }
     data_dir = tempfile.mkdtemp(prefix="memwarden-bench-")
     atexit.register(shutil.rmtree, data_dir, ignore_errors=True)

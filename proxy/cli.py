@@ -54,11 +54,13 @@ def serve(config: Path | None, host: str | None, port: int | None, data_dir: Pat
     import uvicorn
 
     from proxy.app import check_runnable, create_app
+    from proxy.ledger import Ledger, LedgerError
     from proxy.logging import configure_logging
 
     try:
         check_runnable(settings)
-    except SettingsError as exc:
+        Ledger.open(settings.data_dir).close()  # a corrupt or unusable data directory: say so now
+    except (SettingsError, LedgerError) as exc:
         raise click.ClickException(str(exc)) from None
     configure_logging(settings.server)
     app = create_app(settings)

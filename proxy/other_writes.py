@@ -60,19 +60,24 @@ def _mcp_retain_calls(payload: Any) -> list[Any]:
     ]
 
 
+async def _read_json(receive: Receive) -> tuple[bytes, Any]:
+    """The body, and its JSON (None when it is not JSON: the backend will say so)."""
+    body = await read_body(receive)
+    try:
+        return body, json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return body, None
+
+
 async def mcp(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     governance = state.settings.governance
     if scope["method"] != "POST" or governance.mode == "off" or governance.allow_mcp_retain:
         await forward(state.backend, scope, receive, send, retries=0)
         return
     try:
-        body = await read_body(receive)
+        body, payload = await _read_json(receive)
     except ClientGone:
         return
-    try:
-        payload = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        payload = None
     calls = _mcp_retain_calls(payload)
     if calls and governance.mode == "enforce":
         message = (
@@ -94,13 +99,9 @@ async def document_patch(state: AppState, scope: Scope, receive: Receive, send: 
         await forward(state.backend, scope, receive, send, retries=0)
         return
     try:
-        body = await read_body(receive)
+        body, payload = await _read_json(receive)
     except ClientGone:
         return
-    try:
-        payload = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        payload = None
     if not isinstance(payload, dict) or not isinstance(payload.get("tags"), list):
         await forward(state.backend, scope, replay(body), send, retries=0)  # not a re-tag: Hindsight judges it
         return

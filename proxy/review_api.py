@@ -64,6 +64,18 @@ async def _held(state: AppState, bank: str, memory_id: str) -> sqlite3.Row | Non
     )
 
 
+async def _held_for_review(state: AppState, bank: str, memory_id: str, send: Send) -> sqlite3.Row | None:
+    """The held row, or None after answering 404 (unknown) / 409 (not held)."""
+    row = await _held(state, bank, memory_id)
+    if row is None:
+        await send_json(send, 404, {"detail": f"no memory {memory_id} in bank '{bank}'"})
+        return None
+    if row["status"] != "review":
+        await send_json(send, 409, {"detail": f"memory {memory_id} is {row['status']}, not held for review"})
+        return None
+    return row
+
+
 async def supersede_in_backend(state: AppState, bank: str, old: sqlite3.Row | dict[str, Any]) -> str:
     """Remove a superseded memory's document from the backend when that is safe; say what happened."""
     document_id = old["document_id"] or ""
@@ -80,12 +92,8 @@ async def supersede_in_backend(state: AppState, bank: str, old: sqlite3.Row | di
 
 async def approve_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
-    row = await _held(state, bank, memory_id)
+    row = await _held_for_review(state, bank, memory_id, send)
     if row is None:
-        await send_json(send, 404, {"detail": f"no memory {memory_id} in bank '{bank}'"})
-        return
-    if row["status"] != "review":
-        await send_json(send, 409, {"detail": f"memory {memory_id} is {row['status']}, not held for review"})
         return
     item = json.loads(row["item"])
     try:
@@ -148,12 +156,8 @@ async def approve_review(state: AppState, scope: Scope, receive: Receive, send: 
 
 async def reject_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
-    row = await _held(state, bank, memory_id)
+    row = await _held_for_review(state, bank, memory_id, send)
     if row is None:
-        await send_json(send, 404, {"detail": f"no memory {memory_id} in bank '{bank}'"})
-        return
-    if row["status"] != "review":
-        await send_json(send, 409, {"detail": f"memory {memory_id} is {row['status']}, not held for review"})
         return
     request_id = request_id_of(scope)
 

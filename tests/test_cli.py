@@ -63,6 +63,15 @@ def test_bad_environment_value_names_the_variable_key(tmp_path: Path) -> None:
     assert "'server.port'" in result.stderr
 
 
+def test_a_corrupt_database_is_a_clear_error_and_is_not_replaced(tmp_path: Path) -> None:
+    (tmp_path / "memwarden.db").write_bytes(b"this is not a database" * 100)
+    result = run("serve", "--upstream", "http://127.0.0.1:1", "--data-dir", str(tmp_path))
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "cannot be used as memwarden's database" in result.stderr
+    assert (tmp_path / "memwarden.db").read_bytes() == b"this is not a database" * 100
+
+
 def test_help_shows_an_example() -> None:
     result = run("serve", "--help")
     assert result.returncode == 0
