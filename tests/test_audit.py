@@ -253,3 +253,41 @@ def test_cli_classify_contract(tmp_path: Path) -> None:
     failed = cli("classify", str(bad))
     assert failed.returncode == 1
     assert "line 2 is not valid UTF-8" in failed.stderr
+
+
+def test_cli_tail_follow_prints_new_events(tmp_path: Path) -> None:
+    ledger = Ledger.open(tmp_path)
+    ledger.write_sync(lambda db: append_events(db, [AuditEvent(action="add", bank="b1")]))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMWARDEN_")}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from proxy.cli import main; main()",
+            "audit",
+            "tail",
+            "-f",
+            "--json",
+            "--data-dir",
+            str(tmp_path),
+            "--action",
+            "reject",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        threading.Event().wait(1.0)
+        ledger.write_sync(
+            lambda db: append_events(
+                db, [AuditEvent(action="reject", bank="b2", rule="chatter"), AuditEvent(action="add", bank="b2")]
+            )
+        )
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert json.loads(line)["rule"] == "chatter"
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+        ledger.close()
