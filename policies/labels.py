@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from policies.fastre import Matcher
+from policies.fastre import PatternSet
 from policies.fastre import split_alternatives as _split_top
 
 TOPICS: tuple[str, ...] = ("business", "infra", "dev_tools", "code", "content", "research", "reflection")
@@ -248,14 +248,26 @@ class LabelClassifier:
     fallback_topic: str = "reflection"
 
     def __post_init__(self) -> None:
-        lexicon: dict[str, list[tuple[Matcher, float]]] = {
-            t: [(Matcher(_split_top(p)), w) for p, w in TOPIC_LEXICON.get(t, ())] for t in self.topics
-        }
+        # Every lexicon entry, the stage lexicons and the meta lexicon, found in one pass over the
+        # text (literal alternatives) plus the few entries that stay regular expressions.
+        groups: dict[str, list[str]] = {}
+        self._weights: list[tuple[str, str, float]] = []  # (group, topic, weight)
+        for topic in self.topics:
+            for i, (pattern, weight) in enumerate(TOPIC_LEXICON.get(topic, ())):
+                groups[f"{topic}#{i}"] = _split_top(pattern)
+                self._weights.append((f"{topic}#{i}", topic, weight))
         for topic, words in self.extra_keywords.items():
-            lexicon.setdefault(topic, []).append((Matcher([re.escape(w.casefold()) for w in words]), 2.0))
-        self._lexicon = lexicon
-        self._meta = Matcher(_split_top(META_LEXICON))
-        self._stage = {s: Matcher(_split_top("|".join(STAGE_LEXICON[s]))) for s in STAGE_LEXICON}
+            if words:
+                groups[f"{topic}#extra"] = [re.escape(w.casefold()) for w in words]
+                self._weights.append((f"{topic}#extra", topic, 2.0))
+        groups["meta"] = _split_top(META_LEXICON)
+        for stage, patterns in STAGE_LEXICON.items():
+            groups[f"stage:{stage}"] = _split_top("|".join(patterns))
+        self._patterns = PatternSet(groups)
+        self._counted = {g for g, _, _ in self._weights if self._patterns.residual(g) is not None}
+
+    def _found(self, group: str, prepared: str, hits: dict[str, int]) -> bool:
+        return group in hits or self._patterns.residual_search(group, prepared)
 
     def resolve(self, key: str, value: str) -> tuple[str, str] | LabelError:
         """A client label's canonical value and how it was found ("client" or "alias")."""
@@ -268,8 +280,15 @@ class LabelClassifier:
             return alias, "alias"
         return LabelError(key, value)
 
-    def infer_topic(self, prepared: str) -> tuple[str, float, str]:
-        scores = {topic: sum(w * rx.count(prepared) for rx, w in patterns) for topic, patterns in self._lexicon.items()}
+    def infer_topic(self, prepared: str, hits: dict[str, int] | None = None) -> tuple[str, float, str]:
+        hits = self._patterns.literal_counts(prepared) if hits is None else hits
+        scores = dict.fromkeys(self.topics, 0.0)
+        for group, topic, weight in self._weights:
+            n = hits.get(group, 0)
+            if group in self._counted:
+                n += self._patterns.residual_count(group, prepared)
+            if n:
+                scores[topic] += weight * n
         reflective = scores.get("reflection", 0.0)
         best = max((t for t in scores if t != "reflection"), key=lambda t: (scores[t], -self.topics.index(t)))
         if reflective >= 3.0 and reflective >= scores[best]:
@@ -277,17 +296,18 @@ class LabelClassifier:
         if scores[best] > 0:
             total = sum(scores.values()) or 1.0
             return best, round(scores[best] / total, 2), "inferred"
-        if self._meta.search(prepared):
+        if self._found("meta", prepared, hits):
             return "reflection", 0.5, "inferred"
         prefix = re.match(r"^(\w+)\s*[:：]", prepared)
         if prefix and prefix.group(1) in PREFIX_TOPICS:
             return PREFIX_TOPICS[prefix.group(1)], 0.3, "prefix"
         return self.fallback_topic, 0.0, "fallback"
 
-    def infer_stage(self, prepared: str, topic: str) -> str:
-        if self._stage["process"].search(prepared):
+    def infer_stage(self, prepared: str, topic: str, hits: dict[str, int] | None = None) -> str:
+        hits = self._patterns.literal_counts(prepared) if hits is None else hits
+        if self._found("stage:process", prepared, hits):
             return "process"
-        if self._stage["decision"].search(prepared) or topic == "reflection":
+        if self._found("stage:decision", prepared, hits) or topic == "reflection":
             return "decision"
         return "reference"
 
@@ -295,18 +315,19 @@ class LabelClassifier:
         """Labels for an item: the client's (validated) where given, inferred otherwise."""
         topic_source = stage_source = "inferred"
         confidence = 1.0
+        hits = self._patterns.literal_counts(prepared) if topic is None or stage is None else {}
         if topic is not None:
             resolved = self.resolve("topic", topic)
             if isinstance(resolved, LabelError):
                 return resolved
             topic, topic_source = resolved
         else:
-            topic, confidence, topic_source = self.infer_topic(prepared)
+            topic, confidence, topic_source = self.infer_topic(prepared, hits)
         if stage is not None:
             resolved = self.resolve("stage", stage)
             if isinstance(resolved, LabelError):
                 return resolved
             stage, stage_source = resolved
         else:
-            stage = self.infer_stage(prepared, topic)
+            stage = self.infer_stage(prepared, topic, hits)
         return Labels(topic, stage, topic_source, stage_source, confidence)

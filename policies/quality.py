@@ -20,7 +20,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from policies.fastre import Matcher
+from policies.fastre import Matcher, PatternSet
 from policies.quality_rules import ALLOW_RULES, CJK, REJECT_RULES, STRUCTURED_PREFIXES, Rule
 
 _SPACE = re.compile(r"\s+")
@@ -43,16 +43,6 @@ def weighted_length(text: str) -> int:
     return len(text) + len(_CJK_CHAR.findall(text))
 
 
-@dataclass(frozen=True)
-class _Compiled:
-    rule: Rule
-    regex: Matcher
-
-
-def _compile(rule: Rule) -> _Compiled:
-    return _Compiled(rule, Matcher(rule.patterns))
-
-
 class QualityFilter:
     """The filter with its rule tables compiled; build once, call :meth:`assess` per item."""
 
@@ -68,22 +58,37 @@ class QualityFilter:
         off = set(disabled)
         self.min_length = min_length
         self.max_length = max_length
-        self.allow = [_compile(r) for r in ALLOW_RULES if r.id not in off]
-        rejects = [_compile(r) for r in (*REJECT_RULES, *extra_rules) if r.id not in off]
+        self.allow = [r for r in ALLOW_RULES if r.id not in off]
+        rejects = [r for r in (*REJECT_RULES, *extra_rules) if r.id not in off]
         # Chatter is judged on the whole text, before length: "ok" is chatter, not "too short".
-        self.chatter = next((c for c in rejects if c.rule.id == "chatter"), None)
-        self.reject = [c for c in rejects if c.rule.id != "chatter"]
+        self.chatter = next((r for r in rejects if r.id == "chatter"), None)
+        self.reject = [r for r in rejects if r.id != "chatter"]
+        # All rules' literal alternatives are found in one pass; the rest stay regular expressions.
+        self._patterns = PatternSet({r.id: r.patterns for r in (*self.allow, *rejects)})
+        self._reject_checks = [(r, self._patterns.residual(r.id)) for r in self.reject]
+        self._allow_checks = [(r, self._patterns.residual(r.id)) for r in self.allow]
+        # One search says whether any rule's regular-expression part can match at all; usually
+        # none can, and the per-rule searches are skipped.
+        self._any_residual = Matcher(
+            [p for _, m in (*self._reject_checks, *self._allow_checks) if m is not None for p in m.patterns]
+        )
         prefixes = sorted({*STRUCTURED_PREFIXES, *structured_prefixes}, key=len, reverse=True)
         self._prefix = re.compile(r"^(" + "|".join(re.escape(p) for p in prefixes) + r")\s*[:：]\s*(.*)$", re.S)
 
     def rules(self) -> list[Rule]:
-        return [c.rule for c in (*self.allow, *self.reject)]
+        return [*self.allow, *self.reject]
+
+    def fires(self, rule_id: str, prepared: str, literal_hits: dict[str, int] | None = None) -> bool:
+        """Whether rule ``rule_id`` matches the prepared text."""
+        hits = self._patterns.literal_counts(prepared) if literal_hits is None else literal_hits
+        return rule_id in hits or self._patterns.residual_search(rule_id, prepared)
 
     def assess(self, text: str, *, prepared: str | None = None) -> QualityVerdict:
         """The verdict on ``text`` (``prepared`` is its :func:`prepare` form, if the caller has it)."""
         prepared = prepare(text) if prepared is None else prepared
-        if self.chatter is not None and self.chatter.regex.search(prepared):
-            return QualityVerdict(False, self.chatter.rule.id, self.chatter.rule.reason)
+        hits = self._patterns.literal_counts(prepared)
+        if self.chatter is not None and self.fires(self.chatter.id, prepared, hits):
+            return QualityVerdict(False, self.chatter.id, self.chatter.reason)
         size = weighted_length(prepared)
         if size < self.min_length:
             return QualityVerdict(False, "length.too_short", f"too short to be a memory ({size} < {self.min_length})")
@@ -96,22 +101,26 @@ class QualityFilter:
 
         allow: Rule | None = None
         allow_known = False
-        for compiled in self.reject:
-            if compiled.regex.search(prepared):
-                if compiled.rule.overridable:
+        maybe = self._any_residual.search(prepared)
+        for rule, residual in self._reject_checks:
+            if rule.id in hits or (maybe and residual is not None and residual.search(prepared)):
+                if rule.overridable:
                     if not allow_known:  # allow markers are looked for only when they can matter
-                        allow, allow_known = self._allow_marker(prepared), True
+                        allow, allow_known = self._allow_marker(prepared, hits, maybe), True
                     if allow is not None:
                         continue
-                return QualityVerdict(False, compiled.rule.id, compiled.rule.reason)
+                return QualityVerdict(False, rule.id, rule.reason)
         if not allow_known:
-            allow = self._allow_marker(prepared)
+            allow = self._allow_marker(prepared, hits, maybe)
         if allow is not None:
             return QualityVerdict(True, allow.id, allow.reason)
         return QualityVerdict(True, "keep.default", "no rule objected")
 
-    def _allow_marker(self, prepared: str) -> Rule | None:
-        return next((c.rule for c in self.allow if c.regex.search(prepared)), None)
+    def _allow_marker(self, prepared: str, hits: dict[str, int], maybe: bool) -> Rule | None:
+        for rule, residual in self._allow_checks:
+            if rule.id in hits or (maybe and residual is not None and residual.search(prepared)):
+                return rule
+        return None
 
     def _structured(self, prefix: str, value: str) -> QualityVerdict:
         value = value.strip()

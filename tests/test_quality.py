@@ -54,10 +54,9 @@ def test_reject_rule_spares_its_counter_examples(rule: Rule, text: str) -> None:
     ids=lambda x: x.id if isinstance(x, Rule) else x[:30],
 )
 def test_allow_rule_vouches_for_its_examples(rule: Rule, text: str) -> None:
-    compiled = next(c for c in FILTER.allow if c.rule.id == rule.id)
     from policies.quality import prepare
 
-    assert compiled.regex.search(prepare(text))
+    assert FILTER.fires(rule.id, prepare(text))
 
 
 @pytest.mark.parametrize(
@@ -66,10 +65,9 @@ def test_allow_rule_vouches_for_its_examples(rule: Rule, text: str) -> None:
     ids=lambda x: x.id if isinstance(x, Rule) else x[:30],
 )
 def test_allow_rule_does_not_vouch_for_its_counter_examples(rule: Rule, text: str) -> None:
-    compiled = next(c for c in FILTER.allow if c.rule.id == rule.id)
     from policies.quality import prepare
 
-    assert not compiled.regex.search(prepare(text))
+    assert not FILTER.fires(rule.id, prepare(text))
 
 
 @pytest.mark.parametrize(
