@@ -52,3 +52,9 @@ def normalize(text: str) -> str:
 def content_hash(text: str) -> str:
     """SHA-256 (hex) of the normalized text."""
     return hashlib.sha256(normalize(text).encode("utf-8")).hexdigest()
+
+
+def content_hash_prepared(prepared: str) -> str:
+    """``content_hash`` of a text from its :func:`policies.quality.prepare` form (NFKC, whitespace
+    collapsed, casefolded), which already did most of the work: the same value, computed cheaper."""
+    return hashlib.sha256(_TRAILING.sub("", prepared.translate(_PUNCT)).encode("utf-8")).hexdigest()

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from policies.labels import LabelClassifier, LabelError
-from policies.normalize import content_hash
+from policies.normalize import content_hash, content_hash_prepared
 from policies.quality import QualityFilter, prepare
 from policies.secrets import find_secrets, mask
 from policies.tags import canonicalize_tags, tag_value
@@ -109,7 +109,8 @@ class Pipeline:
                 )
             return Judgement(index, "reject", "content.empty", "empty content")
 
-        found = find_secrets(text)
+        prepared = prepare(text)
+        found = find_secrets(text, folded=prepared)
         kinds = tuple(dict.fromkeys(f.kind for f in found))
         verdict: Verdict = "store"
         if found:
@@ -125,10 +126,10 @@ class Pipeline:
                     secrets=kinds,
                 )
             text, verdict = masked, "redact"
+            prepared = prepare(text)
 
-        prepared = prepare(text)
         quality = self.quality.assess(text, prepared=prepared)
-        digest = content_hash(text)
+        digest = content_hash_prepared(prepared)
         if not quality.keep:
             return Judgement(
                 index, "reject", quality.rule, quality.reason, text=text, content_hash=digest, secrets=kinds

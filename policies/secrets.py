@@ -17,6 +17,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from policies.fastre import compile_fast
+
 
 @dataclass(frozen=True)
 class SecretFinding:
@@ -106,15 +108,22 @@ def _high_entropy(text: str) -> list[SecretFinding]:
 
 # Every detector above needs one of these (casefolded) or a long token: most texts have neither,
 # and one search rules them out.
-_PREFILTER = re.compile(
+_PREFILTER_WORDS = compile_fast(
     r"private key|sk-|sk_|rk_|pk_|gh[pousr]_|github_pat_|akia|asia|agpa|aida|aroa|aiza|xox|eyj|://|pass|pwd|密码|口令|"
-    r"key|secret|token|bearer|密钥|令牌|authorization|[a-z0-9+/_\-]{24}"
+    r"key|secret|token|bearer|密钥|令牌|authorization"
 )
+_PREFILTER_TOKEN = re.compile(r"[a-z0-9+/_\-]{24}")
 
 
-def find_secrets(text: str, *, extra: tuple[SecretPattern, ...] = ()) -> list[SecretFinding]:
-    """Every secret span in ``text``, left to right, overlaps merged (first detector wins)."""
-    if not extra and not _PREFILTER.search(text.casefold()):
+def may_hold_secrets(folded: str) -> bool:
+    """False when no detector can match: ``folded`` is the casefolded text."""
+    return _PREFILTER_WORDS.search(folded) is not None or _PREFILTER_TOKEN.search(folded) is not None
+
+
+def find_secrets(text: str, *, extra: tuple[SecretPattern, ...] = (), folded: str | None = None) -> list[SecretFinding]:
+    """Every secret span in ``text``, left to right, overlaps merged (first detector wins).
+    ``folded`` is ``text`` casefolded (whitespace collapsed is fine), if the caller has it."""
+    if not extra and not may_hold_secrets(text.casefold() if folded is None else folded):
         return []
     spans: list[SecretFinding] = []
     for detector in (*SECRET_PATTERNS, *extra):

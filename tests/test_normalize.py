@@ -4,7 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policies.normalize import content_hash, normalize
+from policies.normalize import content_hash, content_hash_prepared, normalize
+from policies.quality import prepare
 
 
 @pytest.mark.parametrize(
@@ -31,3 +32,8 @@ def test_different_memories_differ(a: str, b: str) -> None:
 @given(st.text())
 def test_normalization_is_idempotent(text: str) -> None:
     assert normalize(normalize(text)) == normalize(text)
+
+
+@given(st.text())
+def test_hash_from_the_prepared_form_is_the_same_hash(text: str) -> None:
+    assert content_hash_prepared(prepare(text)) == content_hash(text)
