@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from policies.labels import LabelClassifier, LabelError
+from policies.labels import LabelClassifier, LabelError, Labels
 from policies.normalize import content_hash, content_hash_prepared
 from policies.quality import QualityFilter, prepare
 from policies.secrets import find_secrets, mask
@@ -98,13 +98,20 @@ class Pipeline:
         text = text.strip()
         if not text:
             if non_text:
-                # Images and files cannot be judged by rules: passed through, recorded as unfiltered.
+                # Images and files cannot be judged by rules: passed through, recorded as unfiltered,
+                # labelled like any memory (the client's labels, else the fallback topic).
+                labelled = self._labels("", tags)
+                if isinstance(labelled, LabelError):
+                    return Judgement(index, "reject", f"label.unknown_{labelled.key}", labelled.reason)
+                labels, final_tags = labelled
                 return Judgement(
                     index,
                     "store",
                     "unfiltered.non_text",
                     "no text to judge; non-text blocks pass",
-                    tags=tuple(canonicalize_tags(tags, separator=self.tag_separator)),
+                    topic=labels.topic,
+                    stage=labels.stage,
+                    tags=final_tags,
                     non_text_blocks=non_text,
                 )
             return Judgement(index, "reject", "content.empty", "empty content")
@@ -135,23 +142,12 @@ class Pipeline:
                 index, "reject", quality.rule, quality.reason, text=text, content_hash=digest, secrets=kinds
             )
 
-        canonical = canonicalize_tags(tags, separator=self.tag_separator)
-        labels = self.labels.classify(
-            prepared, topic=tag_value(canonical, "topic"), stage=tag_value(canonical, "stage")
-        )
-        if isinstance(labels, LabelError):
+        labelled = self._labels(prepared, tags)
+        if isinstance(labelled, LabelError):
             return Judgement(
-                index,
-                "reject",
-                f"label.unknown_{labels.key}",
-                labels.reason,
-                text=text,
-                content_hash=digest,
-                tags=tuple(canonical),
+                index, "reject", f"label.unknown_{labelled.key}", labelled.reason, text=text, content_hash=digest
             )
-        sep = self.tag_separator
-        others = [t for t in canonical if tag_value([t], "topic") is None and tag_value([t], "stage") is None]
-        final_tags = (f"topic{sep}{labels.topic}", f"stage{sep}{labels.stage}", *others)
+        labels, final_tags = labelled
         key = derive_topic_key(prepared)
         reason = quality.reason if verdict == "store" else f"secret masked ({', '.join(kinds)}); {quality.reason}"
         return Judgement(
@@ -170,6 +166,18 @@ class Pipeline:
             confidence=labels.confidence,
             non_text_blocks=non_text,
         )
+
+    def _labels(self, prepared: str, tags: Sequence[str]) -> tuple[Labels, tuple[str, ...]] | LabelError:
+        """Topic and stage (the client's, validated, or inferred) and the final tag list."""
+        canonical = canonicalize_tags(tags, separator=self.tag_separator)
+        labels = self.labels.classify(
+            prepared, topic=tag_value(canonical, "topic"), stage=tag_value(canonical, "stage")
+        )
+        if isinstance(labels, LabelError):
+            return labels
+        sep = self.tag_separator
+        others = [t for t in canonical if tag_value([t], "topic") is None and tag_value([t], "stage") is None]
+        return labels, (f"topic{sep}{labels.topic}", f"stage{sep}{labels.stage}", *others)
 
 
 @dataclass(frozen=True)

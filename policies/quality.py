@@ -75,9 +75,6 @@ class QualityFilter:
         prefixes = sorted({*STRUCTURED_PREFIXES, *structured_prefixes}, key=len, reverse=True)
         self._prefix = re.compile(r"^(" + "|".join(re.escape(p) for p in prefixes) + r")\s*[:：]\s*(.*)$", re.S)
 
-    def rules(self) -> list[Rule]:
-        return [*self.allow, *self.reject]
-
     def fires(self, rule_id: str, prepared: str, literal_hits: dict[str, int] | None = None) -> bool:
         """Whether rule ``rule_id`` matches the prepared text."""
         hits = self._patterns.literal_counts(prepared) if literal_hits is None else literal_hits

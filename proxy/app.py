@@ -45,15 +45,19 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
     return JSONResponse({"detail": "Internal server error in memwarden"}, status_code=500)
 
 
-def create_app(settings: Settings, *, backend_client: httpx.AsyncClient | None = None) -> Starlette:
-    """Build the app. ``backend_client`` replaces the client the lifespan would create."""
+def create_app(
+    settings: Settings, *, backend_client: httpx.AsyncClient | None = None, ledger: Ledger | None = None
+) -> Starlette:
+    """Build the app. ``backend_client`` replaces the client the lifespan would create; ``ledger``
+    is an already opened ledger (the CLI opens it first, to report an unusable one clearly). The
+    lifespan closes the ledger either way."""
     check_runnable(settings)
     hindsight = settings.backends.hindsight
     assert hindsight.url is not None
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        ledger = Ledger.open(settings.data_dir)
+        opened = ledger or Ledger.open(settings.data_dir)
         if backend_client is None:
             http = open_backend_http(hindsight)
         else:
@@ -67,12 +71,11 @@ def create_app(settings: Settings, *, backend_client: httpx.AsyncClient | None =
         )
         app.state.warden = AppState(
             settings=settings,
-            http=http,
             backend=backend,
             memory=RetryingBackend(backend, retries=hindsight.read_retries),
             read_retries=hindsight.read_retries,
             pipeline=build_pipeline(settings.governance),
-            ledger=ledger,
+            ledger=opened,
         )
         log.info("started", backend=backend.kind, url=backend.base_url)
         try:
@@ -80,7 +83,7 @@ def create_app(settings: Settings, *, backend_client: httpx.AsyncClient | None =
         finally:
             if backend_client is None:
                 await http.aclose()
-            ledger.close()
+            opened.close()
 
     return Starlette(
         routes=build_routes(),

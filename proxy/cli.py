@@ -59,11 +59,11 @@ def serve(config: Path | None, host: str | None, port: int | None, data_dir: Pat
 
     try:
         check_runnable(settings)
-        Ledger.open(settings.data_dir).close()  # a corrupt or unusable data directory: say so now
+        ledger = Ledger.open(settings.data_dir)  # a corrupt or unusable data directory: say so now
     except (SettingsError, LedgerError) as exc:
         raise click.ClickException(str(exc)) from None
     configure_logging(settings.server)
-    app = create_app(settings)
+    app = create_app(settings, ledger=ledger)
     uvicorn.run(
         app,
         host=settings.server.host,

@@ -156,7 +156,48 @@ def _after(j: Judgement, item: dict[str, Any]) -> dict[str, Any]:
         after["existing_id"] = j.existing_id
     if j.secrets:
         after["secrets"] = list(j.secrets)
+    if j.non_text_blocks:
+        after["unfiltered_blocks"] = j.non_text_blocks  # images/files passed without judgement
     return after
+
+
+def transition(
+    db: sqlite3.Connection,
+    *,
+    bank: str,
+    memory_id: str,
+    frm: str,
+    to: str,
+    action: str,
+    source: str,
+    request_id: str,
+    actor: str = "anonymous",
+    rule: str | None = None,
+    reason: str | None = None,
+    by: str | None = None,
+) -> AuditEvent | None:
+    """Move one memory from status ``frm`` to ``to``; return the event saying so (None when the
+    memory was not in ``frm`` any more — nothing changed, nothing to say). The caller appends it."""
+    changed = db.execute(
+        "UPDATE memories SET status = ?, updated_at = ? WHERE id = ? AND status = ?", (to, now(), memory_id, frm)
+    ).rowcount
+    if not changed:
+        return None
+    after: dict[str, Any] = {"status": to}
+    if by:
+        after["by"] = by
+    return AuditEvent(
+        action=action,
+        bank=bank,
+        memory_id=memory_id,
+        actor=actor,
+        source=source,
+        rule=rule,
+        reason=reason,
+        before={"status": frm},
+        after=after,
+        request_id=request_id,
+    )
 
 
 def mark_delivered(
@@ -176,50 +217,45 @@ def mark_delivered(
             f"UPDATE memories SET status = 'active', updated_at = ? WHERE status = 'pending' AND id IN ({marks})",  # noqa: S608
             (ts, *chunk),
         )
-    events = []
-    for new_id, old_id in supersede:
-        db.execute(
-            "UPDATE memories SET status = 'superseded', updated_at = ? WHERE id = ? AND status = 'active'",
-            (ts, old_id),
+    events = [
+        transition(
+            db,
+            bank=bank,
+            memory_id=old_id,
+            frm="active",
+            to="superseded",
+            action="supersede",
+            source="retain",
+            request_id=request_id,
+            actor=actor,
+            rule="topic_key.replace",
+            reason=f"superseded by {new_id}",
+            by=new_id,
         )
-        events.append(
-            AuditEvent(
-                action="supersede",
-                bank=bank,
-                memory_id=old_id,
-                actor=actor,
-                source="retain",
-                rule="topic_key.replace",
-                reason=f"superseded by {new_id}",
-                before={"status": "active"},
-                after={"status": "superseded", "by": new_id},
-                request_id=request_id,
-            )
-        )
-    append_events(db, events)
+        for new_id, old_id in supersede
+    ]
+    append_events(db, [e for e in events if e is not None])
 
 
 def mark_failed(
     db: sqlite3.Connection, *, bank: str, memory_ids: Sequence[str], reason: str, request_id: str, actor: str
 ) -> None:
     """The backend refused or could not be reached: the rows are not active, and the log says why."""
-    ts = now()
     events = []
     for memory_id in memory_ids:
-        db.execute(
-            "UPDATE memories SET status = 'failed', reason = ?, updated_at = ? WHERE id = ?", (reason, ts, memory_id)
-        )
+        db.execute("UPDATE memories SET reason = ? WHERE id = ?", (reason, memory_id))
         events.append(
-            AuditEvent(
-                action="forward_failed",
+            transition(
+                db,
                 bank=bank,
                 memory_id=memory_id,
-                actor=actor,
+                frm="pending",
+                to="failed",
+                action="forward_failed",
                 source="retain",
-                reason=reason,
-                before={"status": "pending"},
-                after={"status": "failed"},
                 request_id=request_id,
+                actor=actor,
+                reason=reason,
             )
         )
-    append_events(db, events)
+    append_events(db, [e for e in events if e is not None])

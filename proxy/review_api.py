@@ -19,7 +19,8 @@ from starlette.types import Receive, Scope, Send
 
 from backends.base import BackendError, BackendRejected
 from proxy.asgi import send_json
-from proxy.ledger import AuditEvent, append_events, now
+from proxy.ledger import append_events
+from proxy.memories import transition
 from proxy.middleware import request_id_of
 from proxy.state import AppState
 
@@ -111,35 +112,35 @@ async def approve_review(state: AppState, scope: Scope, receive: Receive, send: 
     request_id = request_id_of(scope)
 
     def record(db: sqlite3.Connection) -> None:
-        ts = now()
-        db.execute("UPDATE memories SET status = 'active', updated_at = ? WHERE id = ?", (ts, memory_id))
         events = [
-            AuditEvent(
-                action="approve",
+            transition(
+                db,
                 bank=bank,
                 memory_id=memory_id,
+                frm="review",
+                to="active",
+                action="approve",
                 source="review",
-                before={"status": "review"},
-                after={"status": "active"},
                 request_id=request_id,
             )
         ]
-        if old is not None and old["status"] == "active":
-            db.execute("UPDATE memories SET status = 'superseded', updated_at = ? WHERE id = ?", (ts, old["id"]))
+        if old is not None:
             events.append(
-                AuditEvent(
-                    action="supersede",
+                transition(
+                    db,
                     bank=bank,
                     memory_id=old["id"],
+                    frm="active",
+                    to="superseded",
+                    action="supersede",
                     source="review",
+                    request_id=request_id,
                     rule="topic_key.conflict",
                     reason=f"superseded by approved {memory_id}; {note}",
-                    before={"status": "active"},
-                    after={"status": "superseded", "by": memory_id},
-                    request_id=request_id,
+                    by=memory_id,
                 )
             )
-        append_events(db, events)
+        append_events(db, [e for e in events if e is not None])
 
     await state.ledger.write(record)
     await send_json(
@@ -162,24 +163,17 @@ async def reject_review(state: AppState, scope: Scope, receive: Receive, send: S
     request_id = request_id_of(scope)
 
     def record(db: sqlite3.Connection) -> None:
-        db.execute(
-            "UPDATE memories SET status = 'rejected', updated_at = ? WHERE id = ? AND status = 'review'",
-            (now(), memory_id),
-        )
-        append_events(
+        event = transition(
             db,
-            [
-                AuditEvent(
-                    action="reject_review",
-                    bank=bank,
-                    memory_id=memory_id,
-                    source="review",
-                    before={"status": "review"},
-                    after={"status": "rejected"},
-                    request_id=request_id,
-                )
-            ],
+            bank=bank,
+            memory_id=memory_id,
+            frm="review",
+            to="rejected",
+            action="reject_review",
+            source="review",
+            request_id=request_id,
         )
+        append_events(db, [event] if event else [])
 
     await state.ledger.write(record)
     await send_json(send, 200, {"id": memory_id, "status": "rejected"})

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from backends.base import MemoryBackend
 from backends.hindsight import HindsightBackend
-from backends.transport import BackendHTTP
 from policies.labels import TOPIC_ALIASES, LabelClassifier
 from policies.pipeline import Pipeline
 from policies.quality import QualityFilter
@@ -33,7 +32,6 @@ def build_pipeline(governance: GovernanceSettings) -> Pipeline:
 @dataclass
 class AppState:
     settings: Settings
-    http: BackendHTTP
     backend: HindsightBackend  # raw pass-through and health
     memory: MemoryBackend  # JSON calls of the governed routes: the backend behind its wrappers
     read_retries: int

@@ -326,3 +326,18 @@ async def test_a_request_records_all_its_verdicts_or_none(warden: Warden, monkey
         await warden.retain("决定用激活码订阅模式", "项目使用 Python 3.11。")
     assert warden.rows("SELECT * FROM memories") == []
     assert warden.probe.requests == []
+
+
+async def test_non_text_blocks_pass_and_are_recorded_as_unfiltered(warden: Warden) -> None:
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    r = await warden.retain(
+        {"content": [{"type": "text", "text": "决定用激活码订阅模式"}, image]}, {"content": [image]}
+    )
+    assert json.loads(r.headers["x-warden-decisions"]) == {"store": 2}
+    sent = warden.forwarded()
+    assert sent[0]["content"][1] == image
+    assert sent[1]["content"] == [image]
+    assert sent[1]["tags"] == ["topic:reflection", "stage:decision"]  # the fallback labels: never an item without
+    afters = [json.loads(e["after"]) for e in warden.events()]
+    assert [a.get("unfiltered_blocks") for a in afters] == [1, 1]
+    assert warden.events()[1]["rule"] == "unfiltered.non_text"

@@ -132,6 +132,9 @@ def create_upstream(probe: UpstreamProbe | None = None) -> Starlette:
             )
         return Response(payload, media_type="application/json")
 
+    async def dated(request: Request) -> Response:
+        return JSONResponse({"ok": True}, headers={"date": "Mon, 01 Jan 2024 00:00:00 GMT"})
+
     async def broken(request: Request) -> Response:
         async def gen() -> AsyncIterator[bytes]:
             yield b"x" * 100_000
@@ -150,6 +153,7 @@ def create_upstream(probe: UpstreamProbe | None = None) -> Starlette:
             Route("/test/busy", busy, methods=["GET", "POST"]),
             Route("/test/gzip", gzipped),
             Route("/test/broken", broken),
+            Route("/test/dated", dated),
             Route("/v1/default/banks/{bank}/memories", retain, methods=["POST"]),
             Route("/{path:path}", echo, methods=["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]),
         ]
