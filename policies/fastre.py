@@ -91,52 +91,6 @@ def compile_fast(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return re.compile(f"(?=[{charset}])(?:{pattern})", flags)
 
 
-class Matcher:
-    """A set of patterns searched as fast as they allow: anchored ones together (skipped at once
-    when the text's first character cannot start them), those with a bounded first character
-    together behind a lookahead, the rest together as they are."""
-
-    __slots__ = ("_parts", "patterns")
-
-    def __init__(self, patterns: Sequence[str]) -> None:
-        self.patterns = tuple(patterns)
-        anchored, bounded, rest = [], [], []
-        chars: set[str] = set()
-        anchored_first: set[str] | None = set()
-        for p in patterns:
-            if p.startswith("^"):
-                anchored.append(p)
-                first = first_chars(p[1:]) if anchored_first is not None else None
-                anchored_first = None if first is None or anchored_first is None else anchored_first | first
-                continue
-            first = first_chars(p)
-            if first:
-                bounded.append(p)
-                chars |= first
-            else:
-                rest.append(p)
-        parts: list[tuple[Any, frozenset[str] | None]] = []
-        if anchored:
-            gate = frozenset(anchored_first) if anchored_first else None
-            parts.append((re.compile("|".join(f"(?:{p})" for p in anchored)), gate))
-        if bounded:
-            charset = "".join(sorted(re.escape(c) for c in chars))
-            combined = "|".join(f"(?:{p})" for p in bounded)
-            parts.append((re.compile(f"(?=[{charset}])(?:{combined})"), None))
-        if rest:
-            parts.append((re.compile("|".join(f"(?:{p})" for p in rest)), None))
-        self._parts = tuple(parts)
-
-    def search(self, text: str) -> bool:
-        for regex, gate in self._parts:  # noqa: SIM110 - a plain loop: this is the hottest path
-            if (gate is None or text[:1] in gate) and regex.search(text):
-                return True
-        return False
-
-    def count(self, text: str) -> int:
-        return sum(len(regex.findall(text)) for regex, gate in self._parts if gate is None or text[:1] in gate)
-
-
 def split_alternatives(pattern: str) -> list[str]:
     """The top-level alternatives of ``pattern`` (``a|b(c|d)|e`` → ``a``, ``b(c|d)``, ``e``), so that
     each can be classified on its own by :class:`Matcher`."""
@@ -249,26 +203,119 @@ def _compiles(pattern: str) -> bool:
     return True
 
 
+MAX_GATE = 32
+
+
+_COMMON = frozenset(" \t\n-.,/:_'\"")
+
+
+def _rarity(options: frozenset[str]) -> int:
+    """How selective a gate is, roughly: the weight of its shortest string, where a letter, digit,
+    space or common punctuation counts 1 and a CJK character or rarer symbol 2 (``完成`` opens far
+    less often than ``p``). Every opening costs a step of the scan, so gates under 2 are not used."""
+    return min(sum(1 if (c.isalnum() and c.isascii()) or c in _COMMON else 2 for c in s) for s in options)
+
+
+def _required(items: Any) -> frozenset[str] | None:
+    """Strings one of which every match of the item sequence contains (the most selective choice
+    among the literal runs and required groups found at this level), or None."""
+    best: frozenset[str] | None = None
+
+    def consider(options: frozenset[str] | None) -> None:
+        nonlocal best
+        if not options or len(options) > MAX_GATE or _rarity(options) < 2:
+            return
+        if best is None or _rarity(options) > _rarity(best):
+            best = options
+
+    run = ""
+    for op, av in items:
+        if op is C.LITERAL:
+            run += chr(av)
+            continue
+        consider(frozenset({run}) if run else None)
+        run = ""
+        if op is C.SUBPATTERN:
+            if not av[1] & (re.IGNORECASE | re.VERBOSE):  # (?i:...) matches what its literals do not
+                consider(_required(av[3]))
+        elif op is C.BRANCH:
+            branches = [_required(b) for b in av[1]]
+            if all(b is not None for b in branches):
+                consider(frozenset(s for b in branches if b is not None for s in b))
+        elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT) and av[0] >= 1:
+            consider(_required(av[2]))
+        elif op is C.IN and all(op2 is C.LITERAL for op2, _ in av):
+            consider(frozenset(chr(av2) for _, av2 in av))
+    consider(frozenset({run}) if run else None)
+    return best
+
+
+def required_literals(pattern: str) -> frozenset[str] | None:
+    """A small set of strings one of which occurs in every match of ``pattern`` — a necessary
+    condition that a literal scan can test before the regular expression runs — or None."""
+    try:
+        parsed = P.parse(pattern)
+    except re.error:
+        return None
+    if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
+        return None
+    return _required(parsed)
+
+
+class Residual:
+    """One pattern that stays a regular expression, with the cheap tests that must pass before it
+    is worth running: a gate (one of its required literals was seen by the scan) and, for an
+    anchored pattern, the characters the text can start with."""
+
+    __slots__ = ("first", "gate", "pattern", "regex")
+
+    def __init__(self, pattern: str, gate: int | None) -> None:
+        self.pattern = pattern
+        self.regex = compile_fast(pattern)
+        self.gate = gate
+        first = first_chars(pattern[1:]) if pattern.startswith("^") else None
+        self.first = frozenset(first) if first else None
+
+    def possible(self, text: str, hits: Mapping[str | int, int]) -> bool:
+        return (self.gate is None or self.gate in hits) and (self.first is None or text[:1] in self.first)
+
+
 class PatternSet:
     """Named groups of patterns searched together.
 
     Every alternative that expands to a few literal strings goes into one Aho-Corasick automaton
-    (one pass over the text finds all of them, word boundaries checked on the hits); what does not
-    expand (anchors, lookarounds, ``\\w*``, ``.{0,80}`` …) stays a regular expression, searched per
-    group only when asked. Same answers as the regular expressions, far fewer scans.
+    (one pass over the text finds all of them, word boundaries checked on the hits). What does not
+    expand (anchors, lookarounds, ``\\w*``, ``.{0,80}`` …) stays a regular expression, but its
+    required literals (:func:`required_literals`) go into the same automaton as a gate: the
+    expression runs only when the scan saw one of them. Same answers as the regular expressions
+    (``tests/test_fastre.py`` checks it), far fewer scans.
+
+    :meth:`scan` returns the hits: group name → count of literal matches, and gate number → 1.
     """
 
     def __init__(self, groups: Mapping[str, Sequence[str]]) -> None:
         import ahocorasick
 
         automaton = ahocorasick.Automaton()
-        entries: dict[str, list[tuple[str, int, bool, bool]]] = {}
-        residual: dict[str, list[str]] = {}
+        entries: dict[str, list[tuple[str | int, int, bool, bool]]] = {}
+        residual: dict[str, list[Residual]] = {}
+        self._gate_owner: dict[int, str] = {}
+        self._ungated: set[str] = set()  # groups with a residual pattern no literal gates
+        gates = 0
         for name, patterns in groups.items():
             for alt in (a for p in patterns for a in _flatten(p)):
                 strings = expand_literals(alt)
                 if strings is None:
-                    residual.setdefault(name, []).append(alt)
+                    required = required_literals(alt)
+                    gate = None
+                    if not required:
+                        self._ungated.add(name)
+                    else:
+                        gate, gates = gates, gates + 1
+                        self._gate_owner[gate] = name
+                        for s in required:
+                            entries.setdefault(s, []).append((gate, 0, False, False))
+                    residual.setdefault(name, []).append(Residual(alt, gate))
                     continue
                 left, right = alt.startswith(r"\b"), alt.endswith(r"\b")
                 for s in strings:
@@ -278,16 +325,19 @@ class PatternSet:
         self._automaton = automaton if entries else None
         if entries:
             automaton.make_automaton()
-        self._residual = {name: Matcher(p) for name, p in residual.items()}
+        self._residual = {name: tuple(r) for name, r in residual.items()}
 
-    def literal_counts(self, text: str) -> dict[str, int]:
-        """How often each group's literal alternatives occur in ``text``."""
-        counts: dict[str, int] = {}
+    def scan(self, text: str) -> dict[str | int, int]:
+        """One pass over ``text``: each group's literal match count, and the gates that opened."""
+        counts: dict[str | int, int] = {}
         if self._automaton is None:
             return counts
         last = len(text) - 1
         for end, payload in self._automaton.iter(text):
             for name, size, left, right in payload:
+                if not size:  # a gate: presence is all that matters
+                    counts[name] = 1
+                    continue
                 start = end - size + 1
                 if left and start > 0 and _word(text[start - 1]) == _word(text[start]):
                     continue
@@ -296,14 +346,31 @@ class PatternSet:
                 counts[name] = counts.get(name, 0) + 1
         return counts
 
-    def residual(self, name: str) -> Matcher | None:
-        """The regular-expression part of a group (None when all of it is literal)."""
-        return self._residual.get(name)
+    def candidates(self, hits: Mapping[str | int, int]) -> set[str]:
+        """The groups that can match, given the scan: those with literal hits, those whose gate
+        opened and those with an ungated residual. Every other group certainly does not match."""
+        out = set(self._ungated)
+        owners = self._gate_owner
+        for key in hits:
+            out.add(key if isinstance(key, str) else owners[key])
+        return out
 
-    def residual_search(self, name: str, text: str) -> bool:
-        matcher = self._residual.get(name)
-        return matcher is not None and matcher.search(text)
+    def search(self, name: str, text: str, hits: Mapping[str | int, int]) -> bool:
+        """Whether any pattern of group ``name`` matches ``text`` (``hits`` from :meth:`scan`)."""
+        if name in hits:
+            return True
+        first = text[:1]
+        for r in self._residual.get(name, ()):  # Residual.possible, inlined: this is the hot path
+            gate, chars = r.gate, r.first
+            if (gate is None or gate in hits) and (chars is None or first in chars) and r.regex.search(text):
+                return True
+        return False
 
-    def residual_count(self, name: str, text: str) -> int:
-        matcher = self._residual.get(name)
-        return matcher.count(text) if matcher is not None else 0
+    def count(self, name: str, text: str, hits: Mapping[str | int, int]) -> int:
+        """How many matches of group ``name`` occur in ``text``: literal ones plus each residual
+        pattern's non-overlapping matches."""
+        n = hits.get(name, 0)
+        for r in self._residual.get(name, ()):
+            if r.possible(text, hits):
+                n += len(r.regex.findall(text))
+        return n

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from policies.fastre import PatternSet
 from policies.fastre import split_alternatives as _split_top
@@ -214,8 +215,7 @@ STAGE_LEXICON: dict[str, tuple[str, ...]] = {
 }
 
 
-@dataclass(frozen=True)
-class Labels:
+class Labels(NamedTuple):
     topic: str
     stage: str
     topic_source: str  # "client", "alias", "inferred", "fallback"
@@ -251,23 +251,23 @@ class LabelClassifier:
         # Every lexicon entry, the stage lexicons and the meta lexicon, found in one pass over the
         # text (literal alternatives) plus the few entries that stay regular expressions.
         groups: dict[str, list[str]] = {}
-        self._weights: list[tuple[str, str, float]] = []  # (group, topic, weight)
+        self._weights: dict[str, tuple[str, float]] = {}  # group → (topic, weight)
         for topic in self.topics:
             for i, (pattern, weight) in enumerate(TOPIC_LEXICON.get(topic, ())):
                 groups[f"{topic}#{i}"] = _split_top(pattern)
-                self._weights.append((f"{topic}#{i}", topic, weight))
+                self._weights[f"{topic}#{i}"] = (topic, weight)
         for topic, words in self.extra_keywords.items():
             if words:
                 groups[f"{topic}#extra"] = [re.escape(w.casefold()) for w in words]
-                self._weights.append((f"{topic}#extra", topic, 2.0))
+                self._weights[f"{topic}#extra"] = (topic, 2.0)
         groups["meta"] = _split_top(META_LEXICON)
         for stage, patterns in STAGE_LEXICON.items():
             groups[f"stage:{stage}"] = _split_top("|".join(patterns))
+        self._groups = groups
         self._patterns = PatternSet(groups)
-        self._counted = {g for g, _, _ in self._weights if self._patterns.residual(g) is not None}
 
-    def _found(self, group: str, prepared: str, hits: dict[str, int]) -> bool:
-        return group in hits or self._patterns.residual_search(group, prepared)
+    def _found(self, group: str, prepared: str, hits: dict[str | int, int]) -> bool:
+        return self._patterns.search(group, prepared, hits)
 
     def resolve(self, key: str, value: str) -> tuple[str, str] | LabelError:
         """A client label's canonical value and how it was found ("client" or "alias")."""
@@ -280,15 +280,15 @@ class LabelClassifier:
             return alias, "alias"
         return LabelError(key, value)
 
-    def infer_topic(self, prepared: str, hits: dict[str, int] | None = None) -> tuple[str, float, str]:
-        hits = self._patterns.literal_counts(prepared) if hits is None else hits
+    def infer_topic(self, prepared: str, hits: dict[str | int, int] | None = None) -> tuple[str, float, str]:
+        hits = self._patterns.scan(prepared) if hits is None else hits
         scores = dict.fromkeys(self.topics, 0.0)
-        for group, topic, weight in self._weights:
-            n = hits.get(group, 0)
-            if group in self._counted:
-                n += self._patterns.residual_count(group, prepared)
-            if n:
-                scores[topic] += weight * n
+        for group in self._patterns.candidates(hits):
+            weighted = self._weights.get(group)
+            if weighted is not None:
+                n = self._patterns.count(group, prepared, hits)
+                if n:
+                    scores[weighted[0]] += weighted[1] * n
         reflective = scores.get("reflection", 0.0)
         best = max((t for t in scores if t != "reflection"), key=lambda t: (scores[t], -self.topics.index(t)))
         if reflective >= 3.0 and reflective >= scores[best]:
@@ -303,8 +303,8 @@ class LabelClassifier:
             return PREFIX_TOPICS[prefix.group(1)], 0.3, "prefix"
         return self.fallback_topic, 0.0, "fallback"
 
-    def infer_stage(self, prepared: str, topic: str, hits: dict[str, int] | None = None) -> str:
-        hits = self._patterns.literal_counts(prepared) if hits is None else hits
+    def infer_stage(self, prepared: str, topic: str, hits: dict[str | int, int] | None = None) -> str:
+        hits = self._patterns.scan(prepared) if hits is None else hits
         if self._found("stage:process", prepared, hits):
             return "process"
         if self._found("stage:decision", prepared, hits) or topic == "reflection":
@@ -315,7 +315,7 @@ class LabelClassifier:
         """Labels for an item: the client's (validated) where given, inferred otherwise."""
         topic_source = stage_source = "inferred"
         confidence = 1.0
-        hits = self._patterns.literal_counts(prepared) if topic is None or stage is None else {}
+        hits = self._patterns.scan(prepared) if topic is None or stage is None else {}
         if topic is not None:
             resolved = self.resolve("topic", topic)
             if isinstance(resolved, LabelError):

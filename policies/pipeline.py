@@ -12,14 +12,14 @@ callers differ only in what they do with the result.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple
 
 from policies.labels import LabelClassifier, LabelError, Labels
 from policies.normalize import content_hash, content_hash_prepared
 from policies.quality import QualityFilter, prepare
 from policies.secrets import find_secrets, mask
-from policies.tags import canonicalize_tags, tag_value
+from policies.tags import LABEL_KEYS, canonicalize_tags, split_tag, tag_value
 from policies.topic_keys import Cardinality, derive_topic_key
 
 Verdict = Literal["store", "redact", "reject", "duplicate", "review"]
@@ -28,11 +28,13 @@ ACCEPTED: frozenset[str] = frozenset({"store", "redact", "duplicate"})
 FORWARDED: frozenset[str] = frozenset({"store", "redact"})
 
 
-@dataclass(frozen=True)
-class Judgement:
-    """The decision about one item. ``text`` is what would be stored (secrets masked)."""
+class Judgement(NamedTuple):
+    """The decision about one item. ``text`` is what would be stored (secrets masked).
 
-    index: int
+    A named tuple rather than a frozen dataclass: as immutable, and built 4x faster, which counts
+    on a path that runs for every item (``bench/policy_throughput.py``)."""
+
+    position: int  # the item's index in the request ("index" in the client-facing summary)
     verdict: Verdict
     rule: str
     reason: str
@@ -52,7 +54,7 @@ class Judgement:
     def summary(self) -> dict[str, Any]:
         """The verbose, client-facing view (never the text: it may be what was refused)."""
         out: dict[str, Any] = {
-            "index": self.index,
+            "index": self.position,
             "verdict": self.verdict,
             "rule": self.rule,
             "reason": self.reason,
@@ -176,7 +178,7 @@ class Pipeline:
         if isinstance(labels, LabelError):
             return labels
         sep = self.tag_separator
-        others = [t for t in canonical if tag_value([t], "topic") is None and tag_value([t], "stage") is None]
+        others = [t for t in canonical if (split_tag(t) or ("",))[0] not in LABEL_KEYS]
         return labels, (f"topic{sep}{labels.topic}", f"stage{sep}{labels.stage}", *others)
 
 
@@ -206,12 +208,11 @@ def resolve(
         if j.verdict not in FORWARDED or not j.content_hash:
             out.append(j)
             continue
-        pending = f"request-item-{j.index}"
+        pending = f"request-item-{j.position}"
         existing = seen_hashes.get(j.content_hash)
         if existing is not None:
             out.append(
-                replace(
-                    j,
+                j._replace(
                     verdict="duplicate",
                     rule="dedup.exact",
                     reason="same content already stored",
@@ -222,8 +223,7 @@ def resolve(
         holder = holders.get(j.topic_key) if j.topic_key else None
         if holder is not None and j.cardinality == "single":
             out.append(
-                replace(
-                    j,
+                j._replace(
                     verdict="review",
                     rule="topic_key.conflict",
                     reason=f"conflicts with the memory holding {j.topic_key}",
@@ -232,7 +232,7 @@ def resolve(
             )
             continue
         if holder is not None and j.cardinality == "replace":
-            j = replace(j, supersedes=holder.memory_id, reason=f"{j.reason}; supersedes the previous {j.topic_key}")
+            j = j._replace(supersedes=holder.memory_id, reason=f"{j.reason}; supersedes the previous {j.topic_key}")
         seen_hashes[j.content_hash] = pending
         if j.topic_key and j.cardinality in ("single", "replace"):
             holders[j.topic_key] = KeyHolder(pending, j.content_hash)

@@ -20,7 +20,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from policies.fastre import Matcher, PatternSet
+from policies.fastre import PatternSet
 from policies.quality_rules import ALLOW_RULES, CJK, REJECT_RULES, STRUCTURED_PREFIXES, Rule
 
 _SPACE = re.compile(r"\s+")
@@ -64,26 +64,20 @@ class QualityFilter:
         self.chatter = next((r for r in rejects if r.id == "chatter"), None)
         self.reject = [r for r in rejects if r.id != "chatter"]
         # All rules' literal alternatives are found in one pass; the rest stay regular expressions.
-        self._patterns = PatternSet({r.id: r.patterns for r in (*self.allow, *rejects)})
-        self._reject_checks = [(r, self._patterns.residual(r.id)) for r in self.reject]
-        self._allow_checks = [(r, self._patterns.residual(r.id)) for r in self.allow]
-        # One search says whether any rule's regular-expression part can match at all; usually
-        # none can, and the per-rule searches are skipped.
-        self._any_residual = Matcher(
-            [p for _, m in (*self._reject_checks, *self._allow_checks) if m is not None for p in m.patterns]
-        )
+        self._groups = {r.id: list(r.patterns) for r in (*self.allow, *rejects)}
+        self._patterns = PatternSet(self._groups)
         prefixes = sorted({*STRUCTURED_PREFIXES, *structured_prefixes}, key=len, reverse=True)
         self._prefix = re.compile(r"^(" + "|".join(re.escape(p) for p in prefixes) + r")\s*[:：]\s*(.*)$", re.S)
 
-    def fires(self, rule_id: str, prepared: str, literal_hits: dict[str, int] | None = None) -> bool:
+    def fires(self, rule_id: str, prepared: str, literal_hits: dict[str | int, int] | None = None) -> bool:
         """Whether rule ``rule_id`` matches the prepared text."""
-        hits = self._patterns.literal_counts(prepared) if literal_hits is None else literal_hits
-        return rule_id in hits or self._patterns.residual_search(rule_id, prepared)
+        hits = self._patterns.scan(prepared) if literal_hits is None else literal_hits
+        return self._patterns.search(rule_id, prepared, hits)
 
     def assess(self, text: str, *, prepared: str | None = None) -> QualityVerdict:
         """The verdict on ``text`` (``prepared`` is its :func:`prepare` form, if the caller has it)."""
         prepared = prepare(text) if prepared is None else prepared
-        hits = self._patterns.literal_counts(prepared)
+        hits = self._patterns.scan(prepared)
         if self.chatter is not None and self.fires(self.chatter.id, prepared, hits):
             return QualityVerdict(False, self.chatter.id, self.chatter.reason)
         size = weighted_length(prepared)
@@ -98,9 +92,9 @@ class QualityFilter:
 
         allow: Rule | None = None
         allow_known = False
-        maybe = self._any_residual.search(prepared)
-        for rule, residual in self._reject_checks:
-            if rule.id in hits or (maybe and residual is not None and residual.search(prepared)):
+        maybe = self._patterns.candidates(hits)
+        for rule in self.reject:
+            if rule.id in maybe and self._patterns.search(rule.id, prepared, hits):
                 if rule.overridable:
                     if not allow_known:  # allow markers are looked for only when they can matter
                         allow, allow_known = self._allow_marker(prepared, hits, maybe), True
@@ -113,9 +107,9 @@ class QualityFilter:
             return QualityVerdict(True, allow.id, allow.reason)
         return QualityVerdict(True, "keep.default", "no rule objected")
 
-    def _allow_marker(self, prepared: str, hits: dict[str, int], maybe: bool) -> Rule | None:
-        for rule, residual in self._allow_checks:
-            if rule.id in hits or (maybe and residual is not None and residual.search(prepared)):
+    def _allow_marker(self, prepared: str, hits: dict[str | int, int], maybe: set[str]) -> Rule | None:
+        for rule in self.allow:
+            if rule.id in maybe and self._patterns.search(rule.id, prepared, hits):
                 return rule
         return None
 

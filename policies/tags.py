@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 _SPLIT = re.compile(r"^\s*([^:=\s][^:=]*?)\s*[:=]\s*(.*?)\s*$", re.S)
 _INNER_SPACE = re.compile(r"\s+")
@@ -18,6 +19,11 @@ LABEL_KEYS = frozenset({"topic", "stage"})
 
 def canonical_tag(tag: str, *, separator: str = ":") -> str:
     """One tag in canonical form (``separator`` is ``:`` by default, ``=`` for old deployments)."""
+    return _canonical(tag, separator)
+
+
+@lru_cache(maxsize=8192)  # agents send the same few tags with every item
+def _canonical(tag: str, separator: str) -> str:
     match = _SPLIT.match(tag)
     if not match or not match.group(2):
         return _INNER_SPACE.sub(" ", tag.strip())
@@ -32,7 +38,7 @@ def canonicalize_tags(tags: Iterable[str], *, separator: str = ":") -> list[str]
     """Canonical forms of ``tags``, empty ones dropped, duplicates removed, order kept."""
     out: dict[str, None] = {}
     for tag in tags:
-        canonical = canonical_tag(tag, separator=separator)
+        canonical = _canonical(tag, separator)
         if canonical:
             out.setdefault(canonical, None)
     return list(out)
@@ -41,7 +47,14 @@ def canonicalize_tags(tags: Iterable[str], *, separator: str = ":") -> list[str]
 def tag_value(tags: Iterable[str], key: str) -> str | None:
     """The value of the first ``key:value`` (or ``key=value``) tag, if any."""
     for tag in tags:
-        match = _SPLIT.match(tag)
-        if match and match.group(1).strip().lower() == key:
-            return match.group(2)
+        split = split_tag(tag)
+        if split is not None and split[0] == key:
+            return split[1]
     return None
+
+
+@lru_cache(maxsize=8192)
+def split_tag(tag: str) -> tuple[str, str] | None:
+    """``(key, value)`` of a ``key:value`` / ``key=value`` tag (key trimmed and lowercased), or None."""
+    match = _SPLIT.match(tag)
+    return (match.group(1).strip().lower(), match.group(2)) if match else None

@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from policies.fastre import required_literals
+
 Cardinality = Literal["single", "replace", "multi"]
 
 
@@ -72,9 +74,19 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+# Each pattern's required literals (one of them occurs in every match): one search for any of them
+# rules out most texts at once, a substring test per pattern skips the rest.
+_GATED = tuple((pattern, kind, required_literals(pattern.pattern) or frozenset({""})) for pattern, kind in _PATTERNS)
+_ANY_GATE = re.compile("|".join(sorted({re.escape(s) for _, _, r in _GATED for s in r}, key=len, reverse=True)))
+
+
 def derive_topic_key(prepared: str) -> TopicKey | None:
     """The topic key of a prepared (NFKC, casefolded) text, or None."""
-    for pattern, kind in _PATTERNS:
+    if _ANY_GATE.search(prepared) is None:
+        return None
+    for pattern, kind, required in _GATED:
+        if not any(s in prepared for s in required):
+            continue
         m = pattern.search(prepared)
         if not m:
             continue

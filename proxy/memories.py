@@ -90,7 +90,7 @@ def record_verdicts(
         memory_id = None
         if record_rows and j.verdict in ("store", "redact", "review"):
             memory_id = uuid.uuid4().hex
-            item = items[j.index]
+            item = items[j.position]
             db.execute(
                 "INSERT INTO memories (id, bank, status, content, content_hash, topic, stage, topic_key, cardinality,"
                 " tags, document_id, item, rule, reason, conflict_with, event_time, created_at, updated_at, request_id)"
@@ -117,7 +117,7 @@ def record_verdicts(
                     request_id,
                 ),
             )
-            ids[j.index] = memory_id
+            ids[j.position] = memory_id
         elif record_rows and j.verdict == "duplicate" and j.existing_id and not j.existing_id.startswith("request-"):
             db.execute(
                 "UPDATE memories SET hit_count = hit_count + 1, updated_at = ? WHERE id = ?", (ts, j.existing_id)
@@ -132,7 +132,7 @@ def record_verdicts(
                 source=source,
                 rule=j.rule,
                 reason=j.reason,
-                after=_after(j, items[j.index] if j.index < len(items) else {}),
+                after=_after(j, items[j.position] if j.position < len(items) else {}),
                 request_id=request_id,
             )
         )

@@ -105,7 +105,8 @@ def warden_object(outcome: Outcome) -> dict[str, Any]:
     decisions = []
     for j in outcome.judgements:
         summary = j.summary()
-        summary["memory_id"] = outcome.memory_ids.get(j.index) or (j.existing_id if j.verdict == "duplicate" else None)
+        duplicate_of = j.existing_id if j.verdict == "duplicate" else None
+        summary["memory_id"] = outcome.memory_ids.get(j.position) or duplicate_of
         decisions.append(summary)
     return {"mode": outcome.mode, "dry_run": outcome.dry_run, "decisions": decisions}
 
@@ -208,7 +209,7 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
 
     raw_items: list[dict[str, Any]] = payload["items"]
     forwarded_items = [
-        _forwarded_item(raw_items[j.index], j) if j.verdict in (*FORWARDED, "review") else raw_items[j.index]
+        _forwarded_item(raw_items[j.position], j) if j.verdict in (*FORWARDED, "review") else raw_items[j.position]
         for j in final
     ]
     outcome = Outcome(final, {}, dry_run, mode)
@@ -248,7 +249,7 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         return
 
     body = {k: v for k, v in payload.items() if k != "items"}
-    body["items"] = [forwarded_items[j.index] for j in survivors]
+    body["items"] = [forwarded_items[j.position] for j in survivors]
     if doc_tags:
         sep = state.settings.governance.tag_separator
         body["document_tags"] = [
@@ -256,7 +257,7 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
             for t in canonicalize_tags(doc_tags, separator=sep)
             if tag_value([t], "topic") is None and tag_value([t], "stage") is None
         ]
-    survivor_ids = [recorded.memory_ids[j.index] for j in survivors]
+    survivor_ids = [recorded.memory_ids[j.position] for j in survivors]
     headers, _ = request_headers(scope)
     headers = [(k, v) for k, v in headers if k.lower() not in ("content-length", "accept-encoding")]
     headers.append(("accept-encoding", "identity"))
@@ -308,7 +309,7 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         )
         await send({"type": "http.response.body", "body": answer})
         return
-    supersede = [(recorded.memory_ids[j.index], j.supersedes) for j in survivors if j.supersedes]
+    supersede = [(recorded.memory_ids[j.position], j.supersedes) for j in survivors if j.supersedes]
     await state.ledger.write(
         lambda db: mark_delivered(
             db, bank=bank, memory_ids=survivor_ids, supersede=supersede, request_id=request_id, actor=actor
