@@ -172,6 +172,9 @@ class HindsightBackend:
     async def list_memories(self, bank_id: str, params: Mapping[str, Any]) -> JSON:
         return await self._call("GET", bank_path(bank_id, "/memories/list"), params=params)
 
+    async def list_documents(self, bank_id: str, params: Mapping[str, Any]) -> JSON:
+        return await self._call("GET", bank_path(bank_id, "/documents"), params=params)
+
     async def get_memory(self, bank_id: str, memory_id: str) -> JSON:
         return await self._call("GET", bank_path(bank_id, f"/memories/{quote(memory_id, safe='')}"))
 
@@ -186,6 +189,9 @@ class HindsightBackend:
 
     async def patch_config(self, bank_id: str, updates: JSON) -> JSON:
         return await self._call("PATCH", bank_path(bank_id, "/config"), json={"updates": updates})
+
+    async def delete_config(self, bank_id: str) -> JSON:
+        return await self._call("DELETE", bank_path(bank_id, "/config"))
 
     async def stats(self, bank_id: str, *, refresh: bool = False) -> JSON:
         params = {"refresh": "true"} if refresh else None

@@ -59,6 +59,9 @@ class RetryingBackend:
     async def list_memories(self, bank_id: str, params: Mapping[str, Any]) -> JSON:
         return await self._read(lambda: self.inner.list_memories(bank_id, params))
 
+    async def list_documents(self, bank_id: str, params: Mapping[str, Any]) -> JSON:
+        return await self._read(lambda: self.inner.list_documents(bank_id, params))
+
     async def get_memory(self, bank_id: str, memory_id: str) -> JSON:
         return await self._read(lambda: self.inner.get_memory(bank_id, memory_id))
 
@@ -79,3 +82,6 @@ class RetryingBackend:
 
     async def patch_config(self, bank_id: str, updates: JSON) -> JSON:
         return await self.inner.patch_config(bank_id, updates)
+
+    async def delete_config(self, bank_id: str) -> JSON:
+        return await self.inner.delete_config(bank_id)

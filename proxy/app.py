@@ -81,6 +81,7 @@ def create_app(
         try:
             yield
         finally:
+            await app.state.warden.drain()
             if backend_client is None:
                 await http.aclose()
             opened.close()

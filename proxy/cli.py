@@ -328,3 +328,116 @@ def audit_verify(config: Path | None, data_dir: Path | None, url: str | None) ->
             click.echo(f"event {p['seq']}: {p['problem']}", err=True)
         raise SystemExit(1)
     click.echo(f"audit log intact: {count} events, hash chain verified")
+
+
+@main.group("config")
+def config_group() -> None:
+    """Bank config snapshots and rollbacks (the config guard)."""
+
+
+def _snapshot_line(s: dict[str, Any]) -> str:
+    counts = " ".join(f"{k}={v}" for k, v in sorted((s.get("counts") or {}).items()))
+    settled = "" if s.get("settled") else " (unsettled)"
+    return (
+        f"{s['id']}  {s['created_at'][:19]}  {s['reason']:<15} {s.get('outcome') or '-'!s:<19}"
+        f" {counts}  memories={s.get('memories')} documents={s.get('documents')}{settled}"
+    )
+
+
+@config_group.command("snapshots")
+@click.argument("bank")
+@click.option("--config", "config", type=click.Path(path_type=Path), help="memwarden.toml (or MEMWARDEN_CONFIG).")
+@click.option("--data-dir", type=click.Path(path_type=Path), help="Read this data directory directly.")
+@click.option("--url", help="Ask a running memwarden instead, e.g. http://127.0.0.1:8890.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+def config_snapshots(bank: str, config: Path | None, data_dir: Path | None, url: str | None, as_json: bool) -> None:
+    """List BANK's config snapshots, newest first: why each was taken, counts, outcome.
+
+    \b
+    Example:
+        memwarden config snapshots team-a --url http://127.0.0.1:8890
+    """
+    import json
+
+    if url:
+        import httpx
+
+        try:
+            r = httpx.get(f"{url.rstrip('/')}/warden/v1/banks/{bank}/snapshots", timeout=30)
+            r.raise_for_status()
+        except httpx.HTTPError as exc:
+            raise click.ClickException(f"cannot list snapshots through {url}: {exc}") from None
+        items = r.json()["items"]
+    else:
+        from proxy.config_guard import list_snapshots
+
+        db = _open_readonly(_data_dir(config, data_dir))
+        items = [s.summary() for s in list_snapshots(db, bank)]
+    if not items and not as_json:
+        click.echo(f"no snapshots for bank {bank}")
+    for item in items:
+        click.echo(json.dumps(item, ensure_ascii=False, sort_keys=True) if as_json else _snapshot_line(item))
+
+
+@config_group.command("rollback")
+@click.argument("bank")
+@click.argument("snapshot_id")
+@click.option("--url", default="http://127.0.0.1:8890", show_default=True, help="The running memwarden.")
+@click.option("--yes", is_flag=True, help="Apply without asking (the preview is still printed).")
+@click.option("--json", "as_json", is_flag=True, help="Print the preview and the result as JSON.")
+def config_rollback(bank: str, snapshot_id: str, url: str, yes: bool, as_json: bool) -> None:
+    """Return BANK to SNAPSHOT_ID: its config overrides exactly, and every memory that has gone
+    since re-created from the ledger. Shows what it would do first and asks; run it again to resume
+    a rollback a failing backend interrupted.
+
+    \b
+    Example:
+        memwarden config rollback team-a 3f2a9c0d1e2b4a5f
+    """
+    import json
+
+    import httpx
+
+    base = f"{url.rstrip('/')}/warden/v1/banks/{bank}/snapshots/{snapshot_id}/rollback"
+    try:
+        r = httpx.post(base, params={"preview": "true"}, timeout=300)
+    except httpx.HTTPError as exc:
+        raise click.ClickException(f"cannot reach memwarden at {url}: {exc}") from None
+    if r.status_code != 200:
+        raise click.ClickException(f"preview failed ({r.status_code}): {r.json().get('detail', r.text)}")
+    plan = r.json()["plan"]
+    if as_json:
+        click.echo(json.dumps({"preview": plan}, ensure_ascii=False))
+    else:
+        overrides = ", ".join(sorted(plan["restore_overrides"])) or "none (already as in the snapshot)"
+        click.echo(f"Rollback of bank {bank} to snapshot {snapshot_id}:")
+        click.echo(f"  config overrides to restore: {overrides}")
+        click.echo(f"  memories missing since:      {plan['missing_memories']} ({plan['missing_documents']} documents)")
+        documents = len(plan["documents_to_restore"])
+        click.echo(f"  memories to re-create:       {plan['memories_to_restore']} in {documents} documents")
+        if plan["unrestorable"]:
+            click.echo(f"  not in the ledger (cannot be re-created): {len(plan['unrestorable'])}")
+    nothing = not plan["restore_overrides"] and not plan["memories_to_restore"]
+    if nothing:
+        click.echo("Nothing to do: the bank already matches the snapshot.")
+        return
+    if not yes and not click.confirm("Apply this rollback?", default=False):
+        click.echo("Not applied.")
+        raise SystemExit(1)
+    try:
+        r = httpx.post(base, timeout=httpx.Timeout(30, read=3600))  # a big restore takes a while
+    except httpx.HTTPError as exc:
+        raise click.ClickException(f"rollback request failed: {exc}; run the command again to resume") from None
+    result = r.json().get("result") or {}
+    if as_json:
+        click.echo(json.dumps({"result": result, "status": r.status_code}, ensure_ascii=False))
+    else:
+        restored = ", ".join(result.get("overrides_restored") or []) or "none"
+        click.echo(
+            f"Restored {result.get('memories_restored', 0)} memories in {result.get('documents_restored', 0)}"
+            f" documents; overrides restored: {restored}."
+        )
+    if r.status_code != 200 or not result.get("complete"):
+        raise click.ClickException(
+            f"rollback incomplete: {result.get('error') or r.text}; run the command again to resume"
+        )

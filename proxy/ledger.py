@@ -157,7 +157,41 @@ def _m0001_initial(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (("0001_initial", _m0001_initial),)
+def _m0002_config_snapshots(db: sqlite3.Connection) -> None:
+    _run_script(
+        db,
+        """
+        CREATE TABLE config_snapshots (
+            id TEXT PRIMARY KEY,
+            bank TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            request_id TEXT,
+            settled INTEGER NOT NULL,
+            config TEXT NOT NULL,
+            overrides TEXT NOT NULL,
+            stats TEXT NOT NULL,
+            counts TEXT NOT NULL,
+            inventory TEXT NOT NULL,
+            change TEXT,
+            outcome TEXT,
+            outcome_detail TEXT,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX config_snapshots_bank ON config_snapshots (bank, created_at);
+        CREATE TABLE banks_seen (
+            bank TEXT PRIMARY KEY,
+            first_seen TEXT NOT NULL,
+            seeded_at TEXT
+        );
+        """,
+    )
+
+
+MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
+    ("0001_initial", _m0001_initial),
+    ("0002_config_snapshots", _m0002_config_snapshots),
+)
 
 
 def _connect(path: Path) -> sqlite3.Connection:

@@ -30,6 +30,7 @@ from backends.base import BackendError, BackendUnavailable
 from policies.pipeline import ACCEPTED, FORWARDED, Judgement, resolve
 from policies.tags import canonicalize_tags, tag_value
 from proxy.asgi import ClientGone, read_body, replay, send_json
+from proxy.config_api import seed_in_background
 from proxy.memories import lookup_facts, mark_delivered, mark_failed, record_verdicts
 from proxy.middleware import note_backend_status, request_id_of
 from proxy.passthrough import forward, request_headers
@@ -192,6 +193,9 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
             ]
             await send_json(send, 422, {"detail": too_many})
             return
+
+    if not dry_run:
+        seed_in_background(state, bank)
 
     # -- judge, gather facts, resolve -----------------------------------------------------
     doc_tags = request.document_tags or []

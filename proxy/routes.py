@@ -1,8 +1,7 @@
 """The route table: memwarden's own routes, the governed Hindsight routes, and the pass-through.
 
-Governed routes (retain, recall, bank config, bank create/update) have named handlers so that the
-write-governance, config-guard and read-path work plug in here without re-routing; for now each
-forwards unchanged. Every other path — any method — streams through to the backend untouched.
+Governed routes (retain, bank config, bank create/update, the destructive DELETEs, recall) have
+named handlers; every other path — any method — streams through to the backend untouched.
 """
 
 from __future__ import annotations
@@ -13,6 +12,14 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from proxy.audit_api import list_audit, stream_audit, verify_audit
+from proxy.config_api import (
+    bank_config,
+    bank_profile,
+    destructive,
+    list_bank_snapshots,
+    rollback_snapshot,
+    show_snapshot,
+)
 from proxy.health import hindsight_health, warden_health
 from proxy.other_writes import document_patch, files_retain, mcp
 from proxy.passthrough import forward
@@ -53,20 +60,12 @@ async def pass_through(state: AppState, scope: Scope, receive: Receive, send: Se
     await forward(state.backend, scope, receive, send, retries=state.read_retries)
 
 
-# Governed routes. Each is a named seam; recall and config forward unchanged for now.
+# Governed routes. Each is a named seam; recall forwards unchanged for now.
 async def retain_memories(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     await governed_retain(state, scope, receive, send)
 
 
 async def recall_memories(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    await pass_through(state, scope, receive, send)
-
-
-async def bank_config(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    await pass_through(state, scope, receive, send)
-
-
-async def bank_profile(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     await pass_through(state, scope, receive, send)
 
 
@@ -87,11 +86,25 @@ def build_routes() -> list[BaseRoute]:
             Endpoint("reject_review", reject_review),
             methods=["POST"],
         ),
+        Route("/warden/v1/banks/{bank_id}/snapshots", Endpoint("list_snapshots", list_bank_snapshots), methods=["GET"]),
+        Route(
+            "/warden/v1/banks/{bank_id}/snapshots/{snapshot_id}",
+            Endpoint("show_snapshot", show_snapshot),
+            methods=["GET"],
+        ),
+        Route(
+            "/warden/v1/banks/{bank_id}/snapshots/{snapshot_id}/rollback",
+            Endpoint("rollback_snapshot", rollback_snapshot),
+            methods=["POST"],
+        ),
         Route("/health", Endpoint("health", hindsight_health), methods=["GET"]),
         Route(f"{BANK}/memories", Endpoint("retain_memories", retain_memories), methods=["POST"]),
         Route(f"{BANK}/memories/recall", Endpoint("recall_memories", recall_memories), methods=["POST"]),
         Route(f"{BANK}/config", Endpoint("bank_config", bank_config), methods=["GET", "PATCH", "DELETE"]),
         Route(BANK, Endpoint("bank_profile", bank_profile), methods=["PUT", "PATCH"]),
+        Route(BANK, Endpoint("delete_bank", destructive), methods=["DELETE"]),
+        Route(f"{BANK}/memories", Endpoint("delete_memories", destructive), methods=["DELETE"]),
+        Route(f"{BANK}/documents/{{document_id:path}}", Endpoint("delete_document", destructive), methods=["DELETE"]),
         Route(f"{BANK}/files/retain", Endpoint("files_retain", files_retain), methods=["POST"]),
         Route(f"{BANK}/documents/{{document_id:path}}", Endpoint("document_patch", document_patch), methods=["PATCH"]),
         Route("/mcp", Endpoint("mcp", mcp)),

@@ -140,6 +140,65 @@ class GovernanceSettings(_Section):
         return override.secrets if override and override.secrets else self.secrets
 
 
+DEFAULT_RETAIN_MISSION = """\
+Store durable facts an assistant should remember across sessions: decisions and their reasons,
+preferences, conventions, settings and their values, names, paths, people and roles, lessons
+learned and root causes. One fact per conclusion, stated on its own (who, what, which value).
+Ignore questions, requests, greetings, progress updates, plans still being discussed, debugging
+output (stack traces, logs, shell commands), bare links and paths, and anything that is a secret.
+Searching for an answer: skip. Answer decided: store the answer.
+Label every fact with one topic (business, infra, dev_tools, code, content, research, reflection)
+and one stage (decision, process, reference). A fact about how the assistant or the user thinks,
+works or learns (meta-cognitive) that fits no other topic defaults to topic:reflection."""
+
+DEFAULT_OBSERVATIONS_MISSION = (
+    "Group consolidation strictly by topic. Observations from different topics must never be merged. "
+    "Prefer many narrow observations over few broad ones."
+)
+
+
+class MissionSettings(_Section):
+    """memwarden's templates for a bank's extraction and consolidation config (SPEC §4.2)."""
+
+    mode: Literal["enforce", "seed", "off"] = Field(
+        "seed",
+        description="enforce: templates always win; seed: set when absent (and on a bank's first sight); off.",
+    )
+    topics: list[str] = Field(
+        default_factory=lambda: ["business", "infra", "dev_tools", "code", "content", "research", "reflection"],
+        description="The topic label group's values (entity_labels, tag: true).",
+    )
+    stages: list[str] = Field(
+        default_factory=lambda: ["decision", "process", "reference"],
+        description="The stage label group's values (entity_labels, tag: true).",
+    )
+    retain_mission: str = Field(DEFAULT_RETAIN_MISSION, description="What to store and what to ignore.")
+    observations_mission: str = Field(DEFAULT_OBSERVATIONS_MISSION, description="How to consolidate.")
+
+
+Watchable = Literal["world", "experience", "observation", "documents"]
+
+
+class ConfigGuardSettings(_Section):
+    """Safe bank config changes: snapshot, apply, settle, verify, roll back (SPEC §4)."""
+
+    missions: MissionSettings = Field(default_factory=MissionSettings)  # type: ignore[arg-type]
+    settle_timeout: float = Field(30.0, ge=0, description="Seconds to wait for a bank to settle, before and after.")
+    settle_interval: float = Field(0.5, gt=0, description="Seconds between two settle checks.")
+    watched: list[Watchable] = Field(
+        default_factory=lambda: list[Watchable](["world", "experience", "documents"]),
+        description="Counts that must not drop across a config change.",
+    )
+    tolerance: int = Field(0, ge=0, description="How far a watched count may drop before a rollback.")
+    destructive: Literal["confirm", "block", "allow"] = Field(
+        "confirm", description="Bank/memory/document/config DELETEs: confirm (X-Warden-Confirm: <bank>), block, allow."
+    )
+    extra_fields: list[str] = Field(
+        default_factory=list, description="Config fields accepted besides Hindsight 1.1.0's (newer servers)."
+    )
+    inventory_page: int = Field(500, gt=0, le=1000, description="Page size when listing a bank's inventory.")
+
+
 class Settings(_Section):
     """Everything memwarden can be told. ``config.example.toml`` documents each key."""
 
@@ -150,6 +209,7 @@ class Settings(_Section):
     server: ServerSettings = Field(default_factory=ServerSettings)  # type: ignore[arg-type]
     backends: BackendsSettings = Field(default_factory=BackendsSettings)
     governance: GovernanceSettings = Field(default_factory=GovernanceSettings)  # type: ignore[arg-type]
+    config_guard: ConfigGuardSettings = Field(default_factory=ConfigGuardSettings)  # type: ignore[arg-type]
 
 
 def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import Any
 
 from backends.base import MemoryBackend
 from backends.hindsight import HindsightBackend
@@ -11,6 +14,7 @@ from policies.pipeline import Pipeline
 from policies.quality import QualityFilter
 from policies.quality_rules import Rule
 from proxy.ledger import Ledger
+from proxy.locks import BankLocks
 from proxy.settings import GovernanceSettings, Settings
 
 
@@ -37,3 +41,21 @@ class AppState:
     read_retries: int
     pipeline: Pipeline
     ledger: Ledger
+    bank_locks: BankLocks = field(default_factory=BankLocks)  # config changes: one at a time per bank
+    seeded: set[str] = field(default_factory=set)  # banks whose missions were seeded (or are being)
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` in the background; the lifespan waits for it (briefly) at shutdown."""
+        task = asyncio.get_running_loop().create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def drain(self, grace: float = 5.0) -> None:
+        """Let background work finish (up to ``grace`` seconds), then cancel what is left."""
+        if not self.tasks:
+            return
+        _, pending = await asyncio.wait(set(self.tasks), timeout=grace)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)

@@ -25,10 +25,16 @@ def anyio_backend() -> str:
 
 
 def make_settings(
-    url: str, *, data_dir: Path | None = None, governance: dict[str, Any] | None = None, **hindsight: Any
+    url: str,
+    *,
+    data_dir: Path | None = None,
+    governance: dict[str, Any] | None = None,
+    config_guard: dict[str, Any] | None = None,
+    **hindsight: Any,
 ) -> Settings:
     """Settings for memwarden in front of ``url``, from no file and no environment; a fresh data
-    directory unless one is given."""
+    directory unless one is given. Missions are off unless ``config_guard`` says otherwise: tests
+    of other features count the requests the backend sees, and seeding a bank adds some."""
     return load_settings(
         environ={},
         overrides={
@@ -36,6 +42,7 @@ def make_settings(
             "data_dir": str(data_dir or tempfile.mkdtemp(prefix="memwarden-test-")),
             "backends": {"hindsight": {"url": url, **hindsight}},
             "governance": governance or {},
+            "config_guard": config_guard if config_guard is not None else {"missions": {"mode": "off"}},
         },
     )
 

@@ -112,30 +112,55 @@ async def test_retry_after_and_ignored_params_come_back(warden: httpx.AsyncClien
     assert r.json() == {"detail": "Server is at capacity for 'retain'"}
 
 
+@pytest.fixture
+async def warden_off(probe: UpstreamProbe) -> AsyncIterator[httpx.AsyncClient]:
+    backend = httpx.AsyncClient(transport=httpx.ASGITransport(app=create_upstream(probe)))
+    settings = make_settings("http://upstream.test", governance={"mode": "off"})
+    async with backend, asgi_warden(settings, backend) as client:
+        yield client
+
+
+async def _forwarded_unchanged(client: httpx.AsyncClient, probe: UpstreamProbe, method: str, path: str) -> None:
+    payload = {"items": [{"content": "Alice prefers tea", "tags": ["user:alice"]}], "async": False}
+    content = json.dumps(payload).encode() if method in {"POST", "PUT", "PATCH"} else None
+    r = await client.request(method, path, content=content, headers={"content-type": "application/json"})
+    assert r.status_code == 200
+    seen = probe.requests[-1]
+    assert (seen["method"], seen["raw_path"]) == (method, path)
+    if content:
+        assert json.loads(seen["body"]) == payload
+
+
 @pytest.mark.parametrize(
     ("method", "path"),
     [
         ("POST", "/v1/default/banks/b1/memories/recall"),
         ("GET", "/v1/default/banks/b1/config"),
-        ("PATCH", "/v1/default/banks/b1/config"),
-        ("DELETE", "/v1/default/banks/b1/config"),
-        ("PUT", "/v1/default/banks/b1"),
-        ("PATCH", "/v1/default/banks/b1"),
-        ("DELETE", "/v1/default/banks/b1"),
         ("GET", "/v1/default/banks/b1/memories/list"),
     ],
 )
 async def test_routes_not_yet_governed_forward_unchanged(
     warden: httpx.AsyncClient, probe: UpstreamProbe, method: str, path: str
 ) -> None:
-    payload = {"items": [{"content": "Alice prefers tea", "tags": ["user:alice"]}], "async": False}
-    content = json.dumps(payload).encode() if method in {"POST", "PUT", "PATCH"} else None
-    r = await warden.request(method, path, content=content, headers={"content-type": "application/json"})
-    assert r.status_code == 200
-    seen = probe.requests[-1]
-    assert (seen["method"], seen["raw_path"]) == (method, path)
-    if content:
-        assert json.loads(seen["body"]) == payload
+    await _forwarded_unchanged(warden, probe, method, path)
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("PATCH", "/v1/default/banks/b1/config"),
+        ("DELETE", "/v1/default/banks/b1/config"),
+        ("PUT", "/v1/default/banks/b1"),
+        ("PATCH", "/v1/default/banks/b1"),
+        ("DELETE", "/v1/default/banks/b1"),
+        ("DELETE", "/v1/default/banks/b1/memories"),
+        ("DELETE", "/v1/default/banks/b1/documents/d1"),
+    ],
+)
+async def test_config_and_destructive_routes_forward_unchanged_with_governance_off(
+    warden_off: httpx.AsyncClient, probe: UpstreamProbe, method: str, path: str
+) -> None:
+    await _forwarded_unchanged(warden_off, probe, method, path)
 
 
 async def test_compressed_bodies_pass_untouched(warden: httpx.AsyncClient) -> None:

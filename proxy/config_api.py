@@ -1,0 +1,644 @@
+"""The HTTP side of config governance.
+
+* ``PATCH …/config`` — wrapped or flat body, adapted, missions applied, then the guarded change of
+  :mod:`proxy.config_guard`; ``409`` with a problem body when it had to be rolled back.
+* ``DELETE …/config``, ``DELETE …/memories``, ``DELETE`` a bank or a document — destructive:
+  refused with ``409`` unless confirmed (``X-Warden-Confirm: <bank id>``; configurable ``block`` /
+  ``confirm`` / ``allow``), and snapshotted first. A config reset is then verified like a PATCH.
+* ``PUT``/``PATCH`` a bank (its flat profile/config subset) — snapshotted and verified.
+* ``GET /warden/v1/banks/{bank}/snapshots[/{id}]``, ``POST …/snapshots/{id}/rollback[?preview=true]``.
+
+Config changes and destructive operations on one bank are serialized (one lock per bank).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import parse_qsl
+
+import structlog
+from starlette.types import Message, Receive, Scope, Send
+
+from backends.base import BackendError, BackendRejected
+from policies.bank_config import (
+    WATCHABLE,
+    ConfigInputError,
+    check_fields,
+    drops,
+    parse_updates,
+    plan_update,
+    watched_counts,
+)
+from proxy.asgi import ClientGone, read_body, replay, send_json
+from proxy.config_guard import (
+    Snapshot,
+    apply_rollback,
+    get_snapshot,
+    list_snapshots,
+    plan_rollback,
+    set_outcome,
+    settle,
+    take_snapshot,
+    templates_of,
+)
+from proxy.ledger import AuditEvent, append_events, now
+from proxy.middleware import note_backend_status, request_id_of
+from proxy.passthrough import forward
+from proxy.state import AppState
+
+log = structlog.get_logger("memwarden.config")
+PROBLEM = "https://memwarden.dev/problems/"
+
+
+async def problem(
+    send: Send,
+    status: int,
+    kind: str,
+    title: str,
+    detail: str,
+    *,
+    headers: list[tuple[bytes, bytes]] | None = None,
+    **extra: Any,
+) -> None:
+    """An RFC 9457 problem body; ``detail`` keeps Hindsight clients' error display working."""
+    body = {"type": PROBLEM + kind, "title": title, "status": status, "detail": detail, **extra}
+    payload = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/problem+json"),
+                (b"content-length", str(len(payload)).encode()),
+                *(headers or []),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
+
+
+def before_end(send: Send, hook: Callable[[int], Awaitable[None]]) -> Send:
+    """``send`` that runs ``hook(status)`` just before the response's last body message goes out."""
+    status = 0
+
+    async def wrapped(message: Message) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = int(message["status"])
+        elif message["type"] == "http.response.body" and not message.get("more_body", False):
+            await hook(status)
+        await send(message)
+
+    return wrapped
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for k, v in scope["headers"]:
+        if k == name:
+            return str(v.decode("latin-1")).strip()
+    return None
+
+
+def _governed(state: AppState, bank: str) -> bool:
+    return state.settings.governance.mode_for(bank) != "off"
+
+
+async def _backend_failed(send: Send, scope: Scope, exc: BackendError, what: str) -> None:
+    if isinstance(exc, BackendRejected):
+        note_backend_status(scope, exc.status)
+        body = exc.body if isinstance(exc.body, dict) else {"detail": exc.body}
+        await send_json(send, exc.status, body)
+        return
+    note_backend_status(scope, "unreachable")
+    await send_json(send, 502, {"detail": f"Backend unavailable while {what}: {exc}"})
+
+
+# -- PATCH / DELETE …/config ----------------------------------------------------------------------
+
+
+async def bank_config(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    bank: str = scope["path_params"]["bank_id"]
+    method = scope["method"]
+    if method == "GET" or not _governed(state, bank):
+        await forward(state.backend, scope, receive, send, retries=state.read_retries if method == "GET" else 0)
+        return
+    try:
+        raw = await read_body(receive)
+    except ClientGone:
+        return
+    if method == "DELETE":
+        if not await _destructive_allowed(state, scope, send, bank, "reset the bank's config"):
+            return
+        await guarded_change(state, scope, send, bank, reason="config_delete", updates=None, overridden=[])
+        return
+    try:
+        payload = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        await send_json(
+            send,
+            422,
+            {
+                "detail": [
+                    {
+                        "type": "json_invalid",
+                        "loc": ["body", getattr(exc, "pos", 0)],
+                        "msg": "JSON decode error",
+                        "input": {},
+                        "ctx": {"error": getattr(exc, "msg", str(exc))},
+                    }
+                ]
+            },
+        )
+        return
+    try:
+        updates, _ = parse_updates(payload)
+        check_fields(updates, state.settings.config_guard.extra_fields)
+    except ConfigInputError as exc:
+        await send_json(send, 400, {"detail": str(exc)})
+        return
+    replace = [k.strip() for k in (_header(scope, b"x-warden-replace") or "").split(",") if k.strip()]
+    await guarded_change(state, scope, send, bank, reason="config_patch", updates=updates, replace=replace)
+
+
+async def guarded_change(
+    state: AppState,
+    scope: Scope,
+    send: Send,
+    bank: str,
+    *,
+    reason: str,
+    updates: dict[str, Any] | None,
+    replace: list[str] | None = None,
+    overridden: list[str] | None = None,
+) -> None:
+    """Snapshot, apply (``updates`` None: reset the config), settle, verify, roll back."""
+    cfg = state.settings.config_guard
+    request_id = request_id_of(scope)
+    async with state.bank_locks(bank):
+        try:
+            snap = await take_snapshot(
+                memory=state.memory, ledger=state.ledger, cfg=cfg, bank=bank, reason=reason, request_id=request_id
+            )
+        except BackendError as exc:
+            await _backend_failed(send, scope, exc, "taking the snapshot (nothing was changed)")
+            return
+        sent: dict[str, Any] | None = None
+        if updates is not None:
+            try:
+                sent, overridden = plan_update(
+                    updates,
+                    snap.overrides,
+                    mode=cfg.missions.mode,
+                    templates=templates_of(cfg),
+                    replace=replace or [],
+                )
+            except ConfigInputError as exc:
+                await set_outcome(state.ledger, snap, "refused", {"reason": str(exc)})
+                await send_json(send, 400, {"detail": str(exc)})
+                return
+        try:
+            answer = (
+                await state.memory.patch_config(bank, sent)
+                if sent is not None
+                else await state.memory.delete_config(bank)
+            )
+        except BackendError as exc:
+            await _audit_patch(state, snap, sent, overridden or [], request_id, failed=str(exc))
+            await set_outcome(state.ledger, snap, "failed", {"reason": str(exc)}, change=sent)
+            await _backend_failed(send, scope, exc, "applying the change (the snapshot was taken; nothing changed)")
+            return
+        note_backend_status(scope, 200)
+        await _audit_patch(state, snap, sent, overridden or [], request_id)
+        headers = [(b"x-warden-snapshot", snap.id.encode())]
+        if overridden:
+            headers.append((b"x-warden-overridden", ",".join(overridden).encode()))
+        try:
+            verdict = await _verify(state, snap, request_id)
+        except BackendError as exc:
+            # The change is in; whether it cost memories is unknown. Say so, keep the snapshot.
+            await set_outcome(state.ledger, snap, "unverified", {"reason": str(exc)}, change=sent)
+            await send_json(send, 200, answer, headers=[*headers, (b"x-warden-verify", b"failed: backend unavailable")])
+            return
+        if not verdict:
+            await set_outcome(state.ledger, snap, "kept", {"counts": snap.counts}, change=sent)
+            await send_json(send, 200, answer, headers=headers)
+            return
+        await set_outcome(state.ledger, snap, "dropped", {"dropped": verdict}, change=sent)
+        await _roll_back_and_answer(state, scope, send, snap, verdict, request_id, headers)
+
+
+async def _audit_patch(
+    state: AppState,
+    snap: Snapshot,
+    sent: dict[str, Any] | None,
+    overridden: list[str],
+    request_id: str,
+    *,
+    failed: str | None = None,
+) -> None:
+    def write(db: sqlite3.Connection) -> None:
+        append_events(
+            db,
+            [
+                AuditEvent(
+                    action="config_patch",
+                    bank=snap.bank,
+                    source="config",
+                    reason=(f"backend refused: {failed}" if failed else None)
+                    or ("config reset to server defaults" if sent is None else None),
+                    before={"overrides": snap.overrides},
+                    after={"updates": sent, "overridden": overridden, "snapshot_id": snap.id, "applied": not failed},
+                    request_id=request_id,
+                )
+            ],
+        )
+
+    await state.ledger.write(write)
+
+
+async def _verify(state: AppState, snap: Snapshot, request_id: str) -> dict[str, dict[str, int]]:
+    """Settle, re-read, compare; audit the verdict; the watched counts that dropped (empty: fine)."""
+    cfg = state.settings.config_guard
+    stats, is_settled, waited = await settle(state.memory, snap.bank, cfg)
+    counts = watched_counts(stats, WATCHABLE)
+    watched_before = {k: snap.counts.get(k, 0) for k in cfg.watched}
+    dropped = drops(watched_before, counts, cfg.tolerance)
+
+    def write(db: sqlite3.Connection) -> None:
+        append_events(
+            db,
+            [
+                AuditEvent(
+                    action="config_verify",
+                    bank=snap.bank,
+                    source="config",
+                    rule="config.drop" if dropped else "config.ok",
+                    reason=(
+                        "watched counts dropped: "
+                        + ", ".join(f"{k} {v['before']} → {v['after']}" for k, v in dropped.items())
+                        if dropped
+                        else "no watched count dropped"
+                    )
+                    + ("" if is_settled else f" (bank not settled after {waited:.1f} s)"),
+                    before={"counts": snap.counts, "snapshot_id": snap.id},
+                    after={"counts": counts, "dropped": dropped, "settled": is_settled},
+                    request_id=request_id,
+                )
+            ],
+        )
+
+    await state.ledger.write(write)
+    return dropped
+
+
+async def _roll_back_and_answer(
+    state: AppState,
+    scope: Scope,
+    send: Send,
+    snap: Snapshot,
+    dropped: dict[str, dict[str, int]],
+    request_id: str,
+    headers: list[tuple[bytes, bytes]],
+) -> None:
+    cfg = state.settings.config_guard
+    what = ", ".join(f"{k} {v['before']} → {v['after']} ({v['delta']:+d})" for k, v in dropped.items())
+    try:
+        plan = await plan_rollback(memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap)
+    except BackendError as exc:
+        await set_outcome(state.ledger, snap, "rollback_incomplete", {"dropped": dropped, "error": str(exc)})
+        await problem(
+            send,
+            502,
+            "config-rollback-incomplete",
+            "Config change lost memories; rollback could not start",
+            f"The change dropped {what}. The backend failed before the rollback could be planned: {exc}. "
+            f"Resume with: memwarden config rollback {snap.bank} {snap.id}",
+            headers=headers,
+            snapshot_id=snap.id,
+            bank=snap.bank,
+            dropped=dropped,
+            restored=None,
+        )
+        return
+    result = await apply_rollback(
+        memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap, plan=plan, request_id=request_id
+    )
+    restored = result.as_dict()
+    if not result.complete:
+        await problem(
+            send,
+            502,
+            "config-rollback-incomplete",
+            "Config change lost memories; rollback incomplete",
+            f"The change dropped {what}. The rollback stopped: {result.error}. "
+            f"Resume with: memwarden config rollback {snap.bank} {snap.id}",
+            headers=headers,
+            snapshot_id=snap.id,
+            bank=snap.bank,
+            dropped=dropped,
+            restored=restored,
+        )
+        return
+    await problem(
+        send,
+        409,
+        "config-rolled-back",
+        "Config change rolled back: it lost memories",
+        f"The change dropped {what}. memwarden restored the previous config overrides "
+        f"({', '.join(sorted(plan.restore_overrides)) or 'unchanged'}) and re-created "
+        f"{result.memories_restored} memories in {len(result.documents_restored)} documents from its ledger"
+        + (f"; {len(plan.unrestorable)} could not be restored (not in the ledger)" if plan.unrestorable else "")
+        + (f"; still short: {result.still_dropped}" if result.still_dropped else "")
+        + ".",
+        headers=headers,
+        snapshot_id=snap.id,
+        bank=snap.bank,
+        dropped=dropped,
+        restored=restored,
+    )
+
+
+# -- missions on first sight ----------------------------------------------------------------------
+
+
+def seed_in_background(state: AppState, bank: str) -> None:
+    """The first time memwarden sees a bank (missions ``seed`` or ``enforce``), put the mission
+    templates in its config — in the background, through the same guarded change, so the request
+    that revealed the bank is not held up. Once done it is recorded in the ledger; a failure is
+    logged and retried on the next sight."""
+    if state.settings.config_guard.missions.mode == "off" or bank in state.seeded:
+        return
+    state.seeded.add(bank)
+    state.spawn(_seed(state, bank))
+
+
+async def _seed(state: AppState, bank: str) -> None:
+    cfg = state.settings.config_guard
+    done = await state.ledger.read(
+        lambda db: db.execute("SELECT seeded_at FROM banks_seen WHERE bank = ?", (bank,)).fetchone()
+    )
+    if done is not None and done["seeded_at"]:
+        return
+    try:
+        async with state.bank_locks(bank):
+            snap = await take_snapshot(
+                memory=state.memory, ledger=state.ledger, cfg=cfg, bank=bank, reason="seed", request_id=None
+            )
+            sent, _ = plan_update({}, snap.overrides, mode=cfg.missions.mode, templates=templates_of(cfg))
+            if sent:
+                await state.memory.patch_config(bank, sent)
+                await _audit_patch(state, snap, sent, [], "")
+                dropped = await _verify(state, snap, "")
+                if dropped:
+                    await set_outcome(state.ledger, snap, "dropped", {"dropped": dropped}, change=sent)
+                    plan = await plan_rollback(memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap)
+                    await apply_rollback(
+                        memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap, plan=plan, request_id=None
+                    )
+                    return
+            await set_outcome(state.ledger, snap, "kept", {"counts": snap.counts}, change=sent or None)
+    except BackendError as exc:
+        state.seeded.discard(bank)
+        log.warning("seed_failed", bank=bank, error=str(exc))
+        return
+    ts = now()
+    await state.ledger.write(
+        lambda db: db.execute(
+            "INSERT INTO banks_seen (bank, first_seen, seeded_at) VALUES (?, ?, ?)"
+            " ON CONFLICT (bank) DO UPDATE SET seeded_at = excluded.seeded_at",
+            (bank, ts, ts),
+        )
+    )
+    log.info("bank_seeded", bank=bank, keys=sorted(sent))
+
+
+# -- destructive routes ---------------------------------------------------------------------------
+
+
+async def _destructive_allowed(state: AppState, scope: Scope, send: Send, bank: str, what: str) -> bool:
+    policy = state.settings.config_guard.destructive
+    if policy == "allow":
+        return True
+    if policy == "block":
+        await problem(
+            send,
+            409,
+            "destructive-blocked",
+            "Destructive operation blocked",
+            f'memwarden refuses to {what} (config_guard.destructive = "block").',
+            bank=bank,
+        )
+        return False
+    if _header(scope, b"x-warden-confirm") == bank:
+        return True
+    await problem(
+        send,
+        409,
+        "confirmation-required",
+        "Confirmation required",
+        f"This request would {what} of bank '{bank}'. Repeat it with the header X-Warden-Confirm: {bank} "
+        "to confirm; memwarden snapshots the bank first.",
+        bank=bank,
+    )
+    return False
+
+
+async def destructive(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    """``DELETE`` a bank, its memories, or one document."""
+    bank: str = scope["path_params"]["bank_id"]
+    if not _governed(state, bank):
+        await forward(state.backend, scope, receive, send, retries=0)
+        return
+    document_id: str | None = scope["path_params"].get("document_id")
+    path: str = scope["path"]
+    if document_id is not None:
+        what, reason = f"delete document '{document_id}'", "delete_document"
+    elif path.rstrip("/").endswith("/memories"):
+        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        kind = query.get("type")
+        what, reason = (f"delete every {kind} memory" if kind else "delete every memory"), "delete_memories"
+    else:
+        what, reason = "delete the bank with all its memories", "delete_bank"
+    try:
+        body = await read_body(receive)
+    except ClientGone:
+        return
+    if not await _destructive_allowed(state, scope, send, bank, what):
+        return
+    request_id = request_id_of(scope)
+    async with state.bank_locks(bank):
+        try:
+            snap = await take_snapshot(
+                memory=state.memory,
+                ledger=state.ledger,
+                cfg=state.settings.config_guard,
+                bank=bank,
+                reason=reason,
+                request_id=request_id,
+            )
+        except BackendError as exc:
+            await _backend_failed(send, scope, exc, "taking the snapshot (nothing was deleted)")
+            return
+
+        async def record(status: int) -> None:
+            ok = 200 <= status < 300
+            await set_outcome(state.ledger, snap, "applied" if ok else "failed", {"backend_status": status})
+            if ok:
+                await state.ledger.write(
+                    lambda db: _archive_deleted(db, bank, reason, document_id, snap.id, request_id)
+                )
+
+        # The ledger follows the backend before the client hears back: whoever reads next sees both.
+        await forward(state.backend, scope, replay(body), before_end(send, record), retries=0)
+
+
+def _archive_deleted(
+    db: sqlite3.Connection, bank: str, reason: str, document_id: str | None, snapshot_id: str, request_id: str
+) -> None:
+    """The backend deleted them: the ledger's rows stop counting as active (dedup would otherwise
+    call a re-sent fact a duplicate of something gone), and the log says why. Content is kept."""
+    if document_id is not None:
+        rows = db.execute(
+            "SELECT id FROM memories WHERE bank = ? AND status = 'active' AND document_id = ?", (bank, document_id)
+        ).fetchall()
+    else:
+        rows = db.execute("SELECT id FROM memories WHERE bank = ? AND status = 'active'", (bank,)).fetchall()
+    ts = now()
+    events = []
+    for row in rows:
+        db.execute("UPDATE memories SET status = 'archived', updated_at = ? WHERE id = ?", (ts, row["id"]))
+        events.append(
+            AuditEvent(
+                action="archive",
+                bank=bank,
+                memory_id=row["id"],
+                source="config",
+                rule=reason,
+                reason=f"deleted in the backend ({reason}); snapshot {snapshot_id} can restore it",
+                before={"status": "active"},
+                after={"status": "archived", "snapshot_id": snapshot_id},
+                request_id=request_id,
+            )
+        )
+    append_events(db, events)
+
+
+# -- bank profile (PUT/PATCH a bank) --------------------------------------------------------------
+
+
+async def bank_profile(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    """Bank create/update carries a flat subset of config fields: snapshotted and verified."""
+    bank: str = scope["path_params"]["bank_id"]
+    if not _governed(state, bank):
+        await forward(state.backend, scope, receive, send, retries=0)
+        return
+    try:
+        body = await read_body(receive)
+    except ClientGone:
+        return
+    request_id = request_id_of(scope)
+    async with state.bank_locks(bank):
+        try:
+            snap = await take_snapshot(
+                memory=state.memory,
+                ledger=state.ledger,
+                cfg=state.settings.config_guard,
+                bank=bank,
+                reason="bank_profile",
+                request_id=request_id,
+            )
+        except BackendError as exc:
+            await _backend_failed(send, scope, exc, "taking the snapshot (nothing was changed)")
+            return
+        await forward(state.backend, scope, replay(body), send, retries=0)
+        status = scope.get("state", {}).get("backend_status")
+        if not (isinstance(status, int) and 200 <= status < 300):
+            await set_outcome(state.ledger, snap, "failed", {"backend_status": status})
+            return
+        try:
+            dropped = await _verify(state, snap, request_id)
+        except BackendError as exc:
+            await set_outcome(state.ledger, snap, "unverified", {"reason": str(exc)})
+            return
+        if not dropped:
+            await set_outcome(state.ledger, snap, "kept", {"counts": snap.counts})
+            return
+        # The response is already sent; the rollback still runs and the audit log tells it.
+        await set_outcome(state.ledger, snap, "dropped", {"dropped": dropped})
+        plan = await plan_rollback(
+            memory=state.memory, ledger=state.ledger, cfg=state.settings.config_guard, snapshot=snap
+        )
+        await apply_rollback(
+            memory=state.memory,
+            ledger=state.ledger,
+            cfg=state.settings.config_guard,
+            snapshot=snap,
+            plan=plan,
+            request_id=request_id,
+        )
+
+
+# -- /warden/v1 snapshots -------------------------------------------------------------------------
+
+
+async def list_bank_snapshots(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    bank: str = scope["path_params"]["bank_id"]
+    snaps = await state.ledger.read(lambda db: list_snapshots(db, bank))
+    await send_json(send, 200, {"bank_id": bank, "items": [s.summary() for s in snaps]})
+
+
+async def show_snapshot(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    bank: str = scope["path_params"]["bank_id"]
+    snap = await state.ledger.read(lambda db: get_snapshot(db, bank, scope["path_params"]["snapshot_id"]))
+    if snap is None:
+        await send_json(send, 404, {"detail": f"no snapshot {scope['path_params']['snapshot_id']} for bank {bank}"})
+        return
+    await send_json(
+        send,
+        200,
+        {
+            **snap.summary(),
+            "config": snap.config,
+            "overrides": snap.overrides,
+            "stats": snap.stats,
+            "inventory": snap.inventory,
+        },
+    )
+
+
+async def rollback_snapshot(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    """``?preview=true``: what a rollback would do; otherwise do it (resumes an incomplete one)."""
+    bank: str = scope["path_params"]["bank_id"]
+    snapshot_id: str = scope["path_params"]["snapshot_id"]
+    query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+    preview = query.get("preview", "").lower() in ("1", "true", "yes")
+    cfg = state.settings.config_guard
+    snap = await state.ledger.read(lambda db: get_snapshot(db, bank, snapshot_id))
+    if snap is None:
+        await send_json(send, 404, {"detail": f"no snapshot {snapshot_id} for bank {bank}"})
+        return
+    async with state.bank_locks(bank):
+        try:
+            plan = await plan_rollback(memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap)
+        except BackendError as exc:
+            await _backend_failed(send, scope, exc, "planning the rollback (nothing was changed)")
+            return
+        if preview:
+            await send_json(send, 200, {"preview": True, "bank_id": bank, "plan": plan.as_dict()})
+            return
+        result = await apply_rollback(
+            memory=state.memory,
+            ledger=state.ledger,
+            cfg=cfg,
+            snapshot=snap,
+            plan=plan,
+            request_id=request_id_of(scope),
+            source="manual",
+        )
+    status = 200 if result.complete else 502
+    await send_json(
+        send, status, {"preview": False, "bank_id": bank, "plan": plan.as_dict(), "result": result.as_dict()}
+    )

@@ -1,0 +1,510 @@
+"""Safe bank config changes (SPEC §4): snapshot → apply → settle → verify → roll back.
+
+A config change (``PATCH``/``DELETE …/config``) on a bank runs, serialized per bank:
+
+1. **settle** — wait (bounded) until the bank has no pending operations or consolidation, reading
+   stats with ``refresh=true`` (Hindsight caches stats for 60 s otherwise);
+2. **snapshot** — full config and overrides, stats, watched counts and the inventory of memories
+   and documents (ids, fact types, document ids, tags, content hashes), in the ledger;
+3. **apply** — the body adapted to what the backend accepts (wrapped), ``entity_labels`` in list
+   form with ``tag: true`` on topic and stage, containers merged read-modify-write, missions;
+4. **settle** and **verify** — the watched counts again; a drop beyond the tolerance triggers
+5. **rollback** — the previous overrides restored exactly, every memory that disappeared
+   re-created from the ledger (its document re-retained with the same content, tags, timestamp
+   and document id), verified again, and the client answered ``409`` with what happened.
+
+A rollback is computed from the snapshot and the bank's current state, so running it again
+(``memwarden config rollback``) resumes one that a failing backend interrupted. Every step is
+audited: ``config_snapshot``, ``config_patch``, ``config_verify``, ``config_rollback``, ``restore``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import sqlite3
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from backends.base import BackendError, BackendRejected, MemoryBackend
+from policies.bank_config import (
+    WATCHABLE,
+    Templates,
+    drops,
+    restore_updates,
+    settled,
+    watched_counts,
+)
+from proxy.ledger import AuditEvent, append_events, now
+from proxy.memories import transition
+from proxy.settings import ConfigGuardSettings
+
+log = structlog.get_logger("memwarden.config")
+RESTORE_BATCH = 50
+
+
+def templates_of(settings: ConfigGuardSettings) -> Templates:
+    m = settings.missions
+    return Templates(m.topics, m.stages, m.retain_mission, m.observations_mission)
+
+
+# -- reading the bank -----------------------------------------------------------------------------
+
+
+def _text_hash(text: Any) -> str | None:
+    return hashlib.sha256(text.encode()).hexdigest() if isinstance(text, str) else None
+
+
+async def _stats(memory: MemoryBackend, bank: str) -> dict[str, Any]:
+    try:
+        return await memory.stats(bank, refresh=True)
+    except BackendRejected as exc:
+        if exc.status == 404:  # a bank that does not exist yet holds nothing
+            return {"bank_id": bank, "nodes_by_fact_type": {}, "total_documents": 0}
+        raise
+
+
+async def settle(memory: MemoryBackend, bank: str, cfg: ConfigGuardSettings) -> tuple[dict[str, Any], bool, float]:
+    """Fresh stats once the bank has settled (or when ``settle_timeout`` ran out): stats, whether
+    it settled, seconds waited."""
+    started = time.monotonic()
+    while True:
+        stats = await _stats(memory, bank)
+        waited = time.monotonic() - started
+        if settled(stats):
+            return stats, True, waited
+        if waited + cfg.settle_interval > cfg.settle_timeout:
+            return stats, False, waited
+        await asyncio.sleep(cfg.settle_interval)
+
+
+async def _pages(call: Any, bank: str, page: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    offset = 0
+    while True:
+        try:
+            body = await call(bank, {"limit": page, "offset": offset})
+        except BackendRejected as exc:
+            if exc.status == 404:
+                return out
+            raise
+        items = body.get("items") or []
+        out.extend(i for i in items if isinstance(i, dict))
+        offset += len(items)
+        total = body.get("total")
+        if not items or len(items) < page or (isinstance(total, int) and offset >= total):
+            return out
+
+
+async def inventory(memory: MemoryBackend, bank: str, page: int) -> dict[str, list[dict[str, Any]]]:
+    """Every memory and document of the bank: ids, fact types, document ids, tags, content hashes."""
+    units = await _pages(memory.list_memories, bank, page)
+    docs = await _pages(memory.list_documents, bank, page)
+    return {
+        "memories": [
+            {
+                "id": u.get("id"),
+                "fact_type": u.get("fact_type"),
+                "document_id": u.get("document_id"),
+                "tags": u.get("tags") or [],
+                "content_hash": _text_hash(u.get("text")),
+            }
+            for u in units
+        ],
+        "documents": [
+            {"id": d.get("id"), "tags": d.get("tags") or [], "content_hash": d.get("content_hash")} for d in docs
+        ],
+    }
+
+
+# -- snapshots ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Snapshot:
+    id: str
+    bank: str
+    created_at: str
+    reason: str
+    settled: bool
+    config: dict[str, Any]
+    overrides: dict[str, Any]
+    stats: dict[str, Any]
+    counts: dict[str, int]
+    inventory: dict[str, list[dict[str, Any]]]
+    request_id: str | None = None
+    change: Any = None
+    outcome: str | None = None
+    outcome_detail: Any = None
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "bank": self.bank,
+            "created_at": self.created_at,
+            "reason": self.reason,
+            "settled": self.settled,
+            "counts": self.counts,
+            "memories": len(self.inventory.get("memories", [])),
+            "documents": len(self.inventory.get("documents", [])),
+            "override_keys": sorted(self.overrides),
+            "change": self.change,
+            "outcome": self.outcome,
+            "outcome_detail": self.outcome_detail,
+            "request_id": self.request_id,
+        }
+
+
+def snapshot_from_row(row: sqlite3.Row) -> Snapshot:
+    def load(v: str | None) -> Any:
+        return None if v is None else json.loads(v)
+
+    return Snapshot(
+        id=row["id"],
+        bank=row["bank"],
+        created_at=row["created_at"],
+        reason=row["reason"],
+        settled=bool(row["settled"]),
+        config=load(row["config"]),
+        overrides=load(row["overrides"]),
+        stats=load(row["stats"]),
+        counts=load(row["counts"]),
+        inventory=load(row["inventory"]),
+        request_id=row["request_id"],
+        change=load(row["change"]),
+        outcome=row["outcome"],
+        outcome_detail=load(row["outcome_detail"]),
+    )
+
+
+def list_snapshots(db: sqlite3.Connection, bank: str, limit: int = 100) -> list[Snapshot]:
+    rows = db.execute(
+        "SELECT * FROM config_snapshots WHERE bank = ? ORDER BY created_at DESC, rowid DESC LIMIT ?", (bank, limit)
+    ).fetchall()
+    return [snapshot_from_row(r) for r in rows]
+
+
+def get_snapshot(db: sqlite3.Connection, bank: str, snapshot_id: str) -> Snapshot | None:
+    row = db.execute("SELECT * FROM config_snapshots WHERE bank = ? AND id = ?", (bank, snapshot_id)).fetchone()
+    return snapshot_from_row(row) if row else None
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+async def take_snapshot(
+    *,
+    memory: MemoryBackend,
+    ledger: Any,
+    cfg: ConfigGuardSettings,
+    bank: str,
+    reason: str,
+    request_id: str | None,
+    actor: str = "anonymous",
+) -> Snapshot:
+    """Settle, read everything, store it. Raises :class:`BackendError` if the bank cannot be read."""
+    stats, is_settled, waited = await settle(memory, bank, cfg)
+    try:
+        config = await memory.get_config(bank)
+    except BackendRejected as exc:
+        if exc.status != 404:
+            raise
+        config = {"bank_id": bank, "config": {}, "overrides": {}}
+    snap = Snapshot(
+        id=uuid.uuid4().hex[:16],
+        bank=bank,
+        created_at=now(),
+        reason=reason,
+        settled=is_settled,
+        config=config.get("config") or {},
+        overrides=config.get("overrides") or {},
+        stats=stats,
+        counts=watched_counts(stats, WATCHABLE),
+        inventory=await inventory(memory, bank, cfg.inventory_page),
+        request_id=request_id,
+    )
+
+    def store(db: sqlite3.Connection) -> None:
+        db.execute(
+            "INSERT INTO config_snapshots (id, bank, created_at, reason, request_id, settled, config, overrides, stats,"
+            " counts, inventory, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                snap.id,
+                bank,
+                snap.created_at,
+                reason,
+                request_id,
+                int(is_settled),
+                _dump(snap.config),
+                _dump(snap.overrides),
+                _dump(stats),
+                _dump(snap.counts),
+                _dump(snap.inventory),
+                snap.created_at,
+            ),
+        )
+        append_events(
+            db,
+            [
+                AuditEvent(
+                    action="config_snapshot",
+                    bank=bank,
+                    actor=actor,
+                    source="config",
+                    reason=reason if is_settled else f"{reason}; bank not settled after {waited:.1f} s",
+                    after={
+                        "snapshot_id": snap.id,
+                        "settled": is_settled,
+                        "counts": snap.counts,
+                        "memories": len(snap.inventory["memories"]),
+                        "documents": len(snap.inventory["documents"]),
+                        "override_keys": sorted(snap.overrides),
+                    },
+                    request_id=request_id,
+                )
+            ],
+        )
+
+    await ledger.write(store)
+    return snap
+
+
+async def set_outcome(ledger: Any, snapshot: Snapshot, outcome: str, detail: Any = None, change: Any = None) -> None:
+    snapshot.outcome, snapshot.outcome_detail = outcome, detail
+    if change is not None:
+        snapshot.change = change
+
+    def update(db: sqlite3.Connection) -> None:
+        db.execute(
+            "UPDATE config_snapshots SET outcome = ?, outcome_detail = ?, change = COALESCE(?, change), updated_at = ?"
+            " WHERE id = ?",
+            (outcome, _dump(detail), None if change is None else _dump(change), now(), snapshot.id),
+        )
+
+    await ledger.write(update)
+
+
+# -- rollback -------------------------------------------------------------------------------------
+
+
+@dataclass
+class RollbackPlan:
+    """What a rollback to a snapshot would do, given the bank as it is now."""
+
+    snapshot_id: str
+    restore_overrides: dict[str, Any]
+    missing_memories: list[str]
+    missing_documents: list[str]
+    restorable: dict[str, list[dict[str, Any]]]  # document id → ledger rows (id, item)
+    unrestorable: list[str]  # document ids (or memory ids without one) the ledger has no copy of
+    current_counts: dict[str, int]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "snapshot_id": self.snapshot_id,
+            "restore_overrides": self.restore_overrides,
+            "missing_memories": len(self.missing_memories),
+            "missing_documents": len(self.missing_documents),
+            "documents_to_restore": sorted(self.restorable),
+            "memories_to_restore": sum(len(v) for v in self.restorable.values()),
+            "unrestorable": self.unrestorable,
+            "current_counts": self.current_counts,
+        }
+
+
+@dataclass
+class RollbackResult:
+    plan: RollbackPlan
+    overrides_restored: bool = False
+    documents_restored: list[str] = field(default_factory=list)
+    memories_restored: int = 0
+    verified_counts: dict[str, int] = field(default_factory=dict)
+    still_dropped: dict[str, dict[str, int]] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.error is None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "overrides_restored": sorted(self.plan.restore_overrides) if self.overrides_restored else [],
+            "documents_restored": len(self.documents_restored),
+            "memories_restored": self.memories_restored,
+            "unrestorable": self.plan.unrestorable,
+            "verified_counts": self.verified_counts,
+            "still_dropped": self.still_dropped,
+            "complete": self.complete,
+            "error": self.error,
+        }
+
+
+def _ledger_rows(db: sqlite3.Connection, bank: str, document_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for i in range(0, len(document_ids), 500):
+        chunk = list(document_ids[i : i + 500])
+        marks = ",".join("?" * len(chunk))
+        for row in db.execute(
+            f"SELECT id, status, document_id, item, event_time FROM memories WHERE bank = ?"  # noqa: S608
+            f" AND status IN ('active', 'archived') AND document_id IN ({marks}) ORDER BY created_at",
+            (bank, *chunk),
+        ):
+            out.setdefault(row["document_id"], []).append(
+                {"id": row["id"], "status": row["status"], "item": json.loads(row["item"])}
+            )
+    return out
+
+
+async def plan_rollback(
+    *, memory: MemoryBackend, ledger: Any, cfg: ConfigGuardSettings, snapshot: Snapshot
+) -> RollbackPlan:
+    bank = snapshot.bank
+    try:
+        current = await memory.get_config(bank)
+    except BackendRejected as exc:
+        if exc.status != 404:
+            raise
+        current = {}
+    now_inventory = await inventory(memory, bank, cfg.inventory_page)
+    stats = await _stats(memory, bank)
+    present_units = {u["id"] for u in now_inventory["memories"]}
+    # A re-created memory has a new id: it counts as present when its document holds the same text.
+    present_content = {(u.get("document_id"), u.get("content_hash")) for u in now_inventory["memories"]}
+    present_docs = {d["id"] for d in now_inventory["documents"]}
+    # Observations are consolidation's to reshape; facts are what must come back.
+    lost_units = [
+        u
+        for u in snapshot.inventory["memories"]
+        if u["id"] not in present_units
+        and (u.get("document_id"), u.get("content_hash")) not in present_content
+        and u.get("fact_type") != "observation"
+    ]
+    lost_docs = [d["id"] for d in snapshot.inventory["documents"] if d["id"] not in present_docs]
+    wanted = sorted({*lost_docs, *(u["document_id"] for u in lost_units if u.get("document_id"))})
+    rows = await ledger.read(lambda db: _ledger_rows(db, bank, wanted))
+    unrestorable = [d for d in wanted if d not in rows]
+    unrestorable += [f"memory:{u['id']}" for u in lost_units if not u.get("document_id")]
+    return RollbackPlan(
+        snapshot_id=snapshot.id,
+        restore_overrides=restore_updates(snapshot.overrides, current.get("overrides") or {}),
+        missing_memories=[u["id"] for u in lost_units],
+        missing_documents=lost_docs,
+        restorable=rows,
+        unrestorable=unrestorable,
+        current_counts=watched_counts(stats, WATCHABLE),
+    )
+
+
+async def apply_rollback(
+    *,
+    memory: MemoryBackend,
+    ledger: Any,
+    cfg: ConfigGuardSettings,
+    snapshot: Snapshot,
+    plan: RollbackPlan,
+    request_id: str | None,
+    actor: str = "anonymous",
+    source: str = "config",
+) -> RollbackResult:
+    """Carry out ``plan``; stops at the first backend failure and says so in the result (the
+    snapshot's outcome becomes ``rollback_incomplete``; planning again resumes)."""
+    bank = snapshot.bank
+    result = RollbackResult(plan)
+    try:
+        if plan.restore_overrides:
+            await memory.patch_config(bank, plan.restore_overrides)
+            # The restoring PATCH may itself cost memories on a backend that loses them on config
+            # writes: what to re-create is decided after it, from the bank as it is then.
+            plan = await plan_rollback(memory=memory, ledger=ledger, cfg=cfg, snapshot=snapshot)
+            plan.restore_overrides = result.plan.restore_overrides
+            result.plan = plan
+        result.overrides_restored = True
+        documents = sorted(plan.restorable)
+        for i in range(0, len(documents), RESTORE_BATCH):
+            batch = documents[i : i + RESTORE_BATCH]
+            rows = [r for d in batch for r in plan.restorable[d]]
+            await memory.retain(bank, {"items": [r["item"] for r in rows], "async": False})
+            result.documents_restored.extend(batch)
+            result.memories_restored += len(rows)
+            await ledger.write(lambda db, rows=rows: _record_restored(db, bank, rows, snapshot.id, request_id, actor))
+        stats, _, _ = await settle(memory, bank, cfg)
+        result.verified_counts = watched_counts(stats, WATCHABLE)
+        watched = {k: snapshot.counts.get(k, 0) for k in cfg.watched}
+        result.still_dropped = drops(watched, result.verified_counts, cfg.tolerance)
+    except BackendError as exc:
+        result.error = f"{type(exc).__name__}: {exc}"
+    outcome = "rolled_back" if result.complete else "rollback_incomplete"
+    detail = result.as_dict()
+
+    def audit(db: sqlite3.Connection) -> None:
+        append_events(
+            db,
+            [
+                AuditEvent(
+                    action="config_rollback",
+                    bank=bank,
+                    actor=actor,
+                    source=source,
+                    reason=(
+                        f"restored to snapshot {snapshot.id}"
+                        if result.complete
+                        else f"rollback to snapshot {snapshot.id} incomplete: {result.error}"
+                    ),
+                    before={"counts": plan.current_counts},
+                    after={"snapshot_id": snapshot.id, **detail},
+                    request_id=request_id,
+                )
+            ],
+        )
+
+    await ledger.write(audit)
+    await set_outcome(ledger, snapshot, outcome, {**(snapshot.outcome_detail or {}), "rollback": detail})
+    return result
+
+
+def _record_restored(
+    db: sqlite3.Connection,
+    bank: str,
+    rows: Sequence[Mapping[str, Any]],
+    snapshot_id: str,
+    request_id: str | None,
+    actor: str,
+) -> None:
+    events = []
+    for row in rows:
+        if row["status"] == "archived":
+            moved = transition(
+                db,
+                bank=bank,
+                memory_id=row["id"],
+                frm="archived",
+                to="active",
+                action="restore",
+                source="config",
+                request_id=request_id or "",
+                actor=actor,
+                reason=f"re-created from the ledger (snapshot {snapshot_id})",
+            )
+            if moved is not None:
+                events.append(moved)
+                continue
+        events.append(
+            AuditEvent(
+                action="restore",
+                bank=bank,
+                memory_id=row["id"],
+                actor=actor,
+                source="config",
+                reason=f"re-created from the ledger (snapshot {snapshot_id})",
+                after={"document_id": row["item"].get("document_id")},
+                request_id=request_id,
+            )
+        )
+    append_events(db, events)

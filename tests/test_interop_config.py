@@ -1,0 +1,142 @@
+"""Config governance against the real Hindsight 1.1.0, driven by the real hindsight-client."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from hindsight_client import Hindsight
+
+from tests.conftest import make_settings, running_warden
+
+pytestmark = [pytest.mark.interop, pytest.mark.anyio]
+
+GUARD = {"settle_interval": 0.25, "settle_timeout": 120.0, "missions": {"mode": "seed"}}
+FACTS = [f"服务 svc-{i} 的内网端口统一设为 {9000 + i}，部署在 search 命名空间" for i in range(50)]
+
+
+@pytest.fixture(scope="module")
+def warden(hindsight_url: str) -> Iterator[str]:
+    with running_warden(make_settings(hindsight_url, config_guard=GUARD)) as url:
+        yield url
+
+
+def direct_config(hindsight_url: str, bank: str) -> dict[str, Any]:
+    """What Hindsight itself holds (asked directly, not through memwarden)."""
+    r = httpx.get(f"{hindsight_url}/v1/default/banks/{bank}/config", timeout=30)
+    r.raise_for_status()
+    return dict(r.json())
+
+
+def direct_count(hindsight_url: str, bank: str) -> int:
+    r = httpx.get(f"{hindsight_url}/v1/default/banks/{bank}/stats", params={"refresh": "true"}, timeout=30)
+    r.raise_for_status()
+    return int(r.json()["nodes_by_fact_type"].get("world", 0))
+
+
+def wait_seeded(hindsight_url: str, bank: str) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if "observations_mission" in direct_config(hindsight_url, bank)["overrides"]:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"bank {bank} was not seeded")
+
+
+def audit(warden: str, bank: str) -> list[dict[str, Any]]:
+    r = httpx.get(f"{warden}/warden/v1/audit", params={"bank": bank, "limit": 1000}, timeout=30)
+    return list(r.json()["events"])
+
+
+async def test_labels_and_missions_patched_through_memwarden_cost_nothing(hindsight_url: str, warden: str) -> None:
+    bank = f"cfg-{uuid.uuid4().hex[:8]}"
+    client = Hindsight(base_url=warden)
+    try:
+        await client.acreate_bank(bank)
+        response = await client.aretain_batch(bank, [{"content": t} for t in FACTS])
+        assert response.items_count == 50
+        wait_seeded(hindsight_url, bank)  # first sight: the templates went in, in the background
+        world = direct_count(hindsight_url, bank)
+        assert world >= 50
+
+        labels = [
+            {"key": "topic", "type": "value", "values": [{"value": "infra"}, {"value": "code"}]},
+            {"key": "project", "type": "value", "values": [{"value": "atlas"}]},
+        ]
+        result = await client.aupdate_bank_config(
+            bank,
+            entity_labels=labels,
+            retain_mission="Store port and namespace facts.",
+            observations_mission="Group consolidation strictly by topic.",
+        )
+        overrides = result.get("overrides", result)
+        assert overrides["retain_mission"] == "Store port and namespace facts."
+
+        held = direct_config(hindsight_url, bank)["overrides"]
+        groups = {g["key"]: g for g in held["entity_labels"]}
+        assert set(groups) == {"topic", "stage", "project"}  # merged with the seeded groups
+        assert groups["topic"]["tag"] is True
+        assert groups["stage"]["tag"] is True
+        assert {"infra", "code", "reflection"} <= {v["value"] for v in groups["topic"]["values"]}
+        assert held["observations_mission"] == "Group consolidation strictly by topic."
+        assert direct_count(hindsight_url, bank) == world  # delta 0
+
+        events = audit(warden, bank)
+        verify = [e for e in events if e["action"] == "config_verify"][-1]
+        assert verify["rule"] == "config.ok"
+        assert verify["after"]["counts"]["world"] == verify["before"]["counts"]["world"] == world
+        assert not [e for e in events if e["action"] == "config_rollback"]
+    finally:
+        await client.aclose()
+
+
+async def test_flat_body_and_simple_labels_work_end_to_end(hindsight_url: str, warden: str) -> None:
+    bank = f"cfg-{uuid.uuid4().hex[:8]}"
+    async with httpx.AsyncClient(timeout=120) as http:
+        flat = {"retain_mission": "Only durable facts.", "entity_labels": {"topic": ["infra"], "stage": ["decision"]}}
+        direct = await http.patch(f"{hindsight_url}/v1/default/banks/{bank}/config", json=flat)
+        assert direct.status_code == 422  # Hindsight itself takes only the wrapped body
+        r = await http.patch(f"{warden}/v1/default/banks/{bank}/config", json=flat)
+        assert r.status_code == 200, r.text
+        assert r.headers["x-warden-snapshot"]
+        held = direct_config(hindsight_url, bank)["overrides"]
+        assert held["retain_mission"] == "Only durable facts."
+        groups = {g["key"]: g for g in held["entity_labels"]}
+        assert groups["topic"]["tag"] is True
+        assert [v["value"] for v in groups["stage"]["values"]] == ["decision"]
+        # Malformed labels are refused before anything reaches Hindsight.
+        r = await http.patch(f"{warden}/v1/default/banks/{bank}/config", json={"entity_labels": ["topic"]})
+        assert r.status_code == 400
+        assert direct_config(hindsight_url, bank)["overrides"] == held
+
+
+async def test_a_confirmed_wipe_is_snapshotted_and_rolled_back_by_hand(hindsight_url: str, warden: str) -> None:
+    bank = f"cfg-{uuid.uuid4().hex[:8]}"
+    client = Hindsight(base_url=warden)
+    try:
+        await client.aretain_batch(bank, [{"content": t} for t in FACTS[:8]])
+        world = direct_count(hindsight_url, bank)
+        async with httpx.AsyncClient(timeout=120) as http:
+            r = await http.delete(f"{warden}/v1/default/banks/{bank}/memories")
+            assert r.status_code == 409
+            assert direct_count(hindsight_url, bank) == world
+            r = await http.delete(f"{warden}/v1/default/banks/{bank}/memories", headers={"X-Warden-Confirm": bank})
+            assert r.status_code == 200, r.text
+            assert direct_count(hindsight_url, bank) == 0
+            snaps = (await http.get(f"{warden}/warden/v1/banks/{bank}/snapshots")).json()["items"]
+            wipe = next(s for s in snaps if s["reason"] == "delete_memories")
+            r = await http.post(f"{warden}/warden/v1/banks/{bank}/snapshots/{wipe['id']}/rollback")
+            assert r.status_code == 200, r.text
+            assert r.json()["result"]["memories_restored"] == 8
+        for _ in range(100):
+            if direct_count(hindsight_url, bank) >= world:
+                break
+            await asyncio.sleep(0.2)
+        assert direct_count(hindsight_url, bank) == world
+    finally:
+        await client.aclose()
