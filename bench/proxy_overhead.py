@@ -96,6 +96,14 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 def start_warden(upstream: str, transport: str = "aiohttp", mode: str = "off") -> tuple[subprocess.Popen[bytes], str]:
     """memwarden in front of ``upstream``; by default a pure proxy (governance off: its cost is
     bench/policy_throughput.py's subject), with a throw-away data directory."""
+    proc, url, _ = start_warden_in(upstream, transport, mode)
+    return proc, url
+
+
+def start_warden_in(
+    upstream: str, transport: str = "aiohttp", mode: str = "off"
+) -> tuple[subprocess.Popen[bytes], str, Path]:
+    """The same, also returning the throw-away data directory (to look at its ledger)."""
     port = free_port()
     env = {
         "MEMWARDEN_SERVER__ACCESS_LOG": "false",
@@ -120,7 +128,7 @@ def start_warden(upstream: str, transport: str = "aiohttp", mode: str = "off") -
     proc = start(cmd, env)
     url = f"http://127.0.0.1:{port}"
     wait_http(f"{url}/warden/health")
-    return proc, url
+    return proc, url, Path(data_dir)
 
 
 def lua_script(mix: list[tuple[str, str, str]]) -> str:

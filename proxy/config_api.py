@@ -26,6 +26,7 @@ from backends.base import BackendError, BackendRejected
 from policies.bank_config import (
     WATCHABLE,
     ConfigInputError,
+    MissionsMode,
     check_fields,
     drops,
     parse_updates,
@@ -104,6 +105,14 @@ def _header(scope: Scope, name: bytes) -> str | None:
 
 def _governed(state: AppState, bank: str) -> bool:
     return state.settings.governance.mode_for(bank) != "off"
+
+
+def missions_mode(state: AppState, bank: str) -> MissionsMode:
+    """Missions change what a bank's config says, so a bank in ``shadow`` mode (observe, change
+    nothing) gets none; the snapshot/verify/rollback safety net applies in every mode but ``off``."""
+    if state.settings.governance.mode_for(bank) == "shadow":
+        return "off"
+    return state.settings.config_guard.missions.mode
 
 
 async def _backend_failed(send: Send, scope: Scope, exc: BackendError, what: str) -> None:
@@ -191,7 +200,7 @@ async def guarded_change(
                 sent, overridden = plan_update(
                     updates,
                     snap.overrides,
-                    mode=cfg.missions.mode,
+                    mode=missions_mode(state, bank),
                     templates=templates_of(cfg),
                     replace=replace or [],
                 )
@@ -235,7 +244,7 @@ async def _audit_patch(
     snap: Snapshot,
     sent: dict[str, Any] | None,
     overridden: list[str],
-    request_id: str,
+    request_id: str | None,
     *,
     failed: str | None = None,
 ) -> None:
@@ -259,7 +268,7 @@ async def _audit_patch(
     await state.ledger.write(write)
 
 
-async def _verify(state: AppState, snap: Snapshot, request_id: str) -> dict[str, dict[str, int]]:
+async def _verify(state: AppState, snap: Snapshot, request_id: str | None) -> dict[str, dict[str, int]]:
     """Settle, re-read, compare; audit the verdict; the watched counts that dropped (empty: fine)."""
     cfg = state.settings.config_guard
     stats, is_settled, waited = await settle(state.memory, snap.bank, cfg)
@@ -369,7 +378,7 @@ def seed_in_background(state: AppState, bank: str) -> None:
     templates in its config — in the background, through the same guarded change, so the request
     that revealed the bank is not held up. Once done it is recorded in the ledger; a failure is
     logged and retried on the next sight."""
-    if state.settings.config_guard.missions.mode == "off" or bank in state.seeded:
+    if missions_mode(state, bank) == "off" or bank in state.seeded:
         return
     state.seeded.add(bank)
     state.spawn(_seed(state, bank))
@@ -387,11 +396,11 @@ async def _seed(state: AppState, bank: str) -> None:
             snap = await take_snapshot(
                 memory=state.memory, ledger=state.ledger, cfg=cfg, bank=bank, reason="seed", request_id=None
             )
-            sent, _ = plan_update({}, snap.overrides, mode=cfg.missions.mode, templates=templates_of(cfg))
+            sent, _ = plan_update({}, snap.overrides, mode=missions_mode(state, bank), templates=templates_of(cfg))
             if sent:
                 await state.memory.patch_config(bank, sent)
-                await _audit_patch(state, snap, sent, [], "")
-                dropped = await _verify(state, snap, "")
+                await _audit_patch(state, snap, sent, [], None)
+                dropped = await _verify(state, snap, None)
                 if dropped:
                     await set_outcome(state.ledger, snap, "dropped", {"dropped": dropped}, change=sent)
                     plan = await plan_rollback(memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap)
@@ -558,27 +567,27 @@ async def bank_profile(state: AppState, scope: Scope, receive: Receive, send: Se
         if not (isinstance(status, int) and 200 <= status < 300):
             await set_outcome(state.ledger, snap, "failed", {"backend_status": status})
             return
+    # The client has its answer; verification (and a rollback, should one be needed) runs in the
+    # background under the bank's lock, and the audit log tells its outcome.
+    state.spawn(_verify_profile_change(state, snap, request_id))
+
+
+async def _verify_profile_change(state: AppState, snap: Snapshot, request_id: str) -> None:
+    cfg = state.settings.config_guard
+    async with state.bank_locks(snap.bank):
         try:
             dropped = await _verify(state, snap, request_id)
+            if not dropped:
+                await set_outcome(state.ledger, snap, "kept", {"counts": snap.counts})
+                return
+            await set_outcome(state.ledger, snap, "dropped", {"dropped": dropped})
+            plan = await plan_rollback(memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap)
+            await apply_rollback(
+                memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap, plan=plan, request_id=request_id
+            )
         except BackendError as exc:
             await set_outcome(state.ledger, snap, "unverified", {"reason": str(exc)})
-            return
-        if not dropped:
-            await set_outcome(state.ledger, snap, "kept", {"counts": snap.counts})
-            return
-        # The response is already sent; the rollback still runs and the audit log tells it.
-        await set_outcome(state.ledger, snap, "dropped", {"dropped": dropped})
-        plan = await plan_rollback(
-            memory=state.memory, ledger=state.ledger, cfg=state.settings.config_guard, snapshot=snap
-        )
-        await apply_rollback(
-            memory=state.memory,
-            ledger=state.ledger,
-            cfg=state.settings.config_guard,
-            snapshot=snap,
-            plan=plan,
-            request_id=request_id,
-        )
+            log.warning("profile_change_unverified", bank=snap.bank, error=str(exc))
 
 
 # -- /warden/v1 snapshots -------------------------------------------------------------------------

@@ -33,10 +33,14 @@ def direct_config(hindsight_url: str, bank: str) -> dict[str, Any]:
     return dict(r.json())
 
 
-def direct_count(hindsight_url: str, bank: str) -> int:
+def direct_stats(hindsight_url: str, bank: str) -> dict[str, Any]:
     r = httpx.get(f"{hindsight_url}/v1/default/banks/{bank}/stats", params={"refresh": "true"}, timeout=30)
     r.raise_for_status()
-    return int(r.json()["nodes_by_fact_type"].get("world", 0))
+    return dict(r.json())
+
+
+def direct_count(hindsight_url: str, bank: str) -> int:
+    return int(direct_stats(hindsight_url, bank)["nodes_by_fact_type"].get("world", 0))
 
 
 def wait_seeded(hindsight_url: str, bank: str) -> None:
@@ -138,5 +142,28 @@ async def test_a_confirmed_wipe_is_snapshotted_and_rolled_back_by_hand(hindsight
                 break
             await asyncio.sleep(0.2)
         assert direct_count(hindsight_url, bank) == world
+    finally:
+        await client.aclose()
+
+
+async def test_a_patch_right_after_a_burst_of_async_retains_is_not_rolled_back(hindsight_url: str, warden: str) -> None:
+    bank = f"cfg-{uuid.uuid4().hex[:8]}"
+    client = Hindsight(base_url=warden)
+    try:
+        await client.acreate_bank(bank)
+        for i in range(0, 40, 10):  # a burst: the server extracts and consolidates in the background
+            await client.aretain_batch(bank, [{"content": t} for t in FACTS[i : i + 10]], retain_async=True)
+        assert direct_stats(hindsight_url, bank)["pending_operations"] > 0  # still working when the PATCH arrives
+
+        await client.aupdate_bank_config(bank, entity_labels=[{"key": "project", "values": [{"value": "atlas"}]}])
+
+        events = audit(warden, bank)
+        verify = [e for e in events if e["action"] == "config_verify"][-1]
+        assert verify["rule"] == "config.ok"
+        assert verify["after"]["settled"] is True
+        assert not [e for e in events if e["action"] == "config_rollback"]
+        snap = [e for e in events if e["action"] == "config_snapshot"][-1]
+        assert snap["after"]["settled"] is True  # the snapshot waited for the burst to land
+        assert snap["after"]["counts"]["world"] >= 40
     finally:
         await client.aclose()
