@@ -457,3 +457,19 @@ def test_a_confirmed_config_reset_is_snapshotted_and_verified(rig_factory: Any) 
     assert r.status_code == 200
     assert r.json()["result"]["overrides_restored"] == ["retain_mission"]
     assert rig.mini.bank("b").overrides == {"retain_mission": "x"}
+
+
+def test_a_backend_that_cannot_be_read_gets_502_and_nothing_changes(tmp_path: Path) -> None:
+    from tests.servers import free_port
+
+    settings = make_settings(
+        f"http://127.0.0.1:{free_port()}", data_dir=tmp_path, read_retries=0, config_guard={**FAST}
+    )
+    with running_warden(settings) as url, httpx.Client(base_url=url, timeout=30) as client:
+        r = client.patch("/v1/default/banks/b/config", json={"retain_mission": "x"})
+        assert r.status_code == 502
+        assert "taking the snapshot (nothing was changed)" in r.json()["detail"]
+        r = client.delete("/v1/default/banks/b/memories", headers={"X-Warden-Confirm": "b"})
+        assert r.status_code == 502
+        assert client.get("/warden/v1/banks/b/snapshots").json()["items"] == []
+        assert client.get("/warden/health").status_code == 200  # still serving

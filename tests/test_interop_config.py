@@ -88,6 +88,8 @@ async def test_labels_and_missions_patched_through_memwarden_cost_nothing(hindsi
         assert groups["stage"]["tag"] is True
         assert {"infra", "code", "reflection"} <= {v["value"] for v in groups["topic"]["values"]}
         assert held["observations_mission"] == "Group consolidation strictly by topic."
+        through = await client.aget_bank_config(bank)  # the same, read through memwarden
+        assert through["overrides"]["entity_labels"] == held["entity_labels"]
         assert direct_count(hindsight_url, bank) == world  # delta 0
 
         events = audit(warden, bank)
