@@ -64,6 +64,22 @@ def snapshot_bytes(data_dir: Path) -> int:
     return int(row[0]) if row else 0
 
 
+def measure(
+    backend: str, n: int, bank: str, direct_url: str, warden_url: str, data_dir: Path, reps: int
+) -> dict[str, Any]:
+    """One row: the same PATCHes straight to the backend, then through memwarden."""
+    direct = patch_ms(direct_url, bank, reps)
+    guarded = patch_ms(warden_url, bank, reps)
+    print(f"  {backend} n={n}: direct {direct:.1f} ms, memwarden {guarded:.1f} ms", file=sys.stderr)
+    return {
+        "backend": backend,
+        "memories": n,
+        "direct_ms": round(direct, 1),
+        "memwarden_ms": round(guarded, 1),
+        "snapshot_kb": round(snapshot_bytes(data_dir) / 1024, 1),
+    }
+
+
 def wait_settled(http: httpx.Client, bank: str) -> None:
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
@@ -91,18 +107,7 @@ def hindsight_rows(sizes: list[int], reps: int) -> list[dict[str, Any]]:
                     items = [{"content": t} for t in texts[i : i + 50]]
                     http.post(f"/v1/default/banks/{bank}/memories", json={"items": items}).raise_for_status()
                 wait_settled(http, bank)
-            direct = patch_ms(hs_url, bank, reps)
-            guarded = patch_ms(warden_url, bank, reps)
-            rows.append(
-                {
-                    "backend": "Hindsight 1.1.0",
-                    "memories": n,
-                    "direct_ms": round(direct, 1),
-                    "memwarden_ms": round(guarded, 1),
-                    "snapshot_kb": round(snapshot_bytes(data_dir) / 1024, 1),
-                }
-            )
-            print(f"  hindsight n={n}: direct {direct:.1f} ms, memwarden {guarded:.1f} ms", file=sys.stderr)
+            rows.append(measure("Hindsight 1.1.0", n, bank, hs_url, warden_url, data_dir, reps))
     finally:
         stop(proc)
     return rows
@@ -117,18 +122,7 @@ def standin_rows(sizes: list[int], reps: int) -> list[dict[str, Any]]:
             for n in sizes:
                 bank = f"standin-{n}"
                 mini.retain(bank, [{"content": t, "document_id": f"d{i}"} for i, t in enumerate(facts(n))], False)
-                direct = patch_ms(up, bank, reps)
-                guarded = patch_ms(warden_url, bank, reps)
-                rows.append(
-                    {
-                        "backend": "stand-in (in memory)",
-                        "memories": n,
-                        "direct_ms": round(direct, 1),
-                        "memwarden_ms": round(guarded, 1),
-                        "snapshot_kb": round(snapshot_bytes(data_dir) / 1024, 1),
-                    }
-                )
-                print(f"  stand-in n={n}: direct {direct:.1f} ms, memwarden {guarded:.1f} ms", file=sys.stderr)
+                rows.append(measure("stand-in (in memory)", n, bank, up, warden_url, data_dir, reps))
         finally:
             stop(proc)
     return rows

@@ -39,7 +39,14 @@ def replay(body: bytes) -> Receive:
     return receive
 
 
-async def send_json(send: Send, status: int, payload: Any, *, headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+async def send_json(
+    send: Send,
+    status: int,
+    payload: Any,
+    *,
+    headers: Iterable[tuple[bytes, bytes]] = (),
+    content_type: bytes = b"application/json",
+) -> None:
     """Answer ``payload`` as JSON in one piece."""
     body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
     await send(
@@ -47,10 +54,25 @@ async def send_json(send: Send, status: int, payload: Any, *, headers: Iterable[
             "type": "http.response.start",
             "status": status,
             "headers": [
-                (b"content-type", b"application/json"),
+                (b"content-type", content_type),
                 (b"content-length", str(len(body)).encode()),
                 *headers,
             ],
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+def json_decode_error(exc: ValueError | UnicodeDecodeError) -> dict[str, Any]:
+    """A body that is not JSON, as FastAPI (so Hindsight) describes it in a 422."""
+    return {
+        "detail": [
+            {
+                "type": "json_invalid",
+                "loc": ["body", getattr(exc, "pos", 0)],
+                "msg": "JSON decode error",
+                "input": {},
+                "ctx": {"error": getattr(exc, "msg", str(exc))},
+            }
+        ]
+    }

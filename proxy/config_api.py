@@ -33,7 +33,7 @@ from policies.bank_config import (
     plan_update,
     watched_counts,
 )
-from proxy.asgi import ClientGone, read_body, replay, send_json
+from proxy.asgi import ClientGone, json_decode_error, read_body, replay, send_json
 from proxy.config_guard import (
     Snapshot,
     apply_rollback,
@@ -66,19 +66,7 @@ async def problem(
 ) -> None:
     """An RFC 9457 problem body; ``detail`` keeps Hindsight clients' error display working."""
     body = {"type": PROBLEM + kind, "title": title, "status": status, "detail": detail, **extra}
-    payload = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/problem+json"),
-                (b"content-length", str(len(payload)).encode()),
-                *(headers or []),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": payload})
+    await send_json(send, status, body, headers=headers or [], content_type=b"application/problem+json")
 
 
 def before_end(send: Send, hook: Callable[[int], Awaitable[None]]) -> Send:
@@ -146,21 +134,7 @@ async def bank_config(state: AppState, scope: Scope, receive: Receive, send: Sen
     try:
         payload = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
-        await send_json(
-            send,
-            422,
-            {
-                "detail": [
-                    {
-                        "type": "json_invalid",
-                        "loc": ["body", getattr(exc, "pos", 0)],
-                        "msg": "JSON decode error",
-                        "input": {},
-                        "ctx": {"error": getattr(exc, "msg", str(exc))},
-                    }
-                ]
-            },
-        )
+        await send_json(send, 422, json_decode_error(exc))
         return
     try:
         updates, _ = parse_updates(payload)
@@ -314,43 +288,42 @@ async def _roll_back_and_answer(
 ) -> None:
     cfg = state.settings.config_guard
     what = ", ".join(f"{k} {v['before']} → {v['after']} ({v['delta']:+d})" for k, v in dropped.items())
-    try:
-        plan = await plan_rollback(memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap)
-    except BackendError as exc:
-        await set_outcome(state.ledger, snap, "rollback_incomplete", {"dropped": dropped, "error": str(exc)})
+
+    async def incomplete(title: str, why: str, restored: dict[str, Any] | None) -> None:
         await problem(
             send,
             502,
             "config-rollback-incomplete",
-            "Config change lost memories; rollback could not start",
-            f"The change dropped {what}. The backend failed before the rollback could be planned: {exc}. "
-            f"Resume with: memwarden config rollback {snap.bank} {snap.id}",
-            headers=headers,
-            snapshot_id=snap.id,
-            bank=snap.bank,
-            dropped=dropped,
-            restored=None,
-        )
-        return
-    result = await apply_rollback(
-        memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap, plan=plan, request_id=request_id
-    )
-    restored = result.as_dict()
-    if not result.complete:
-        await problem(
-            send,
-            502,
-            "config-rollback-incomplete",
-            "Config change lost memories; rollback incomplete",
-            f"The change dropped {what}. The rollback stopped: {result.error}. "
-            f"Resume with: memwarden config rollback {snap.bank} {snap.id}",
+            title,
+            f"The change dropped {what}. {why}. Resume with: memwarden config rollback {snap.bank} {snap.id}",
             headers=headers,
             snapshot_id=snap.id,
             bank=snap.bank,
             dropped=dropped,
             restored=restored,
         )
+
+    try:
+        plan = await plan_rollback(memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap)
+    except BackendError as exc:
+        await set_outcome(state.ledger, snap, "rollback_incomplete", {"dropped": dropped, "error": str(exc)})
+        await incomplete(
+            "Config change lost memories; rollback could not start",
+            f"The backend failed before the rollback could be planned: {exc}",
+            None,
+        )
         return
+    result = await apply_rollback(
+        memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap, plan=plan, request_id=request_id
+    )
+    if not result.complete:
+        await incomplete(
+            "Config change lost memories; rollback incomplete",
+            f"The rollback stopped: {result.error}",
+            result.as_dict(),
+        )
+        return
+    restored = result.as_dict()
     await problem(
         send,
         409,

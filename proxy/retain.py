@@ -29,7 +29,7 @@ from starlette.types import Receive, Scope, Send
 from backends.base import BackendError, BackendUnavailable
 from policies.pipeline import ACCEPTED, FORWARDED, Judgement, resolve
 from policies.tags import canonicalize_tags, tag_value
-from proxy.asgi import ClientGone, read_body, replay, send_json
+from proxy.asgi import ClientGone, json_decode_error, read_body, replay, send_json
 from proxy.config_api import seed_in_background
 from proxy.memories import lookup_facts, mark_delivered, mark_failed, record_verdicts
 from proxy.middleware import note_backend_status, request_id_of
@@ -160,16 +160,7 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
     try:
         payload = json.loads(raw_body)
     except (ValueError, UnicodeDecodeError) as exc:
-        detail = [
-            {
-                "type": "json_invalid",
-                "loc": ["body", getattr(exc, "pos", 0)],
-                "msg": "JSON decode error",
-                "input": {},
-                "ctx": {"error": getattr(exc, "msg", str(exc))},
-            }
-        ]
-        await send_json(send, 422, {"detail": detail})
+        await send_json(send, 422, json_decode_error(exc))
         return
     try:
         request = RetainRequest.model_validate(payload)
