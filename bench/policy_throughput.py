@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -36,20 +37,24 @@ end
 """
 
 
-def pipeline_throughput(seconds: float) -> tuple[float, int]:
+def pipeline_throughput(seconds: float) -> tuple[float, float, int]:
+    """Items/s of the pure pipeline on one core, in rounds of one pass over the labelled set:
+    the median round and the best one (this machine is shared; the best is what the code can do,
+    the median what it did)."""
     texts = []
     for line in (REPO / "tests" / "data" / "candidates.jsonl").read_text(encoding="utf-8").splitlines():
         texts.append(json.loads(line)["text"])
     pipeline = Pipeline()
     for t in texts:  # warm the regex caches
         pipeline.judge(0, t)
-    done = 0
+    rates = []
     started = time.perf_counter()
     while time.perf_counter() - started < seconds:
+        begin = time.perf_counter()
         judged = [pipeline.judge(i, t, ["user:alice"]) for i, t in enumerate(texts)]
         resolve(judged, active_hashes={}, key_holders={})
-        done += len(texts)
-    return done / (time.perf_counter() - started), len(texts)
+        rates.append(len(texts) / (time.perf_counter() - begin))
+    return statistics.median(rates), max(rates), len(texts)
 
 
 def main() -> int:
@@ -60,9 +65,17 @@ def main() -> int:
     args = parser.parse_args()
     duration = 2.0 if args.quick else args.duration
 
-    rate, n = pipeline_throughput(min(duration, 5.0))
-    print(f"pipeline: {rate:,.0f} items/s on one core ({n} labelled candidates, zh+en, cycled)", file=sys.stderr)
-    results: dict[str, object] = {"machine": machine(), "pipeline_items_per_s": round(rate), "retain": []}
+    rate, best, n = pipeline_throughput(min(duration, 5.0))
+    print(
+        f"pipeline: {rate:,.0f} items/s on one core (median round; best {best:,.0f}; {n} labelled candidates)",
+        file=sys.stderr,
+    )
+    results: dict[str, object] = {
+        "machine": machine(),
+        "pipeline_items_per_s": round(rate),
+        "pipeline_best_round_items_per_s": round(best),
+        "retain": [],
+    }
 
     rows = []
     if shutil.which("wrk"):
@@ -104,7 +117,7 @@ def main() -> int:
     results["retain"] = rows
 
     print(f"\nMachine: {machine()}\n")
-    print(f"Policy pipeline: **{rate:,.0f} items/s** on one core (target ≥ 20,000).\n")
+    print(f"Policy pipeline: **{rate:,.0f} items/s** on one core, median round (best {best:,.0f}; target ≥ 20,000).\n")
     if rows:
         print("| retain, 1 new fact per request | conns | p50 ms | p99 ms | req/s | added p50 ms | added p99 ms |")
         print("|---|---|---|---|---|---|---|")

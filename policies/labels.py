@@ -250,24 +250,38 @@ class LabelClassifier:
     def __post_init__(self) -> None:
         # Every lexicon entry, the stage lexicons and the meta lexicon, found in one pass over the
         # text (literal alternatives) plus the few entries that stay regular expressions.
+        # Group names start with "label/" so that they can share one PatternSet (one scan per
+        # text) with the quality rules: see :meth:`share`.
         groups: dict[str, list[str]] = {}
         self._weights: dict[str, tuple[str, float]] = {}  # group → (topic, weight)
         for topic in self.topics:
             for i, (pattern, weight) in enumerate(TOPIC_LEXICON.get(topic, ())):
-                groups[f"{topic}#{i}"] = _split_top(pattern)
-                self._weights[f"{topic}#{i}"] = (topic, weight)
+                groups[f"label/{topic}#{i}"] = _split_top(pattern)
+                self._weights[f"label/{topic}#{i}"] = (topic, weight)
         for topic, words in self.extra_keywords.items():
             if words:
-                groups[f"{topic}#extra"] = [re.escape(w.casefold()) for w in words]
-                self._weights[f"{topic}#extra"] = (topic, 2.0)
-        groups["meta"] = _split_top(META_LEXICON)
+                groups[f"label/{topic}#extra"] = [re.escape(w.casefold()) for w in words]
+                self._weights[f"label/{topic}#extra"] = (topic, 2.0)
+        groups["label/meta"] = _split_top(META_LEXICON)
         for stage, patterns in STAGE_LEXICON.items():
-            groups[f"stage:{stage}"] = _split_top("|".join(patterns))
+            groups[f"label/stage:{stage}"] = _split_top("|".join(patterns))
         self._groups = groups
         self._patterns = PatternSet(groups)
 
+    @property
+    def groups(self) -> Mapping[str, Sequence[str]]:
+        """The pattern groups this classifier searches (all named ``label/…``)."""
+        return self._groups
+
+    def share(self, patterns: PatternSet) -> None:
+        """Search through ``patterns``, a set that also holds this classifier's groups."""
+        self._patterns = patterns
+
+    def scan(self, prepared: str) -> dict[str | int, int]:
+        return self._patterns.scan(prepared)
+
     def _found(self, group: str, prepared: str, hits: dict[str | int, int]) -> bool:
-        return self._patterns.search(group, prepared, hits)
+        return self._patterns.search(f"label/{group}", prepared, hits)
 
     def resolve(self, key: str, value: str) -> tuple[str, str] | LabelError:
         """A client label's canonical value and how it was found ("client" or "alias")."""
@@ -290,7 +304,10 @@ class LabelClassifier:
                 if n:
                     scores[weighted[0]] += weighted[1] * n
         reflective = scores.get("reflection", 0.0)
-        best = max((t for t in scores if t != "reflection"), key=lambda t: (scores[t], -self.topics.index(t)))
+        best, top = "", -1.0
+        for t in self.topics:  # the highest score; the earlier topic on a tie
+            if t != "reflection" and scores[t] > top:
+                best, top = t, scores[t]
         if reflective >= 3.0 and reflective >= scores[best]:
             return "reflection", min(1.0, reflective / 6), "inferred"
         if scores[best] > 0:
@@ -311,11 +328,20 @@ class LabelClassifier:
             return "decision"
         return "reference"
 
-    def classify(self, prepared: str, *, topic: str | None = None, stage: str | None = None) -> Labels | LabelError:
-        """Labels for an item: the client's (validated) where given, inferred otherwise."""
+    def classify(
+        self,
+        prepared: str,
+        *,
+        topic: str | None = None,
+        stage: str | None = None,
+        hits: dict[str | int, int] | None = None,
+    ) -> Labels | LabelError:
+        """Labels for an item: the client's (validated) where given, inferred otherwise. ``hits``
+        is the scan of ``prepared`` when the caller already has it."""
         topic_source = stage_source = "inferred"
         confidence = 1.0
-        hits = self._patterns.scan(prepared) if topic is None or stage is None else {}
+        if hits is None:
+            hits = self._patterns.scan(prepared) if topic is None or stage is None else {}
         if topic is not None:
             resolved = self.resolve("topic", topic)
             if isinstance(resolved, LabelError):

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
+from policies.fastre import PatternSet
 from policies.labels import LabelClassifier, LabelError, Labels
 from policies.normalize import content_hash, content_hash_prepared
 from policies.quality import QualityFilter, prepare
@@ -93,6 +94,13 @@ class Pipeline:
     labels: LabelClassifier = field(default_factory=LabelClassifier)
     tag_separator: str = ":"
 
+    def __post_init__(self) -> None:
+        # Quality rules and label lexicons in one automaton: one scan per text serves both.
+        shared = PatternSet({**self.quality.groups, **self.labels.groups})
+        self.quality.share(shared)
+        self.labels.share(shared)
+        self._scan = shared.scan
+
     def judge(
         self, index: int, content: Any, tags: Sequence[str] = (), *, secrets: SecretsMode = "reject"
     ) -> Judgement:
@@ -137,14 +145,15 @@ class Pipeline:
             text, verdict = masked, "redact"
             prepared = prepare(text)
 
-        quality = self.quality.assess(text, prepared=prepared)
+        hits = self._scan(prepared)
+        quality = self.quality.assess(text, prepared=prepared, hits=hits)
         digest = content_hash_prepared(prepared)
         if not quality.keep:
             return Judgement(
                 index, "reject", quality.rule, quality.reason, text=text, content_hash=digest, secrets=kinds
             )
 
-        labelled = self._labels(prepared, tags)
+        labelled = self._labels(prepared, tags, hits)
         if isinstance(labelled, LabelError):
             return Judgement(
                 index, "reject", f"label.unknown_{labelled.key}", labelled.reason, text=text, content_hash=digest
@@ -169,11 +178,13 @@ class Pipeline:
             non_text_blocks=non_text,
         )
 
-    def _labels(self, prepared: str, tags: Sequence[str]) -> tuple[Labels, tuple[str, ...]] | LabelError:
+    def _labels(
+        self, prepared: str, tags: Sequence[str], hits: dict[str | int, int] | None = None
+    ) -> tuple[Labels, tuple[str, ...]] | LabelError:
         """Topic and stage (the client's, validated, or inferred) and the final tag list."""
         canonical = canonicalize_tags(tags, separator=self.tag_separator)
         labels = self.labels.classify(
-            prepared, topic=tag_value(canonical, "topic"), stage=tag_value(canonical, "stage")
+            prepared, topic=tag_value(canonical, "topic"), stage=tag_value(canonical, "stage"), hits=hits
         )
         if isinstance(labels, LabelError):
             return labels

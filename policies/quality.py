@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from policies.fastre import PatternSet
@@ -62,6 +62,9 @@ class QualityFilter:
         rejects = [r for r in (*REJECT_RULES, *extra_rules) if r.id not in off]
         # Chatter is judged on the whole text, before length: "ok" is chatter, not "too short".
         self.chatter = next((r for r in rejects if r.id == "chatter"), None)
+        clash = [r.id for r in rejects if r.id.startswith("label/")]
+        if clash:
+            raise ValueError(f"rule ids starting with 'label/' are reserved: {clash}")
         self.reject = [r for r in rejects if r.id != "chatter"]
         # All rules' literal alternatives are found in one pass; the rest stay regular expressions.
         self._groups = {r.id: list(r.patterns) for r in (*self.allow, *rejects)}
@@ -69,22 +72,40 @@ class QualityFilter:
         prefixes = sorted({*STRUCTURED_PREFIXES, *structured_prefixes}, key=len, reverse=True)
         self._prefix = re.compile(r"^(" + "|".join(re.escape(p) for p in prefixes) + r")\s*[:：]\s*(.*)$", re.S)
 
+    @property
+    def groups(self) -> Mapping[str, Sequence[str]]:
+        """The pattern groups the rules search (named by rule id)."""
+        return self._groups
+
+    def share(self, patterns: PatternSet) -> None:
+        """Search through ``patterns``, a set that also holds these rules' groups."""
+        self._patterns = patterns
+
     def fires(self, rule_id: str, prepared: str, literal_hits: dict[str | int, int] | None = None) -> bool:
         """Whether rule ``rule_id`` matches the prepared text."""
         hits = self._patterns.scan(prepared) if literal_hits is None else literal_hits
         return self._patterns.search(rule_id, prepared, hits)
 
-    def assess(self, text: str, *, prepared: str | None = None) -> QualityVerdict:
-        """The verdict on ``text`` (``prepared`` is its :func:`prepare` form, if the caller has it)."""
+    def assess(
+        self, text: str, *, prepared: str | None = None, hits: dict[str | int, int] | None = None
+    ) -> QualityVerdict:
+        """The verdict on ``text`` (``prepared`` is its :func:`prepare` form and ``hits`` its scan,
+        if the caller has them)."""
         prepared = prepare(text) if prepared is None else prepared
-        hits = self._patterns.scan(prepared)
+        hits = self._patterns.scan(prepared) if hits is None else hits
         if self.chatter is not None and self.fires(self.chatter.id, prepared, hits):
             return QualityVerdict(False, self.chatter.id, self.chatter.reason)
-        size = weighted_length(prepared)
-        if size < self.min_length:
-            return QualityVerdict(False, "length.too_short", f"too short to be a memory ({size} < {self.min_length})")
-        if size > self.max_length:
-            return QualityVerdict(False, "length.too_long", f"too long for one memory ({size} > {self.max_length})")
+        # A character weighs 1 or 2 (CJK): the exact weight is counted only when the plain length
+        # cannot settle the bounds.
+        n = len(prepared)
+        if n < self.min_length or 2 * n > self.max_length:
+            size = weighted_length(prepared)
+            if size < self.min_length:
+                reason = f"too short to be a memory ({size} < {self.min_length})"
+                return QualityVerdict(False, "length.too_short", reason)
+            if size > self.max_length:
+                reason = f"too long for one memory ({size} > {self.max_length})"
+                return QualityVerdict(False, "length.too_long", reason)
 
         structured = self._prefix.match(prepared)
         if structured:
