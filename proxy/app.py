@@ -24,6 +24,9 @@ from proxy.middleware import RequestContextMiddleware
 from proxy.routes import build_routes
 from proxy.settings import Settings, SettingsError
 from proxy.state import AppState, build_pipeline
+from store.app import create_local_app
+from store.embedder import Embedder, EmbedderError, make_embedder
+from store.local import LocalStore
 
 log = structlog.get_logger("memwarden")
 
@@ -31,13 +34,20 @@ log = structlog.get_logger("memwarden")
 def check_runnable(settings: Settings) -> None:
     """Raise :class:`SettingsError` with a one-line fix when these settings cannot be served."""
     if settings.backend == "local":
-        raise SettingsError(
-            "no backend configured: the self-hosted store is not available yet; "
-            "point memwarden at Hindsight with --upstream http://127.0.0.1:8888 "
-            '(or backend = "hindsight" and [backends.hindsight] url in memwarden.toml)'
-        )
+        return
     if settings.backends.hindsight.url is None:
         raise SettingsError('backend = "hindsight" needs backends.hindsight.url (or --upstream URL)')
+
+
+LOCAL_URL = "http://memwarden.local"
+
+
+def _embedder(settings: Settings) -> Embedder:
+    cfg = settings.local
+    try:
+        return make_embedder(cfg.embedder, url=cfg.embedder_url, model=cfg.embedder_model, api_key=cfg.embedder_api_key)
+    except EmbedderError as exc:
+        raise SettingsError(f"local.embedder: {exc}") from None
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:
@@ -53,19 +63,33 @@ def create_app(
     lifespan closes the ledger either way."""
     check_runnable(settings)
     hindsight = settings.backends.hindsight
-    assert hindsight.url is not None
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         opened = ledger or Ledger.open(settings.data_dir)
-        if backend_client is None:
+        local: LocalStore | None = None
+        if settings.backend == "local":
+            # memwarden is the memory server: its own Hindsight-compatible app over the local
+            # store, reached in process, behind the same proxy and governance as a real Hindsight.
+            local = LocalStore(opened, _embedder(settings))
+            client = backend_client or httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=create_local_app(local)), timeout=httpx.Timeout(300)
+            )
+            http = BackendHTTP(client=client, raw=HttpxRawSender(client))
+            base_url = LOCAL_URL
+            resumed = await local.resume()
+            if resumed:
+                log.info("resumed_async_retains", operations=resumed)
+        elif backend_client is None:
             http = open_backend_http(hindsight)
+            base_url = str(hindsight.url)
         else:
             http = BackendHTTP(client=backend_client, raw=HttpxRawSender(backend_client))
+            base_url = str(hindsight.url)
         backend = HindsightBackend(
             http.client,
             raw=http.raw,
-            base_url=str(hindsight.url),
+            base_url=base_url,
             api_key=hindsight.api_key,
             forward_client_authorization=hindsight.forward_client_authorization,
         )
@@ -82,6 +106,8 @@ def create_app(
             yield
         finally:
             await app.state.warden.drain()
+            if local is not None:
+                await local.drain()
             if backend_client is None:
                 await http.aclose()
             opened.close()

@@ -188,9 +188,16 @@ def _m0002_config_snapshots(db: sqlite3.Connection) -> None:
     )
 
 
+def _m0003_local_store(db: sqlite3.Connection) -> None:
+    from store.schema import migrate_local_store
+
+    migrate_local_store(db)
+
+
 MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0001_initial", _m0001_initial),
     ("0002_config_snapshots", _m0002_config_snapshots),
+    ("0003_local_store", _m0003_local_store),
 )
 
 

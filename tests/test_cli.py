@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.servers import free_port
+from tests.servers import free_port, spawn_memwarden, wait_memwarden
 
 MEMWARDEN = [sys.executable, "-c", "from proxy.cli import main; main()"]
 
@@ -31,13 +31,28 @@ def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) 
     )
 
 
-def test_serve_without_a_backend_says_what_to_configure(tmp_path: Path) -> None:
-    result = run("serve", cwd=tmp_path)
-    assert result.returncode == 1
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1
-    assert "--upstream" in lines[0]
+@pytest.mark.anyio
+async def test_serve_with_no_configuration_is_the_self_hosted_server_on_8890(tmp_path: Path) -> None:
+    from hindsight_client import Hindsight
+
+    proc = spawn_memwarden("serve", cwd=tmp_path, env={"MEMWARDEN_LOCAL__EMBEDDER": "hashing"})
+    try:
+        wait_memwarden("http://127.0.0.1:8890", proc)
+        client = Hindsight(base_url="http://127.0.0.1:8890")
+        try:
+            assert (await client.aretain("first", "Alice prefers dark roast coffee.")).items_count == 1
+            assert (await client.arecall("first", "coffee")).results[0].text == "Alice prefers dark roast coffee."
+        finally:
+            await client.aclose()
+        assert (tmp_path / "memwarden-data" / "memwarden.db").exists()
+        async with httpx.AsyncClient() as http:
+            health = (await http.get("http://127.0.0.1:8890/warden/health")).json()
+        assert health["backend"]["url"] == "http://memwarden.local"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(20)
+        if proc.stderr:
+            proc.stderr.close()
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,1 @@
+"""memwarden's self-hosted memory store (SPEC §6)."""

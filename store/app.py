@@ -1,0 +1,363 @@
+"""The Hindsight 1.1.0 HTTP API over the self-hosted store.
+
+memwarden's proxy talks to this app exactly as it talks to a Hindsight server (in process, through
+``httpx.ASGITransport``), so governance, the config guard and the pass-through work unchanged.
+Shapes, status codes and error bodies are Hindsight's (checked against the real server by
+``tests/test_interop_local.py``). Routes of Hindsight that need an LLM or are not built here
+(reflect, mental models, entities, graph, file uploads …) answer ``501`` saying so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from store.local import LocalStore, RetainItem, StoreError
+from store.tagfilter import TagFilterError
+
+API_VERSION = "1.1.0"
+FEATURES = {
+    "observations": False,
+    "mcp": False,
+    "worker": True,
+    "bank_config_api": True,
+    "bank_llm_health": False,
+    "file_upload_api": False,
+    "document_export_api": False,
+    "document_import_api": False,
+    "audit_log": False,
+    "llm_trace": False,
+    "store_document_text": True,
+}
+MAX_QUERY_CHARS = 20_000
+
+
+class MemoryItemIn(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    content: str | list[dict[str, Any]]
+    timestamp: str | None = None
+    context: str | None = None
+    metadata: dict[str, Any] | None = None
+    document_id: str | None = None
+    tags: list[str] | None = None
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _coerce_tags(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            try:
+                parsed = json.loads(v)
+            except ValueError:
+                return [v]
+            return parsed if isinstance(parsed, list) else [v]
+        return v
+
+    def text(self) -> str:
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(b["text"] for b in self.content if b.get("type") == "text" and isinstance(b.get("text"), str))
+
+
+class RetainIn(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    items: list[MemoryItemIn]
+    is_async: bool = Field(False, alias="async")
+    document_tags: list[str] | None = None
+
+
+class RecallIn(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    query: str
+    types: list[str] | None = None
+    budget: Literal["low", "mid", "high"] = "mid"
+    max_tokens: int = 4096
+    trace: bool = False
+    tags: list[str] | None = None
+    tags_match: Literal["any", "all", "any_strict", "all_strict", "exact"] = "any"
+    tag_groups: list[dict[str, Any]] | None = None
+
+
+class ConfigIn(BaseModel):
+    updates: dict[str, Any]
+
+
+def _detail(exc: ValidationError) -> list[dict[str, Any]]:
+    out = []
+    for err in exc.errors():
+        item: dict[str, Any] = {
+            "type": err["type"],
+            "loc": ["body", *err["loc"]],
+            "msg": err["msg"],
+            "input": err.get("input"),
+        }
+        if err.get("ctx"):
+            item["ctx"] = {k: v if isinstance(v, int | float | str | bool) else str(v) for k, v in err["ctx"].items()}
+        out.append(item)
+    return out
+
+
+async def _body(request: Request) -> Any:
+    raw = await request.body()
+    try:
+        return json.loads(raw) if raw else {}
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise StoreError(
+            422,
+            [
+                {
+                    "type": "json_invalid",
+                    "loc": ["body", getattr(exc, "pos", 0)],
+                    "msg": "JSON decode error",
+                    "input": {},
+                    "ctx": {"error": getattr(exc, "msg", str(exc))},
+                }
+            ],
+        ) from None
+
+
+def _model(cls: type[BaseModel], payload: Any) -> Any:
+    try:
+        return cls.model_validate(payload)
+    except ValidationError as exc:
+        raise StoreError(422, _detail(exc)) from None
+
+
+def _int(request: Request, name: str, default: int, *, low: int = 0, high: int = 10_000) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise StoreError(
+            422,
+            [{"type": "int_parsing", "loc": ["query", name], "msg": "Input should be a valid integer", "input": raw}],
+        ) from None
+    if not low <= value <= high:
+        raise StoreError(
+            422, [{"type": "value_error", "loc": ["query", name], "msg": f"must be {low}..{high}", "input": raw}]
+        )
+    return value
+
+
+Handler = Callable[[LocalStore, Request], Awaitable[Any]]
+
+
+def create_local_app(store: LocalStore) -> Starlette:
+    def route(path: str, handler: Handler, methods: list[str]) -> Route:
+        async def endpoint(request: Request) -> Response:
+            try:
+                result = await handler(store, request)
+            except StoreError as exc:
+                return JSONResponse({"detail": exc.detail}, status_code=exc.status)
+            except TagFilterError as exc:
+                return JSONResponse({"detail": f"Invalid tag_groups: {exc}"}, status_code=400)
+            return result if isinstance(result, Response) else JSONResponse(result)
+
+        return Route(path, endpoint, methods=methods)
+
+    bank = "/v1/default/banks/{bank_id}"
+    routes = [
+        route("/health", health, ["GET"]),
+        route("/version", version, ["GET"]),
+        route("/v1/version", version, ["GET"]),
+        route("/v1/default/banks", list_banks, ["GET"]),
+        route(bank, put_bank, ["PUT", "PATCH"]),
+        route(bank, delete_bank, ["DELETE"]),
+        route(f"{bank}/config", config, ["GET", "PATCH", "DELETE"]),
+        route(f"{bank}/memories", retain, ["POST"]),
+        route(f"{bank}/memories", wipe, ["DELETE"]),
+        route(f"{bank}/memories/list", list_memories, ["GET"]),
+        route(f"{bank}/memories/recall", recall, ["POST"]),
+        route(f"{bank}/memories/{{memory_id}}/history", memory_history, ["GET"]),
+        route(f"{bank}/memories/{{memory_id}}", memory, ["GET", "PATCH"]),
+        route(f"{bank}/documents", list_documents, ["GET"]),
+        route(f"{bank}/documents/{{document_id:path}}", document, ["GET", "PATCH", "DELETE"]),
+        route(f"{bank}/tags", tags, ["GET"]),
+        route(f"{bank}/stats", stats, ["GET"]),
+        route(f"{bank}/operations/{{operation_id}}", operation, ["GET"]),
+        route("/v1/{rest:path}", not_here, ["GET", "POST", "PUT", "PATCH", "DELETE"]),
+    ]
+    return Starlette(routes=routes)
+
+
+async def health(store: LocalStore, request: Request) -> Any:
+    return {"status": "healthy", "database": "connected"}
+
+
+async def version(store: LocalStore, request: Request) -> Any:
+    return {"api_version": API_VERSION, "features": FEATURES}
+
+
+async def not_here(store: LocalStore, request: Request) -> Any:
+    raise StoreError(
+        501,
+        f"{request.method} {request.url.path} is not available in memwarden's self-hosted mode "
+        "(it needs an LLM or is not built yet); run memwarden in front of Hindsight for it",
+    )
+
+
+async def list_banks(store: LocalStore, request: Request) -> Any:
+    return await store.list_banks(
+        request.query_params.get("q"), _int(request, "limit", 100, low=1, high=1000), _int(request, "offset", 0)
+    )
+
+
+async def put_bank(store: LocalStore, request: Request) -> Any:
+    payload = await _body(request)
+    if not isinstance(payload, dict):
+        raise StoreError(422, [{"type": "dict_type", "loc": ["body"], "msg": "Input should be a valid dictionary"}])
+    return await store.put_bank(request.path_params["bank_id"], payload)
+
+
+async def delete_bank(store: LocalStore, request: Request) -> Any:
+    return await store.delete_bank(request.path_params["bank_id"])
+
+
+async def config(store: LocalStore, request: Request) -> Any:
+    bank = request.path_params["bank_id"]
+    if request.method == "GET":
+        return await store.get_config(bank)
+    if request.method == "DELETE":
+        return await store.reset_config(bank)
+    body = await _body(request)
+    update: ConfigIn = _model(ConfigIn, body)
+    return await store.patch_config(bank, update.updates)
+
+
+async def retain(store: LocalStore, request: Request) -> Any:
+    bank = request.path_params["bank_id"]
+    req: RetainIn = _model(RetainIn, await _body(request))
+    items = [
+        RetainItem(
+            content=i.text(),
+            document_id=i.document_id,
+            tags=list(i.tags or []),
+            context=i.context,
+            metadata=i.metadata,
+            timestamp=i.timestamp,
+        )
+        for i in req.items
+    ]
+    doc_tags = list(req.document_tags or [])
+    if req.is_async:
+        payload = {"items": [vars(i) for i in items], "document_tags": doc_tags}
+        operation_id = await store.submit(bank, payload, len(items))
+        return {
+            "success": True,
+            "bank_id": bank,
+            "items_count": len(items),
+            "async": True,
+            "operation_id": operation_id,
+            "operation_ids": None,
+            "usage": None,
+        }
+    await store.retain(bank, items, doc_tags)
+    return {
+        "success": True,
+        "bank_id": bank,
+        "items_count": len(items),
+        "async": False,
+        "operation_id": None,
+        "operation_ids": None,
+        "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0, "cached_tokens": 0, "thoughts_tokens": 0},
+    }
+
+
+async def wipe(store: LocalStore, request: Request) -> Any:
+    return await store.delete_units(request.path_params["bank_id"], request.query_params.get("type"))
+
+
+def _tag_params(request: Request) -> dict[str, Any]:
+    return {"tags": request.query_params.getlist("tags"), "tags_match": request.query_params.get("tags_match")}
+
+
+async def list_memories(store: LocalStore, request: Request) -> Any:
+    q = request.query_params
+    params = {
+        "type": q.get("type"),
+        "q": q.get("q"),
+        "document_id": q.get("document_id"),
+        "limit": _int(request, "limit", 100, low=1, high=10_000),
+        "offset": _int(request, "offset", 0, high=10**9),
+        **_tag_params(request),
+    }
+    return await store.list_units(request.path_params["bank_id"], params)
+
+
+async def recall(store: LocalStore, request: Request) -> Any:
+    req: RecallIn = _model(RecallIn, await _body(request))
+    if len(req.query) > MAX_QUERY_CHARS:
+        raise StoreError(
+            422,
+            [
+                {
+                    "type": "string_too_long",
+                    "loc": ["body", "query"],
+                    "msg": f"String should have at most {MAX_QUERY_CHARS} characters",
+                    "input": len(req.query),
+                }
+            ],
+        )
+    return await store.recall(request.path_params["bank_id"], req.model_dump())
+
+
+async def memory(store: LocalStore, request: Request) -> Any:
+    bank, memory_id = request.path_params["bank_id"], request.path_params["memory_id"]
+    if request.method == "GET":
+        return await store.get_unit(bank, memory_id)
+    changes = await _body(request)
+    if not isinstance(changes, dict):
+        raise StoreError(422, [{"type": "dict_type", "loc": ["body"], "msg": "Input should be a valid dictionary"}])
+    return await store.update_unit(bank, memory_id, changes)
+
+
+async def memory_history(store: LocalStore, request: Request) -> Any:
+    return await store.unit_history(request.path_params["bank_id"], request.path_params["memory_id"])
+
+
+async def list_documents(store: LocalStore, request: Request) -> Any:
+    params = {
+        "q": request.query_params.get("q"),
+        "limit": _int(request, "limit", 100, low=1, high=10_000),
+        "offset": _int(request, "offset", 0, high=10**9),
+        **_tag_params(request),
+    }
+    return await store.list_documents(request.path_params["bank_id"], params)
+
+
+async def document(store: LocalStore, request: Request) -> Any:
+    bank, document_id = request.path_params["bank_id"], request.path_params["document_id"]
+    if request.method == "GET":
+        return await store.get_document(bank, document_id)
+    if request.method == "DELETE":
+        return await store.delete_document(bank, document_id)
+    payload = await _body(request)
+    tags = payload.get("tags") if isinstance(payload, dict) else None
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise StoreError(422, [{"type": "list_type", "loc": ["body", "tags"], "msg": "Input should be a valid list"}])
+    return await store.update_document_tags(bank, document_id, tags)
+
+
+async def tags(store: LocalStore, request: Request) -> Any:
+    return await store.tags(
+        request.path_params["bank_id"],
+        request.query_params.get("q"),
+        _int(request, "limit", 100, low=1, high=1000),
+        _int(request, "offset", 0, high=10**9),
+    )
+
+
+async def stats(store: LocalStore, request: Request) -> Any:
+    return await store.stats(request.path_params["bank_id"])
+
+
+async def operation(store: LocalStore, request: Request) -> Any:
+    return await store.operation(request.path_params["bank_id"], request.path_params["operation_id"])

@@ -1,0 +1,1055 @@
+"""The self-hosted store: memwarden as the memory server (SPEC §6).
+
+All rows live in the ledger's database (one store, one writer thread: :class:`proxy.ledger.Ledger`);
+reads run on the ledger's reader threads, embedding and vector search on worker threads, never on
+the event loop. Vectors are kept in memory per bank for exact search (a float32 matrix, built from
+the BLOBs on first use) and appended to as memories arrive.
+
+A memory is one row of ``store_units`` (there is no LLM extraction here: each retained item is one
+``world`` fact). Lifecycle: ``state`` is ``valid`` or ``invalidated`` (archived: out of recall and
+lists, kept); the destructive API routes (document, memories, bank ``DELETE``) delete rows, and
+memwarden's guard in front of them snapshots first and asks for confirmation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache, partial
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import structlog
+
+from proxy.ledger import AuditEvent, Ledger, append_events, now
+from store import tagfilter
+from store.embedder import Embedder, Vector
+from store.text import index_text, match_query, token_estimate
+
+log = structlog.get_logger("memwarden.store")
+DEFAULT_DISPOSITION = {"skepticism": 3, "literalism": 3, "empathy": 3}
+BUDGET_POOL = {"low": 100, "mid": 300, "high": 1000}
+RRF_K = 60
+
+
+@lru_cache(maxsize=1)
+def _defaults_text() -> str:
+    return resources.files("store").joinpath("hindsight_defaults.json").read_text(encoding="utf-8")
+
+
+def hindsight_defaults() -> dict[str, Any]:
+    """Hindsight 1.1.0's resolved per-bank config with no overrides (captured from the server)."""
+    return dict(json.loads(_defaults_text()))
+
+
+class StoreError(Exception):
+    """A request the store cannot serve; ``status`` and ``detail`` are Hindsight's answer."""
+
+    def __init__(self, status: int, detail: Any) -> None:
+        super().__init__(str(detail))
+        self.status = status
+        self.detail = detail
+
+
+def bank_not_found(bank: str) -> StoreError:
+    return StoreError(404, f"Bank '{bank}' not found")
+
+
+# -- the in-memory vector index -------------------------------------------------------------------
+
+
+class BankIndex:
+    """One bank's vectors: a growable float32 matrix; removed rows are masked, not moved."""
+
+    def __init__(self, dim: int, embedder: str) -> None:
+        self.dim = dim
+        self.embedder = embedder
+        self.ids: list[str] = []
+        self.row: dict[str, int] = {}
+        self._matrix = np.zeros((0, dim), dtype=np.float32)
+        self._alive = np.zeros(0, dtype=bool)
+        self.size = 0
+        self.lock = threading.Lock()
+
+    def add(self, ids: Sequence[str], vectors: Vector) -> None:
+        with self.lock:
+            need = self.size + len(ids)
+            if need > len(self._matrix):
+                cap = max(need, 2 * len(self._matrix), 1024)
+                grown = np.zeros((cap, self.dim), dtype=np.float32)
+                grown[: self.size] = self._matrix[: self.size]
+                alive = np.zeros(cap, dtype=bool)
+                alive[: self.size] = self._alive[: self.size]
+                self._matrix, self._alive = grown, alive
+            for i, memory_id in enumerate(ids):
+                old = self.row.get(memory_id)
+                if old is not None:
+                    self._alive[old] = False
+                self.row[memory_id] = self.size + i
+            self._matrix[self.size : need] = vectors
+            self._alive[self.size : need] = True
+            self.ids.extend(ids)
+            self.size = need
+
+    def remove(self, ids: Iterable[str]) -> None:
+        with self.lock:
+            for memory_id in ids:
+                row = self.row.pop(memory_id, None)
+                if row is not None:
+                    self._alive[row] = False
+
+    def search(self, query: Vector, k: int) -> list[tuple[str, float]]:
+        with self.lock:
+            if not self.size:
+                return []
+            scores = self._matrix[: self.size] @ query
+            scores = np.where(self._alive[: self.size], scores, -np.inf)
+            k = min(k, self.size)
+            top = np.argpartition(-scores, k - 1)[:k] if k < self.size else np.arange(self.size)
+            top = top[np.argsort(-scores[top])]
+            return [(self.ids[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+
+
+# -- rows → Hindsight shapes ----------------------------------------------------------------------
+
+
+def _loads(value: str | None, default: Any) -> Any:
+    return default if value is None else json.loads(value)
+
+
+def unit_list_item(r: sqlite3.Row) -> dict[str, Any]:
+    return {
+        "id": r["id"],
+        "text": r["text"],
+        "context": r["context"],
+        "date": r["mentioned_at"] or r["created_at"],
+        "fact_type": r["fact_type"],
+        "document_id": r["document_id"],
+        "mentioned_at": r["mentioned_at"],
+        "occurred_start": r["occurred_start"],
+        "occurred_end": r["occurred_end"],
+        "entities": "",
+        "chunk_id": None,
+        "proof_count": 1,
+        "tags": _loads(r["tags"], []),
+        "metadata": _loads(r["metadata"], {}),
+        "consolidated_at": None,
+        "consolidation_failed_at": None,
+        "state": r["state"],
+        "invalidation_reason": r["invalidation_reason"],
+        "invalidated_at": r["invalidated_at"],
+        "edited_at": r["edited_at"],
+        "updated_at": r["updated_at"],
+        "source_memory_ids": [],
+    }
+
+
+def unit_detail(r: sqlite3.Row) -> dict[str, Any]:
+    return {
+        "id": r["id"],
+        "text": r["text"],
+        "context": r["context"],
+        "date": r["mentioned_at"] or r["created_at"],
+        "type": r["fact_type"],
+        "mentioned_at": r["mentioned_at"],
+        "occurred_start": r["occurred_start"],
+        "occurred_end": r["occurred_end"],
+        "entities": [],
+        "document_id": r["document_id"],
+        "chunk_id": None,
+        "tags": _loads(r["tags"], []),
+        "metadata": _loads(r["metadata"], {}),
+        "observation_scopes": None,
+        "state": r["state"],
+        "invalidation_reason": r["invalidation_reason"],
+        "invalidated_at": r["invalidated_at"],
+        "edited_at": r["edited_at"],
+        "consolidated_at": None,
+        "consolidation_failed_at": None,
+    }
+
+
+def document_item(r: sqlite3.Row, unit_count: int) -> dict[str, Any]:
+    return {
+        "id": r["id"],
+        "bank_id": r["bank_id"],
+        "content_hash": r["content_hash"],
+        "created_at": r["created_at"],
+        "updated_at": r["updated_at"],
+        "text_length": len(r["original_text"] or ""),
+        "memory_unit_count": unit_count,
+        "retain_params": _loads(r["retain_params"], None),
+        "document_metadata": _loads(r["metadata"], None),
+        "tags": _loads(r["tags"], []),
+        "matched_fields": [],
+    }
+
+
+@dataclass
+class RetainItem:
+    content: str
+    document_id: str | None = None
+    tags: list[str] = field(default_factory=list)
+    context: str | None = None
+    metadata: dict[str, Any] | None = None
+    timestamp: str | None = None
+
+
+# -- the store ------------------------------------------------------------------------------------
+
+
+class LocalStore:
+    def __init__(self, ledger: Ledger, embedder: Embedder) -> None:
+        self.ledger = ledger
+        self.embedder = embedder
+        self._indexes: dict[str, BankIndex] = {}
+        self._index_lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # -- banks ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _ensure_bank(db: sqlite3.Connection, bank: str, ts: str) -> None:
+        db.execute(
+            "INSERT INTO store_banks (bank_id, created_at, updated_at) VALUES (?, ?, ?) ON CONFLICT (bank_id) DO NOTHING",
+            (bank, ts, ts),
+        )
+
+    async def bank_row(self, bank: str) -> sqlite3.Row | None:
+        row: sqlite3.Row | None = await self.ledger.read(
+            lambda db: db.execute("SELECT * FROM store_banks WHERE bank_id = ?", (bank,)).fetchone()
+        )
+        return row
+
+    async def require_bank(self, bank: str) -> sqlite3.Row:
+        row = await self.bank_row(bank)
+        if row is None:
+            raise bank_not_found(bank)
+        return row
+
+    @staticmethod
+    def profile(row: sqlite3.Row) -> dict[str, Any]:
+        return {
+            "bank_id": row["bank_id"],
+            "name": row["name"] or row["bank_id"],
+            "disposition": _loads(row["disposition"], DEFAULT_DISPOSITION),
+            "mission": row["mission"],
+            "background": row["background"],
+        }
+
+    async def put_bank(self, bank: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """Create or update a bank (``PUT``/``PATCH`` a bank): profile fields, and the flat config subset."""
+        known = hindsight_defaults()
+        config_keys = {k: v for k, v in fields.items() if k in known and v is not None}
+        mission = fields.get("mission") or fields.get("reflect_mission")
+
+        def write(db: sqlite3.Connection) -> sqlite3.Row:
+            ts = now()
+            self._ensure_bank(db, bank, ts)
+            row = db.execute("SELECT * FROM store_banks WHERE bank_id = ?", (bank,)).fetchone()
+            disposition = _loads(row["disposition"], DEFAULT_DISPOSITION)
+            if isinstance(fields.get("disposition"), dict):
+                disposition.update({k: v for k, v in fields["disposition"].items() if k in DEFAULT_DISPOSITION})
+            for trait in DEFAULT_DISPOSITION:
+                if fields.get(f"disposition_{trait}") is not None:
+                    disposition[trait] = fields[f"disposition_{trait}"]
+            overrides = {**_loads(row["overrides"], {}), **config_keys}
+            db.execute(
+                "UPDATE store_banks SET name = COALESCE(?, name), mission = COALESCE(?, mission),"
+                " background = COALESCE(?, background), disposition = ?, overrides = ?, updated_at = ? WHERE bank_id = ?",
+                (
+                    fields.get("name"),
+                    mission,
+                    fields.get("background"),
+                    json.dumps(disposition),
+                    json.dumps(overrides, ensure_ascii=False),
+                    ts,
+                    bank,
+                ),
+            )
+            result: sqlite3.Row = db.execute("SELECT * FROM store_banks WHERE bank_id = ?", (bank,)).fetchone()
+            return result
+
+        return self.profile(await self.ledger.write(write))
+
+    async def list_banks(self, q: str | None, limit: int, offset: int) -> dict[str, Any]:
+        def read(db: sqlite3.Connection) -> tuple[list[sqlite3.Row], int, dict[str, int]]:
+            where, params = "1 = 1", []
+            if q:
+                where, params = "bank_id LIKE ? OR name LIKE ?", [f"%{q}%", f"%{q}%"]
+            total = db.execute(f"SELECT COUNT(*) FROM store_banks WHERE {where}", params).fetchone()[0]  # noqa: S608
+            rows = db.execute(
+                f"SELECT * FROM store_banks WHERE {where} ORDER BY created_at DESC LIMIT ? OFFSET ?",  # noqa: S608
+                (*params, limit, offset),
+            ).fetchall()
+            counts = {
+                r[0]: r[1]
+                for r in db.execute(
+                    "SELECT bank_id, COUNT(*) FROM store_units WHERE state = 'valid' GROUP BY bank_id"
+                ).fetchall()
+            }
+            return rows, total, counts
+
+        rows, total, counts = await self.ledger.read(read)
+        banks = [
+            {
+                "bank_id": r["bank_id"],
+                "name": r["name"],
+                "disposition": _loads(r["disposition"], DEFAULT_DISPOSITION),
+                "mission": r["mission"],
+                "created_at": r["created_at"],
+                "updated_at": r["updated_at"],
+                "fact_count": counts.get(r["bank_id"], 0),
+                "last_document_at": r["last_document_at"],
+                "last_write_at": r["last_write_at"],
+                "display_alias": None,
+                "matched_aliases": [],
+            }
+            for r in rows
+        ]
+        return {"banks": banks, "total": total, "limit": limit, "offset": offset}
+
+    async def delete_bank(self, bank: str) -> dict[str, Any]:
+        await self.require_bank(bank)
+
+        def write(db: sqlite3.Connection) -> int:
+            n = db.execute("DELETE FROM store_units WHERE bank_id = ?", (bank,)).rowcount
+            db.execute("DELETE FROM store_documents WHERE bank_id = ?", (bank,))
+            db.execute("DELETE FROM store_operations WHERE bank_id = ?", (bank,))
+            db.execute("DELETE FROM store_banks WHERE bank_id = ?", (bank,))
+            return int(n)
+
+        await self.ledger.write(write)
+        self._indexes.pop(bank, None)
+        return {
+            "success": True,
+            "message": f"Bank '{bank}' and all associated data deleted successfully",
+            "deleted_count": 0,
+        }
+
+    # -- config ---------------------------------------------------------------------------
+
+    async def get_config(self, bank: str) -> dict[str, Any]:
+        row = await self.require_bank(bank)
+        overrides = _loads(row["overrides"], {})
+        return {"bank_id": bank, "config": {**hindsight_defaults(), **overrides}, "overrides": overrides}
+
+    async def patch_config(self, bank: str, updates: Mapping[str, Any]) -> dict[str, Any]:
+        known = hindsight_defaults()
+        unknown = sorted(k for k in updates if k not in known)
+        if unknown:
+            raise StoreError(400, f"Unknown configuration fields: {unknown}")
+        labels = updates.get("entity_labels")
+        if labels is not None and not (isinstance(labels, list) and all(isinstance(g, dict) for g in labels)):
+            raise StoreError(400, "Invalid entity_labels format: expected a list of label groups")
+
+        def write(db: sqlite3.Connection) -> None:
+            ts = now()
+            self._ensure_bank(db, bank, ts)
+            row = db.execute("SELECT overrides FROM store_banks WHERE bank_id = ?", (bank,)).fetchone()
+            overrides = _loads(row["overrides"], {})
+            for key, value in updates.items():
+                if value is None:
+                    overrides.pop(key, None)
+                else:
+                    overrides[key] = value
+            db.execute(
+                "UPDATE store_banks SET overrides = ?, updated_at = ? WHERE bank_id = ?",
+                (json.dumps(overrides, ensure_ascii=False), ts, bank),
+            )
+
+        await self.ledger.write(write)
+        return await self.get_config(bank)
+
+    async def reset_config(self, bank: str) -> dict[str, Any]:
+        await self.require_bank(bank)
+        await self.ledger.write(
+            lambda db: db.execute(
+                "UPDATE store_banks SET overrides = '{}', updated_at = ? WHERE bank_id = ?", (now(), bank)
+            )
+        )
+        return await self.get_config(bank)
+
+    # -- retain ---------------------------------------------------------------------------
+
+    async def retain(self, bank: str, items: Sequence[RetainItem], document_tags: Sequence[str] = ()) -> int:
+        """Store ``items`` (one memory each) atomically: every row, its FTS entry and its vector in
+        one transaction. A document id already present is replaced, as Hindsight does."""
+        if not items:
+            return 0
+        vectors = await asyncio.to_thread(self.embedder.passages, [i.content for i in items])
+        ids = [uuid.uuid4().hex for _ in items]
+        name = self.embedder.name
+
+        def write(db: sqlite3.Connection) -> list[str]:
+            ts = now()
+            self._ensure_bank(db, bank, ts)
+            row = db.execute("SELECT embedder FROM store_banks WHERE bank_id = ?", (bank,)).fetchone()
+            if row["embedder"] and row["embedder"] != name:
+                raise StoreError(
+                    409,
+                    f"Bank '{bank}' holds vectors of the embedder {row['embedder']!r}, not {name!r}: "
+                    "re-embed it before writing with another model",
+                )
+            replaced: list[str] = []
+            by_doc: dict[str, list[int]] = {}
+            for i, item in enumerate(items):
+                by_doc.setdefault(item.document_id or uuid.uuid4().hex, []).append(i)
+            for doc, positions in by_doc.items():
+                replaced += [
+                    r[0]
+                    for r in db.execute("SELECT id FROM store_units WHERE bank_id = ? AND document_id = ?", (bank, doc))
+                ]
+                db.execute("DELETE FROM store_units WHERE bank_id = ? AND document_id = ?", (bank, doc))
+                first = items[positions[0]]
+                text = "\n".join(items[p].content for p in positions)
+                tags = sorted({*document_tags, *(t for p in positions for t in items[p].tags)})
+                params = {
+                    k: v
+                    for k, v in {
+                        "context": first.context,
+                        "metadata": first.metadata,
+                        "event_date": first.timestamp,
+                    }.items()
+                    if v
+                }
+                db.execute(
+                    "INSERT INTO store_documents (bank_id, id, original_text, content_hash, tags, metadata, retain_params,"
+                    " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (bank_id, id) DO UPDATE SET"
+                    " original_text = excluded.original_text, content_hash = excluded.content_hash, tags = excluded.tags,"
+                    " metadata = excluded.metadata, retain_params = excluded.retain_params, updated_at = excluded.updated_at",
+                    (
+                        bank,
+                        doc,
+                        text,
+                        hashlib.sha256(text.encode()).hexdigest(),
+                        json.dumps(tags, ensure_ascii=False),
+                        json.dumps(first.metadata, ensure_ascii=False) if first.metadata else None,
+                        json.dumps(params, ensure_ascii=False) if params else None,
+                        ts,
+                        ts,
+                    ),
+                )
+                for p in positions:
+                    item = items[p]
+                    unit_tags = sorted({*document_tags, *item.tags})
+                    db.execute(
+                        "INSERT INTO store_units (id, bank_id, document_id, text, terms, context, fact_type, tags, metadata,"
+                        " mentioned_at, created_at, updated_at, embedder, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (
+                            ids[p],
+                            bank,
+                            doc,
+                            item.content,
+                            index_text(item.content),
+                            item.context or "",
+                            "world",
+                            json.dumps(unit_tags, ensure_ascii=False),
+                            json.dumps(item.metadata or {}, ensure_ascii=False),
+                            item.timestamp or ts,
+                            ts,
+                            ts,
+                            name,
+                            vectors[p].astype(np.float32).tobytes(),
+                        ),
+                    )
+            db.execute(
+                "UPDATE store_banks SET embedder = COALESCE(embedder, ?), last_write_at = ?, last_document_at = ?,"
+                " updated_at = ? WHERE bank_id = ?",
+                (name, ts, ts, ts, bank),
+            )
+            return replaced
+
+        replaced = await self.ledger.write(write)
+        index = self._indexes.get(bank)
+        if index is not None:
+            index.remove(replaced)
+            index.add(ids, vectors)
+        return len(items)
+
+    # async retains: acknowledged once their payload is committed; worked off in the background.
+
+    async def submit(self, bank: str, payload: dict[str, Any], items_count: int) -> str:
+        operation_id = str(uuid.uuid4())
+
+        def write(db: sqlite3.Connection) -> None:
+            ts = now()
+            self._ensure_bank(db, bank, ts)
+            db.execute(
+                "INSERT INTO store_operations (id, bank_id, type, status, items_count, payload, created_at, updated_at)"
+                " VALUES (?, ?, 'batch_retain', 'pending', ?, ?, ?, ?)",
+                (operation_id, bank, items_count, json.dumps(payload, ensure_ascii=False), ts, ts),
+            )
+
+        await self.ledger.write(write)
+        self._spawn(self._run_operation(operation_id))
+        return operation_id
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def resume(self) -> int:
+        """Work off the async retains a previous process acknowledged but did not finish."""
+        pending = await self.ledger.read(
+            lambda db: [
+                r[0] for r in db.execute("SELECT id FROM store_operations WHERE status = 'pending' ORDER BY created_at")
+            ]
+        )
+        for operation_id in pending:
+            self._spawn(self._run_operation(operation_id))
+        return len(pending)
+
+    async def _run_operation(self, operation_id: str) -> None:
+        row = await self.ledger.read(
+            lambda db: db.execute("SELECT * FROM store_operations WHERE id = ?", (operation_id,)).fetchone()
+        )
+        if row is None or row["status"] != "pending":
+            return
+        payload = json.loads(row["payload"])
+        status, error = "completed", None
+        try:
+            await self.retain(
+                row["bank_id"], [RetainItem(**i) for i in payload["items"]], payload.get("document_tags") or []
+            )
+        except Exception as exc:
+            status, error = "failed", f"{type(exc).__name__}: {exc}"
+            log.error("async_retain_failed", operation_id=operation_id, error=error)
+        ts = now()
+        await self.ledger.write(
+            lambda db: db.execute(
+                "UPDATE store_operations SET status = ?, error_message = ?, payload = NULL, updated_at = ?, completed_at = ?"
+                " WHERE id = ?",
+                (status, error, ts, ts, operation_id),
+            )
+        )
+
+    async def drain(self, grace: float = 10.0) -> None:
+        if self._tasks:
+            _, pending = await asyncio.wait(set(self._tasks), timeout=grace)
+            for task in pending:
+                task.cancel()
+
+    async def operation(self, bank: str, operation_id: str) -> dict[str, Any]:
+        row = await self.ledger.read(
+            lambda db: db.execute(
+                "SELECT * FROM store_operations WHERE bank_id = ? AND id = ?", (bank, operation_id)
+            ).fetchone()
+        )
+        if row is None:
+            raise StoreError(404, f"Operation '{operation_id}' not found")
+        return {
+            "operation_id": row["id"],
+            "status": row["status"],
+            "operation_type": row["type"],
+            "id": row["id"],
+            "task_type": row["type"],
+            "mental_model_id": None,
+            "created_at": row["created_at"],
+            "updated_at": row["updated_at"],
+            "completed_at": row["completed_at"],
+            "error_message": row["error_message"],
+            "retry_count": 0,
+            "next_retry_at": None,
+            "progress": None,
+            "result_metadata": None,
+            "details": None,
+            "child_operations": None,
+            "task_payload": None,
+        }
+
+    # -- recall ---------------------------------------------------------------------------
+
+    async def _index(self, bank: str) -> BankIndex:
+        index = self._indexes.get(bank)
+        if index is not None:
+            return index
+        async with self._index_lock:
+            index = self._indexes.get(bank)
+            if index is not None:
+                return index
+            name, dim = self.embedder.name, self.embedder.dim
+
+            def load(db: sqlite3.Connection) -> tuple[list[str], bytes]:
+                rows = db.execute(
+                    "SELECT id, embedding FROM store_units WHERE bank_id = ? AND state = 'valid' AND embedder = ?"
+                    " ORDER BY seq",
+                    (bank, name),
+                ).fetchall()
+                return [r[0] for r in rows], b"".join(r[1] for r in rows)
+
+            ids, blob = await self.ledger.read(load)
+            index = BankIndex(dim, name)
+            if ids:
+                index.add(ids, np.frombuffer(blob, dtype=np.float32).reshape(len(ids), dim))
+            self._indexes[bank] = index
+            return index
+
+    async def recall(self, bank: str, request: Mapping[str, Any]) -> dict[str, Any]:
+        await self.require_bank(bank)
+        query: str = request["query"]
+        types = request.get("types")
+        predicate = tagfilter.build(request.get("tags"), request.get("tags_match", "any"), request.get("tag_groups"))
+        pool = BUDGET_POOL.get(request.get("budget") or "mid", 300)
+        max_tokens = int(request.get("max_tokens") or 4096)
+        index = await self._index(bank)
+        qvec = await asyncio.to_thread(self.embedder.query, query) if query.strip() else None
+        fts = match_query(query)
+
+        def keyword(db: sqlite3.Connection, limit: int) -> list[tuple[str, float]]:
+            if fts is None:
+                return []
+            rows = db.execute(
+                "SELECT u.id, bm25(store_units_fts) AS rank FROM store_units_fts JOIN store_units u"
+                " ON u.seq = store_units_fts.rowid WHERE store_units_fts MATCH ? AND u.bank_id = ? AND u.state = 'valid'"
+                " ORDER BY rank LIMIT ?",
+                (fts, bank, limit),
+            ).fetchall()
+            return [(r[0], -float(r[1])) for r in rows]
+
+        def rows_of(db: sqlite3.Connection, ids: list[str]) -> dict[str, sqlite3.Row]:
+            out: dict[str, sqlite3.Row] = {}
+            for i in range(0, len(ids), 500):
+                chunk = ids[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                for r in db.execute(f"SELECT * FROM store_units WHERE id IN ({marks})", chunk):  # noqa: S608
+                    out[r["id"]] = r
+            return out
+
+        def admitted(r: sqlite3.Row) -> bool:
+            if r["state"] != "valid" or (types and r["fact_type"] not in types):
+                return False
+            return predicate is None or predicate(frozenset(_loads(r["tags"], [])))
+
+        limit = pool
+        for _ in range(4):  # widen the pools when the filters leave too few
+            semantic = await asyncio.to_thread(index.search, qvec, limit) if qvec is not None else []
+            lexical: list[tuple[str, float]] = await self.ledger.read(partial(keyword, limit=limit))
+            candidates = list(dict.fromkeys([i for i, _ in semantic] + [i for i, _ in lexical]))
+            rows: dict[str, sqlite3.Row] = await self.ledger.read(partial(rows_of, ids=candidates))
+            kept = {i for i in candidates if i in rows and admitted(rows[i])}
+            exhausted = len(semantic) < limit and len(lexical) < limit
+            if len(kept) >= min(pool, 50) or exhausted:
+                break
+            limit *= 4
+        sem = {i: s for i, s in semantic if i in kept}
+        lex = {i: s for i, s in lexical if i in kept}
+        fused: dict[str, float] = {}
+        for ranking in (sorted(sem, key=lambda i: -sem[i]), sorted(lex, key=lambda i: -lex[i])):
+            for rank, memory_id in enumerate(ranking):
+                fused[memory_id] = fused.get(memory_id, 0.0) + 1.0 / (RRF_K + rank + 1)
+        top_lex = max(lex.values(), default=0.0) or 1.0
+        results: list[dict[str, Any]] = []
+        used = 0
+        for memory_id in sorted(fused, key=lambda i: -fused[i]):
+            r = rows[memory_id]
+            cost = token_estimate(r["text"])
+            if results and used + cost > max_tokens:
+                break
+            used += cost
+            results.append(
+                {
+                    "id": memory_id,
+                    "text": r["text"],
+                    "type": r["fact_type"],
+                    "entities": None,
+                    "context": r["context"] or None,
+                    "occurred_start": r["occurred_start"],
+                    "occurred_end": r["occurred_end"],
+                    "mentioned_at": r["mentioned_at"],
+                    "document_id": r["document_id"],
+                    "metadata": _loads(r["metadata"], {}),
+                    "chunk_id": None,
+                    "tags": _loads(r["tags"], []),
+                    "source_fact_ids": None,
+                    "scores": {
+                        "final": fused[memory_id],
+                        "reranker": None,
+                        "semantic": sem.get(memory_id),
+                        "keyword": (lex[memory_id] / top_lex) if memory_id in lex else None,
+                    },
+                    "attachments": None,
+                }
+            )
+        trace = None
+        if request.get("trace"):
+            trace = {
+                "engine": "memwarden-local",
+                "embedder": self.embedder.name,
+                "fts_query": fts,
+                "semantic_candidates": len(semantic),
+                "keyword_candidates": len(lexical),
+                "admitted": len(kept),
+                "excluded_by_filters": len(candidates) - len(kept),
+                "fusion": f"reciprocal rank fusion, k={RRF_K}",
+                "max_tokens": max_tokens,
+                "tokens_used": used,
+            }
+        return {
+            "results": results,
+            "trace": trace,
+            "entities": None,
+            "chunks": None,
+            "source_facts": None,
+            "source_facts_truncated": None,
+        }
+
+    # -- reading and curating memories ----------------------------------------------------
+
+    async def list_units(self, bank: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        await self.require_bank(bank)
+        limit, offset = int(params.get("limit", 100)), int(params.get("offset", 0))
+        where, args = ["bank_id = ?", "state = 'valid'"], [bank]
+        if params.get("type"):
+            where.append("fact_type = ?")
+            args.append(params["type"])
+        if params.get("document_id"):
+            where.append("document_id = ?")
+            args.append(params["document_id"])
+        if params.get("q"):
+            where.append("text LIKE ?")
+            args.append(f"%{params['q']}%")
+        predicate = tagfilter.build(params.get("tags") or None, params.get("tags_match") or "any", None)
+        clause = " AND ".join(where)
+
+        def read(db: sqlite3.Connection) -> tuple[list[sqlite3.Row], int]:
+            if predicate is None:
+                total = db.execute(f"SELECT COUNT(*) FROM store_units WHERE {clause}", args).fetchone()[0]  # noqa: S608
+                rows = db.execute(
+                    f"SELECT * FROM store_units WHERE {clause} ORDER BY seq DESC LIMIT ? OFFSET ?",  # noqa: S608
+                    (*args, limit, offset),
+                ).fetchall()
+                return rows, int(total)
+            everything = db.execute(f"SELECT * FROM store_units WHERE {clause} ORDER BY seq DESC", args).fetchall()  # noqa: S608
+            matching = [r for r in everything if predicate(frozenset(_loads(r["tags"], [])))]
+            return matching[offset : offset + limit], len(matching)
+
+        rows, total = await self.ledger.read(read)
+        return {"items": [unit_list_item(r) for r in rows], "total": total, "limit": limit, "offset": offset}
+
+    async def _unit(self, bank: str, memory_id: str) -> sqlite3.Row:
+        await self.require_bank(bank)
+        row: sqlite3.Row | None = await self.ledger.read(
+            lambda db: db.execute(
+                "SELECT * FROM store_units WHERE bank_id = ? AND id = ?", (bank, memory_id)
+            ).fetchone()
+        )
+        if row is None:
+            raise StoreError(404, f"Memory unit '{memory_id}' not found")
+        return row
+
+    async def get_unit(self, bank: str, memory_id: str) -> dict[str, Any]:
+        row = await self._unit(bank, memory_id)
+        if row["state"] != "valid":
+            raise StoreError(404, f"Memory unit '{memory_id}' not found")
+        detail = unit_detail(row)
+        detail["history"] = await self.history(bank, memory_id)
+        detail["source_memory_ids"] = []
+        detail["source_memories"] = []
+        return detail
+
+    async def update_unit(self, bank: str, memory_id: str, changes: Mapping[str, Any]) -> dict[str, Any]:
+        """``PATCH`` a memory: text/context/times, or ``state: invalidated`` (archive: out of recall and
+        lists, kept) and ``state: valid`` (restore). Audited as ``update`` / ``archive`` / ``restore``."""
+        row = await self._unit(bank, memory_id)
+        state = changes.get("state")
+        if state not in (None, "valid", "invalidated"):
+            raise StoreError(400, f"state must be 'valid' or 'invalidated', got {state!r}")
+        text = changes.get("text")
+        editable = ("context", "occurred_start", "occurred_end", "mentioned_at")
+        vector = await asyncio.to_thread(self.embedder.passages, [text]) if isinstance(text, str) and text else None
+
+        def write(db: sqlite3.Connection) -> sqlite3.Row:
+            ts = now()
+            sets: list[str] = ["updated_at = ?"]
+            args: list[Any] = [ts]
+            before: dict[str, Any] = {}
+            after: dict[str, Any] = {}
+            if isinstance(text, str) and text and text != row["text"]:
+                sets += ["text = ?", "terms = ?", "embedding = ?", "embedder = ?", "edited_at = ?"]
+                args += [
+                    text,
+                    index_text(text),
+                    vector[0].tobytes() if vector is not None else None,
+                    self.embedder.name,
+                    ts,
+                ]
+                before["text"], after["text"] = row["text"], text
+            for key in editable:
+                if key in changes and changes[key] != row[key]:
+                    sets.append(f"{key} = ?")
+                    args.append(changes[key] or ("" if key == "context" else None))
+                    before[key], after[key] = row[key], changes[key]
+            action = "update"
+            if state == "invalidated" and row["state"] != "invalidated":
+                sets += ["state = 'invalidated'", "invalidation_reason = ?", "invalidated_at = ?"]
+                args += [changes.get("reason"), ts]
+                before["state"], after["state"], action = row["state"], "invalidated", "archive"
+            elif state == "valid" and row["state"] != "valid":
+                sets += ["state = 'valid'", "invalidation_reason = NULL", "invalidated_at = NULL"]
+                before["state"], after["state"], action = row["state"], "valid", "restore"
+            db.execute(f"UPDATE store_units SET {', '.join(sets)} WHERE id = ?", (*args, memory_id))  # noqa: S608
+            if after:
+                append_events(
+                    db,
+                    [
+                        AuditEvent(
+                            action=action,
+                            bank=bank,
+                            memory_id=memory_id,
+                            source="store",
+                            reason=changes.get("reason"),
+                            before=before,
+                            after=after,
+                        )
+                    ],
+                )
+            result: sqlite3.Row = db.execute("SELECT * FROM store_units WHERE id = ?", (memory_id,)).fetchone()
+            return result
+
+        updated = await self.ledger.write(write)
+        index = self._indexes.get(bank)
+        if index is not None:
+            if updated["state"] != "valid":
+                index.remove([memory_id])
+            elif vector is not None or row["state"] != "valid":
+                vec = vector[0] if vector is not None else np.frombuffer(updated["embedding"], dtype=np.float32)
+                index.add([memory_id], vec[None, :])
+        return unit_detail(updated)
+
+    async def history(self, bank: str, memory_id: str) -> list[dict[str, Any]]:
+        """The memory's changes, from the audit log (oldest first)."""
+
+        def read(db: sqlite3.Connection) -> list[dict[str, Any]]:
+            rows = db.execute(
+                "SELECT ts, action, source, reason, before, after FROM audit_events WHERE memory_id = ? AND bank = ?"
+                " ORDER BY seq",
+                (memory_id, bank),
+            ).fetchall()
+            return [
+                {
+                    "changed_at": r["ts"],
+                    "action": r["action"],
+                    "source": r["source"],
+                    "reason": r["reason"],
+                    "before": _loads(r["before"], None),
+                    "after": _loads(r["after"], None),
+                }
+                for r in rows
+            ]
+
+        result: list[dict[str, Any]] = await self.ledger.read(read)
+        return result
+
+    async def unit_history(self, bank: str, memory_id: str) -> list[dict[str, Any]]:
+        row = await self._unit(bank, memory_id)
+        if row["state"] != "valid":
+            raise StoreError(404, f"Memory unit '{memory_id}' not found")
+        return await self.history(bank, memory_id)
+
+    async def delete_units(self, bank: str, fact_type: str | None) -> dict[str, Any]:
+        await self.require_bank(bank)
+
+        def write(db: sqlite3.Connection) -> tuple[int, list[str]]:
+            where, args = "bank_id = ?", [bank]
+            if fact_type:
+                where, args = "bank_id = ? AND fact_type = ?", [bank, fact_type]
+            ids = [r[0] for r in db.execute(f"SELECT id FROM store_units WHERE {where}", args)]  # noqa: S608
+            db.execute(f"DELETE FROM store_units WHERE {where}", args)  # noqa: S608
+            if not fact_type:
+                db.execute("DELETE FROM store_documents WHERE bank_id = ?", (bank,))
+            return len(ids), ids
+
+        n, ids = await self.ledger.write(write)
+        index = self._indexes.get(bank)
+        if index is not None:
+            index.remove(ids)
+        return {"success": True, "message": f"Cleared {n} memory unit(s) from bank '{bank}'", "deleted_count": n}
+
+    # -- documents, tags, stats -----------------------------------------------------------
+
+    async def list_documents(self, bank: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        await self.require_bank(bank)
+        limit, offset = int(params.get("limit", 100)), int(params.get("offset", 0))
+        predicate = tagfilter.build(params.get("tags") or None, params.get("tags_match") or "any", None)
+        q = params.get("q")
+
+        def read(db: sqlite3.Connection) -> tuple[list[tuple[sqlite3.Row, int]], int]:
+            counts = dict(
+                db.execute(
+                    "SELECT document_id, COUNT(*) FROM store_units WHERE bank_id = ? GROUP BY document_id", (bank,)
+                ).fetchall()
+            )
+            rows = db.execute(
+                "SELECT * FROM store_documents WHERE bank_id = ? ORDER BY created_at DESC, id", (bank,)
+            ).fetchall()
+            kept = [
+                r
+                for r in rows
+                if (predicate is None or predicate(frozenset(_loads(r["tags"], []))))
+                and (not q or q.lower() in (r["id"] + " " + (r["original_text"] or "")).lower())
+            ]
+            return [(r, counts.get(r["id"], 0)) for r in kept[offset : offset + limit]], len(kept)
+
+        rows, total = await self.ledger.read(read)
+        return {
+            "items": [document_item(r, n) for r, n in rows],
+            "total": total,
+            "limit": limit,
+            "offset": offset,
+            "total_is_estimate": False,
+        }
+
+    async def get_document(self, bank: str, document_id: str) -> dict[str, Any]:
+        await self.require_bank(bank)
+
+        def read(db: sqlite3.Connection) -> tuple[sqlite3.Row | None, dict[str, int]]:
+            row = db.execute(
+                "SELECT * FROM store_documents WHERE bank_id = ? AND id = ?", (bank, document_id)
+            ).fetchone()
+            types = dict(
+                db.execute(
+                    "SELECT fact_type, COUNT(*) FROM store_units WHERE bank_id = ? AND document_id = ? GROUP BY fact_type",
+                    (bank, document_id),
+                ).fetchall()
+            )
+            return row, types
+
+        row, types = await self.ledger.read(read)
+        if row is None:
+            raise StoreError(404, "Document not found")
+        item = document_item(row, sum(types.values()))
+        return {
+            "id": item["id"],
+            "bank_id": bank,
+            "original_text": row["original_text"],
+            "content_hash": row["content_hash"],
+            "created_at": row["created_at"],
+            "updated_at": row["updated_at"],
+            "memory_unit_count": item["memory_unit_count"],
+            "nodes_by_fact_type": {
+                "world": types.get("world", 0),
+                "experience": types.get("experience", 0),
+                "observation": 0,
+            },
+            "tags": item["tags"],
+            "document_metadata": item["document_metadata"],
+            "retain_params": item["retain_params"],
+            "observation_scopes": None,
+            "attachments": None,
+        }
+
+    async def update_document_tags(self, bank: str, document_id: str, tags: Sequence[str]) -> dict[str, Any]:
+        await self.get_document(bank, document_id)
+
+        def write(db: sqlite3.Connection) -> None:
+            encoded = json.dumps(sorted(set(tags)), ensure_ascii=False)
+            ts = now()
+            db.execute(
+                "UPDATE store_documents SET tags = ?, updated_at = ? WHERE bank_id = ? AND id = ?",
+                (encoded, ts, bank, document_id),
+            )
+            db.execute(
+                "UPDATE store_units SET tags = ?, updated_at = ? WHERE bank_id = ? AND document_id = ?",
+                (encoded, ts, bank, document_id),
+            )
+
+        await self.ledger.write(write)
+        return {"success": True, "message": f"Document '{document_id}' updated", "document_id": document_id}
+
+    async def delete_document(self, bank: str, document_id: str) -> dict[str, Any]:
+        await self.get_document(bank, document_id)
+
+        def write(db: sqlite3.Connection) -> list[str]:
+            ids = [
+                r[0]
+                for r in db.execute(
+                    "SELECT id FROM store_units WHERE bank_id = ? AND document_id = ?", (bank, document_id)
+                )
+            ]
+            db.execute("DELETE FROM store_units WHERE bank_id = ? AND document_id = ?", (bank, document_id))
+            db.execute("DELETE FROM store_documents WHERE bank_id = ? AND id = ?", (bank, document_id))
+            return ids
+
+        ids = await self.ledger.write(write)
+        index = self._indexes.get(bank)
+        if index is not None:
+            index.remove(ids)
+        return {
+            "success": True,
+            "message": f"Document '{document_id}' and {len(ids)} associated memory units deleted successfully",
+            "document_id": document_id,
+            "memory_units_deleted": len(ids),
+        }
+
+    async def tags(self, bank: str, q: str | None, limit: int, offset: int) -> dict[str, Any]:
+        await self.require_bank(bank)
+
+        def read(db: sqlite3.Connection) -> dict[str, int]:
+            counts: dict[str, int] = {}
+            for (raw,) in db.execute("SELECT tags FROM store_units WHERE bank_id = ? AND state = 'valid'", (bank,)):
+                for tag in json.loads(raw):
+                    counts[tag] = counts.get(tag, 0) + 1
+            return counts
+
+        counts = await self.ledger.read(read)
+        names = sorted(counts)
+        if q:
+            import fnmatch
+
+            pattern = q.lower() if "*" in q else f"*{q.lower()}*"
+            names = [n for n in names if fnmatch.fnmatchcase(n.lower(), pattern)]
+        page = names[offset : offset + limit]
+        return {
+            "items": [{"tag": n, "count": counts[n]} for n in page],
+            "total": len(names),
+            "limit": limit,
+            "offset": offset,
+        }
+
+    async def stats(self, bank: str) -> dict[str, Any]:
+        await self.require_bank(bank)
+
+        def read(db: sqlite3.Connection) -> tuple[dict[str, int], int, dict[str, int], sqlite3.Row]:
+            types = dict(
+                db.execute(
+                    "SELECT fact_type, COUNT(*) FROM store_units WHERE bank_id = ? AND state = 'valid' GROUP BY fact_type",
+                    (bank,),
+                ).fetchall()
+            )
+            docs = db.execute("SELECT COUNT(*) FROM store_documents WHERE bank_id = ?", (bank,)).fetchone()[0]
+            ops = dict(
+                db.execute(
+                    "SELECT status, COUNT(*) FROM store_operations WHERE bank_id = ? GROUP BY status", (bank,)
+                ).fetchall()
+            )
+            row = db.execute("SELECT * FROM store_banks WHERE bank_id = ?", (bank,)).fetchone()
+            return types, int(docs), ops, row
+
+        types, docs, ops, row = await self.ledger.read(read)
+        return {
+            "bank_id": bank,
+            "total_nodes": sum(types.values()),
+            "total_links": 0,
+            "total_documents": docs,
+            "nodes_by_fact_type": types,
+            "links_by_link_type": {},
+            "links_by_fact_type": {},
+            "links_breakdown": {},
+            "pending_operations": ops.get("pending", 0),
+            "failed_operations": ops.get("failed", 0),
+            "operations_by_status": ops,
+            "last_consolidated_at": None,
+            "last_memory_write_at": row["last_write_at"],
+            "pending_consolidation": 0,
+            "failed_consolidation": 0,
+            "total_observations": 0,
+        }

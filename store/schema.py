@@ -1,0 +1,100 @@
+"""The self-hosted store's tables, in the same database as the ledger and the audit log.
+
+``store_units`` holds one row per memory (Hindsight's "memory unit"): text, the derived full-text
+terms (:func:`store.text.index_text`), labels, tags, times, state, and its vector as a float32
+BLOB with the name of the embedder that made it. ``store_units_fts`` is an FTS5 external-content
+index over the terms, kept in step by triggers inside the same transaction as the row, so a row is
+never visible without its index entry or the other way round. ``store_operations`` holds async
+retains, payload included, from the moment they are acknowledged until they are done.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+SCHEMA = """
+CREATE TABLE store_banks (
+    bank_id TEXT PRIMARY KEY,
+    name TEXT,
+    mission TEXT NOT NULL DEFAULT '',
+    background TEXT NOT NULL DEFAULT '',
+    disposition TEXT NOT NULL DEFAULT '{"skepticism": 3, "literalism": 3, "empathy": 3}',
+    overrides TEXT NOT NULL DEFAULT '{}',
+    embedder TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    last_write_at TEXT,
+    last_document_at TEXT
+);
+
+CREATE TABLE store_documents (
+    bank_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    original_text TEXT,
+    content_hash TEXT,
+    tags TEXT NOT NULL DEFAULT '[]',
+    metadata TEXT,
+    retain_params TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (bank_id, id)
+);
+
+CREATE TABLE store_units (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    bank_id TEXT NOT NULL,
+    document_id TEXT,
+    text TEXT NOT NULL,
+    terms TEXT NOT NULL,
+    context TEXT NOT NULL DEFAULT '',
+    fact_type TEXT NOT NULL DEFAULT 'world',
+    tags TEXT NOT NULL DEFAULT '[]',
+    metadata TEXT NOT NULL DEFAULT '{}',
+    mentioned_at TEXT,
+    occurred_start TEXT,
+    occurred_end TEXT,
+    state TEXT NOT NULL DEFAULT 'valid',
+    invalidation_reason TEXT,
+    invalidated_at TEXT,
+    edited_at TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    embedder TEXT,
+    embedding BLOB
+);
+CREATE INDEX store_units_bank ON store_units (bank_id, state, seq);
+CREATE INDEX store_units_document ON store_units (bank_id, document_id);
+
+CREATE VIRTUAL TABLE store_units_fts USING fts5(terms, content='store_units', content_rowid='seq');
+CREATE TRIGGER store_units_ai AFTER INSERT ON store_units BEGIN
+    INSERT INTO store_units_fts (rowid, terms) VALUES (new.seq, new.terms);
+END;
+CREATE TRIGGER store_units_ad AFTER DELETE ON store_units BEGIN
+    INSERT INTO store_units_fts (store_units_fts, rowid, terms) VALUES ('delete', old.seq, old.terms);
+END;
+CREATE TRIGGER store_units_au AFTER UPDATE OF terms ON store_units BEGIN
+    INSERT INTO store_units_fts (store_units_fts, rowid, terms) VALUES ('delete', old.seq, old.terms);
+    INSERT INTO store_units_fts (rowid, terms) VALUES (new.seq, new.terms);
+END;
+
+CREATE TABLE store_operations (
+    id TEXT PRIMARY KEY,
+    bank_id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    status TEXT NOT NULL,
+    items_count INTEGER NOT NULL,
+    payload TEXT,
+    error_message TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    completed_at TEXT
+);
+CREATE INDEX store_operations_status ON store_operations (status, created_at);
+"""
+
+
+def migrate_local_store(db: sqlite3.Connection) -> None:
+    from proxy.ledger import _run_script
+
+    _run_script(db, SCHEMA)

@@ -1,0 +1,57 @@
+"""Full-text terms for Chinese and English.
+
+SQLite FTS5's ``unicode61`` tokenizer treats a run of CJK characters as one token, so ``端口`` would
+never match inside ``内网端口统一设为``; its ``trigram`` tokenizer needs three characters, so two-
+character Chinese words (most of them) cannot be searched either. memwarden indexes a derived
+column instead: Latin words as they are, every CJK run as its overlapping bigrams (and a single
+CJK character as itself), all casefolded and NFKC-normalized. Queries go through the same
+function, so ``服务端口`` finds ``服务 svc-1 的内网端口`` (through ``服务`` and ``端口``).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:[._'-][^\W_{_CJK}]+)*", re.UNICODE)
+_IS_CJK = re.compile(rf"[{_CJK}]")
+MAX_QUERY_TERMS = 64
+
+
+def terms(text: str) -> list[str]:
+    """The index terms of ``text``, in order (repeats kept: BM25 counts them)."""
+    out: list[str] = []
+    for token in _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold()):
+        if _IS_CJK.match(token):
+            if len(token) == 1:
+                out.append(token)
+            else:
+                out.extend(token[i : i + 2] for i in range(len(token) - 1))
+        else:
+            out.extend(t for t in re.split(r"[._'-]", token) if t)
+    return out
+
+
+def index_text(text: str) -> str:
+    """What the FTS column holds for ``text``."""
+    return " ".join(terms(text))
+
+
+def match_query(query: str) -> str | None:
+    """An FTS5 MATCH expression: any of the query's distinct terms (BM25 ranks documents with more
+    and rarer ones first), each quoted so no term is read as FTS5 syntax. None: nothing to match."""
+    seen: dict[str, None] = {}
+    for term in terms(query):
+        seen.setdefault(term, None)
+        if len(seen) >= MAX_QUERY_TERMS:
+            break
+    if not seen:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in seen)
+
+
+def token_estimate(text: str) -> int:
+    """Rough tokens for the ``max_tokens`` budget: a CJK character ~1 token, Latin ~4 characters."""
+    cjk = len(_IS_CJK.findall(text))
+    return cjk + max(1, (len(text) - cjk) // 4) if text else 0

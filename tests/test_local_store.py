@@ -1,0 +1,321 @@
+"""Self-hosted mode: memwarden as the memory server, on loopback, driven by the real
+hindsight-client and plain HTTP."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from hindsight_client import Hindsight
+
+from proxy.settings import Settings, load_settings
+from tests.conftest import running_warden
+
+
+def local_settings(data_dir: Path, *, governance: str = "enforce", **local: Any) -> Settings:
+    return load_settings(
+        environ={},
+        overrides={
+            "data_dir": str(data_dir),
+            "local": {"embedder": "hashing", **local},
+            "governance": {"mode": governance},
+            "config_guard": {"settle_interval": 0.05, "missions": {"mode": "off"}},
+        },
+    )
+
+
+@pytest.fixture
+def local_url(tmp_path: Path) -> Iterator[str]:
+    with running_warden(local_settings(tmp_path)) as url:
+        yield url
+
+
+@pytest.fixture
+def http(local_url: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=local_url, timeout=60) as client:
+        yield client
+
+
+FACTS = [
+    ("Alice prefers dark roast coffee.", ["user:alice", "topic:content"]),
+    ("服务 svc-1 的内网端口统一设为 9000，部署在 search 命名空间", ["user:ops"]),
+    ("The staging cluster has 3 nodes with 16 GB RAM each.", ["user:ops", "team:infra"]),
+    ("决定用激活码订阅模式", []),
+]
+
+
+def retain_facts(http: httpx.Client, bank: str) -> None:
+    items = [{"content": text, "tags": tags} for text, tags in FACTS]
+    r = http.post(f"/v1/default/banks/{bank}/memories", json={"items": items})
+    assert r.status_code == 200, r.text
+    assert r.json()["items_count"] == len(FACTS)
+
+
+def recall_texts(http: httpx.Client, bank: str, **body: Any) -> list[str]:
+    r = http.post(f"/v1/default/banks/{bank}/memories/recall", json=body)
+    assert r.status_code == 200, r.text
+    return [x["text"] for x in r.json()["results"]]
+
+
+@pytest.mark.anyio
+async def test_serve_with_no_configuration_is_a_memory_server(local_url: str) -> None:
+    client = Hindsight(base_url=local_url)
+    try:
+        bank = await client.acreate_bank("team", name="Team")
+        assert bank.bank_id == "team"
+        response = await client.aretain_batch(
+            "team",
+            [
+                {"content": "Bob is allergic to peanuts.", "tags": ["user:bob"]},
+                {"content": "这个功能有没有必要？"},  # noise: memwarden's pipeline still runs
+            ],
+        )
+        assert response.items_count == 1
+        recalled = await client.arecall("team", "What is Bob allergic to?", tags=["user:bob"], tags_match="any_strict")
+        assert [r.text for r in recalled.results] == ["Bob is allergic to peanuts."]
+        tags = recalled.results[0].tags or []
+        assert "user:bob" in tags
+        assert any(t.startswith("topic:") for t in tags)  # labelled by memwarden's pipeline
+        assert any(t.startswith("stage:") for t in tags)
+    finally:
+        await client.aclose()
+
+
+def test_chinese_and_english_full_text(http: httpx.Client) -> None:
+    retain_facts(http, "b")
+    assert recall_texts(http, "b", query="服务端口")[0].startswith("服务 svc-1")
+    assert recall_texts(http, "b", query="staging nodes RAM")[0].startswith("The staging cluster")
+    assert recall_texts(http, "b", query="订阅")[0] == "决定用激活码订阅模式"
+
+
+@pytest.mark.parametrize(
+    ("tags", "mode", "expected"),
+    [
+        (["user:ops"], "any", {1, 2, 3}),  # untagged memories match "any"
+        (["user:ops"], "any_strict", {1, 2}),
+        (["user:ops", "team:infra"], "all", {2, 3}),
+        (["user:ops", "team:infra"], "all_strict", {2}),
+        (["user:ops"], "exact", {1}),
+        ([], "exact", {3}),
+        ([], "any", {0, 1, 2, 3}),
+    ],
+)
+def test_tags_match_has_hindsights_semantics(tmp_path: Path, tags: list[str], mode: str, expected: set[int]) -> None:
+    # Governance off: the store's own semantics, on exactly the tags the client sent (governed
+    # writes would add topic:/stage: labels to every memory, leaving none untagged).
+    with running_warden(local_settings(tmp_path, governance="off")) as url, httpx.Client(base_url=url) as http:
+        retain_facts(http, "b")
+        got = set(recall_texts(http, "b", query="the", tags=tags, tags_match=mode, budget="high"))
+        assert got == {FACTS[i][0] for i in expected}
+        groups = [{"or": [{"tags": ["user:alice"]}, {"tags": ["team:infra"]}]}, {"not": {"tags": ["topic:content"]}}]
+        got = set(recall_texts(http, "b", query="the", tag_groups=groups, budget="high"))
+        assert got == {FACTS[2][0]}
+
+
+def test_memory_lifecycle_list_get_invalidate_history(http: httpx.Client) -> None:
+    retain_facts(http, "b")
+    listed = http.get("/v1/default/banks/b/memories/list").json()
+    assert listed["total"] == 4
+    memory = next(m for m in listed["items"] if m["text"].startswith("Alice"))
+    assert memory["fact_type"] == "world"
+    assert memory["state"] == "valid"
+    got = http.get(f"/v1/default/banks/b/memories/{memory['id']}").json()
+    assert got["type"] == "world"
+    assert got["text"] == memory["text"]
+
+    r = http.patch(f"/v1/default/banks/b/memories/{memory['id']}", json={"state": "invalidated", "reason": "wrong"})
+    assert r.status_code == 200
+    assert r.json()["state"] == "invalidated"
+    assert r.json()["invalidation_reason"] == "wrong"
+    assert "Alice prefers dark roast coffee." not in recall_texts(http, "b", query="Alice coffee")
+    assert http.get("/v1/default/banks/b/memories/list").json()["total"] == 3
+    assert http.get(f"/v1/default/banks/b/memories/{memory['id']}").status_code == 404
+
+    r = http.patch(f"/v1/default/banks/b/memories/{memory['id']}", json={"state": "valid"})
+    assert r.json()["state"] == "valid"
+    assert "Alice prefers dark roast coffee." in recall_texts(http, "b", query="Alice coffee")
+    history = http.get(f"/v1/default/banks/b/memories/{memory['id']}/history").json()
+    assert [h["action"] for h in history] == ["archive", "restore"]
+    assert history[0]["reason"] == "wrong"
+
+
+def test_documents_tags_stats_config(http: httpx.Client) -> None:
+    r = http.post(
+        "/v1/default/banks/b/memories",
+        json={
+            "items": [{"content": "Alice works from the Lisbon office.", "document_id": "d1", "tags": ["user:alice"]}]
+        },
+    )
+    assert r.status_code == 200
+    retain_facts(http, "b")
+    docs = http.get("/v1/default/banks/b/documents").json()
+    assert docs["total"] == 5
+    assert "d1" in {d["id"] for d in docs["items"]}
+    doc = http.get("/v1/default/banks/b/documents/d1").json()
+    assert doc["original_text"] == "Alice works from the Lisbon office."
+    assert doc["memory_unit_count"] == 1
+    tags = {t["tag"]: t["count"] for t in http.get("/v1/default/banks/b/tags").json()["items"]}
+    assert tags["user:ops"] == 2
+    assert tags["user:alice"] == 2
+    stats = http.get("/v1/default/banks/b/stats").json()
+    assert stats["nodes_by_fact_type"] == {"world": 5}
+    assert stats["total_documents"] == 5
+    assert stats["pending_operations"] == 0
+
+    cfg = http.get("/v1/default/banks/b/config").json()
+    assert cfg["config"]["retain_chunk_size"] == 3000
+    r = http.patch("/v1/default/banks/b/config", json={"updates": {"retain_mission": "facts only"}})
+    assert r.status_code == 200
+    assert r.json()["overrides"] == {"retain_mission": "facts only"}
+
+    r = http.delete("/v1/default/banks/b/documents/d1", headers={"X-Warden-Confirm": "b"})
+    assert r.status_code == 200
+    assert r.json()["memory_units_deleted"] == 1
+    assert http.get("/v1/default/banks/b/documents/d1").status_code == 404
+
+
+def test_async_retain_is_acknowledged_then_stored(http: httpx.Client) -> None:
+    r = http.post(
+        "/v1/default/banks/b/memories", json={"items": [{"content": "Carol runs the Berlin office."}], "async": True}
+    )
+    assert r.status_code == 200
+    body = r.json()
+    assert body["async"] is True
+    operation = body["operation_id"]
+    for _ in range(100):
+        status = http.get(f"/v1/default/banks/b/operations/{operation}").json()["status"]
+        if status == "completed":
+            break
+        time.sleep(0.05)
+    assert status == "completed"
+    assert recall_texts(http, "b", query="Berlin office") == ["Carol runs the Berlin office."]
+
+
+def test_unknown_banks_and_bad_input_get_hindsights_answers(http: httpx.Client) -> None:
+    r = http.get("/v1/default/banks/nope/stats")
+    assert (r.status_code, r.json()) == (404, {"detail": "Bank 'nope' not found"})
+    r = http.post("/v1/default/banks/nope/memories/recall", json={"query": "x"})
+    assert r.status_code == 404
+    retain_facts(http, "b")
+    r = http.post("/v1/default/banks/b/memories/recall", json={"query": "x", "tags_match": "bogus"})
+    assert r.status_code == 422
+    assert r.json()["detail"][0]["loc"] == ["body", "tags_match"]
+    r = http.post("/v1/default/banks/b/memories/recall", json={})
+    assert r.json()["detail"][0]["type"] == "missing"
+    r = http.post("/v1/default/banks/b/memories/recall", json={"query": "x" * 100_000})
+    assert r.status_code == 422
+    r = http.post("/v1/default/banks/b/memories/recall", json={"query": ""})
+    assert r.status_code == 200
+    r = http.post("/v1/default/banks/b/memories/recall", json={"query": "x", "tag_groups": [{"bogus": 1}]})
+    assert r.status_code == 400
+    r = http.get(f"/v1/default/banks/b/memories/{'0' * 32}")
+    assert r.json() == {"detail": f"Memory unit '{'0' * 32}' not found"}
+    r = http.post("/v1/default/banks/b/reflect", json={"query": "x"})
+    assert r.status_code == 501
+    assert "self-hosted" in r.json()["detail"]
+    assert http.get("/health").json()["status"] == "healthy"
+
+
+def test_the_store_survives_a_restart(tmp_path: Path) -> None:
+    with running_warden(local_settings(tmp_path)) as url, httpx.Client(base_url=url) as http:
+        retain_facts(http, "b")
+    with running_warden(local_settings(tmp_path)) as url, httpx.Client(base_url=url) as http:
+        assert recall_texts(http, "b", query="服务端口")[0].startswith("服务 svc-1")
+        assert http.get("/v1/default/banks/b/stats").json()["nodes_by_fact_type"] == {"world": 4}
+
+
+def test_a_bank_keeps_its_embedder(tmp_path: Path) -> None:
+    with running_warden(local_settings(tmp_path)) as url, httpx.Client(base_url=url) as http:
+        retain_facts(http, "b")
+    with running_warden(local_settings(tmp_path, embedder="e5")) as url, httpx.Client(base_url=url, timeout=60) as http:
+        r = http.post("/v1/default/banks/b/memories", json={"items": [{"content": "Dave moved to Lisbon in May."}]})
+        assert r.status_code == 409
+        assert "hashing-384" in r.text
+        assert http.get("/v1/default/banks/b/stats").json()["nodes_by_fact_type"] == {"world": 4}
+
+
+def test_the_default_embedder_is_semantic_in_chinese_and_english(tmp_path: Path) -> None:
+    with running_warden(local_settings(tmp_path, embedder="e5")) as url, httpx.Client(base_url=url, timeout=60) as http:
+        retain_facts(http, "b")
+        # No shared words: only meaning connects these queries to their facts.
+        assert recall_texts(http, "b", query="What does Alice like to drink?")[0].startswith("Alice")
+        assert recall_texts(http, "b", query="产品怎么收钱")[0] == "决定用激活码订阅模式"
+
+
+def test_kill_9_mid_batch_loses_nothing_acknowledged_and_leaves_nothing_half_indexed(tmp_path: Path) -> None:
+    import signal
+    import sqlite3
+    import threading
+
+    from tests.servers import free_port, spawn_memwarden, wait_memwarden
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    args = ("serve", "--port", str(port), "--data-dir", str(tmp_path / "data"))
+    env = {"MEMWARDEN_LOCAL__EMBEDDER": "hashing", "MEMWARDEN_CONFIG_GUARD__MISSIONS__MODE": "off"}
+    proc = spawn_memwarden(*args, cwd=tmp_path, env=env)
+    acknowledged: list[str] = []
+    try:
+        wait_memwarden(url, proc)
+        with httpx.Client(base_url=url, timeout=60) as http:
+            for b in range(10):  # async batches: acknowledged once their payload is committed
+                texts = [f"Project p{b}-{i} deploys to the eu-west region every Friday." for i in range(40)]
+                r = http.post(
+                    "/v1/default/banks/k/memories", json={"items": [{"content": t} for t in texts], "async": True}
+                )
+                assert r.status_code == 200
+                acknowledged += texts
+            big = [f"Service s{i} uses the shared postgres cluster in eu-west." for i in range(900)]
+
+            def sync_batch() -> None:
+                try:
+                    with httpx.Client(base_url=url, timeout=60) as other:
+                        other.post("/v1/default/banks/k/memories", json={"items": [{"content": t} for t in big]})
+                except httpx.HTTPError:
+                    pass  # the process dies under it
+
+            worker = threading.Thread(target=sync_batch)
+            worker.start()
+            time.sleep(0.3)
+            assert worker.is_alive()  # the batch is still being judged, embedded or written
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(10)
+            worker.join(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        if proc.stderr:
+            proc.stderr.close()
+
+    proc = spawn_memwarden(*args, cwd=tmp_path, env=env)  # restart: pending async retains resume
+    try:
+        wait_memwarden(url, proc)
+        with httpx.Client(base_url=url, timeout=60) as http:
+            for _ in range(200):
+                stats = http.get("/v1/default/banks/k/stats").json()
+                if stats["pending_operations"] == 0:
+                    break
+                time.sleep(0.1)
+            assert stats["pending_operations"] == 0
+            listed = http.get("/v1/default/banks/k/memories/list", params={"limit": 10_000}).json()
+            stored = {m["text"] for m in listed["items"]}
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(20)
+        if proc.stderr:
+            proc.stderr.close()
+    assert set(acknowledged) <= stored  # every acknowledged item is there
+    in_flight = len([t for t in stored if t.startswith("Service s")])
+    assert in_flight in (0, 900)  # the sync batch is all there or not at all
+    db = sqlite3.connect(tmp_path / "data" / "memwarden.db")
+    try:
+        db.execute("INSERT INTO store_units_fts (store_units_fts) VALUES ('integrity-check')")  # raises if not in step
+        units = db.execute("SELECT COUNT(*) FROM store_units").fetchone()[0]
+        assert units == len(stored)
+    finally:
+        db.close()
