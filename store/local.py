@@ -750,11 +750,7 @@ class LocalStore:
         row = await self._unit(bank, memory_id)
         if row["state"] != "valid":
             raise StoreError(404, f"Memory unit '{memory_id}' not found")
-        detail = unit_detail(row)
-        detail["history"] = await self.history(bank, memory_id)
-        detail["source_memory_ids"] = []
-        detail["source_memories"] = []
-        return detail
+        return unit_detail(row)  # world facts carry no history/source fields in Hindsight's answer
 
     async def update_unit(self, bank: str, memory_id: str, changes: Mapping[str, Any]) -> dict[str, Any]:
         """``PATCH`` a memory: text/context/times, or ``state: invalidated`` (archive: out of recall and
@@ -1041,7 +1037,7 @@ class LocalStore:
             "total_links": 0,
             "total_documents": docs,
             "nodes_by_fact_type": types,
-            "links_by_link_type": {},
+            "links_by_link_type": {"temporal": 0, "semantic": 0, "entity": 0},  # no graph here
             "links_by_fact_type": {},
             "links_breakdown": {},
             "pending_operations": ops.get("pending", 0),

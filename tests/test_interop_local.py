@@ -1,0 +1,166 @@
+"""Self-hosted mode against the real thing: the same hindsight-client script runs against the real
+Hindsight 1.1.0 and against memwarden's own store, and the answers must have the same shapes; the
+same data and tag queries must select the same memories."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from proxy.settings import load_settings
+from tests.conftest import running_warden
+
+pytestmark = [pytest.mark.interop, pytest.mark.anyio]
+
+ITEMS = [
+    {"content": "Alice note: Alice prefers dark roast coffee.", "tags": ["user:alice", "team:a"], "document_id": "d1"},
+    {"content": "Ops note: the staging cluster has 3 nodes.", "tags": ["user:ops", "team:a"]},
+    {"content": "Ops note: backups run nightly at 02:00.", "tags": ["user:ops"]},
+    {"content": "General note: the office is closed on Fridays."},
+]
+
+
+@pytest.fixture(scope="module")
+def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    settings = load_settings(
+        environ={},
+        overrides={
+            "data_dir": str(tmp_path_factory.mktemp("local")),
+            "local": {"embedder": "hashing"},
+            "governance": {"mode": "off"},  # the store itself, on exactly the client's data
+        },
+    )
+    with running_warden(settings) as url:
+        yield url
+
+
+def shape(value: Any) -> Any:
+    """Keys and JSON types, recursively (lists by their first element)."""
+    if isinstance(value, dict):
+        return {k: shape(v) for k, v in sorted(value.items())}
+    if isinstance(value, list):
+        return [shape(value[0])] if value else []
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if value is None:
+        return "null"
+    return type(value).__name__
+
+
+# Objects that are maps (their keys are data, e.g. status → count), not records with fixed fields.
+MAPS = frozenset(
+    {
+        "operations_by_status",
+        "nodes_by_fact_type",
+        "links_by_fact_type",
+        "links_breakdown",
+        "metadata",
+        "document_metadata",
+        "retain_params",
+        "overrides",
+    }
+)
+
+
+def same_shape(ours: Any, theirs: Any, where: str = "") -> list[str]:
+    """Differences that matter to a client: a key Hindsight sends that memwarden lacks (or the other
+    way), or a value of another JSON type (null is compatible with anything: optional fields)."""
+    problems: list[str] = []
+    if where.rsplit(".", 1)[-1] in MAPS:
+        return (
+            problems
+            if isinstance(ours, dict) == isinstance(theirs, dict) or "null" in (ours, theirs)
+            else [f"{where}: {ours} vs {theirs}"]
+        )
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        for key in sorted(set(ours) | set(theirs)):
+            if key not in ours:
+                problems.append(f"{where}.{key}: missing in memwarden")
+            elif key not in theirs:
+                problems.append(f"{where}.{key}: not in Hindsight")
+            else:
+                problems += same_shape(ours[key], theirs[key], f"{where}.{key}")
+    elif isinstance(ours, list) and isinstance(theirs, list):
+        if ours and theirs:
+            problems += same_shape(ours[0], theirs[0], f"{where}[0]")
+    elif "null" not in (ours, theirs) and ours != theirs:
+        problems.append(f"{where}: {ours} vs {theirs}")
+    return problems
+
+
+def scenario(base: str, bank: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    with httpx.Client(base_url=base, timeout=120) as http:
+        p = f"/v1/default/banks/{bank}"
+        out["create"] = http.put(p, json={"name": "Shapes"}).json()
+        out["retain"] = http.post(f"{p}/memories", json={"items": ITEMS}).json()
+        out["banks"] = http.get("/v1/default/banks", params={"q": bank}).json()
+        out["recall"] = http.post(
+            f"{p}/memories/recall", json={"query": "note", "types": ["world"], "budget": "high"}
+        ).json()
+        listed = http.get(f"{p}/memories/list", params={"type": "world"}).json()
+        out["list"] = listed
+        memory_id = listed["items"][0]["id"]
+        out["memory"] = http.get(f"{p}/memories/{memory_id}").json()
+        out["documents"] = http.get(f"{p}/documents").json()
+        out["document"] = http.get(f"{p}/documents/d1").json()
+        out["tags"] = http.get(f"{p}/tags").json()
+        out["stats"] = http.get(f"{p}/stats").json()
+        out["config"] = http.get(f"{p}/config").json()
+        out["config_patch"] = http.patch(f"{p}/config", json={"updates": {"retain_mission": "x"}}).json()
+        out["version"] = http.get("/version").json()
+        out["missing_bank"] = http.get(f"/v1/default/banks/nope-{bank}/stats").json()
+        out["missing_memory"] = http.get(f"{p}/memories/{uuid.uuid4()}").json()
+        out["bad_recall"] = http.post(f"{p}/memories/recall", json={"tags_match": "x"}).json()
+        out["invalidate"] = http.patch(f"{p}/memories/{memory_id}", json={"state": "invalidated", "reason": "r"}).json()
+        out["delete_document"] = http.delete(f"{p}/documents/d1").json()
+        out["delete_bank"] = http.delete(p).json()
+    return out
+
+
+def membership(base: str, bank: str) -> dict[str, set[str]]:
+    """Which items each tag query selects (world facts, a query every item matches by keyword)."""
+    queries: dict[str, dict[str, Any]] = {
+        f"{mode}:{','.join(tags)}": {"tags": tags, "tags_match": mode}
+        for mode in ("any", "all", "any_strict", "all_strict", "exact")
+        for tags in (["user:ops"], ["user:ops", "team:a"], [])
+    }
+    queries["groups"] = {"tag_groups": [{"or": [{"tags": ["user:alice"]}, {"not": {"tags": ["team:a"]}}]}]}
+    out = {}
+    with httpx.Client(base_url=base, timeout=120) as http:
+        p = f"/v1/default/banks/{bank}"
+        http.post(f"{p}/memories", json={"items": ITEMS}).raise_for_status()
+        for name, filters in queries.items():
+            body = {"query": "note", "types": ["world"], "budget": "high", **filters}
+            r = http.post(f"{p}/memories/recall", json=body)
+            r.raise_for_status()
+            out[name] = {x["text"].split(":")[0] for x in r.json()["results"]}
+        http.delete(p)
+    return out
+
+
+def test_the_same_script_gets_the_same_shapes(hindsight_url: str, local: str) -> None:
+    bank = f"shape-{uuid.uuid4().hex[:8]}"
+    theirs = scenario(hindsight_url, bank)
+    ours = scenario(local, bank)
+    problems = []
+    for step in theirs:
+        problems += same_shape(shape(ours[step]), shape(theirs[step]), step)
+    assert problems == []
+
+
+def test_tag_queries_select_the_same_memories(hindsight_url: str, local: str) -> None:
+    bank = f"tags-{uuid.uuid4().hex[:8]}"
+    assert membership(local, bank) == membership(hindsight_url, bank)
+
+
+def test_unused_path_is_said_clearly(local: str, tmp_path: Path) -> None:
+    r = httpx.post(f"{local}/v1/default/banks/x/reflect", json={"query": "q"})
+    assert r.status_code == 501
