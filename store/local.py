@@ -37,6 +37,10 @@ log = structlog.get_logger("memwarden.store")
 DEFAULT_DISPOSITION = {"skepticism": 3, "literalism": 3, "empathy": 3}
 BUDGET_POOL = {"low": 100, "mid": 300, "high": 1000}
 RRF_K = 60
+# What recall reads of a candidate (not its vector: the index has it).
+RECALL_COLUMNS = (
+    "id, text, context, fact_type, tags, metadata, document_id, mentioned_at, occurred_start, occurred_end, state"
+)
 
 
 @lru_cache(maxsize=1)
@@ -593,7 +597,11 @@ class LocalStore:
             self._indexes[bank] = index
             return index
 
-    async def recall(self, bank: str, request: Mapping[str, Any]) -> dict[str, Any]:
+    async def recall(
+        self, bank: str, request: Mapping[str, Any], *, arms: tuple[str, ...] = ("semantic", "keyword")
+    ) -> dict[str, Any]:
+        """Hybrid recall. ``arms`` selects the retrievers (both by default; one alone for the
+        retrieval-quality benchmark)."""
         await self.require_bank(bank)
         query: str = request["query"]
         types = request.get("types")
@@ -601,8 +609,8 @@ class LocalStore:
         pool = BUDGET_POOL.get(request.get("budget") or "mid", 300)
         max_tokens = int(request.get("max_tokens") or 4096)
         index = await self._index(bank)
-        qvec = await asyncio.to_thread(self.embedder.query, query) if query.strip() else None
-        fts = match_query(query)
+        qvec = await asyncio.to_thread(self.embedder.query, query) if query.strip() and "semantic" in arms else None
+        fts = match_query(query) if "keyword" in arms else None
 
         def keyword(db: sqlite3.Connection, limit: int) -> list[tuple[str, float]]:
             if fts is None:
@@ -620,21 +628,28 @@ class LocalStore:
             for i in range(0, len(ids), 500):
                 chunk = ids[i : i + 500]
                 marks = ",".join("?" * len(chunk))
-                for r in db.execute(f"SELECT * FROM store_units WHERE id IN ({marks})", chunk):  # noqa: S608
+                for r in db.execute(f"SELECT {RECALL_COLUMNS} FROM store_units WHERE id IN ({marks})", chunk):  # noqa: S608
                     out[r["id"]] = r
             return out
+
+        def lexical_and_rows(
+            db: sqlite3.Connection, limit: int, semantic_ids: list[str]
+        ) -> tuple[list[tuple[str, float]], list[str], dict[str, sqlite3.Row]]:
+            lexical = keyword(db, limit)
+            candidates = list(dict.fromkeys([*semantic_ids, *(i for i, _ in lexical)]))
+            return lexical, candidates, rows_of(db, candidates)
 
         def admitted(r: sqlite3.Row) -> bool:
             if r["state"] != "valid" or (types and r["fact_type"] not in types):
                 return False
-            return predicate is None or predicate(frozenset(_loads(r["tags"], [])))
+            return predicate is None or predicate(frozenset(json.loads(r["tags"])))
 
         limit = pool
         for _ in range(4):  # widen the pools when the filters leave too few
             semantic = await asyncio.to_thread(index.search, qvec, limit) if qvec is not None else []
-            lexical: list[tuple[str, float]] = await self.ledger.read(partial(keyword, limit=limit))
-            candidates = list(dict.fromkeys([i for i, _ in semantic] + [i for i, _ in lexical]))
-            rows: dict[str, sqlite3.Row] = await self.ledger.read(partial(rows_of, ids=candidates))
+            lexical, candidates, rows = await self.ledger.read(
+                partial(lexical_and_rows, limit=limit, semantic_ids=[i for i, _ in semantic])
+            )
             kept = {i for i in candidates if i in rows and admitted(rows[i])}
             exhausted = len(semantic) < limit and len(lexical) < limit
             if len(kept) >= min(pool, 50) or exhausted:

@@ -1,0 +1,277 @@
+"""The self-hosted store: retrieval quality, retain throughput, recall latency, size — and the same
+workload against the real Hindsight, side by side.
+
+1. Retrieval quality: the labelled zh+en set ``tests/data/retrieval.jsonl`` (40 facts, 40
+   questions whose evidence is one or two facts), among ~180 distractor memories (the kept
+   candidates of ``tests/data/candidates.jsonl``); recall@5 and @10 for BM25 alone, the embedder
+   alone and the fused result, per embedder.
+2. Scale (in process, the store API itself): retain throughput (batches of 500) and recall
+   latency p50/p99 (query embedding included) at 1k and 10k memories (and 100k without
+   ``--quick``), process memory and database size.
+3. End to end over HTTP, memwarden (``memwarden serve``, governance on) vs the real Hindsight
+   1.1.0 (``scripts/hindsight-up``, fake LLM): retain throughput (batches of 100) and recall
+   latency on the same 300 memories and 30 queries.
+
+Usage: python bench/local_store.py [--quick] [--no-hindsight] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.proxy_overhead import free_port, machine, start, stop, wait_http
+from proxy.ledger import Ledger
+from store.embedder import make_embedder
+from store.local import LocalStore, RetainItem
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "tests" / "data"
+
+
+def retrieval_set() -> tuple[dict[str, str], list[dict[str, Any]], list[str]]:
+    facts, questions = {}, []
+    for line in (DATA / "retrieval.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if "id" in row:
+            facts[row["id"]] = row["text"]
+        else:
+            questions.append(row)
+    rows = [json.loads(line) for line in (DATA / "candidates.jsonl").read_text(encoding="utf-8").splitlines()]
+    distractors = [r["text"] for r in rows if r["keep"]]
+    return facts, questions, distractors
+
+
+def is_zh(text: str) -> bool:
+    return any("\u4e00" <= c <= "\u9fff" for c in text)
+
+
+async def quality(embedder_kind: str) -> list[dict[str, Any]]:
+    facts, questions, distractors = retrieval_set()
+    with tempfile.TemporaryDirectory() as tmp:
+        ledger = Ledger.open(Path(tmp), mirror=False)
+        try:
+            store = LocalStore(ledger, make_embedder(embedder_kind))
+            items = [RetainItem(content=t, document_id=fid) for fid, t in facts.items()]
+            items += [RetainItem(content=t, document_id=f"x{i}") for i, t in enumerate(distractors)]
+            await store.retain("q", items)
+            rows = []
+            for arms, label in (
+                (("keyword",), "BM25 alone"),
+                (("semantic",), "embedder alone"),
+                (("semantic", "keyword"), "fused (RRF)"),
+            ):
+                hits: dict[str, list[tuple[float, float]]] = {"en": [], "zh": []}
+                for q in questions:
+                    result = await store.recall(
+                        "q", {"query": q["q"], "budget": "mid", "max_tokens": 100_000}, arms=arms
+                    )
+                    docs = [r["document_id"] for r in result["results"]]
+                    wanted = set(q["evidence"])
+                    hits["zh" if is_zh(q["q"]) else "en"].append(
+                        (len(wanted & set(docs[:5])) / len(wanted), len(wanted & set(docs[:10])) / len(wanted))
+                    )
+                for lang in ("en", "zh", "all"):
+                    pairs = hits["en"] + hits["zh"] if lang == "all" else hits[lang]
+                    rows.append(
+                        {
+                            "embedder": store.embedder.name,
+                            "retriever": label,
+                            "lang": lang,
+                            "questions": len(pairs),
+                            "recall@5": round(statistics.mean(p[0] for p in pairs), 3),
+                            "recall@10": round(statistics.mean(p[1] for p in pairs), 3),
+                        }
+                    )
+            return rows
+        finally:
+            ledger.close()
+
+
+def db_size(directory: Path) -> int:
+    return sum(p.stat().st_size for p in directory.glob("memwarden.db*"))
+
+
+def filler(n: int) -> list[str]:
+    subjects = ["payments", "search", "billing", "auth", "mobile", "data", "infra", "support", "growth", "design"]
+    zh = ["支付", "搜索", "账单", "认证", "移动端", "数据", "基础设施", "客服", "增长", "设计"]
+    out = []
+    for i in range(n):
+        s = i % 10
+        if i % 2:
+            out.append(f"The {subjects[s]} team ticket {i} was closed after the review on day {i % 28 + 1}.")
+        else:
+            out.append(f"{zh[s]}团队第 {i} 号需求已在第 {i % 28 + 1} 天评审后上线。")
+    return out
+
+
+QUERIES = [
+    "Who closed the payments ticket?",
+    "搜索团队的需求什么时候上线",
+    "billing review day",
+    "认证 需求 评审",
+    "mobile team tickets",
+    "数据团队上线了什么",
+    "infra ticket review",
+    "客服团队",
+    "growth",
+    "设计 评审",
+]
+
+
+async def scale(sizes: list[int]) -> list[dict[str, Any]]:
+    rows = []
+    for embedder_kind in ("hashing", "e5"):
+        for n in sizes:
+            if embedder_kind == "e5" and n > 1000:
+                continue  # ~40 items/s here: 10k would take minutes; the latency at 1k is the point
+            with tempfile.TemporaryDirectory() as tmp:
+                ledger = Ledger.open(Path(tmp), mirror=False)
+                try:
+                    store = LocalStore(ledger, make_embedder(embedder_kind))
+                    texts = filler(n)
+                    started = time.perf_counter()
+                    for i in range(0, n, 500):
+                        await store.retain("s", [RetainItem(content=t) for t in texts[i : i + 500]])
+                    rate = n / (time.perf_counter() - started)
+                    await store.recall("s", {"query": "warm up"})  # loads the vector index
+                    times = []
+                    for rep in range(5):
+                        for q in QUERIES:
+                            t0 = time.perf_counter()
+                            await store.recall("s", {"query": f"{q} {rep}" if rep else q})
+                            times.append((time.perf_counter() - t0) * 1000)
+                    times.sort()
+                    size = db_size(Path(tmp))
+                    rows.append(
+                        {
+                            "embedder": store.embedder.name,
+                            "memories": n,
+                            "retain_items_per_s": round(rate),
+                            "recall_p50_ms": round(statistics.median(times), 1),
+                            "recall_p99_ms": round(times[int(len(times) * 0.99) - 1], 1),
+                            "db_mb": round(size / 2**20, 1),
+                            "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+                        }
+                    )
+                    print(f"  scale {rows[-1]}", file=sys.stderr)
+                finally:
+                    ledger.close()
+    return rows
+
+
+def http_workload(base: str, bank: str, texts: list[str]) -> dict[str, float]:
+    with httpx.Client(base_url=base, timeout=600) as http:
+        http.put(f"/v1/default/banks/{bank}", json={}).raise_for_status()
+        started = time.perf_counter()
+        for i in range(0, len(texts), 100):
+            r = http.post(
+                f"/v1/default/banks/{bank}/memories", json={"items": [{"content": t} for t in texts[i : i + 100]]}
+            )
+            r.raise_for_status()
+        rate = len(texts) / (time.perf_counter() - started)
+        times = []
+        for rep in range(3):
+            for q in QUERIES:
+                t0 = time.perf_counter()
+                http.post(f"/v1/default/banks/{bank}/memories/recall", json={"query": f"{q} {rep}"}).raise_for_status()
+                times.append((time.perf_counter() - t0) * 1000)
+        times.sort()
+        return {
+            "retain_items_per_s": round(rate, 1),
+            "recall_p50_ms": round(statistics.median(times), 1),
+            "recall_p99_ms": round(times[-1], 1),
+        }
+
+
+def end_to_end(with_hindsight: bool) -> list[dict[str, Any]]:
+    texts = filler(300)
+    rows = []
+    for embedder in ("hashing", "e5"):
+        port = free_port()
+        with tempfile.TemporaryDirectory() as tmp:
+            proc = start(
+                [
+                    sys.executable,
+                    "-c",
+                    "from proxy.cli import main; main()",
+                    "serve",
+                    "--port",
+                    str(port),
+                    "--data-dir",
+                    tmp,
+                ],
+                {"MEMWARDEN_LOCAL__EMBEDDER": embedder, "MEMWARDEN_SERVER__ACCESS_LOG": "false"},
+            )
+            try:
+                wait_http(f"http://127.0.0.1:{port}/warden/health", timeout=120)
+                result = http_workload(f"http://127.0.0.1:{port}", "e2e", texts)
+                rows.append({"server": f"memwarden self-hosted ({embedder})", **result})
+                print(f"  e2e {rows[-1]}", file=sys.stderr)
+            finally:
+                stop(proc)
+    if with_hindsight:
+        url = (
+            subprocess.run([str(REPO / "scripts" / "hindsight-up")], capture_output=True, text=True, check=True)
+            .stdout.strip()
+            .splitlines()[-1]
+        )
+        result = http_workload(url, f"bench-local-{int(time.time())}", texts)
+        rows.append({"server": "Hindsight 1.1.0 (fake LLM)", **result})
+        print(f"  e2e {rows[-1]}", file=sys.stderr)
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--no-hindsight", action="store_true")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+
+    quality_rows = [r for kind in ("hashing", "e5") for r in asyncio.run(quality(kind))]
+    scale_rows = asyncio.run(scale([1000] if args.quick else [1000, 10_000, 100_000]))
+    e2e_rows = end_to_end(not args.no_hindsight)
+
+    print(f"\nMachine: {machine()}\n")
+    print("| embedder | retriever | lang | questions | recall@5 | recall@10 |")
+    print("|---|---|---|---|---|---|")
+    for r in quality_rows:
+        print(
+            f"| {r['embedder']} | {r['retriever']} | {r['lang']} | {r['questions']} | {r['recall@5']:.3f} | {r['recall@10']:.3f} |"
+        )
+    print("\n| embedder | memories | retain items/s | recall p50 ms | recall p99 ms | database MiB | max RSS MiB |")
+    print("|---|---|---|---|---|---|---|")
+    for r in scale_rows:
+        print(
+            f"| {r['embedder']} | {r['memories']:,} | {r['retain_items_per_s']:,} | {r['recall_p50_ms']} |"
+            f" {r['recall_p99_ms']} | {r['db_mb']} | {r['max_rss_mb']} |"
+        )
+    print("\n| server (HTTP, 300 memories, batches of 100) | retain items/s | recall p50 ms | recall max ms |")
+    print("|---|---|---|---|")
+    for r in e2e_rows:
+        print(f"| {r['server']} | {r['retain_items_per_s']} | {r['recall_p50_ms']} | {r['recall_p99_ms']} |")
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {"machine": machine(), "quality": quality_rows, "scale": scale_rows, "end_to_end": e2e_rows}, indent=2
+            )
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
