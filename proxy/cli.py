@@ -32,12 +32,14 @@ def main() -> None:
 @click.option("--data-dir", type=click.Path(path_type=Path), help="Data directory [default: ./memwarden-data].")
 @click.option("--upstream", help="Govern the Hindsight server at this URL (no config file needed).")
 def serve(config: Path | None, host: str | None, port: int | None, data_dir: Path | None, upstream: str | None) -> None:
-    """Run the memwarden server.
+    """Run the memwarden server: with no backend configured, memwarden is the memory server itself
+    (Hindsight's API on its own store in the data directory); with --upstream, it governs a Hindsight.
 
     \b
-    Example, in front of a Hindsight server on port 8888:
-        memwarden serve --upstream http://127.0.0.1:8888
-    then point clients at http://127.0.0.1:8890 instead of :8888.
+    Examples:
+        memwarden serve                                      # self-hosted, 127.0.0.1:8890
+        memwarden serve --upstream http://127.0.0.1:8888     # in front of Hindsight
+    Point clients at http://127.0.0.1:8890.
     """
     overrides: dict[str, Any] = {}
     if host is not None:

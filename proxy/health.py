@@ -23,9 +23,9 @@ async def warden_health(state: AppState, scope: Scope, receive: Receive, send: S
             "status": "ok" if backend.healthy else "degraded",
             "service": "memwarden",
             "version": __version__,
-            "mode": "proxy",
+            "mode": "self-hosted" if state.settings.backend == "local" else "proxy",
             "backend": {
-                "kind": backend.kind,
+                "kind": "local" if state.settings.backend == "local" else backend.kind,
                 "healthy": backend.healthy,
                 "detail": backend.detail,
                 "latency_ms": backend.latency_ms,

@@ -31,7 +31,7 @@ import structlog
 from proxy.ledger import AuditEvent, Ledger, append_events, now
 from store import tagfilter
 from store.embedder import Embedder, Vector
-from store.text import index_text, match_query, token_estimate
+from store.text import index_text, match_query, query_terms, token_estimate
 
 log = structlog.get_logger("memwarden.store")
 DEFAULT_DISPOSITION = {"skepticism": 3, "literalism": 3, "empathy": 3}
@@ -64,6 +64,23 @@ class StoreError(Exception):
 
 def bank_not_found(bank: str) -> StoreError:
     return StoreError(404, f"Bank '{bank}' not found")
+
+
+COMMON_SHARE = 0.2  # a query term in more than this share of all memories carries little weight
+
+
+def selective_terms(db: sqlite3.Connection, words: list[str]) -> list[str]:
+    """The query terms worth matching: those in at most COMMON_SHARE of the memories (document
+    frequency from the FTS vocabulary). Scoring thousands of rows for "the" or "的" costs more
+    than it tells; when every term is common, all are kept."""
+    # Rows ever inserted (AUTOINCREMENT's counter): a cheap upper bound on the live count.
+    row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'store_units'").fetchone()
+    total = (row[0] if row else 0) or 1
+    marks = ",".join("?" * len(words))
+    df = dict(db.execute(f"SELECT term, doc FROM store_units_vocab WHERE term IN ({marks})", words).fetchall())  # noqa: S608
+    present = [w for w in words if df.get(w, 0) > 0]
+    rare = [w for w in present if df[w] <= COMMON_SHARE * total]
+    return rare or present
 
 
 # -- the in-memory vector index -------------------------------------------------------------------
@@ -610,18 +627,25 @@ class LocalStore:
         max_tokens = int(request.get("max_tokens") or 4096)
         index = await self._index(bank)
         qvec = await asyncio.to_thread(self.embedder.query, query) if query.strip() and "semantic" in arms else None
-        fts = match_query(query) if "keyword" in arms else None
+        words = query_terms(query) if "keyword" in arms else []
+        fts: str | None = None
 
         def keyword(db: sqlite3.Connection, limit: int) -> list[tuple[str, float]]:
+            nonlocal fts
+            if not words:
+                return []
+            fts = match_query(selective_terms(db, words))
             if fts is None:
                 return []
+            # Rank in the index first (FTS5 keeps only the best ``limit``), then filter by bank and
+            # state; the over-fetch keeps other banks' matches from crowding a bank out.
             rows = db.execute(
-                "SELECT u.id, bm25(store_units_fts) AS rank FROM store_units_fts JOIN store_units u"
-                " ON u.seq = store_units_fts.rowid WHERE store_units_fts MATCH ? AND u.bank_id = ? AND u.state = 'valid'"
-                " ORDER BY rank LIMIT ?",
-                (fts, bank, limit),
+                "SELECT u.id, f.rank FROM (SELECT rowid, rank FROM store_units_fts WHERE store_units_fts MATCH ?"
+                " ORDER BY rank LIMIT ?) f JOIN store_units u ON u.seq = f.rowid WHERE u.bank_id = ? AND u.state = 'valid'"
+                " ORDER BY f.rank",
+                (fts, limit * 4, bank),
             ).fetchall()
-            return [(r[0], -float(r[1])) for r in rows]
+            return [(r[0], -float(r[1])) for r in rows[:limit]]
 
         def rows_of(db: sqlite3.Connection, ids: list[str]) -> dict[str, sqlite3.Row]:
             out: dict[str, sqlite3.Row] = {}

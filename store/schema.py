@@ -78,6 +78,8 @@ CREATE TRIGGER store_units_au AFTER UPDATE OF terms ON store_units BEGIN
     INSERT INTO store_units_fts (rowid, terms) VALUES (new.seq, new.terms);
 END;
 
+CREATE VIRTUAL TABLE store_units_vocab USING fts5vocab(store_units_fts, 'row');
+
 CREATE TABLE store_operations (
     id TEXT PRIMARY KEY,
     bank_id TEXT NOT NULL,

@@ -38,17 +38,23 @@ def index_text(text: str) -> str:
     return " ".join(terms(text))
 
 
-def match_query(query: str) -> str | None:
-    """An FTS5 MATCH expression: any of the query's distinct terms (BM25 ranks documents with more
-    and rarer ones first), each quoted so no term is read as FTS5 syntax. None: nothing to match."""
+def query_terms(query: str) -> list[str]:
+    """The distinct terms of a query, in order (at most MAX_QUERY_TERMS)."""
     seen: dict[str, None] = {}
     for term in terms(query):
         seen.setdefault(term, None)
         if len(seen) >= MAX_QUERY_TERMS:
             break
-    if not seen:
+    return list(seen)
+
+
+def match_query(query: str | list[str]) -> str | None:
+    """An FTS5 MATCH expression: any of the query's distinct terms (BM25 ranks documents with more
+    and rarer ones first), each quoted so no term is read as FTS5 syntax. None: nothing to match."""
+    chosen = query_terms(query) if isinstance(query, str) else query
+    if not chosen:
         return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in seen)
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in chosen)
 
 
 def token_estimate(text: str) -> int:

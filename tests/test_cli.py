@@ -47,7 +47,8 @@ async def test_serve_with_no_configuration_is_the_self_hosted_server_on_8890(tmp
         assert (tmp_path / "memwarden-data" / "memwarden.db").exists()
         async with httpx.AsyncClient() as http:
             health = (await http.get("http://127.0.0.1:8890/warden/health")).json()
-        assert health["backend"]["url"] == "http://memwarden.local"
+        assert health["mode"] == "self-hosted"
+        assert health["backend"]["kind"] == "local"
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(20)
