@@ -10,6 +10,7 @@ Shapes, status codes and error bodies are Hindsight's (checked against the real 
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
@@ -159,6 +160,11 @@ def create_local_app(store: LocalStore) -> Starlette:
                 return JSONResponse({"detail": exc.detail}, status_code=exc.status)
             except TagFilterError as exc:
                 return JSONResponse({"detail": f"Invalid tag_groups: {exc}"}, status_code=400)
+            except sqlite3.OperationalError as exc:
+                # Nothing was written (the transaction rolled back); say why in the client's terms.
+                if "full" in str(exc):
+                    return JSONResponse({"detail": f"memwarden's database is full: {exc}"}, status_code=507)
+                return JSONResponse({"detail": f"memwarden's database is busy: {exc}"}, status_code=503)
             return result if isinstance(result, Response) else JSONResponse(result)
 
         return Route(path, endpoint, methods=methods)

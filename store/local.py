@@ -72,7 +72,7 @@ COMMON_SHARE = 0.2  # a query term in more than this share of all memories carri
 def selective_terms(db: sqlite3.Connection, words: list[str]) -> list[str]:
     """The query terms worth matching: those in at most COMMON_SHARE of the memories (document
     frequency from the FTS vocabulary). Scoring thousands of rows for "the" or "的" costs more
-    than it tells; when every term is common, all are kept."""
+    than it tells; when every term is common, only the least common one is kept."""
     # Rows ever inserted (AUTOINCREMENT's counter): a cheap upper bound on the live count.
     row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'store_units'").fetchone()
     total = (row[0] if row else 0) or 1
@@ -80,7 +80,9 @@ def selective_terms(db: sqlite3.Connection, words: list[str]) -> list[str]:
     df = dict(db.execute(f"SELECT term, doc FROM store_units_vocab WHERE term IN ({marks})", words).fetchall())  # noqa: S608
     present = [w for w in words if df.get(w, 0) > 0]
     rare = [w for w in present if df[w] <= COMMON_SHARE * total]
-    return rare or present
+    if rare or not present:
+        return rare
+    return [min(present, key=lambda w: df[w])]  # all common: the least common one still ranks
 
 
 # -- the in-memory vector index -------------------------------------------------------------------
@@ -489,10 +491,13 @@ class LocalStore:
             return replaced
 
         replaced = await self.ledger.write(write)
-        index = self._indexes.get(bank)
-        if index is not None:
-            index.remove(replaced)
-            index.add(ids, vectors)
+        # Under the index lock: a concurrent first load either read these rows or finishes before
+        # they are added here (adding an id twice keeps the newer row).
+        async with self._index_lock:
+            index = self._indexes.get(bank)
+            if index is not None:
+                index.remove(replaced)
+                index.add(ids, vectors)
         return len(items)
 
     # async retains: acknowledged once their payload is committed; worked off in the background.
@@ -545,11 +550,12 @@ class LocalStore:
             status, error = "failed", f"{type(exc).__name__}: {exc}"
             log.error("async_retain_failed", operation_id=operation_id, error=error)
         ts = now()
+        # A failed operation keeps its payload: nothing acknowledged is dropped, and it can be retried.
         await self.ledger.write(
             lambda db: db.execute(
-                "UPDATE store_operations SET status = ?, error_message = ?, payload = NULL, updated_at = ?, completed_at = ?"
-                " WHERE id = ?",
-                (status, error, ts, ts, operation_id),
+                "UPDATE store_operations SET status = ?, error_message = ?, updated_at = ?, completed_at = ?,"
+                " payload = CASE WHEN ? = 'completed' THEN NULL ELSE payload END WHERE id = ?",
+                (status, error, ts, ts, status, operation_id),
             )
         )
 

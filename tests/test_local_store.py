@@ -319,3 +319,28 @@ def test_kill_9_mid_batch_loses_nothing_acknowledged_and_leaves_nothing_half_ind
         assert units == len(stored)
     finally:
         db.close()
+
+
+@pytest.mark.anyio
+async def test_a_full_disk_is_a_clear_error_and_writes_nothing(tmp_path: Path) -> None:
+    from proxy.ledger import Ledger
+    from store.app import create_local_app
+    from store.embedder import HashingEmbedder
+    from store.local import LocalStore
+
+    ledger = Ledger.open(tmp_path, mirror=False)
+    try:
+        app = create_local_app(LocalStore(ledger, HashingEmbedder()))
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://store") as client:
+            r = await client.post("/v1/default/banks/b/memories", json={"items": [{"content": "first fact"}]})
+            assert r.status_code == 200
+            # The database may not grow any more: what SQLite says when the disk is full.
+            await ledger.write(lambda db: db.execute("PRAGMA max_page_count = 1"))
+            big = [{"content": f"fact number {i} " + "x" * 2000} for i in range(50)]
+            r = await client.post("/v1/default/banks/b/memories", json={"items": big})
+            assert r.status_code == 507
+            assert "full" in r.json()["detail"]
+            stats = (await client.get("/v1/default/banks/b/stats")).json()
+            assert stats["nodes_by_fact_type"] == {"world": 1}  # the failed batch left nothing behind
+    finally:
+        ledger.close()
