@@ -66,23 +66,30 @@ def bank_not_found(bank: str) -> StoreError:
     return StoreError(404, f"Bank '{bank}' not found")
 
 
-COMMON_SHARE = 0.2  # a query term in more than this share of all memories carries little weight
+# A query term in more than COMMON_SHARE of the memories (and more than MIN_COMMON_DOCS) carries
+# little weight and costs a BM25 score per match; one in more than MAX_TERM_DOCS is left to the
+# semantic retriever altogether.
+COMMON_SHARE = 0.05
+MIN_COMMON_DOCS = 20
+MAX_TERM_DOCS = 2000
 
 
 def selective_terms(db: sqlite3.Connection, words: list[str]) -> list[str]:
     """The query terms worth matching: those in at most COMMON_SHARE of the memories (document
     frequency from the FTS vocabulary). Scoring thousands of rows for "the" or "的" costs more
-    than it tells; when every term is common, only the least common one is kept."""
+    than it tells; when every term is common, only the least common one is kept (if it is not too
+    common to rank at all)."""
     # Rows ever inserted (AUTOINCREMENT's counter): a cheap upper bound on the live count.
     row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'store_units'").fetchone()
     total = (row[0] if row else 0) or 1
     marks = ",".join("?" * len(words))
     df = dict(db.execute(f"SELECT term, doc FROM store_units_vocab WHERE term IN ({marks})", words).fetchall())  # noqa: S608
     present = [w for w in words if df.get(w, 0) > 0]
-    rare = [w for w in present if df[w] <= COMMON_SHARE * total]
+    rare = [w for w in present if df[w] <= max(MIN_COMMON_DOCS, COMMON_SHARE * total)]
     if rare or not present:
         return rare
-    return [min(present, key=lambda w: df[w])]  # all common: the least common one still ranks
+    least = min(present, key=lambda w: df[w])  # all common: the least common one may still rank
+    return [least] if df[least] <= MAX_TERM_DOCS else []
 
 
 # -- the in-memory vector index -------------------------------------------------------------------
@@ -662,24 +669,23 @@ class LocalStore:
                     out[r["id"]] = r
             return out
 
-        def lexical_and_rows(
-            db: sqlite3.Connection, limit: int, semantic_ids: list[str]
-        ) -> tuple[list[tuple[str, float]], list[str], dict[str, sqlite3.Row]]:
-            lexical = keyword(db, limit)
-            candidates = list(dict.fromkeys([*semantic_ids, *(i for i, _ in lexical)]))
-            return lexical, candidates, rows_of(db, candidates)
-
         def admitted(r: sqlite3.Row) -> bool:
             if r["state"] != "valid" or (types and r["fact_type"] not in types):
                 return False
             return predicate is None or predicate(frozenset(json.loads(r["tags"])))
 
+        async def nothing() -> list[tuple[str, float]]:
+            return []
+
         limit = pool
         for _ in range(4):  # widen the pools when the filters leave too few
-            semantic = await asyncio.to_thread(index.search, qvec, limit) if qvec is not None else []
-            lexical, candidates, rows = await self.ledger.read(
-                partial(lexical_and_rows, limit=limit, semantic_ids=[i for i, _ in semantic])
+            # The two retrievers run at once (numpy and SQLite both release the GIL).
+            semantic, lexical = await asyncio.gather(
+                asyncio.to_thread(index.search, qvec, limit) if qvec is not None else nothing(),
+                self.ledger.read(partial(keyword, limit=limit)),
             )
+            candidates = list(dict.fromkeys([*(i for i, _ in semantic), *(i for i, _ in lexical)]))
+            rows: dict[str, sqlite3.Row] = await self.ledger.read(partial(rows_of, ids=candidates))
             kept = {i for i in candidates if i in rows and admitted(rows[i])}
             exhausted = len(semantic) < limit and len(lexical) < limit
             if len(kept) >= min(pool, 50) or exhausted:
