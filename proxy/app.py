@@ -100,6 +100,7 @@ def create_app(
             read_retries=hindsight.read_retries,
             pipeline=build_pipeline(settings.governance),
             ledger=opened,
+            local=local,
         )
         log.info("started", backend=backend.kind, url=backend.base_url)
         try:

@@ -443,3 +443,36 @@ def config_rollback(bank: str, snapshot_id: str, url: str, yes: bool, as_json: b
         raise click.ClickException(
             f"rollback incomplete: {result.get('error') or r.text}; run the command again to resume"
         )
+
+
+@main.group("store")
+def store_group() -> None:
+    """The self-hosted store (backend = "local")."""
+
+
+@store_group.command("reembed")
+@click.argument("bank")
+@click.option("--url", default="http://127.0.0.1:8890", show_default=True, help="The running memwarden.")
+def store_reembed(bank: str, url: str) -> None:
+    """Re-embed BANK's memories with the configured embedder, after a change of local.embedder.
+
+    Until it is done the bank refuses writes (409) and recall leaves its old vectors out (keyword
+    retrieval only); run it again to resume an interrupted one.
+
+    \b
+    Example:
+        memwarden store reembed team-a
+    """
+    import httpx
+
+    try:
+        r = httpx.post(f"{url.rstrip('/')}/warden/v1/banks/{bank}/reembed", timeout=httpx.Timeout(30, read=None))
+    except httpx.HTTPError as exc:
+        raise click.ClickException(f"cannot reach memwarden at {url}: {exc}") from None
+    body = r.json()
+    if r.status_code != 200:
+        raise click.ClickException(str(body.get("detail", body)))
+    click.echo(
+        f"bank {bank}: {body['reembedded']} memories re-embedded with {body['embedder']}"
+        f" (was {body['previous_embedder'] or 'none'})"
+    )

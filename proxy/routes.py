@@ -26,6 +26,7 @@ from proxy.passthrough import forward
 from proxy.retain import governed_retain
 from proxy.review_api import approve_review, list_review, reject_review
 from proxy.state import AppState
+from proxy.store_api import reembed
 
 BANK = "/v1/default/banks/{bank_id}"
 Handler = Callable[[AppState, Scope, Receive, Send], Awaitable[None]]
@@ -97,6 +98,7 @@ def build_routes() -> list[BaseRoute]:
             Endpoint("rollback_snapshot", rollback_snapshot),
             methods=["POST"],
         ),
+        Route("/warden/v1/banks/{bank_id}/reembed", Endpoint("reembed", reembed), methods=["POST"]),
         Route("/health", Endpoint("health", hindsight_health), methods=["GET"]),
         Route(f"{BANK}/memories", Endpoint("retain_memories", retain_memories), methods=["POST"]),
         Route(f"{BANK}/memories/recall", Endpoint("recall_memories", recall_memories), methods=["POST"]),

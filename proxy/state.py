@@ -16,6 +16,7 @@ from policies.quality_rules import Rule
 from proxy.ledger import Ledger
 from proxy.locks import BankLocks
 from proxy.settings import GovernanceSettings, Settings
+from store.local import LocalStore
 
 
 def build_pipeline(governance: GovernanceSettings) -> Pipeline:
@@ -41,6 +42,7 @@ class AppState:
     read_retries: int
     pipeline: Pipeline
     ledger: Ledger
+    local: LocalStore | None = None  # the self-hosted store, when memwarden is the memory server
     bank_locks: BankLocks = field(default_factory=BankLocks)  # config changes: one at a time per bank
     seeded: set[str] = field(default_factory=set)  # banks whose missions were seeded (or are being)
     tasks: set[asyncio.Task[None]] = field(default_factory=set)

@@ -231,11 +231,31 @@ def test_the_store_survives_a_restart(tmp_path: Path) -> None:
 def test_a_bank_keeps_its_embedder(tmp_path: Path) -> None:
     with running_warden(local_settings(tmp_path)) as url, httpx.Client(base_url=url) as http:
         retain_facts(http, "b")
-    with running_warden(local_settings(tmp_path, embedder="e5")) as url, httpx.Client(base_url=url, timeout=60) as http:
+    with (
+        running_warden(local_settings(tmp_path, embedder="e5")) as url,
+        httpx.Client(base_url=url, timeout=120) as http,
+    ):
         r = http.post("/v1/default/banks/b/memories", json={"items": [{"content": "Dave moved to Lisbon in May."}]})
         assert r.status_code == 409
         assert "hashing-384" in r.text
         assert http.get("/v1/default/banks/b/stats").json()["nodes_by_fact_type"] == {"world": 4}
+        # Old vectors are never mixed into a search with the new model: keyword retrieval only.
+        r = http.post(
+            "/v1/default/banks/b/memories/recall", json={"query": "What does Alice like to drink?", "trace": True}
+        )
+        assert r.json()["trace"]["semantic_candidates"] == 0
+        # The planned re-embed, then writes and semantic search work again.
+        r = http.post("/warden/v1/banks/b/reembed")
+        assert r.status_code == 200
+        assert r.json() == {
+            "bank_id": "b",
+            "embedder": "e5-small-q4",
+            "previous_embedder": "hashing-384",
+            "reembedded": 4,
+        }
+        r = http.post("/v1/default/banks/b/memories", json={"items": [{"content": "Dave moved to Lisbon in May."}]})
+        assert r.status_code == 200
+        assert recall_texts(http, "b", query="What does Alice like to drink?")[0].startswith("Alice")
 
 
 def test_the_default_embedder_is_semantic_in_chinese_and_english(tmp_path: Path) -> None:
