@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from pydantic import ValidationError
 from starlette.types import Message, Receive, Send
 
 
@@ -76,3 +77,19 @@ def json_decode_error(exc: ValueError | UnicodeDecodeError) -> dict[str, Any]:
             }
         ]
     }
+
+
+def validation_detail(exc: ValidationError) -> list[dict[str, Any]]:
+    """pydantic errors in FastAPI's shape (what Hindsight answers with 422)."""
+    out = []
+    for err in exc.errors():
+        item: dict[str, Any] = {
+            "type": err["type"],
+            "loc": ["body", *err["loc"]],
+            "msg": err["msg"],
+            "input": err.get("input"),
+        }
+        if err.get("ctx"):
+            item["ctx"] = {k: v if isinstance(v, int | float | str | bool) else str(v) for k, v in err["ctx"].items()}
+        out.append(item)
+    return out

@@ -113,6 +113,25 @@ async def _backend_failed(send: Send, scope: Scope, exc: BackendError, what: str
     await send_json(send, 502, {"detail": f"Backend unavailable while {what}: {exc}"})
 
 
+async def snapshot_or_fail(
+    state: AppState, scope: Scope, send: Send, bank: str, reason: str, nothing: str
+) -> Snapshot | None:
+    """The snapshot before a change; None when the bank could not be read (the client was told,
+    and ``nothing`` says what did not happen)."""
+    try:
+        return await take_snapshot(
+            memory=state.memory,
+            ledger=state.ledger,
+            cfg=state.settings.config_guard,
+            bank=bank,
+            reason=reason,
+            request_id=request_id_of(scope),
+        )
+    except BackendError as exc:
+        await _backend_failed(send, scope, exc, f"taking the snapshot ({nothing})")
+        return None
+
+
 # -- PATCH / DELETE …/config ----------------------------------------------------------------------
 
 
@@ -161,12 +180,8 @@ async def guarded_change(
     cfg = state.settings.config_guard
     request_id = request_id_of(scope)
     async with state.bank_locks(bank):
-        try:
-            snap = await take_snapshot(
-                memory=state.memory, ledger=state.ledger, cfg=cfg, bank=bank, reason=reason, request_id=request_id
-            )
-        except BackendError as exc:
-            await _backend_failed(send, scope, exc, "taking the snapshot (nothing was changed)")
+        snap = await snapshot_or_fail(state, scope, send, bank, reason, "nothing was changed")
+        if snap is None:
             return
         sent: dict[str, Any] | None = None
         if updates is not None:
@@ -452,17 +467,8 @@ async def destructive(state: AppState, scope: Scope, receive: Receive, send: Sen
         return
     request_id = request_id_of(scope)
     async with state.bank_locks(bank):
-        try:
-            snap = await take_snapshot(
-                memory=state.memory,
-                ledger=state.ledger,
-                cfg=state.settings.config_guard,
-                bank=bank,
-                reason=reason,
-                request_id=request_id,
-            )
-        except BackendError as exc:
-            await _backend_failed(send, scope, exc, "taking the snapshot (nothing was deleted)")
+        snap = await snapshot_or_fail(state, scope, send, bank, reason, "nothing was deleted")
+        if snap is None:
             return
 
         async def record(status: int) -> None:
@@ -523,17 +529,8 @@ async def bank_profile(state: AppState, scope: Scope, receive: Receive, send: Se
         return
     request_id = request_id_of(scope)
     async with state.bank_locks(bank):
-        try:
-            snap = await take_snapshot(
-                memory=state.memory,
-                ledger=state.ledger,
-                cfg=state.settings.config_guard,
-                bank=bank,
-                reason="bank_profile",
-                request_id=request_id,
-            )
-        except BackendError as exc:
-            await _backend_failed(send, scope, exc, "taking the snapshot (nothing was changed)")
+        snap = await snapshot_or_fail(state, scope, send, bank, "bank_profile", "nothing was changed")
+        if snap is None:
             return
         await forward(state.backend, scope, replay(body), send, retries=0)
         status = scope.get("state", {}).get("backend_status")

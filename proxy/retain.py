@@ -29,7 +29,7 @@ from starlette.types import Receive, Scope, Send
 from backends.base import BackendError, BackendUnavailable
 from policies.pipeline import ACCEPTED, FORWARDED, Judgement, resolve
 from policies.tags import canonicalize_tags, tag_value
-from proxy.asgi import ClientGone, json_decode_error, read_body, replay, send_json
+from proxy.asgi import ClientGone, json_decode_error, read_body, replay, send_json, validation_detail
 from proxy.config_api import seed_in_background
 from proxy.memories import lookup_facts, mark_delivered, mark_failed, record_verdicts
 from proxy.middleware import note_backend_status, request_id_of
@@ -67,22 +67,6 @@ class RetainRequest(BaseModel):
     items: list[RetainItem]
     is_async: bool = Field(False, alias="async")
     document_tags: list[str] | None = None
-
-
-def validation_detail(exc: ValidationError) -> list[dict[str, Any]]:
-    """pydantic errors in FastAPI's shape (what Hindsight answers with 422)."""
-    out = []
-    for err in exc.errors():
-        item: dict[str, Any] = {
-            "type": err["type"],
-            "loc": ["body", *err["loc"]],
-            "msg": err["msg"],
-            "input": err.get("input"),
-        }
-        if err.get("ctx"):
-            item["ctx"] = {k: v if isinstance(v, int | float | str | bool) else str(v) for k, v in err["ctx"].items()}
-        out.append(item)
-    return out
 
 
 @dataclass

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from proxy.asgi import json_decode_error, validation_detail
 from store.local import LocalStore, RetainItem, StoreError
 from store.tagfilter import TagFilterError
 
@@ -89,45 +90,19 @@ class ConfigIn(BaseModel):
     updates: dict[str, Any]
 
 
-def _detail(exc: ValidationError) -> list[dict[str, Any]]:
-    out = []
-    for err in exc.errors():
-        item: dict[str, Any] = {
-            "type": err["type"],
-            "loc": ["body", *err["loc"]],
-            "msg": err["msg"],
-            "input": err.get("input"),
-        }
-        if err.get("ctx"):
-            item["ctx"] = {k: v if isinstance(v, int | float | str | bool) else str(v) for k, v in err["ctx"].items()}
-        out.append(item)
-    return out
-
-
 async def _body(request: Request) -> Any:
     raw = await request.body()
     try:
         return json.loads(raw) if raw else {}
     except (ValueError, UnicodeDecodeError) as exc:
-        raise StoreError(
-            422,
-            [
-                {
-                    "type": "json_invalid",
-                    "loc": ["body", getattr(exc, "pos", 0)],
-                    "msg": "JSON decode error",
-                    "input": {},
-                    "ctx": {"error": getattr(exc, "msg", str(exc))},
-                }
-            ],
-        ) from None
+        raise StoreError(422, json_decode_error(exc)["detail"]) from None
 
 
 def _model(cls: type[BaseModel], payload: Any) -> Any:
     try:
         return cls.model_validate(payload)
     except ValidationError as exc:
-        raise StoreError(422, _detail(exc)) from None
+        raise StoreError(422, validation_detail(exc)) from None
 
 
 def _int(request: Request, name: str, default: int, *, low: int = 0, high: int = 10_000) -> int:
