@@ -137,6 +137,15 @@ def normalize_entity_labels(raw: Any) -> list[dict[str, Any]]:
     return out
 
 
+def validate_containers(updates: Mapping[str, Any]) -> None:
+    """Raise :class:`ConfigInputError` if a container field of ``updates`` cannot be used."""
+    if updates.get("entity_labels") is not None:
+        normalize_entity_labels(updates["entity_labels"])
+    strategies = updates.get("retain_strategies")
+    if strategies is not None and not isinstance(strategies, dict):
+        raise ConfigInputError("retain_strategies must be an object of name → strategy")
+
+
 def merge_entity_labels(current: Any, incoming: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Read-modify-write: groups the client did not mention are kept; a mentioned group takes the
     client's fields, and its values are the union (current order first, new values appended, a

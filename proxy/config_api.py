@@ -31,6 +31,7 @@ from policies.bank_config import (
     drops,
     parse_updates,
     plan_update,
+    validate_containers,
     watched_counts,
 )
 from proxy.asgi import ClientGone, json_decode_error, read_body, replay, send_json
@@ -158,6 +159,7 @@ async def bank_config(state: AppState, scope: Scope, receive: Receive, send: Sen
     try:
         updates, _ = parse_updates(payload)
         check_fields(updates, state.settings.config_guard.extra_fields)
+        validate_containers(updates)  # before the snapshot: bad input leaves no trace but the 400
     except ConfigInputError as exc:
         await send_json(send, 400, {"detail": str(exc)})
         return

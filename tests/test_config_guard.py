@@ -314,6 +314,7 @@ def test_bad_config_input_is_refused_and_changes_nothing(
     assert fragment in r.json()["detail"]
     assert rig.mini.bank("b").patches == []
     assert rig.mini.bank("b").overrides == {"retain_mission": "kept"}
+    assert rig.snapshots("b") == []  # refused before anything was read or recorded
 
 
 def test_malformed_json_gets_hindsights_422(rig_factory: Any) -> None:
