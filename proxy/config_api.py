@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qsl
@@ -53,6 +54,7 @@ from proxy.state import AppState
 
 log = structlog.get_logger("memwarden.config")
 PROBLEM = "https://memwarden.dev/problems/"
+SEED_RETRY_SECONDS = 300.0  # a bank whose seeding failed is tried again after this long
 
 
 async def problem(
@@ -370,6 +372,8 @@ def seed_in_background(state: AppState, bank: str) -> None:
     logged and retried on the next sight."""
     if missions_mode(state, bank) == "off" or bank in state.seeded:
         return
+    if time.monotonic() < state.seed_retry_at.get(bank, 0.0):
+        return  # the last attempt failed recently: not on every request
     state.seeded.add(bank)
     state.spawn(_seed(state, bank))
 
@@ -401,7 +405,8 @@ async def _seed(state: AppState, bank: str) -> None:
             await set_outcome(state.ledger, snap, "kept", {"counts": snap.counts}, change=sent or None)
     except BackendError as exc:
         state.seeded.discard(bank)
-        log.warning("seed_failed", bank=bank, error=str(exc))
+        state.seed_retry_at[bank] = time.monotonic() + SEED_RETRY_SECONDS
+        log.warning("seed_failed", bank=bank, error=str(exc), retry_in_s=SEED_RETRY_SECONDS)
         return
     ts = now()
     await state.ledger.write(

@@ -45,6 +45,7 @@ class AppState:
     local: LocalStore | None = None  # the self-hosted store, when memwarden is the memory server
     bank_locks: BankLocks = field(default_factory=BankLocks)  # config changes: one at a time per bank
     seeded: set[str] = field(default_factory=set)  # banks whose missions were seeded (or are being)
+    seed_retry_at: dict[str, float] = field(default_factory=dict)  # bank → when seeding may be retried
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
     def spawn(self, work: Coroutine[Any, Any, None]) -> None:

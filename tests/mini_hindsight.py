@@ -12,7 +12,8 @@ and the destructive DELETEs. Knobs, set by the test on :class:`Faults`:
 * ``consolidation_seconds`` — after an async retain, operations stay pending and observations
   keep appearing for this long (consolidation in the background);
 * ``fail_retains_after`` — retains fail with 500 after this many more succeed (a backend that
-  dies in the middle of a rollback).
+  dies in the middle of a rollback);
+* ``fail_config_patch`` — every config PATCH fails with 500.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class Faults:
     drop_on_labels_reset: bool = False
     consolidation_seconds: float = 0.0
     fail_retains_after: int | None = None
+    fail_config_patch: bool = False
     stats_ttl: float = 60.0
 
 
@@ -196,6 +198,9 @@ class MiniHindsight:
                 bank.overrides.clear()
                 return JSONResponse(config_body(bank_id, bank))
             body = await request.json()
+            if self.faults.fail_config_patch:
+                bank.patches.append({"failed": True})
+                return JSONResponse({"detail": "config store unavailable"}, status_code=500)
             if not isinstance(body, dict) or not isinstance(body.get("updates"), dict):
                 detail = [{"type": "missing", "loc": ["body", "updates"], "msg": "Field required", "input": body}]
                 return JSONResponse({"detail": detail}, status_code=422)

@@ -474,3 +474,13 @@ def test_a_backend_that_cannot_be_read_gets_502_and_nothing_changes(tmp_path: Pa
         assert r.status_code == 502
         assert client.get("/warden/v1/banks/b/snapshots").json()["items"] == []
         assert client.get("/warden/health").status_code == 200  # still serving
+
+
+def test_a_bank_whose_seeding_fails_is_not_retried_on_every_retain(rig_factory: Any) -> None:
+    rig = rig_factory(Faults(fail_config_patch=True), missions={"mode": "seed"})
+    for i in range(4):
+        rig.retain("b", facts(1, start=i))
+        time.sleep(0.2)  # let the background attempt run
+    # One attempt, then a pause (config_api.SEED_RETRY_SECONDS): retains are not taxed by retries.
+    assert rig.mini.bank("b").patches == [{"failed": True}]
+    assert len(rig.mini.bank("b").units) == 4  # and the retains themselves went through
