@@ -40,6 +40,7 @@ _PUNCT = str.maketrans(
 )
 _SPACE = re.compile(r"\s+")
 _TRAILING = re.compile(r"[\s.!?;,:~]+$")
+_TRAILING_CHARS = " .!?;,:~"
 
 
 def normalize(text: str) -> str:
@@ -57,4 +58,5 @@ def content_hash(text: str) -> str:
 def content_hash_prepared(prepared: str) -> str:
     """``content_hash`` of a text from its :func:`policies.quality.prepare` form (NFKC, whitespace
     collapsed, casefolded), which already did most of the work: the same value, computed cheaper."""
-    return hashlib.sha256(_TRAILING.sub("", prepared.translate(_PUNCT)).encode("utf-8")).hexdigest()
+    # prepare() left only " " as whitespace, so a plain rstrip is _TRAILING here (and cheaper).
+    return hashlib.sha256(prepared.translate(_PUNCT).rstrip(_TRAILING_CHARS).encode("utf-8")).hexdigest()

@@ -93,3 +93,40 @@ def validation_detail(exc: ValidationError) -> list[dict[str, Any]]:
             item["ctx"] = {k: v if isinstance(v, int | float | str | bool) else str(v) for k, v in err["ctx"].items()}
         out.append(item)
     return out
+
+
+def lone_surrogate(value: Any, where: tuple[str | int, ...] = ("body",)) -> list[str | int] | None:
+    """The location of the first string in ``value`` holding an unpaired UTF-16 surrogate (JSON's
+    ``"\\ud800"`` escape decodes to one): not Unicode text, it cannot be stored or hashed."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return list(where)
+        return None
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = lone_surrogate(key, where) if isinstance(key, str) else None
+        found = found or lone_surrogate(item, (*where, key))
+        if found:
+            return found
+    return None
+
+
+def surrogate_error(loc: list[str | int]) -> dict[str, Any]:
+    """The 422 for :func:`lone_surrogate`, in FastAPI's shape."""
+    return {
+        "detail": [
+            {
+                "type": "string_unicode",
+                "loc": loc,
+                "msg": "String contains an unpaired surrogate: not valid Unicode text",
+                "input": None,
+            }
+        ]
+    }

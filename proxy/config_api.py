@@ -35,7 +35,7 @@ from policies.bank_config import (
     validate_containers,
     watched_counts,
 )
-from proxy.asgi import ClientGone, json_decode_error, read_body, replay, send_json
+from proxy.asgi import ClientGone, json_decode_error, lone_surrogate, read_body, replay, send_json, surrogate_error
 from proxy.config_guard import (
     Snapshot,
     apply_rollback,
@@ -157,6 +157,10 @@ async def bank_config(state: AppState, scope: Scope, receive: Receive, send: Sen
         payload = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         await send_json(send, 422, json_decode_error(exc))
+        return
+    bad = lone_surrogate(payload)
+    if bad is not None:
+        await send_json(send, 422, surrogate_error(bad))
         return
     try:
         updates, _ = parse_updates(payload)

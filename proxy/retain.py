@@ -29,7 +29,16 @@ from starlette.types import Receive, Scope, Send
 from backends.base import BackendError, BackendUnavailable
 from policies.pipeline import ACCEPTED, FORWARDED, Judgement, resolve
 from policies.tags import canonicalize_tags, tag_value
-from proxy.asgi import ClientGone, json_decode_error, read_body, replay, send_json, validation_detail
+from proxy.asgi import (
+    ClientGone,
+    json_decode_error,
+    lone_surrogate,
+    read_body,
+    replay,
+    send_json,
+    surrogate_error,
+    validation_detail,
+)
 from proxy.config_api import seed_in_background
 from proxy.memories import lookup_facts, mark_delivered, mark_failed, record_verdicts
 from proxy.middleware import note_backend_status, request_id_of
@@ -145,6 +154,10 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         payload = json.loads(raw_body)
     except (ValueError, UnicodeDecodeError) as exc:
         await send_json(send, 422, json_decode_error(exc))
+        return
+    bad = lone_surrogate(payload)
+    if bad is not None:
+        await send_json(send, 422, surrogate_error(bad))
         return
     try:
         request = RetainRequest.model_validate(payload)

@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from proxy.asgi import json_decode_error, validation_detail
+from proxy.asgi import json_decode_error, lone_surrogate, surrogate_error, validation_detail
 from store.local import LocalStore, RetainItem, StoreError
 from store.tagfilter import TagFilterError
 
@@ -93,9 +93,13 @@ class ConfigIn(BaseModel):
 async def _body(request: Request) -> Any:
     raw = await request.body()
     try:
-        return json.loads(raw) if raw else {}
+        payload = json.loads(raw) if raw else {}
     except (ValueError, UnicodeDecodeError) as exc:
         raise StoreError(422, json_decode_error(exc)["detail"]) from None
+    bad = lone_surrogate(payload)
+    if bad is not None:
+        raise StoreError(422, surrogate_error(bad)["detail"])
+    return payload
 
 
 def _model(cls: type[BaseModel], payload: Any) -> Any:

@@ -214,6 +214,19 @@ def test_unknown_banks_and_bad_input_get_hindsights_answers(http: httpx.Client) 
     assert r.status_code == 400
     r = http.get(f"/v1/default/banks/b/memories/{'0' * 32}")
     assert r.json() == {"detail": f"Memory unit '{'0' * 32}' not found"}
+    for path, raw in (
+        ("/v1/default/banks/b/memories", b'{"items": [{"content": "port \\ud800 fact for the ops team"}]}'),
+        ("/v1/default/banks/b/memories/recall", b'{"query": "\\udfff"}'),
+    ):
+        r = http.post(path, content=raw, headers={"content-type": "application/json"})
+        assert r.status_code == 422, path
+        assert r.json()["detail"][0]["type"] == "string_unicode"
+    r = http.patch(
+        "/v1/default/banks/b/config",
+        content=b'{"retain_mission": "\\ud83d"}',
+        headers={"content-type": "application/json"},
+    )
+    assert r.status_code == 422
     r = http.post("/v1/default/banks/b/reflect", json={"query": "x"})
     assert r.status_code == 501
     assert "self-hosted" in r.json()["detail"]
