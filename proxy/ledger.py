@@ -323,6 +323,10 @@ class Ledger:
             ledger._writer.submit(ledger._open_writer).result()
         except sqlite3.DatabaseError as exc:
             ledger.close()
+            if "locked" in str(exc):
+                raise LedgerError(
+                    f"{path} is locked by another process (another memwarden on the same data directory?)"
+                ) from None
             raise LedgerError(f"{path} cannot be used as memwarden's database: {exc}") from None
         return ledger
 
@@ -334,6 +338,8 @@ class Ledger:
         if integrity != "ok":
             raise sqlite3.DatabaseError(f"integrity check failed: {integrity}")
         migrate(db)
+        db.execute("BEGIN IMMEDIATE")  # fails now, clearly, if another process holds the write lock
+        db.execute("ROLLBACK")
         self._write_db = db
         self._resync_mirror(db)
 

@@ -88,6 +88,24 @@ def test_a_corrupt_database_is_a_clear_error_and_is_not_replaced(tmp_path: Path)
     assert (tmp_path / "memwarden.db").read_bytes() == b"this is not a database" * 100
 
 
+def test_a_locked_database_is_a_clear_error(tmp_path: Path) -> None:
+    import sqlite3
+
+    from proxy.ledger import Ledger
+
+    Ledger.open(tmp_path).close()
+    holder = sqlite3.connect(tmp_path / "memwarden.db", isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")  # another process holds the database
+        result = run("serve", "--data-dir", str(tmp_path), env={"MEMWARDEN_LOCAL__EMBEDDER": "hashing"})
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "is locked by another process" in result.stderr
+
+
 def test_help_shows_an_example() -> None:
     result = run("serve", "--help")
     assert result.returncode == 0
