@@ -34,6 +34,9 @@ log = structlog.get_logger("memwarden")
 def check_runnable(settings: Settings) -> None:
     """Raise :class:`SettingsError` with a one-line fix when these settings cannot be served."""
     if settings.backend == "local":
+        local = settings.local
+        if local.embedder == "openai" and not (local.embedder_url and local.embedder_model):
+            raise SettingsError('local.embedder = "openai" needs local.embedder_url and local.embedder_model')
         return
     if settings.backends.hindsight.url is None:
         raise SettingsError('backend = "hindsight" needs backends.hindsight.url (or --upstream URL)')
@@ -102,7 +105,10 @@ def create_app(
             ledger=opened,
             local=local,
         )
-        log.info("started", backend=backend.kind, url=backend.base_url)
+        if local is not None:
+            log.info("started", backend="local", embedder=local.embedder.name, data_dir=str(settings.data_dir))
+        else:
+            log.info("started", backend=backend.kind, url=backend.base_url)
         try:
             yield
         finally:

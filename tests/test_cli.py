@@ -106,6 +106,13 @@ def test_a_locked_database_is_a_clear_error(tmp_path: Path) -> None:
     assert "is locked by another process" in result.stderr
 
 
+def test_an_incomplete_embedder_setting_is_a_clear_error(tmp_path: Path) -> None:
+    result = run("serve", "--data-dir", str(tmp_path), env={"MEMWARDEN_LOCAL__EMBEDDER": "openai"})
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "local.embedder_url" in result.stderr
+
+
 def test_help_shows_an_example() -> None:
     result = run("serve", "--help")
     assert result.returncode == 0
