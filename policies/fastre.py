@@ -20,6 +20,20 @@ from typing import Any
 MAX_FIRST = 300
 
 
+def _class_chars(items: Any, *, max_range: int) -> list[str] | None:
+    """The characters a ``[...]`` class matches, when it lists them (ranges up to ``max_range``
+    wide); None for categories (``\\w``), negations and wider ranges."""
+    out: list[str] = []
+    for op, av in items:
+        if op is C.LITERAL:
+            out.append(chr(av))
+        elif op is C.RANGE and av[1] - av[0] <= max_range:
+            out.extend(chr(c) for c in range(av[0], av[1] + 1))
+        else:
+            return None
+    return out
+
+
 def _first(items: Any) -> tuple[set[str] | None, bool]:
     """The characters a match of the item sequence can start with, and whether it can be empty."""
     out: set[str] = set()
@@ -32,13 +46,10 @@ def _first(items: Any) -> tuple[set[str] | None, bool]:
             out.add(chr(av))
             return out, False
         if op is C.IN:
-            for op2, av2 in av:
-                if op2 is C.LITERAL:
-                    out.add(chr(av2))
-                elif op2 is C.RANGE and av2[1] - av2[0] <= 100:
-                    out.update(chr(c) for c in range(av2[0], av2[1] + 1))
-                else:
-                    return None, False
+            members = _class_chars(av, max_range=100)
+            if members is None:
+                return None, False
+            out.update(members)
             return out, False
         if op is C.BRANCH:
             nullable = False
@@ -132,14 +143,10 @@ def _expand(items: Any) -> list[str] | None:
         if op is C.LITERAL:
             options = [chr(av)]
         elif op is C.IN:
-            options = []
-            for op2, av2 in av:
-                if op2 is C.LITERAL:
-                    options.append(chr(av2))
-                elif op2 is C.RANGE and av2[1] - av2[0] <= 10:
-                    options.extend(chr(c) for c in range(av2[0], av2[1] + 1))
-                else:
-                    return None
+            members = _class_chars(av, max_range=10)
+            if members is None:
+                return None
+            options = members
         elif op is C.BRANCH:
             options = []
             for branch in av[1]:
@@ -244,8 +251,9 @@ def _required(items: Any) -> frozenset[str] | None:
                 consider(frozenset(s for b in branches if b is not None for s in b))
         elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT) and av[0] >= 1:
             consider(_required(av[2]))
-        elif op is C.IN and all(op2 is C.LITERAL for op2, _ in av):
-            consider(frozenset(chr(av2) for _, av2 in av))
+        elif op is C.IN:
+            members = _class_chars(av, max_range=0)
+            consider(frozenset(members) if members else None)
     consider(frozenset({run}) if run else None)
     return best
 

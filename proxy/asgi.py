@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -64,21 +65,6 @@ async def send_json(
     await send({"type": "http.response.body", "body": body})
 
 
-def json_decode_error(exc: ValueError | UnicodeDecodeError) -> dict[str, Any]:
-    """A body that is not JSON, as FastAPI (so Hindsight) describes it in a 422."""
-    return {
-        "detail": [
-            {
-                "type": "json_invalid",
-                "loc": ["body", getattr(exc, "pos", 0)],
-                "msg": "JSON decode error",
-                "input": {},
-                "ctx": {"error": getattr(exc, "msg", str(exc))},
-            }
-        ]
-    }
-
-
 def validation_detail(exc: ValidationError) -> list[dict[str, Any]]:
     """pydantic errors in FastAPI's shape (what Hindsight answers with 422)."""
     out = []
@@ -95,9 +81,54 @@ def validation_detail(exc: ValidationError) -> list[dict[str, Any]]:
     return out
 
 
-def lone_surrogate(value: Any, where: tuple[str | int, ...] = ("body",)) -> list[str | int] | None:
-    """The location of the first string in ``value`` holding an unpaired UTF-16 surrogate (JSON's
-    ``"\\ud800"`` escape decodes to one): not Unicode text, it cannot be stored or hashed."""
+class BodyError(ValueError):
+    """A request body that is not usable JSON; ``detail`` is the 422 detail in FastAPI's shape
+    (what Hindsight answers)."""
+
+    def __init__(self, detail: list[dict[str, Any]]) -> None:
+        super().__init__(detail[0]["msg"])
+        self.detail = detail
+
+
+# A string that is not Unicode text can only come in through a \uD800-\uDFFF escape.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def parse_json(raw: bytes) -> Any:
+    """The JSON of a request body. Raises :class:`BodyError` when it is not JSON, or when a string
+    holds an unpaired UTF-16 surrogate (``"\\ud800"``): not Unicode text, it cannot be stored or
+    hashed."""
+    try:
+        payload = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BodyError(
+            [
+                {
+                    "type": "json_invalid",
+                    "loc": ["body", getattr(exc, "pos", 0)],
+                    "msg": "JSON decode error",
+                    "input": {},
+                    "ctx": {"error": getattr(exc, "msg", str(exc))},
+                }
+            ]
+        ) from None
+    if _SURROGATE_ESCAPE.search(raw):  # rare: only then walk the payload
+        where = _lone_surrogate(payload, ("body",))
+        if where is not None:
+            raise BodyError(
+                [
+                    {
+                        "type": "string_unicode",
+                        "loc": where,
+                        "msg": "String contains an unpaired surrogate: not valid Unicode text",
+                        "input": None,
+                    }
+                ]
+            )
+    return payload
+
+
+def _lone_surrogate(value: Any, where: tuple[str | int, ...]) -> list[str | int] | None:
     if isinstance(value, str):
         try:
             value.encode("utf-8")
@@ -111,22 +142,8 @@ def lone_surrogate(value: Any, where: tuple[str | int, ...] = ("body",)) -> list
     else:
         return None
     for key, item in items:
-        found = lone_surrogate(key, where) if isinstance(key, str) else None
-        found = found or lone_surrogate(item, (*where, key))
+        found = _lone_surrogate(key, where) if isinstance(key, str) else None
+        found = found or _lone_surrogate(item, (*where, key))
         if found:
             return found
     return None
-
-
-def surrogate_error(loc: list[str | int]) -> dict[str, Any]:
-    """The 422 for :func:`lone_surrogate`, in FastAPI's shape."""
-    return {
-        "detail": [
-            {
-                "type": "string_unicode",
-                "loc": loc,
-                "msg": "String contains an unpaired surrogate: not valid Unicode text",
-                "input": None,
-            }
-        ]
-    }

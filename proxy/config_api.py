@@ -13,7 +13,6 @@ Config changes and destructive operations on one bank are serialized (one lock p
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
@@ -35,7 +34,7 @@ from policies.bank_config import (
     validate_containers,
     watched_counts,
 )
-from proxy.asgi import ClientGone, json_decode_error, lone_surrogate, read_body, replay, send_json, surrogate_error
+from proxy.asgi import BodyError, ClientGone, parse_json, read_body, replay, send_json
 from proxy.config_guard import (
     Snapshot,
     apply_rollback,
@@ -48,6 +47,7 @@ from proxy.config_guard import (
     templates_of,
 )
 from proxy.ledger import AuditEvent, append_events, now
+from proxy.memories import transition
 from proxy.middleware import note_backend_status, request_id_of
 from proxy.passthrough import forward
 from proxy.state import AppState
@@ -154,13 +154,9 @@ async def bank_config(state: AppState, scope: Scope, receive: Receive, send: Sen
         await guarded_change(state, scope, send, bank, reason="config_delete", updates=None, overridden=[])
         return
     try:
-        payload = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        await send_json(send, 422, json_decode_error(exc))
-        return
-    bad = lone_surrogate(payload)
-    if bad is not None:
-        await send_json(send, 422, surrogate_error(bad))
+        payload = parse_json(raw)
+    except BodyError as exc:
+        await send_json(send, 422, {"detail": exc.detail})
         return
     try:
         updates, _ = parse_updates(payload)
@@ -245,24 +241,18 @@ async def _audit_patch(
     *,
     failed: str | None = None,
 ) -> None:
-    def write(db: sqlite3.Connection) -> None:
-        append_events(
-            db,
-            [
-                AuditEvent(
-                    action="config_patch",
-                    bank=snap.bank,
-                    source="config",
-                    reason=(f"backend refused: {failed}" if failed else None)
-                    or ("config reset to server defaults" if sent is None else None),
-                    before={"overrides": snap.overrides},
-                    after={"updates": sent, "overridden": overridden, "snapshot_id": snap.id, "applied": not failed},
-                    request_id=request_id,
-                )
-            ],
+    await state.ledger.audit(
+        AuditEvent(
+            action="config_patch",
+            bank=snap.bank,
+            source="config",
+            reason=(f"backend refused: {failed}" if failed else None)
+            or ("config reset to server defaults" if sent is None else None),
+            before={"overrides": snap.overrides},
+            after={"updates": sent, "overridden": overridden, "snapshot_id": snap.id, "applied": not failed},
+            request_id=request_id,
         )
-
-    await state.ledger.write(write)
+    )
 
 
 async def _verify(state: AppState, snap: Snapshot, request_id: str | None) -> dict[str, dict[str, int]]:
@@ -273,30 +263,23 @@ async def _verify(state: AppState, snap: Snapshot, request_id: str | None) -> di
     watched_before = {k: snap.counts.get(k, 0) for k in cfg.watched}
     dropped = drops(watched_before, counts, cfg.tolerance)
 
-    def write(db: sqlite3.Connection) -> None:
-        append_events(
-            db,
-            [
-                AuditEvent(
-                    action="config_verify",
-                    bank=snap.bank,
-                    source="config",
-                    rule="config.drop" if dropped else "config.ok",
-                    reason=(
-                        "watched counts dropped: "
-                        + ", ".join(f"{k} {v['before']} → {v['after']}" for k, v in dropped.items())
-                        if dropped
-                        else "no watched count dropped"
-                    )
-                    + ("" if is_settled else f" (bank not settled after {waited:.1f} s)"),
-                    before={"counts": snap.counts, "snapshot_id": snap.id},
-                    after={"counts": counts, "dropped": dropped, "settled": is_settled},
-                    request_id=request_id,
-                )
-            ],
+    summary = (
+        "watched counts dropped: " + ", ".join(f"{k} {v['before']} → {v['after']}" for k, v in dropped.items())
+        if dropped
+        else "no watched count dropped"
+    )
+    await state.ledger.audit(
+        AuditEvent(
+            action="config_verify",
+            bank=snap.bank,
+            source="config",
+            rule="config.drop" if dropped else "config.ok",
+            reason=summary + ("" if is_settled else f" (bank not settled after {waited:.1f} s)"),
+            before={"counts": snap.counts, "snapshot_id": snap.id},
+            after={"counts": counts, "dropped": dropped, "settled": is_settled},
+            request_id=request_id,
         )
-
-    await state.ledger.write(write)
+    )
     return dropped
 
 
@@ -499,29 +482,24 @@ def _archive_deleted(
 ) -> None:
     """The backend deleted them: the ledger's rows stop counting as active (dedup would otherwise
     call a re-sent fact a duplicate of something gone), and the log says why. Content is kept."""
+    query, args = "SELECT id FROM memories WHERE bank = ? AND status = 'active'", [bank]
     if document_id is not None:
-        rows = db.execute(
-            "SELECT id FROM memories WHERE bank = ? AND status = 'active' AND document_id = ?", (bank, document_id)
-        ).fetchall()
-    else:
-        rows = db.execute("SELECT id FROM memories WHERE bank = ? AND status = 'active'", (bank,)).fetchall()
-    ts = now()
-    events = []
-    for row in rows:
-        db.execute("UPDATE memories SET status = 'archived', updated_at = ? WHERE id = ?", (ts, row["id"]))
-        events.append(
-            AuditEvent(
-                action="archive",
-                bank=bank,
-                memory_id=row["id"],
-                source="config",
-                rule=reason,
-                reason=f"deleted in the backend ({reason}); snapshot {snapshot_id} can restore it",
-                before={"status": "active"},
-                after={"status": "archived", "snapshot_id": snapshot_id},
-                request_id=request_id,
-            )
+        query, args = query + " AND document_id = ?", [bank, document_id]
+    events = [
+        transition(
+            db,
+            bank=bank,
+            memory_id=row["id"],
+            frm="active",
+            to="archived",
+            action="archive",
+            source="config",
+            request_id=request_id,
+            rule=reason,
+            reason=f"deleted in the backend ({reason}); snapshot {snapshot_id} can restore it",
         )
+        for row in db.execute(query, args).fetchall()
+    ]
     append_events(db, events)
 
 

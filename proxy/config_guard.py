@@ -28,6 +28,7 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import structlog
@@ -41,7 +42,7 @@ from policies.bank_config import (
     settled,
     watched_counts,
 )
-from proxy.ledger import AuditEvent, append_events, now
+from proxy.ledger import AuditEvent, Ledger, append_events, now
 from proxy.memories import transition
 from proxy.settings import ConfigGuardSettings
 
@@ -202,7 +203,7 @@ def _dump(value: Any) -> str:
 async def take_snapshot(
     *,
     memory: MemoryBackend,
-    ledger: Any,
+    ledger: Ledger,
     cfg: ConfigGuardSettings,
     bank: str,
     reason: str,
@@ -276,7 +277,7 @@ async def take_snapshot(
     return snap
 
 
-async def set_outcome(ledger: Any, snapshot: Snapshot, outcome: str, detail: Any = None, change: Any = None) -> None:
+async def set_outcome(ledger: Ledger, snapshot: Snapshot, outcome: str, detail: Any = None, change: Any = None) -> None:
     snapshot.outcome, snapshot.outcome_detail = outcome, detail
     if change is not None:
         snapshot.change = change
@@ -363,7 +364,7 @@ def _ledger_rows(db: sqlite3.Connection, bank: str, document_ids: Sequence[str])
 
 
 async def plan_rollback(
-    *, memory: MemoryBackend, ledger: Any, cfg: ConfigGuardSettings, snapshot: Snapshot
+    *, memory: MemoryBackend, ledger: Ledger, cfg: ConfigGuardSettings, snapshot: Snapshot
 ) -> RollbackPlan:
     bank = snapshot.bank
     try:
@@ -405,7 +406,7 @@ async def plan_rollback(
 async def apply_rollback(
     *,
     memory: MemoryBackend,
-    ledger: Any,
+    ledger: Ledger,
     cfg: ConfigGuardSettings,
     snapshot: Snapshot,
     plan: RollbackPlan,
@@ -433,7 +434,11 @@ async def apply_rollback(
             await memory.retain(bank, {"items": [r["item"] for r in rows], "async": False})
             result.documents_restored.extend(batch)
             result.memories_restored += len(rows)
-            await ledger.write(lambda db, rows=rows: _record_restored(db, bank, rows, snapshot.id, request_id, actor))
+            await ledger.write(
+                partial(
+                    _record_restored, bank=bank, rows=rows, snapshot_id=snapshot.id, request_id=request_id, actor=actor
+                )
+            )
         stats, _, _ = await settle(memory, bank, cfg)
         result.verified_counts = watched_counts(stats, WATCHABLE)
         watched = {k: snapshot.counts.get(k, 0) for k in cfg.watched}
@@ -443,28 +448,22 @@ async def apply_rollback(
     outcome = "rolled_back" if result.complete else "rollback_incomplete"
     detail = result.as_dict()
 
-    def audit(db: sqlite3.Connection) -> None:
-        append_events(
-            db,
-            [
-                AuditEvent(
-                    action="config_rollback",
-                    bank=bank,
-                    actor=actor,
-                    source=source,
-                    reason=(
-                        f"restored to snapshot {snapshot.id}"
-                        if result.complete
-                        else f"rollback to snapshot {snapshot.id} incomplete: {result.error}"
-                    ),
-                    before={"counts": plan.current_counts},
-                    after={"snapshot_id": snapshot.id, **detail},
-                    request_id=request_id,
-                )
-            ],
+    await ledger.audit(
+        AuditEvent(
+            action="config_rollback",
+            bank=bank,
+            actor=actor,
+            source=source,
+            reason=(
+                f"restored to snapshot {snapshot.id}"
+                if result.complete
+                else f"rollback to snapshot {snapshot.id} incomplete: {result.error}"
+            ),
+            before={"counts": plan.current_counts},
+            after={"snapshot_id": snapshot.id, **detail},
+            request_id=request_id,
         )
-
-    await ledger.write(audit)
+    )
     await set_outcome(ledger, snapshot, outcome, {**(snapshot.outcome_detail or {}), "rollback": detail})
     return result
 

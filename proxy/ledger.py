@@ -236,13 +236,16 @@ def migrate(db: sqlite3.Connection) -> list[str]:
 _appended = threading.local()
 
 
-def append_events(db: sqlite3.Connection, events: Iterable[AuditEvent]) -> list[AuditEvent]:
-    """Append ``events`` to the chain inside the caller's transaction; fills seq/prev_hash/hash."""
+def append_events(db: sqlite3.Connection, events: Iterable[AuditEvent | None]) -> list[AuditEvent]:
+    """Append ``events`` to the chain inside the caller's transaction; fills seq/prev_hash/hash.
+    None entries (a :func:`proxy.memories.transition` that changed nothing) are skipped."""
     last = db.execute("SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1").fetchone()
     seq, prev = (last[0], last[1]) if last else (0, GENESIS)
     out = []
     pending: list[dict[str, Any]] | None = getattr(_appended, "events", None)
     for event in events:
+        if event is None:
+            continue
         seq += 1
         row = event.as_dict()
         for key in ("before", "after"):
@@ -386,6 +389,10 @@ class Ledger:
         result, events = await loop.run_in_executor(self._writer, self._transaction, fn)
         self._publish(events)
         return result
+
+    async def audit(self, *events: AuditEvent) -> None:
+        """Append ``events`` to the audit log in a transaction of their own."""
+        await self.write(lambda db: append_events(db, events))
 
     def write_sync(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """The same, for callers without an event loop (the CLI)."""

@@ -234,7 +234,7 @@ def mark_delivered(
         )
         for new_id, old_id in supersede
     ]
-    append_events(db, [e for e in events if e is not None])
+    append_events(db, events)
 
 
 def mark_failed(
@@ -258,4 +258,4 @@ def mark_failed(
                 reason=reason,
             )
         )
-    append_events(db, [e for e in events if e is not None])
+    append_events(db, events)

@@ -23,22 +23,14 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 import structlog
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.types import Receive, Scope, Send
 
 from backends.base import BackendError, BackendUnavailable
+from backends.models import MemoryItem
 from policies.pipeline import ACCEPTED, FORWARDED, Judgement, resolve
 from policies.tags import canonicalize_tags, tag_value
-from proxy.asgi import (
-    ClientGone,
-    json_decode_error,
-    lone_surrogate,
-    read_body,
-    replay,
-    send_json,
-    surrogate_error,
-    validation_detail,
-)
+from proxy.asgi import BodyError, ClientGone, parse_json, read_body, replay, send_json, validation_detail
 from proxy.config_api import seed_in_background
 from proxy.memories import lookup_facts, mark_delivered, mark_failed, record_verdicts
 from proxy.middleware import note_backend_status, request_id_of
@@ -50,30 +42,9 @@ log = structlog.get_logger("memwarden.retain")
 WARDEN_PARAMS = frozenset({"dry_run", "warden"})
 
 
-class RetainItem(BaseModel):
-    """Hindsight's ``MemoryItem``: what memwarden reads; every other field passes through."""
-
-    model_config = ConfigDict(extra="allow")
-    content: str | list[dict[str, Any]]
-    tags: list[str] | None = None
-    document_id: str | None = None
-
-    @field_validator("tags", mode="before")
-    @classmethod
-    def _coerce_tags(cls, v: Any) -> Any:
-        # As Hindsight does: JSON-array text is parsed, any other string becomes [s].
-        if isinstance(v, str):
-            try:
-                parsed = json.loads(v)
-            except ValueError:
-                return [v]
-            return parsed if isinstance(parsed, list) else [v]
-        return v
-
-
 class RetainRequest(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
-    items: list[RetainItem]
+    items: list[MemoryItem]
     is_async: bool = Field(False, alias="async")
     document_tags: list[str] | None = None
 
@@ -151,13 +122,9 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
 
     # -- parse ----------------------------------------------------------------------------
     try:
-        payload = json.loads(raw_body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        await send_json(send, 422, json_decode_error(exc))
-        return
-    bad = lone_surrogate(payload)
-    if bad is not None:
-        await send_json(send, 422, surrogate_error(bad))
+        payload = parse_json(raw_body)
+    except BodyError as exc:
+        await send_json(send, 422, {"detail": exc.detail})
         return
     try:
         request = RetainRequest.model_validate(payload)

@@ -140,7 +140,7 @@ async def approve_review(state: AppState, scope: Scope, receive: Receive, send: 
                     by=memory_id,
                 )
             )
-        append_events(db, [e for e in events if e is not None])
+        append_events(db, events)
 
     await state.ledger.write(record)
     await send_json(
@@ -173,7 +173,7 @@ async def reject_review(state: AppState, scope: Scope, receive: Receive, send: S
             source="review",
             request_id=request_id,
         )
-        append_events(db, [event] if event else [])
+        append_events(db, [event])
 
     await state.ledger.write(record)
     await send_json(send, 200, {"id": memory_id, "status": "rejected"})

@@ -9,18 +9,19 @@ Shapes, status codes and error bodies are Hindsight's (checked against the real 
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from proxy.asgi import json_decode_error, lone_surrogate, surrogate_error, validation_detail
+from backends.models import MemoryItem
+from policies.pipeline import extract_text
+from proxy.asgi import BodyError, parse_json, validation_detail
 from store.local import LocalStore, RetainItem, StoreError
 from store.tagfilter import TagFilterError
 
@@ -41,30 +42,12 @@ FEATURES = {
 MAX_QUERY_CHARS = 20_000
 
 
-class MemoryItemIn(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    content: str | list[dict[str, Any]]
+class MemoryItemIn(MemoryItem):
+    """Hindsight's item, with the fields the store keeps."""
+
     timestamp: str | None = None
     context: str | None = None
     metadata: dict[str, Any] | None = None
-    document_id: str | None = None
-    tags: list[str] | None = None
-
-    @field_validator("tags", mode="before")
-    @classmethod
-    def _coerce_tags(cls, v: Any) -> Any:
-        if isinstance(v, str):
-            try:
-                parsed = json.loads(v)
-            except ValueError:
-                return [v]
-            return parsed if isinstance(parsed, list) else [v]
-        return v
-
-    def text(self) -> str:
-        if isinstance(self.content, str):
-            return self.content
-        return "\n".join(b["text"] for b in self.content if b.get("type") == "text" and isinstance(b.get("text"), str))
 
 
 class RetainIn(BaseModel):
@@ -93,13 +76,9 @@ class ConfigIn(BaseModel):
 async def _body(request: Request) -> Any:
     raw = await request.body()
     try:
-        payload = json.loads(raw) if raw else {}
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise StoreError(422, json_decode_error(exc)["detail"]) from None
-    bad = lone_surrogate(payload)
-    if bad is not None:
-        raise StoreError(422, surrogate_error(bad)["detail"])
-    return payload
+        return parse_json(raw) if raw else {}
+    except BodyError as exc:
+        raise StoreError(422, exc.detail) from None
 
 
 def _model(cls: type[BaseModel], payload: Any) -> Any:
@@ -222,7 +201,7 @@ async def retain(store: LocalStore, request: Request) -> Any:
     req: RetainIn = _model(RetainIn, await _body(request))
     items = [
         RetainItem(
-            content=i.text(),
+            content=extract_text(i.content)[0],
             document_id=i.document_id,
             tags=list(i.tags or []),
             context=i.context,

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from importlib import resources
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -44,13 +45,11 @@ RECALL_COLUMNS = (
 
 
 @lru_cache(maxsize=1)
-def _defaults_text() -> str:
-    return resources.files("store").joinpath("hindsight_defaults.json").read_text(encoding="utf-8")
-
-
-def hindsight_defaults() -> dict[str, Any]:
-    """Hindsight 1.1.0's resolved per-bank config with no overrides (captured from the server)."""
-    return dict(json.loads(_defaults_text()))
+def hindsight_defaults() -> Mapping[str, Any]:
+    """Hindsight 1.1.0's resolved per-bank config with no overrides (captured from the server);
+    read once, read-only."""
+    text = resources.files("store").joinpath("hindsight_defaults.json").read_text(encoding="utf-8")
+    return MappingProxyType(json.loads(text))
 
 
 class StoreError(Exception):
@@ -154,20 +153,18 @@ def _loads(value: str | None, default: Any) -> Any:
     return default if value is None else json.loads(value)
 
 
-def unit_list_item(r: sqlite3.Row) -> dict[str, Any]:
+def _unit_common(r: sqlite3.Row) -> dict[str, Any]:
+    """The fields Hindsight's list item and detail of a memory share."""
     return {
         "id": r["id"],
         "text": r["text"],
         "context": r["context"],
         "date": r["mentioned_at"] or r["created_at"],
-        "fact_type": r["fact_type"],
         "document_id": r["document_id"],
         "mentioned_at": r["mentioned_at"],
         "occurred_start": r["occurred_start"],
         "occurred_end": r["occurred_end"],
-        "entities": "",
         "chunk_id": None,
-        "proof_count": 1,
         "tags": _loads(r["tags"], []),
         "metadata": _loads(r["metadata"], {}),
         "consolidated_at": None,
@@ -176,34 +173,24 @@ def unit_list_item(r: sqlite3.Row) -> dict[str, Any]:
         "invalidation_reason": r["invalidation_reason"],
         "invalidated_at": r["invalidated_at"],
         "edited_at": r["edited_at"],
+    }
+
+
+def unit_list_item(r: sqlite3.Row) -> dict[str, Any]:
+    """``MemoryUnitListItem`` (``GET …/memories/list``)."""
+    return {
+        **_unit_common(r),
+        "fact_type": r["fact_type"],
+        "entities": "",
+        "proof_count": 1,
         "updated_at": r["updated_at"],
         "source_memory_ids": [],
     }
 
 
 def unit_detail(r: sqlite3.Row) -> dict[str, Any]:
-    return {
-        "id": r["id"],
-        "text": r["text"],
-        "context": r["context"],
-        "date": r["mentioned_at"] or r["created_at"],
-        "type": r["fact_type"],
-        "mentioned_at": r["mentioned_at"],
-        "occurred_start": r["occurred_start"],
-        "occurred_end": r["occurred_end"],
-        "entities": [],
-        "document_id": r["document_id"],
-        "chunk_id": None,
-        "tags": _loads(r["tags"], []),
-        "metadata": _loads(r["metadata"], {}),
-        "observation_scopes": None,
-        "state": r["state"],
-        "invalidation_reason": r["invalidation_reason"],
-        "invalidated_at": r["invalidated_at"],
-        "edited_at": r["edited_at"],
-        "consolidated_at": None,
-        "consolidation_failed_at": None,
-    }
+    """A world fact as ``GET``/``PATCH …/memories/{id}`` answers it."""
+    return {**_unit_common(r), "type": r["fact_type"], "entities": [], "observation_scopes": None}
 
 
 def document_item(r: sqlite3.Row, unit_count: int) -> dict[str, Any]:

@@ -146,23 +146,18 @@ class MiniHindsight:
             bank.documents.clear()
             return JSONResponse({"success": True, "message": "deleted", "deleted_count": n})
 
-        async def list_memories(request: Request) -> Response:
-            bank = self.bank(request.path_params["bank"])
+        def page(request: Request, rows: list[dict[str, Any]]) -> Response:
             limit = int(request.query_params.get("limit", 100))
             offset = int(request.query_params.get("offset", 0))
-            units = list(bank.units.values())
             return JSONResponse(
-                {"items": units[offset : offset + limit], "total": len(units), "limit": limit, "offset": offset}
+                {"items": rows[offset : offset + limit], "total": len(rows), "limit": limit, "offset": offset}
             )
 
+        async def list_memories(request: Request) -> Response:
+            return page(request, list(self.bank(request.path_params["bank"]).units.values()))
+
         async def list_documents(request: Request) -> Response:
-            bank = self.bank(request.path_params["bank"])
-            limit = int(request.query_params.get("limit", 100))
-            offset = int(request.query_params.get("offset", 0))
-            docs = list(bank.documents.values())
-            return JSONResponse(
-                {"items": docs[offset : offset + limit], "total": len(docs), "limit": limit, "offset": offset}
-            )
+            return page(request, list(self.bank(request.path_params["bank"]).documents.values()))
 
         async def document(request: Request) -> Response:
             bank = self.bank(request.path_params["bank"])

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -159,8 +158,3 @@ def test_the_same_script_gets_the_same_shapes(hindsight_url: str, local: str) ->
 def test_tag_queries_select_the_same_memories(hindsight_url: str, local: str) -> None:
     bank = f"tags-{uuid.uuid4().hex[:8]}"
     assert membership(local, bank) == membership(hindsight_url, bank)
-
-
-def test_unused_path_is_said_clearly(local: str, tmp_path: Path) -> None:
-    r = httpx.post(f"{local}/v1/default/banks/x/reflect", json={"query": "q"})
-    assert r.status_code == 501
