@@ -24,6 +24,7 @@ RECALL = json.dumps(
                 "tags": ["user:alice", "topic:food"],
                 "scores": {"final": 0.9, "reranker": None, "semantic": 0.5, "keyword": 0.3},
                 "mentioned_at": "2026-11-29T20:16:09.122652+00:00",
+                "document_id": f"doc-{i}",
             }
             for i in range(4)
         ],

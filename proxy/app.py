@@ -74,7 +74,7 @@ def create_app(
         if settings.backend == "local":
             # memwarden is the memory server: its own Hindsight-compatible app over the local
             # store, reached in process, behind the same proxy and governance as a real Hindsight.
-            local = LocalStore(opened, _embedder(settings))
+            local = LocalStore(opened, _embedder(settings), ann_threshold=settings.local.ann_threshold)
             client = backend_client or httpx.AsyncClient(
                 transport=httpx.ASGITransport(app=create_local_app(local)), timeout=httpx.Timeout(300)
             )

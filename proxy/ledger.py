@@ -194,10 +194,16 @@ def _m0003_local_store(db: sqlite3.Connection) -> None:
     migrate_local_store(db)
 
 
+def _m0004_memories_by_document(db: sqlite3.Connection) -> None:
+    # The read path asks, for every recall, which of the results' documents memwarden retired.
+    db.execute("CREATE INDEX memories_bank_document ON memories (bank, document_id)")
+
+
 MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0001_initial", _m0001_initial),
     ("0002_config_snapshots", _m0002_config_snapshots),
     ("0003_local_store", _m0003_local_store),
+    ("0004_memories_by_document", _m0004_memories_by_document),
 )
 
 

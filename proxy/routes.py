@@ -23,6 +23,7 @@ from proxy.config_api import (
 from proxy.health import hindsight_health, warden_health
 from proxy.other_writes import document_patch, files_retain, mcp
 from proxy.passthrough import forward
+from proxy.recall import governed_list, governed_recall, governed_tags
 from proxy.retain import governed_retain
 from proxy.review_api import approve_review, list_review, reject_review
 from proxy.state import AppState
@@ -61,13 +62,13 @@ async def pass_through(state: AppState, scope: Scope, receive: Receive, send: Se
     await forward(state.backend, scope, receive, send, retries=state.read_retries)
 
 
-# Governed routes. Each is a named seam; recall forwards unchanged for now.
+# Governed routes. Each is a named seam.
 async def retain_memories(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     await governed_retain(state, scope, receive, send)
 
 
 async def recall_memories(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    await pass_through(state, scope, receive, send)
+    await governed_recall(state, scope, receive, send)
 
 
 def build_routes() -> list[BaseRoute]:
@@ -102,6 +103,8 @@ def build_routes() -> list[BaseRoute]:
         Route("/health", Endpoint("health", hindsight_health), methods=["GET"]),
         Route(f"{BANK}/memories", Endpoint("retain_memories", retain_memories), methods=["POST"]),
         Route(f"{BANK}/memories/recall", Endpoint("recall_memories", recall_memories), methods=["POST"]),
+        Route(f"{BANK}/memories/list", Endpoint("list_memories", governed_list), methods=["GET"]),
+        Route(f"{BANK}/tags", Endpoint("list_tags", governed_tags), methods=["GET"]),
         Route(f"{BANK}/config", Endpoint("bank_config", bank_config), methods=["GET", "PATCH", "DELETE"]),
         Route(BANK, Endpoint("bank_profile", bank_profile), methods=["PUT", "PATCH"]),
         Route(BANK, Endpoint("delete_bank", destructive), methods=["DELETE"]),

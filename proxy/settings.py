@@ -209,6 +209,11 @@ class LocalSettings(_Section):
     embedder_url: str | None = Field(None, description="OpenAI-compatible base URL (embedder = openai).")
     embedder_model: str | None = Field(None, description="Model name sent to that URL (embedder = openai).")
     embedder_api_key: str | None = Field(None, description="Bearer key for that URL.")
+    ann_threshold: int = Field(
+        20_000,
+        ge=0,
+        description="Live memories in a bank past which an HNSW graph is built beside exact search (0: never).",
+    )
 
 
 class Settings(_Section):

@@ -19,7 +19,7 @@ import json
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from importlib import resources
@@ -33,6 +33,7 @@ from proxy.ledger import AuditEvent, Ledger, append_events, now
 from store import tagfilter
 from store.embedder import Embedder, Vector
 from store.text import index_text, match_query, query_terms, token_estimate
+from store.vectors import BankIndex
 
 log = structlog.get_logger("memwarden.store")
 DEFAULT_DISPOSITION = {"skepticism": 3, "literalism": 3, "empathy": 3}
@@ -66,84 +67,68 @@ def bank_not_found(bank: str) -> StoreError:
 
 
 # A query term in more than COMMON_SHARE of the memories (and more than MIN_COMMON_DOCS) carries
-# little weight and costs a BM25 score per match; one in more than MAX_TERM_DOCS is left to the
-# semantic retriever altogether.
+# little weight; and BM25 costs ~7 µs per matching memory here, so the terms matched together may
+# reach at most MAX_MATCH_DOCS memories (rarest first). What is left out is the semantic
+# retriever's to find.
 COMMON_SHARE = 0.05
 MIN_COMMON_DOCS = 20
-MAX_TERM_DOCS = 2000
+MAX_MATCH_DOCS = 1000
 
 
-def selective_terms(db: sqlite3.Connection, words: list[str]) -> list[str]:
+class TermStats:
+    """Document frequencies of query terms, cached. Reading a term's frequency from the FTS
+    vocabulary walks its whole posting list (~4 ms for a term in 50,000 memories); the frequency
+    only steers which terms are worth matching, so a cached value is re-read once the store has
+    grown by a tenth since it was read."""
+
+    def __init__(self, size: int = 20_000) -> None:
+        self._df: dict[str, tuple[int, int]] = {}  # term -> (frequency, rows when read)
+        self._size = size
+        self._lock = threading.Lock()
+
+    def frequencies(self, db: sqlite3.Connection, words: Sequence[str], total: int) -> dict[str, int]:
+        with self._lock:
+            cached = {w: self._df.get(w) for w in words}
+        fresh = {w: v[0] for w, v in cached.items() if v is not None and total <= v[1] * 1.1 + 100}
+        stale = [w for w in words if w not in fresh]
+        if stale:
+            marks = ",".join("?" * len(stale))
+            sql = f"SELECT term, doc FROM store_units_vocab WHERE term IN ({marks})"  # noqa: S608
+            read = dict(db.execute(sql, stale).fetchall())
+            with self._lock:
+                if len(self._df) + len(stale) > self._size:
+                    self._df.clear()
+                for w in stale:
+                    fresh[w] = read.get(w, 0)
+                    self._df[w] = (fresh[w], total)
+        return fresh
+
+
+def selective_terms(db: sqlite3.Connection, words: list[str], stats: TermStats | None = None) -> list[str]:
     """The query terms worth matching: those in at most COMMON_SHARE of the memories (document
-    frequency from the FTS vocabulary). Scoring thousands of rows for "the" or "的" costs more
-    than it tells; when every term is common, only the least common one is kept (if it is not too
-    common to rank at all)."""
+    frequency from the FTS vocabulary), rarest first while together they match at most
+    MAX_MATCH_DOCS memories. Scoring thousands of rows for "the" or "的" costs more than it tells;
+    when every term is common, only the least common one is kept (if it is not too common to rank
+    at all)."""
     # Rows ever inserted (AUTOINCREMENT's counter): a cheap upper bound on the live count.
     row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'store_units'").fetchone()
     total = (row[0] if row else 0) or 1
-    marks = ",".join("?" * len(words))
-    df = dict(db.execute(f"SELECT term, doc FROM store_units_vocab WHERE term IN ({marks})", words).fetchall())  # noqa: S608
-    present = [w for w in words if df.get(w, 0) > 0]
-    rare = [w for w in present if df[w] <= max(MIN_COMMON_DOCS, COMMON_SHARE * total)]
-    if rare or not present:
-        return rare
-    least = min(present, key=lambda w: df[w])  # all common: the least common one may still rank
-    return [least] if df[least] <= MAX_TERM_DOCS else []
-
-
-# -- the in-memory vector index -------------------------------------------------------------------
-
-
-class BankIndex:
-    """One bank's vectors: a growable float32 matrix; removed rows are masked, not moved."""
-
-    def __init__(self, dim: int, embedder: str) -> None:
-        self.dim = dim
-        self.embedder = embedder
-        self.ids: list[str] = []
-        self.row: dict[str, int] = {}
-        self._matrix = np.zeros((0, dim), dtype=np.float32)
-        self._alive = np.zeros(0, dtype=bool)
-        self.size = 0
-        self.lock = threading.Lock()
-
-    def add(self, ids: Sequence[str], vectors: Vector) -> None:
-        with self.lock:
-            need = self.size + len(ids)
-            if need > len(self._matrix):
-                cap = max(need, 2 * len(self._matrix), 1024)
-                grown = np.zeros((cap, self.dim), dtype=np.float32)
-                grown[: self.size] = self._matrix[: self.size]
-                alive = np.zeros(cap, dtype=bool)
-                alive[: self.size] = self._alive[: self.size]
-                self._matrix, self._alive = grown, alive
-            for i, memory_id in enumerate(ids):
-                old = self.row.get(memory_id)
-                if old is not None:
-                    self._alive[old] = False
-                self.row[memory_id] = self.size + i
-            self._matrix[self.size : need] = vectors
-            self._alive[self.size : need] = True
-            self.ids.extend(ids)
-            self.size = need
-
-    def remove(self, ids: Iterable[str]) -> None:
-        with self.lock:
-            for memory_id in ids:
-                row = self.row.pop(memory_id, None)
-                if row is not None:
-                    self._alive[row] = False
-
-    def search(self, query: Vector, k: int) -> list[tuple[str, float]]:
-        with self.lock:
-            if not self.size:
-                return []
-            scores = self._matrix[: self.size] @ query
-            scores = np.where(self._alive[: self.size], scores, -np.inf)
-            k = min(k, self.size)
-            top = np.argpartition(-scores, k - 1)[:k] if k < self.size else np.arange(self.size)
-            top = top[np.argsort(-scores[top])]
-            return [(self.ids[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+    df = (stats or TermStats()).frequencies(db, words, total)
+    present = sorted((w for w in dict.fromkeys(words) if df.get(w, 0) > 0), key=lambda w: df[w])
+    common = max(MIN_COMMON_DOCS, COMMON_SHARE * total)
+    if not present:
+        return []
+    if df[present[0]] > common:  # all common: the least common one may still rank
+        return present[:1] if df[present[0]] <= MAX_MATCH_DOCS else []
+    chosen: list[str] = []
+    reach = 0
+    for w in present:
+        if df[w] > common or reach + df[w] > MAX_MATCH_DOCS:
+            break
+        chosen.append(w)
+        reach += df[w]
+    # The caller's order (FTS5 does not care; traces read better).
+    return [w for w in words if w in chosen]
 
 
 # -- rows → Hindsight shapes ----------------------------------------------------------------------
@@ -223,11 +208,13 @@ class RetainItem:
 
 
 class LocalStore:
-    def __init__(self, ledger: Ledger, embedder: Embedder) -> None:
+    def __init__(self, ledger: Ledger, embedder: Embedder, *, ann_threshold: int = 20_000) -> None:
         self.ledger = ledger
         self.embedder = embedder
+        self.ann_threshold = ann_threshold
         self._indexes: dict[str, BankIndex] = {}
         self._index_lock = asyncio.Lock()
+        self._terms = TermStats()
         self._tasks: set[asyncio.Task[None]] = set()
 
     # -- banks ----------------------------------------------------------------------------
@@ -608,7 +595,7 @@ class LocalStore:
                 return [r[0] for r in rows], b"".join(r[1] for r in rows)
 
             ids, blob = await self.ledger.read(load)
-            index = BankIndex(dim, name)
+            index = BankIndex(dim, name, ann_threshold=self.ann_threshold)
             if ids:
                 index.add(ids, np.frombuffer(blob, dtype=np.float32).reshape(len(ids), dim))
             self._indexes[bank] = index
@@ -626,7 +613,12 @@ class LocalStore:
         pool = BUDGET_POOL.get(request.get("budget") or "mid", 300)
         max_tokens = int(request.get("max_tokens") or 4096)
         index = await self._index(bank)
-        qvec = await asyncio.to_thread(self.embedder.query, query) if query.strip() and "semantic" in arms else None
+        # The query is embedded while the keyword arm runs (it does not need the vector).
+        embedding = (
+            asyncio.ensure_future(asyncio.to_thread(self.embedder.query, query))
+            if query.strip() and "semantic" in arms
+            else None
+        )
         words = query_terms(query) if "keyword" in arms else []
         fts: str | None = None
 
@@ -634,7 +626,7 @@ class LocalStore:
             nonlocal fts
             if not words:
                 return []
-            fts = match_query(selective_terms(db, words))
+            fts = match_query(selective_terms(db, words, self._terms))
             if fts is None:
                 return []
             # Rank in the index first (FTS5 keeps only the best ``limit``), then filter by bank and
@@ -647,33 +639,59 @@ class LocalStore:
             ).fetchall()
             return [(r[0], -float(r[1])) for r in rows[:limit]]
 
-        def rows_of(db: sqlite3.Connection, ids: list[str]) -> dict[str, sqlite3.Row]:
-            out: dict[str, sqlite3.Row] = {}
+        def filter_rows(db: sqlite3.Connection, ids: list[str]) -> set[str]:
+            """The candidates the status, ``types`` and tag filters admit."""
+            kept: set[str] = set()
             for i in range(0, len(ids), 500):
                 chunk = ids[i : i + 500]
                 marks = ",".join("?" * len(chunk))
-                for r in db.execute(f"SELECT {RECALL_COLUMNS} FROM store_units WHERE id IN ({marks})", chunk):  # noqa: S608
-                    out[r["id"]] = r
-            return out
+                sql = f"SELECT id, fact_type, tags, state FROM store_units WHERE id IN ({marks})"  # noqa: S608
+                for r in db.execute(sql, chunk):
+                    if r["state"] != "valid" or (types and r["fact_type"] not in types):
+                        continue
+                    if predicate is None or predicate(frozenset(json.loads(r["tags"]))):
+                        kept.add(r["id"])
+            return kept
 
-        def admitted(r: sqlite3.Row) -> bool:
-            if r["state"] != "valid" or (types and r["fact_type"] not in types):
-                return False
-            return predicate is None or predicate(frozenset(json.loads(r["tags"])))
+        def fetch_until_budget(db: sqlite3.Connection, ranked: list[str]) -> tuple[list[sqlite3.Row], int]:
+            """Rows in rank order until ``max_tokens`` is spent (at least one): only what is
+            returned is read."""
+            out: list[sqlite3.Row] = []
+            used, start, step = 0, 0, 32
+            while start < len(ranked):
+                chunk = ranked[start : start + step]
+                marks = ",".join("?" * len(chunk))
+                sql = f"SELECT {RECALL_COLUMNS} FROM store_units WHERE id IN ({marks})"  # noqa: S608
+                found = {r["id"]: r for r in db.execute(sql, chunk)}
+                for memory_id in chunk:
+                    r = found.get(memory_id)
+                    if r is None or r["state"] != "valid":  # gone or archived since it was ranked
+                        continue
+                    cost = token_estimate(r["text"])
+                    if out and used + cost > max_tokens:
+                        return out, used
+                    used += cost
+                    out.append(r)
+                start, step = start + step, step * 2
+            return out, used
 
-        async def nothing() -> list[tuple[str, float]]:
-            return []
+        async def semantic_arm(limit: int) -> list[tuple[str, float]]:
+            if embedding is None:
+                return []
+            return await asyncio.to_thread(index.search, await embedding, limit)
 
         limit = pool
         for _ in range(4):  # widen the pools when the filters leave too few
             # The two retrievers run at once (numpy and SQLite both release the GIL).
             semantic, lexical = await asyncio.gather(
-                asyncio.to_thread(index.search, qvec, limit) if qvec is not None else nothing(),
+                semantic_arm(limit),
                 self.ledger.read(partial(keyword, limit=limit)),
             )
             candidates = list(dict.fromkeys([*(i for i, _ in semantic), *(i for i, _ in lexical)]))
-            rows: dict[str, sqlite3.Row] = await self.ledger.read(partial(rows_of, ids=candidates))
-            kept = {i for i in candidates if i in rows and admitted(rows[i])}
+            if types or predicate is not None:
+                kept = await self.ledger.read(partial(filter_rows, ids=candidates))
+            else:  # both retrievers hold only this bank's valid memories: nothing to look up
+                kept = set(candidates)
             exhausted = len(semantic) < limit and len(lexical) < limit
             if len(kept) >= min(pool, 50) or exhausted:
                 break
@@ -685,14 +703,12 @@ class LocalStore:
             for rank, memory_id in enumerate(ranking):
                 fused[memory_id] = fused.get(memory_id, 0.0) + 1.0 / (RRF_K + rank + 1)
         top_lex = max(lex.values(), default=0.0) or 1.0
+        chosen, used = await self.ledger.read(
+            partial(fetch_until_budget, ranked=sorted(fused, key=lambda i: -fused[i]))
+        )
         results: list[dict[str, Any]] = []
-        used = 0
-        for memory_id in sorted(fused, key=lambda i: -fused[i]):
-            r = rows[memory_id]
-            cost = token_estimate(r["text"])
-            if results and used + cost > max_tokens:
-                break
-            used += cost
+        for r in chosen:
+            memory_id = r["id"]
             results.append(
                 {
                     "id": memory_id,
@@ -722,6 +738,7 @@ class LocalStore:
             trace = {
                 "engine": "memwarden-local",
                 "embedder": self.embedder.name,
+                "vector_index": index.kind,
                 "fts_query": fts,
                 "semantic_candidates": len(semantic),
                 "keyword_candidates": len(lexical),

@@ -377,3 +377,42 @@ async def test_a_full_disk_is_a_clear_error_and_writes_nothing(tmp_path: Path) -
             assert stats["nodes_by_fact_type"] == {"world": 1}  # the failed batch left nothing behind
     finally:
         ledger.close()
+
+
+def test_past_the_ann_threshold_recall_uses_the_graph_and_keeps_its_answers(tmp_path: Path) -> None:
+    """A bank past ``local.ann_threshold`` gets an HNSW graph in the background; recall answers
+    what exact search answered, archived memories stay out, and a restart rebuilds the graph."""
+    facts = [f"Service svc-{i} listens on port {9000 + i} in the search namespace." for i in range(600)]
+
+    def graph_ready(http: httpx.Client) -> bool:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            r = http.post("/v1/default/banks/big/memories/recall", json={"query": "port", "trace": True})
+            if r.json()["trace"]["vector_index"] == "hnsw":
+                return True
+            time.sleep(0.1)
+        return False
+
+    def top(http: httpx.Client, query: str) -> str:
+        return recall_texts(http, "big", query=query, max_tokens=200)[0]
+
+    settings = local_settings(tmp_path, governance="off", ann_threshold=500)
+    with running_warden(settings) as url, httpx.Client(base_url=url, timeout=60) as http:
+        for i in range(0, len(facts), 200):
+            r = http.post(
+                "/v1/default/banks/big/memories", json={"items": [{"content": f} for f in facts[i : i + 200]]}
+            )
+            assert r.status_code == 200, r.text
+        assert graph_ready(http)
+        assert top(http, "Which port does svc-417 listen on?") == facts[417]
+        listed = http.get("/v1/default/banks/big/memories/list", params={"q": "svc-417 ", "limit": 5}).json()
+        target = next(m for m in listed["items"] if m["text"] == facts[417])
+        r = http.patch(f"/v1/default/banks/big/memories/{target['id']}", json={"state": "invalidated"})
+        assert r.status_code == 200, r.text
+        assert facts[417] not in recall_texts(http, "big", query="Which port does svc-417 listen on?")
+        r = http.post("/v1/default/banks/big/memories", json={"items": [{"content": "Dave moved to Lisbon in May."}]})
+        assert top(http, "Where did Dave move?") == "Dave moved to Lisbon in May."
+    with running_warden(settings) as url, httpx.Client(base_url=url, timeout=60) as http:
+        assert graph_ready(http)
+        assert top(http, "Which port does svc-233 listen on?") == facts[233]
+        assert facts[417] not in recall_texts(http, "big", query="Which port does svc-417 listen on?")

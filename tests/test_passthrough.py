@@ -139,7 +139,7 @@ async def _forwarded_unchanged(client: httpx.AsyncClient, probe: UpstreamProbe, 
         ("GET", "/v1/default/banks/b1/memories/list"),
     ],
 )
-async def test_routes_not_yet_governed_forward_unchanged(
+async def test_requests_with_nothing_to_govern_forward_unchanged(
     warden: httpx.AsyncClient, probe: UpstreamProbe, method: str, path: str
 ) -> None:
     await _forwarded_unchanged(warden, probe, method, path)
@@ -181,11 +181,11 @@ async def test_oversized_body_is_refused_before_reaching_the_backend(probe: Upst
         update={"server": make_settings("http://x").server.model_copy(update={"max_body_bytes": 1000})}
     )
     async with backend, asgi_warden(settings, backend) as warden:
-        r = await warden.post("/v1/default/banks/b/memories/recall", content=b"x" * 1001)
+        r = await warden.post("/v1/default/banks/b/reflect", content=b"x" * 1001)
         assert r.status_code == 413
         assert "limit of 1000" in r.json()["detail"] or "limit 1000" in r.json()["detail"]
         assert probe.requests == []
-        ok = await warden.post("/v1/default/banks/b/memories/recall", content=b"x" * 1000)
+        ok = await warden.post("/v1/default/banks/b/reflect", content=b"x" * 1000)
         assert ok.status_code == 200
 
 

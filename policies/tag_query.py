@@ -1,0 +1,144 @@
+"""Tag filters on the read path that find both spellings, ``key:value`` and ``key=value``.
+
+Old data says ``topic=infra``, new data ``topic:infra`` (memwarden canonicalizes on write); a
+search in either spelling must find both, with the exact semantics of every ``tags_match`` mode
+(``store/tagfilter.py`` states them). A tag's spellings are the tag as written plus its key and
+value joined by ``:`` and by ``=`` (split at the first of either; a tag without one, or with an
+empty key or value, has one spelling). The rewrite, per mode, over tags ``t1..tn`` with spelling
+sets ``S(ti)``:
+
+* ``any`` / ``any_strict``: the union of every ``S(ti)``, same mode — a memory holds one of the
+  tags in some spelling exactly when it holds one of the union.
+* ``all_strict``: an AND of ORs, ``{"and": [{"tags": S(ti), "match": "any_strict"}, ...]}``.
+* ``all``: the same, OR-ed with "untagged" (``{"tags": [], "match": "exact"}``), which ``all``
+  admits.
+* ``exact``: the memory's tag set equals the query's up to spelling — an OR of ``exact`` leaves,
+  one per choice of a non-empty subset of ``S(ti)`` for every tag (a memory may carry both
+  spellings of one tag). That is 3^n leaves for n two-spelling tags; past :data:`MAX_EXACT_LEAVES`
+  the query is refused rather than silently narrowed.
+
+Top-level ``tags`` in an all-mode or ``exact`` become a ``tag_groups`` entry (Hindsight's
+``tag_groups`` list is AND-ed, and ``tags`` and ``tag_groups`` are mutually exclusive, so a
+request carrying both is left for the backend to refuse). Leaves inside ``tag_groups`` are
+rewritten the same way, keeping their other keys (``resolve``). Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+ANY_MODES = ("any", "any_strict")
+MAX_EXACT_LEAVES = 81  # four two-spelling tags
+_SPLIT = re.compile(r"^([^:=]*)[:=](.*)$", re.S)
+
+
+class TagQueryError(ValueError):
+    """A tag filter that cannot be normalized (the message says why, for a 400)."""
+
+
+def spellings(tag: str) -> list[str]:
+    """The tag as written first, then its ``key:value`` and ``key=value`` forms."""
+    match = _SPLIT.match(tag)
+    if not match or not match.group(1).strip() or not match.group(2).strip():
+        return [tag]
+    key, value = match.groups()
+    return list(dict.fromkeys([tag, f"{key}:{value}", f"{key}={value}"]))
+
+
+def _varies(tags: Sequence[str]) -> bool:
+    return any(len(spellings(t)) > 1 for t in tags)
+
+
+def _union(tags: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(s for t in tags for s in spellings(t)))
+
+
+def _subsets(options: list[str]) -> list[list[str]]:
+    return [list(c) for r in range(1, len(options) + 1) for c in itertools.combinations(options, r)]
+
+
+def rewrite_leaf(tags: Sequence[str], mode: str, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One ``{tags, match}`` filter as a group node matching every spelling. ``extra`` (e.g.
+    ``resolve``) is carried onto each generated leaf."""
+    more = dict(extra or {})
+    tags = list(dict.fromkeys(tags))
+    if not _varies(tags) or (mode != "exact" and not tags):
+        return {"tags": tags, "match": mode, **more}
+    if mode in ANY_MODES:
+        return {"tags": _union(tags), "match": mode, **more}
+    if mode in ("all", "all_strict"):
+        every = {"and": [{"tags": spellings(t), "match": "any_strict", **more} for t in tags]}
+        if mode == "all_strict":
+            return every
+        return {"or": [{"tags": [], "match": "exact", **more}, every]}
+    if mode == "exact":
+        choices = [_subsets(spellings(t)) for t in tags]
+        count = 1
+        for c in choices:
+            count *= len(c)
+        if count > MAX_EXACT_LEAVES:
+            raise TagQueryError(
+                f"tags_match 'exact' over {len(tags)} key:value tags needs {count} alternatives to cover both"
+                f" spellings (at most {MAX_EXACT_LEAVES}); use fewer tags or one spelling in the data"
+            )
+        leaves = [
+            {"tags": list(dict.fromkeys(s for part in combo for s in part)), "match": "exact", **more}
+            for combo in itertools.product(*choices)
+        ]
+        return {"or": leaves}
+    raise TagQueryError(f"tags_match must be one of any, all, any_strict, all_strict, exact, got {mode!r}")
+
+
+def _rewrite_group(node: Any) -> Any:
+    if not isinstance(node, dict):
+        return node  # the backend answers a malformed group
+    if "tags" in node and isinstance(node["tags"], list) and all(isinstance(t, str) for t in node["tags"]):
+        extra = {k: v for k, v in node.items() if k not in ("tags", "match")}
+        return rewrite_leaf(node["tags"], str(node.get("match", "any_strict")), extra)
+    for key in ("and", "or"):
+        if key in node and isinstance(node[key], list):
+            return {**node, key: [_rewrite_group(c) for c in node[key]]}
+    if "not" in node:
+        return {**node, "not": _rewrite_group(node["not"])}
+    return node
+
+
+def normalize_request(request: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+    """A recall body whose tag filters match both spellings, and whether anything changed.
+
+    Raises :class:`TagQueryError` when an ``exact`` filter is too wide to rewrite."""
+    out = dict(request)
+    tags, groups = request.get("tags"), request.get("tag_groups")
+    if tags and groups:
+        return out, False  # mutually exclusive: the backend's 400
+    if isinstance(tags, list) and all(isinstance(t, str) for t in tags) and _varies(tags):
+        mode = request.get("tags_match") or "any"
+        if mode in ANY_MODES:
+            out["tags"] = _union(tags)
+        elif isinstance(mode, str):
+            out.pop("tags")
+            out.pop("tags_match", None)
+            out["tag_groups"] = [rewrite_leaf(tags, mode)]
+    if isinstance(groups, list):
+        out["tag_groups"] = [_rewrite_group(g) for g in groups]
+    return out, out != dict(request)
+
+
+def list_filters(tags: Sequence[str], mode: str) -> list[tuple[list[str], str]]:
+    """For routes that take only ``tags`` + ``tags_match`` (``GET .../memories/list``): the
+    queries whose union is the normalized filter. One query for the any-modes (the union of
+    spellings); for the others, one per choice of spellings (fanned out, merged by id)."""
+    tags = list(dict.fromkeys(tags))
+    if not _varies(tags):
+        return [(tags, mode)]
+    if mode in ANY_MODES:
+        return [(_union(tags), mode)]
+    node = rewrite_leaf(tags, mode)
+    if mode == "exact":
+        return [(leaf["tags"], "exact") for leaf in node["or"]]
+    # all / all_strict: every memory holding each tag in some spelling holds one choice of single
+    # spellings (and may hold more): the all-mode query per choice, unioned, is the same set.
+    return [(list(choice), mode) for choice in itertools.product(*(spellings(t) for t in tags))]

@@ -1,0 +1,267 @@
+"""The read path (SPEC §5): tag filters that find both spellings, and status on the way back.
+
+``POST .../memories/recall``:
+
+1. The body's ``tags``/``tag_groups`` are rewritten so that ``key:value`` and ``key=value`` both
+   match, with each ``tags_match`` mode's exact semantics (``policies/tag_query.py``). An
+   ``exact`` filter too wide to rewrite is a 400; a body that is not a JSON object goes to the
+   backend as sent, which answers it in its own words.
+2. The backend's results are checked against the ledger: a memory whose document holds only
+   memories memwarden archived or superseded never comes back (a superseded memory stays in the
+   backend when its document is the client's; review-held items never reached it). Documents the
+   ledger does not know — written around memwarden — pass.
+3. ``X-Warden-Tags: normalized`` says the filter was rewritten, ``X-Warden-Excluded: n`` how many
+   results were withheld; with ``trace: true`` the trace gains a ``warden`` object saying both.
+
+``GET .../memories/list`` with ``tags`` gets the same spellings: the any-modes as one query over the
+union, the others fanned out (one query per choice of spellings) and merged by id.
+
+With ``governance.mode = "off"`` for the bank, both pass through untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+import structlog
+from starlette.types import Receive, Scope, Send
+
+from backends.base import BackendUnavailable
+from policies.tag_query import TagQueryError, list_filters, normalize_request, spellings
+from proxy.asgi import BodyError, ClientGone, parse_json, read_body, replay, send_json
+from proxy.middleware import note_backend_status
+from proxy.passthrough import forward, request_headers
+from proxy.state import AppState
+
+log = structlog.get_logger("memwarden.recall")
+PASSED_HEADERS_DROPPED = (b"content-length", b"transfer-encoding", b"connection", b"content-encoding")
+# GET .../memories/list fanned out: how many rows one spelling may contribute, at most.
+FAN_OUT_PAGE = 1000
+
+
+def withheld_documents(db: sqlite3.Connection, bank: str, document_ids: Sequence[str]) -> set[str]:
+    """Of ``document_ids``, those holding a memory memwarden archived, superseded or rejected and
+    none that is active (or on its way there)."""
+    if not document_ids:
+        return set()
+    out: set[str] = set()
+    ids = list(dict.fromkeys(document_ids))
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        sql = (
+            "SELECT document_id, SUM(status IN ('archived', 'superseded', 'rejected')) AS gone,"  # noqa: S608
+            " SUM(status IN ('active', 'pending')) AS live FROM memories"
+            f" WHERE bank = ? AND document_id IN ({marks}) GROUP BY document_id"
+        )
+        for row in db.execute(sql, (bank, *chunk)):
+            if row["gone"] and not row["live"]:
+                out.add(row["document_id"])
+    return out
+
+
+async def _backend_json(state: AppState, scope: Scope, method: str, target: str, body: bytes | None) -> Any:
+    """Send one request to the backend with the client's headers; (status, headers, body bytes)."""
+    headers, _ = request_headers(scope)
+    headers = [(k, v) for k, v in headers if k.lower() not in ("content-length", "accept-encoding")]
+    headers.append(("accept-encoding", "identity"))
+    upstream = await state.backend.send_raw(method, target, headers, body or b"")
+    try:
+        answer = b"".join([chunk async for chunk in upstream.aiter_raw()])
+    finally:
+        await upstream.aclose()
+    passed = [(k, v) for k, v in upstream.raw_headers if k.lower() not in PASSED_HEADERS_DROPPED]
+    return upstream.status_code, passed, answer
+
+
+async def _send_raw(send: Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*headers, (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def _target(scope: Scope, query: Sequence[tuple[str, str]] | None = None) -> str:
+    path: bytes = scope.get("raw_path") or scope["path"].encode()
+    if query is None:
+        qs: bytes = scope.get("query_string", b"")
+        return path.decode("latin-1") + (f"?{qs.decode('latin-1')}" if qs else "")
+    return path.decode("latin-1") + (f"?{urlencode(query)}" if query else "")
+
+
+async def governed_recall(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    bank: str = scope["path_params"]["bank_id"]
+    if state.settings.governance.mode_for(bank) == "off":
+        await forward(state.backend, scope, receive, send, retries=state.read_retries)
+        return
+    try:
+        raw = await read_body(receive)
+    except ClientGone:
+        note_backend_status(scope, "client_gone")
+        return
+    try:
+        payload = parse_json(raw)
+    except BodyError as exc:
+        await send_json(send, 422, {"detail": exc.detail})
+        return
+    if not isinstance(payload, dict):
+        await forward(state.backend, scope, replay(raw), send, retries=state.read_retries)
+        return
+    try:
+        body, normalized = normalize_request(payload)
+    except TagQueryError as exc:
+        await send_json(send, 400, {"detail": str(exc)})
+        return
+    try:
+        status, headers, answer = await _backend_json(
+            state, scope, "POST", _target(scope), json.dumps(body, ensure_ascii=False).encode() if normalized else raw
+        )
+    except BackendUnavailable as exc:
+        note_backend_status(scope, "unreachable")
+        await send_json(send, 502, {"detail": f"Backend unavailable: {exc}"})
+        return
+    note_backend_status(scope, status)
+    try:
+        result = json.loads(answer) if status == 200 else None
+    except ValueError:
+        result = None
+    if not isinstance(result, dict) or not isinstance(result.get("results"), list):
+        await _send_raw(send, status, headers, answer)
+        return
+    results: list[Any] = result["results"]
+    documents = [r["document_id"] for r in results if isinstance(r, dict) and isinstance(r.get("document_id"), str)]
+    withheld = await state.ledger.read(lambda db: withheld_documents(db, bank, documents)) if documents else set()
+    if withheld:
+        result["results"] = [r for r in results if not (isinstance(r, dict) and r.get("document_id") in withheld)]
+    excluded = len(results) - len(result["results"])
+    if isinstance(result.get("trace"), dict):
+        result["trace"]["warden"] = {
+            "tags_normalized": normalized,
+            "sent_tag_filter": {k: body[k] for k in ("tags", "tags_match", "tag_groups") if k in body},
+            "excluded_by_status": excluded,
+        }
+    extra = [(b"x-warden-excluded", str(excluded).encode())]
+    if normalized:
+        extra.append((b"x-warden-tags", b"normalized"))
+    kept = [(k, v) for k, v in headers if k.lower() != b"content-type"]
+    await send_json(send, 200, result, headers=[*kept, *extra])
+
+
+async def governed_list(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    """``GET .../memories/list``: tag filters in both spellings (fanned out where needed)."""
+    bank: str = scope["path_params"]["bank_id"]
+    query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    tags = [v for k, v in query if k == "tags"]
+    mode = next((v for k, v in query if k == "tags_match"), "any")
+    if state.settings.governance.mode_for(bank) == "off" or not tags:
+        await forward(state.backend, scope, receive, send, retries=state.read_retries)
+        return
+    try:
+        filters = list_filters(tags, mode)
+    except TagQueryError as exc:
+        await send_json(send, 400, {"detail": str(exc)})
+        return
+    rest = [(k, v) for k, v in query if k not in ("tags", "tags_match", "limit", "offset")]
+    if len(filters) == 1:
+        only_tags, only_mode = filters[0]
+        if only_tags == tags:
+            await forward(state.backend, scope, receive, send, retries=state.read_retries)
+            return
+        fixed = [*rest, *(("tags", t) for t in only_tags), ("tags_match", only_mode)]
+        fixed += [(k, v) for k, v in query if k in ("limit", "offset")]
+        await _relay(state, scope, send, _target(scope, fixed), [(b"x-warden-tags", b"normalized")])
+        return
+    # Fan out: each spelling choice read whole (up to FAN_OUT_PAGE rows), merged by id, then paged.
+    try:
+        limit = int(next((v for k, v in query if k == "limit"), "100"))
+        offset = int(next((v for k, v in query if k == "offset"), "0"))
+    except ValueError:
+        await forward(state.backend, scope, receive, send, retries=state.read_retries)  # the backend's 422
+        return
+    merged: dict[str, Any] = {}
+    truncated = False
+    try:
+        for ftags, fmode in filters:
+            sub = [*rest, *(("tags", t) for t in ftags), ("tags_match", fmode), ("limit", str(FAN_OUT_PAGE))]
+            status, headers, answer = await _backend_json(state, scope, "GET", _target(scope, sub), None)
+            if status != 200:
+                await _send_raw(send, status, headers, answer)
+                return
+            page = json.loads(answer)
+            truncated |= int(page.get("total") or 0) > FAN_OUT_PAGE
+            for item in page.get("items") or []:
+                merged.setdefault(str(item.get("id")), item)
+    except BackendUnavailable as exc:
+        await send_json(send, 502, {"detail": f"Backend unavailable: {exc}"})
+        return
+    except (ValueError, AttributeError):
+        await send_json(send, 502, {"detail": "Backend answered a memory list that is not JSON"})
+        return
+    items = sorted(merged.values(), key=lambda m: str(m.get("date") or m.get("mentioned_at") or ""), reverse=True)
+    extra = [(b"x-warden-tags", b"normalized; fanned-out")]
+    if truncated:
+        extra.append((b"x-warden-truncated", str(FAN_OUT_PAGE).encode()))
+    body = {"items": items[offset : offset + limit], "total": len(items), "limit": limit, "offset": offset}
+    await send_json(send, 200, body, headers=extra)
+
+
+async def _relay(state: AppState, scope: Scope, send: Send, target: str, extra: list[tuple[bytes, bytes]]) -> None:
+    try:
+        status, headers, answer = await _backend_json(state, scope, scope["method"], target, None)
+    except BackendUnavailable as exc:
+        await send_json(send, 502, {"detail": f"Backend unavailable: {exc}"})
+        return
+    note_backend_status(scope, status)
+    await _send_raw(send, status, [*headers, *extra], answer)
+
+
+async def governed_tags(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    """``GET .../tags?q=``: a ``key:value`` pattern also finds ``key=value`` tags (and back);
+    both spellings are listed as stored, merged and paged here."""
+    bank: str = scope["path_params"]["bank_id"]
+    query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    q = next((v for k, v in query if k == "q"), "")
+    patterns = spellings(q) if q else [q]
+    if state.settings.governance.mode_for(bank) == "off" or len(patterns) == 1:
+        await forward(state.backend, scope, receive, send, retries=state.read_retries)
+        return
+    try:
+        limit = int(next((v for k, v in query if k == "limit"), "100"))
+        offset = int(next((v for k, v in query if k == "offset"), "0"))
+    except ValueError:
+        await forward(state.backend, scope, receive, send, retries=state.read_retries)  # the backend's 422
+        return
+    rest = [(k, v) for k, v in query if k not in ("q", "limit", "offset")]
+    merged: dict[str, Any] = {}
+    truncated = False
+    try:
+        for pattern in patterns:
+            sub = [*rest, ("q", pattern), ("limit", str(FAN_OUT_PAGE))]
+            status, headers, answer = await _backend_json(state, scope, "GET", _target(scope, sub), None)
+            if status != 200:
+                await _send_raw(send, status, headers, answer)
+                return
+            page = json.loads(answer)
+            truncated |= int(page.get("total") or 0) > FAN_OUT_PAGE
+            for item in page.get("items") or []:
+                merged.setdefault(str(item.get("tag")), item)
+    except BackendUnavailable as exc:
+        await send_json(send, 502, {"detail": f"Backend unavailable: {exc}"})
+        return
+    except (ValueError, AttributeError):
+        await send_json(send, 502, {"detail": "Backend answered a tag list that is not the expected JSON"})
+        return
+    items = [merged[t] for t in sorted(merged)]
+    extra = [(b"x-warden-tags", b"normalized; fanned-out")]
+    if truncated:
+        extra.append((b"x-warden-truncated", str(FAN_OUT_PAGE).encode()))
+    body = {"items": items[offset : offset + limit], "total": len(items), "limit": limit, "offset": offset}
+    await send_json(send, 200, body, headers=extra)

@@ -1,0 +1,189 @@
+"""One bank's vectors in memory: exact search over a float32 matrix, and an HNSW graph beside it
+once the bank is large.
+
+The matrix is the truth. It is built from the stored BLOBs on first use, appended to as memories
+arrive, and a removed memory's row is masked, never moved — so a row number names one vector for
+the life of the index. Exact search (one matrix-vector product) costs ~1 ms per 10,000 memories
+here and is always right; past ``ann_threshold`` live rows an HNSW graph (voyager) is built in a
+background thread from a snapshot of the matrix and from then on answers for the rows it covers
+(~2 ms at 100,000, recall@10 ≈ 0.998 measured on this machine). Rows added after the snapshot
+(the *tail*) are searched exactly and merged in, so a memory is findable by meaning the moment it
+is stored — a node inserted into a built graph can end up unreachable when its neighbours are near
+duplicates of one another; once the tail passes a tenth of the graph, a new graph is built and
+swapped in. Until the first graph is ready, or when a search wants more neighbours than a graph
+answers well, exact search serves. Nothing of the graph is persisted: it is rebuilt on start.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import structlog
+import voyager
+
+from store.embedder import Vector
+
+log = structlog.get_logger("memwarden.store")
+# Searches wanting more neighbours than this go to the matrix: a graph walk that wide costs more
+# than the product, and its recall drops.
+ANN_MAX_K = 2000
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 128
+
+
+class BankIndex:
+    """One bank's vectors: a growable float32 matrix (removed rows masked, not moved) and, past
+    ``ann_threshold`` live rows, an HNSW graph over the same row numbers."""
+
+    def __init__(self, dim: int, embedder: str, *, ann_threshold: int = 0) -> None:
+        self.dim = dim
+        self.embedder = embedder
+        self.ann_threshold = ann_threshold
+        self.ids: list[str] = []
+        self.row: dict[str, int] = {}
+        self._matrix = np.zeros((0, dim), dtype=np.float32)
+        self._alive = np.zeros(0, dtype=bool)
+        self.size = 0
+        self.lock = threading.Lock()
+        self._ann: Any = None  # voyager.Index over rows [0, _covered), dead rows marked deleted
+        self._covered = 0
+        self._building = False
+
+    @property
+    def live(self) -> int:
+        return len(self.row)
+
+    @property
+    def covered(self) -> int:
+        """Rows the current graph covers (0 without one)."""
+        return self._covered
+
+    @property
+    def kind(self) -> str:
+        """``hnsw`` once the graph answers searches, else ``exact``."""
+        return "hnsw" if self._ann is not None else "exact"
+
+    def add(self, ids: Sequence[str], vectors: Vector) -> None:
+        with self.lock:
+            start, need = self.size, self.size + len(ids)
+            if need > len(self._matrix):
+                cap = max(need, 2 * len(self._matrix), 1024)
+                grown = np.zeros((cap, self.dim), dtype=np.float32)
+                grown[:start] = self._matrix[:start]
+                alive = np.zeros(cap, dtype=bool)
+                alive[:start] = self._alive[:start]
+                self._matrix, self._alive = grown, alive
+            dead = []
+            for i, memory_id in enumerate(ids):
+                old = self.row.get(memory_id)
+                if old is not None:
+                    self._alive[old] = False
+                    dead.append(old)
+                self.row[memory_id] = start + i
+            self._matrix[start:need] = vectors
+            self._alive[start:need] = True
+            self.ids.extend(ids)
+            self.size = need
+            self._delete(dead)
+        self._maybe_build()
+
+    def remove(self, ids: Iterable[str]) -> None:
+        with self.lock:
+            dead = []
+            for memory_id in ids:
+                row = self.row.pop(memory_id, None)
+                if row is not None:
+                    self._alive[row] = False
+                    dead.append(row)
+            self._delete(dead)
+
+    def _delete(self, rows: Iterable[int]) -> None:
+        if self._ann is not None:
+            for row in rows:
+                if row < self._covered:
+                    self._ann.mark_deleted(int(row))
+
+    def search(self, query: Vector, k: int) -> list[tuple[str, float]]:
+        with self.lock:
+            if not self.live:
+                return []
+            k = min(k, self.live)
+            if self._ann is not None and k <= ANN_MAX_K:
+                covered = self._covered
+                live_covered = int(np.count_nonzero(self._alive[:covered]))
+                try:
+                    if not live_covered:
+                        raise voyager.RecallError("every row the graph covers was removed")
+                    rows, distances = self._ann.query(query, k=min(k, live_covered), query_ef=max(k, 64))
+                except voyager.RecallError:  # fewer than k reachable (many deletions): the matrix answers
+                    pass
+                else:
+                    # Inner-product space: distance = 1 - similarity. The tail is searched exactly.
+                    found = dict(zip(rows.tolist(), (1.0 - distances).tolist(), strict=True))
+                    found.update(self._exact(query, k, covered))
+                    best = sorted(found, key=lambda r: -found[r])[:k]
+                    return [(self.ids[r], found[r]) for r in best]
+            return [(self.ids[r], s) for r, s in self._exact(query, k, 0).items()]
+
+    def _exact(self, query: Vector, k: int, start: int) -> dict[int, float]:
+        """The best ``k`` live rows from ``start`` on, best first: {row: similarity}."""
+        if start >= self.size:
+            return {}
+        scores = self._matrix[start : self.size] @ query
+        scores = np.where(self._alive[start : self.size], scores, -np.inf)
+        n = len(scores)
+        top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
+        top = top[np.argsort(-scores[top])]
+        return {start + int(i): float(scores[i]) for i in top if np.isfinite(scores[i])}
+
+    # -- the graph ------------------------------------------------------------------------------
+
+    def _maybe_build(self) -> None:
+        with self.lock:
+            if not self.ann_threshold or self._building or self.live < self.ann_threshold:
+                return
+            if self._ann is not None and self.size - self._covered <= self._covered // 10:
+                return  # the tail is still small
+            self._building = True
+            snapshot, upto = self._matrix, self.size  # rows below ``upto`` never change
+        threading.Thread(target=self._build, args=(snapshot, upto), name="memwarden-hnsw", daemon=True).start()
+
+    def _build(self, snapshot: Vector, upto: int) -> None:
+        try:
+            graph = voyager.Index(
+                voyager.Space.InnerProduct,
+                num_dimensions=self.dim,
+                M=HNSW_M,
+                ef_construction=HNSW_EF_CONSTRUCTION,
+                max_elements=max(upto, 1024),
+            )
+            # Leave a core to the server while building.
+            graph.add_items(snapshot[:upto], ids=np.arange(upto), num_threads=max(1, (os.cpu_count() or 2) - 1))
+            with self.lock:  # rows removed meanwhile; rows added meanwhile are the tail
+                for row in np.flatnonzero(~self._alive[:upto]).tolist():
+                    graph.mark_deleted(row)
+                self._ann, self._covered = graph, upto
+            log.info("store.hnsw_ready", embedder=self.embedder, rows=upto, live=self.live)
+        except Exception:  # the matrix keeps serving; the next add tries again
+            log.exception("store.hnsw_failed", embedder=self.embedder, rows=upto)
+        finally:
+            with self.lock:
+                self._building = False
+
+    def wait_ready(self, timeout: float) -> bool:
+        """For tests and benchmarks: block until the graph is built (True) or ``timeout`` passes."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                if self._ann is not None:
+                    return True
+                if not self._building and (not self.ann_threshold or self.live < self.ann_threshold):
+                    return False
+            time.sleep(0.05)
+        return self._ann is not None

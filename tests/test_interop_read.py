@@ -1,0 +1,167 @@
+"""The read path against the real Hindsight 1.1.0: a bank holding old ``topic=x`` and new
+``topic:x`` data is searched through memwarden in either spelling, and for every ``tags_match``
+mode the result is the set the same query finds on the same data written in one spelling; archived
+and superseded memories never come back."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import make_settings, running_warden
+
+pytestmark = [pytest.mark.interop]
+
+MODES = ("any", "all", "any_strict", "all_strict", "exact")
+# Each item says who it is before the colon; the same items in mixed spellings and in one.
+MIXED = [
+    ("A", ["topic:infra", "user:alice"]),
+    ("B", ["topic=infra"]),
+    ("C", ["user=alice", "topic=infra"]),
+    ("D", []),
+    ("E", ["topic:research"]),
+    ("F", ["urgent", "user:alice"]),
+    ("G", ["topic=infra", "user:alice"]),
+    ("H", ["topic=infra", "topic:infra"]),
+]
+QUERIES = [["topic:infra"], ["topic=infra", "user:alice"], ["user=alice"], ["urgent", "user=alice"]]
+
+
+def colon(tag: str) -> str:
+    return tag.replace("=", ":", 1)
+
+
+def items(one_spelling: bool) -> list[dict[str, Any]]:
+    return [
+        {
+            "content": f"{who}: deploy note {who} for the search cluster.",
+            "tags": list(dict.fromkeys(colon(t) for t in tags)) if one_spelling else tags,
+            "document_id": f"doc-{who}",
+        }
+        for who, tags in MIXED
+    ]
+
+
+@pytest.fixture(scope="module")
+def banks(hindsight_url: str) -> Iterator[tuple[str, str]]:
+    """Two banks written straight to Hindsight (around memwarden, as old data was)."""
+    mixed, reference = f"mixed-{uuid.uuid4().hex[:8]}", f"ref-{uuid.uuid4().hex[:8]}"
+    with httpx.Client(base_url=hindsight_url, timeout=120) as http:
+        for bank, one in ((mixed, False), (reference, True)):
+            http.post(f"/v1/default/banks/{bank}/memories", json={"items": items(one)}).raise_for_status()
+        yield mixed, reference
+        for bank in (mixed, reference):
+            http.delete(f"/v1/default/banks/{bank}")
+
+
+@pytest.fixture(scope="module")
+def warden(hindsight_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    settings = make_settings(hindsight_url, data_dir=tmp_path_factory.mktemp("read"))
+    with running_warden(settings) as url:
+        yield url
+
+
+def recall(base: str, bank: str, **filters: Any) -> set[str]:
+    body = {"query": "deploy note search cluster", "types": ["world"], "budget": "high", **filters}
+    r = httpx.post(f"{base}/v1/default/banks/{bank}/memories/recall", json=body, timeout=120)
+    assert r.status_code == 200, r.text
+    return {x["text"].split(":")[0] for x in r.json()["results"]}
+
+
+def listed(base: str, bank: str, tags: list[str], mode: str) -> set[str]:
+    r = httpx.get(
+        f"{base}/v1/default/banks/{bank}/memories/list",
+        params=[("type", "world"), *(("tags", t) for t in tags), ("tags_match", mode)],
+        timeout=120,
+    )
+    assert r.status_code == 200, r.text
+    page = r.json()
+    assert page["total"] == len(page["items"])
+    return {x["text"].split(":")[0] for x in page["items"]}
+
+
+def test_recall_in_either_spelling_finds_both_with_each_modes_semantics(
+    hindsight_url: str, warden: str, banks: tuple[str, str]
+) -> None:
+    mixed, reference = banks
+    assert recall(hindsight_url, reference) == {who for who, _ in MIXED}  # every item is there to find
+    for tags in QUERIES:
+        for mode in MODES:
+            expected = recall(hindsight_url, reference, tags=[colon(t) for t in tags], tags_match=mode)
+            for spelled in (tags, [colon(t) for t in tags], [t.replace(":", "=", 1) for t in tags]):
+                got = recall(warden, mixed, tags=spelled, tags_match=mode)
+                assert got == expected, (spelled, mode)
+    # Not vacuous: directly, one spelling misses the other's data; through memwarden it does not.
+    assert recall(hindsight_url, mixed, tags=["topic:infra"], tags_match="any_strict") == {"A", "H"}
+    assert recall(warden, mixed, tags=["topic:infra"], tags_match="any_strict") == {"A", "B", "C", "G", "H"}
+    assert recall(warden, mixed, tags=["topic:infra", "user:alice"], tags_match="exact") == {"A", "C", "G"}
+
+
+def test_tag_groups_leaves_find_both_spellings(hindsight_url: str, warden: str, banks: tuple[str, str]) -> None:
+    mixed, reference = banks
+    groups = [{"or": [{"tags": ["user=alice"], "match": "all_strict"}, {"not": {"tags": ["topic:infra"]}}]}]
+    expected = recall(
+        hindsight_url,
+        reference,
+        tag_groups=[{"or": [{"tags": ["user:alice"], "match": "all_strict"}, {"not": {"tags": ["topic:infra"]}}]}],
+    )
+    assert recall(warden, mixed, tag_groups=groups) == expected
+    assert expected == {"A", "C", "D", "E", "F", "G"}
+
+
+def test_memory_list_and_tags_find_both_spellings(hindsight_url: str, warden: str, banks: tuple[str, str]) -> None:
+    mixed, reference = banks
+    for tags in QUERIES:
+        for mode in MODES:
+            expected = listed(hindsight_url, reference, [colon(t) for t in tags], mode)
+            assert listed(warden, mixed, tags, mode) == expected, (tags, mode)
+    r = httpx.get(f"{warden}/v1/default/banks/{mixed}/tags", params={"q": "topic:*"}, timeout=60)
+    assert r.status_code == 200
+    assert {x["tag"] for x in r.json()["items"]} == {"topic:infra", "topic=infra", "topic:research"}
+    assert r.headers["x-warden-tags"].startswith("normalized")
+
+
+def test_superseded_and_archived_memories_never_come_back(hindsight_url: str, tmp_path: Path) -> None:
+    bank = f"status-{uuid.uuid4().hex[:8]}"
+    settings = make_settings(hindsight_url, data_dir=tmp_path)
+    with running_warden(settings) as url, httpx.Client(base_url=url, timeout=120) as http:
+        p = f"/v1/default/banks/{bank}/memories"
+        # The client names the documents, so a superseded one stays in Hindsight.
+        for n, what in enumerate(("search relevance tuning", "billing export rewrite")):
+            r = http.post(
+                p, json={"items": [{"content": f"active_context: working on {what}", "document_id": f"ctx-{n}"}]}
+            )
+            assert r.status_code == 200, r.text
+            assert r.json()["items_count"] == 1
+        direct = httpx.post(
+            f"{hindsight_url}{p}/recall", json={"query": "active_context working on", "budget": "high"}, timeout=120
+        )
+        assert {x["document_id"] for x in direct.json()["results"]} == {"ctx-0", "ctx-1"}
+        r = http.post(f"{p}/recall", json={"query": "active_context working on", "budget": "high", "trace": True})
+        assert r.status_code == 200
+        assert {x["document_id"] for x in r.json()["results"]} == {"ctx-1"}
+        assert int(r.headers["x-warden-excluded"]) >= 1
+        assert r.json()["trace"]["warden"]["excluded_by_status"] >= 1
+        http.delete(f"/v1/default/banks/{bank}", headers={"x-warden-confirm": bank})
+
+
+def test_recall_refuses_a_filter_too_wide_to_rewrite(warden: str, banks: tuple[str, str]) -> None:
+    mixed, _ = banks
+    tags = [f"k{i}:v" for i in range(5)]
+    r = httpx.post(
+        f"{warden}/v1/default/banks/{mixed}/memories/recall",
+        json={"query": "x", "tags": tags, "tags_match": "exact"},
+        timeout=60,
+    )
+    assert r.status_code == 400
+    assert "exact" in r.json()["detail"]
+    # Malformed bodies get the same answers as before.
+    r = httpx.post(f"{warden}/v1/default/banks/{mixed}/memories/recall", content=b"{nope", timeout=60)
+    assert r.status_code == 422
+    r = httpx.post(f"{warden}/v1/default/banks/{mixed}/memories/recall", json=[1, 2], timeout=60)
+    assert r.status_code == 422

@@ -1,0 +1,137 @@
+"""Tag filters on the read path: a query in either spelling finds data in both, with the exact
+semantics of every ``tags_match`` mode (checked against ``store.tagfilter``, which implements
+Hindsight's)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from policies.tag_query import (
+    MAX_EXACT_LEAVES,
+    TagQueryError,
+    list_filters,
+    normalize_request,
+    rewrite_leaf,
+    spellings,
+)
+from store import tagfilter
+
+MODES = ["any", "all", "any_strict", "all_strict", "exact"]
+KEYS = ["topic", "user", "stage"]
+VALUES = ["infra", "alice", "decision"]
+
+
+def colon(tag: str) -> str:
+    return tag.replace("=", ":", 1) if "=" in tag and (":" not in tag or tag.index("=") < tag.index(":")) else tag
+
+
+def test_spellings() -> None:
+    assert spellings("topic:infra") == ["topic:infra", "topic=infra"]
+    assert spellings("topic=infra") == ["topic=infra", "topic:infra"]
+    assert spellings("url:http://x") == ["url:http://x", "url=http://x"]
+    assert spellings("user:*") == ["user:*", "user=*"]
+    for plain in ("urgent", ":x", "x:", "", "中文标签"):
+        assert spellings(plain) == [plain]
+    assert spellings("项目:搜索") == ["项目:搜索", "项目=搜索"]
+
+
+tag = st.builds(lambda k, v, sep: f"{k}{sep}{v}", st.sampled_from(KEYS), st.sampled_from(VALUES), st.sampled_from(":="))
+plain = st.sampled_from(["urgent", "draft"])
+memory_tags = st.frozensets(st.one_of(tag, plain), max_size=4)
+query_tags = st.lists(st.one_of(tag, plain), max_size=3)
+
+
+def matches(body: dict[str, Any], have: frozenset[str]) -> bool:
+    pred = tagfilter.build(body.get("tags"), body.get("tags_match", "any"), body.get("tag_groups"))
+    return pred is None or pred(have)
+
+
+@settings(max_examples=600, deadline=None)
+@given(memories=st.lists(memory_tags, min_size=1, max_size=12), tags=query_tags, mode=st.sampled_from(MODES))
+def test_a_query_in_either_spelling_finds_what_one_spelling_would(
+    memories: list[frozenset[str]], tags: list[str], mode: str
+) -> None:
+    """For every mode: the rewritten query over mixed-spelling data selects exactly the memories
+    that the query selects once data and query are written in one spelling."""
+    body, _ = normalize_request({"query": "q", "tags": tags, "tags_match": mode})
+    reference = {"query": "q", "tags": [colon(t) for t in tags], "tags_match": mode}
+    for have in memories:
+        assert matches(body, have) == matches(reference, frozenset(colon(t) for t in have)), (body, have)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    memories=st.lists(memory_tags, min_size=1, max_size=10),
+    first=query_tags,
+    second=query_tags,
+    m1=st.sampled_from(MODES),
+    m2=st.sampled_from(MODES),
+    negate=st.booleans(),
+)
+def test_tag_groups_leaves_are_rewritten_at_every_depth(
+    memories: list[frozenset[str]], first: list[str], second: list[str], m1: str, m2: str, negate: bool
+) -> None:
+    inner: dict[str, Any] = {"or": [{"tags": first, "match": m1}, {"tags": second, "match": m2}]}
+    groups = [{"not": inner} if negate else inner, {"tags": first, "match": m2}]
+    body, _ = normalize_request({"query": "q", "tag_groups": groups})
+
+    def canon(node: Any) -> Any:
+        if "tags" in node:
+            return {**node, "tags": [colon(t) for t in node["tags"]]}
+        key = next(k for k in ("and", "or", "not") if k in node)
+        return {key: canon(node[key])} if key == "not" else {key: [canon(c) for c in node[key]]}
+
+    reference = {"query": "q", "tag_groups": [canon(g) for g in groups]}
+    for have in memories:
+        assert matches(body, have) == matches(reference, frozenset(colon(t) for t in have))
+
+
+@settings(max_examples=300, deadline=None)
+@given(memories=st.lists(memory_tags, min_size=1, max_size=12), tags=query_tags, mode=st.sampled_from(MODES))
+def test_list_fan_out_is_the_same_set(memories: list[frozenset[str]], tags: list[str], mode: str) -> None:
+    """``GET .../memories/list`` takes only tags + tags_match: the union of the fanned-out queries
+    is the normalized filter."""
+    queries = list_filters(tags, mode)
+    reference = {"query": "q", "tags": [colon(t) for t in tags], "tags_match": mode}
+    for have in memories:
+        found = any(matches({"tags": t, "tags_match": m}, have) for t, m in queries)
+        assert found == matches(reference, frozenset(colon(t) for t in have))
+
+
+def test_what_the_rewrite_looks_like() -> None:
+    body, changed = normalize_request({"query": "q", "tags": ["topic=infra", "urgent"], "tags_match": "any_strict"})
+    assert changed
+    assert body["tags"] == ["topic=infra", "topic:infra", "urgent"]
+    body, _ = normalize_request({"query": "q", "tags": ["topic:infra", "user:alice"], "tags_match": "all_strict"})
+    assert "tags" not in body
+    assert "tags_match" not in body
+    assert body["tag_groups"] == [
+        {
+            "and": [
+                {"tags": ["topic:infra", "topic=infra"], "match": "any_strict"},
+                {"tags": ["user:alice", "user=alice"], "match": "any_strict"},
+            ]
+        }
+    ]
+    # Nothing to do: the body is untouched.
+    assert normalize_request({"query": "q", "tags": ["urgent"], "tags_match": "all"}) == (
+        {"query": "q", "tags": ["urgent"], "tags_match": "all"},
+        False,
+    )
+    # Both tags and tag_groups: the backend's 400, not ours to fix.
+    both = {"query": "q", "tags": ["topic:x"], "tag_groups": [{"tags": ["topic:x"]}]}
+    assert normalize_request(both) == (both, False)
+    # A leaf keeps its other keys.
+    body, _ = normalize_request({"query": "q", "tag_groups": [{"tags": ["topic:x"], "resolve": "fuzzy"}]})
+    assert body["tag_groups"] == [{"tags": ["topic:x", "topic=x"], "match": "any_strict", "resolve": "fuzzy"}]
+
+
+def test_an_exact_filter_too_wide_to_rewrite_is_refused() -> None:
+    four = [f"k{i}:v" for i in range(4)]
+    assert len(rewrite_leaf(four, "exact")["or"]) == MAX_EXACT_LEAVES
+    with pytest.raises(TagQueryError, match="exact"):
+        normalize_request({"query": "q", "tags": [*four, "k9:v"], "tags_match": "exact"})

@@ -1,0 +1,127 @@
+"""The in-memory vector index: exact search, and the HNSW graph built past a size."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from store.vectors import BankIndex
+
+DIM = 64
+
+
+def unit(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=-1, keepdims=True)).astype(np.float32)
+
+
+def vectors(n: int, seed: int = 0) -> np.ndarray:
+    return unit(np.random.default_rng(seed).normal(size=(n, DIM)))
+
+
+def ids(n: int, prefix: str = "m") -> list[str]:
+    return [f"{prefix}{i}" for i in range(n)]
+
+
+def exact_top(index: BankIndex, query: np.ndarray, k: int) -> list[str]:
+    threshold, index.ann_threshold = index.ann_threshold, 0
+    ann, index._ann = index._ann, None
+    try:
+        return [i for i, _ in index.search(query, k)]
+    finally:
+        index._ann, index.ann_threshold = ann, threshold
+
+
+def test_below_the_threshold_search_is_exact() -> None:
+    index = BankIndex(DIM, "test", ann_threshold=1000)
+    data = vectors(500)
+    index.add(ids(500), data)
+    assert index.kind == "exact"
+    assert not index.wait_ready(0.2)
+    found = index.search(data[42], 5)
+    assert found[0][0] == "m42"
+    assert abs(found[0][1] - 1.0) < 1e-5
+    assert [s for _, s in found] == sorted((s for _, s in found), reverse=True)
+
+
+def test_past_the_threshold_a_graph_answers_like_exact_search() -> None:
+    index = BankIndex(DIM, "test", ann_threshold=2000)
+    data = vectors(3000)
+    index.add(ids(3000), data)
+    assert index.wait_ready(60)
+    assert index.kind == "hnsw"
+    queries = unit(data[:50] + np.random.default_rng(1).normal(scale=0.3, size=(50, DIM)))
+    overlap = [
+        len({i for i, _ in index.search(q, 10)} & set(exact_top(index, q, 10))) / 10 for q in queries.astype(np.float32)
+    ]
+    assert np.mean(overlap) >= 0.95
+    # Similarities, not distances: a stored vector finds itself at ~1.0.
+    top = index.search(data[7], 3)
+    assert top[0][0] == "m7"
+    assert abs(top[0][1] - 1.0) < 1e-4
+
+
+def test_the_graph_follows_adds_removals_and_replacements() -> None:
+    index = BankIndex(DIM, "test", ann_threshold=1000)
+    data = vectors(1200)
+    index.add(ids(1200), data)
+    assert index.wait_ready(60)
+
+    index.remove(["m5"])
+    assert "m5" not in {i for i, _ in index.search(data[5], 20)}
+
+    fresh = vectors(10, seed=9)
+    index.add(ids(10, "new"), fresh)
+    assert index.search(fresh[3], 1)[0][0] == "new3"
+
+    # A memory re-added with another vector: found by the new one, never twice.
+    index.add(["m9"], fresh[4:5])
+    found = [i for i, _ in index.search(fresh[4], 5)]
+    assert found[0] in {"m9", "new4"}
+    assert found.count("m9") == 1
+    assert index.live == 1200 - 1 + 10
+
+    # Asking for more than there is returns what there is.
+    assert len(index.search(data[0], 5000)) == index.live
+
+
+def test_rows_that_arrive_or_go_during_the_build_are_not_lost() -> None:
+    index = BankIndex(DIM, "test", ann_threshold=4000)
+    data = vectors(4000)
+    index.add(ids(4000), data)  # the build starts in the background
+    late = vectors(50, seed=5)
+    index.add(ids(50, "late"), late)
+    index.remove(["m100", "m200"])
+    assert index.wait_ready(60)
+    assert index.kind == "hnsw"
+    assert index.search(late[17], 1)[0][0] == "late17"
+    assert "m100" not in {i for i, _ in index.search(data[100], 20)}
+    assert "m200" not in {i for i, _ in index.search(data[200], 20)}
+
+
+def test_a_growing_tail_gets_a_new_graph() -> None:
+    index = BankIndex(DIM, "test", ann_threshold=1000)
+    index.add(ids(1000), vectors(1000))
+    assert index.wait_ready(60)
+    assert index.covered == 1000
+    index.add(ids(50, "a"), vectors(50, seed=2))  # a twentieth: searched exactly, no rebuild
+    time.sleep(0.3)
+    assert index.covered == 1000
+    more = vectors(100, seed=3)
+    index.add(ids(100, "b"), more)  # past a tenth: a new graph covering everything
+    deadline = time.monotonic() + 60
+    while index.covered < 1150 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert index.covered == 1150
+    assert index.search(more[42], 1)[0][0] == "b42"
+
+
+def test_removing_everything_the_graph_covers_falls_back_to_the_matrix() -> None:
+    index = BankIndex(DIM, "test", ann_threshold=1000)
+    index.add(ids(1000), vectors(1000))
+    assert index.wait_ready(60)
+    tail = vectors(5, seed=4)
+    index.add(ids(5, "t"), tail)
+    index.remove(ids(1000))
+    assert next(i for i, _ in index.search(tail[2], 10)) == "t2"
+    assert len(index.search(tail[2], 10)) == 5
