@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -476,3 +477,238 @@ def store_reembed(bank: str, url: str) -> None:
         f"bank {bank}: {body['reembedded']} memories re-embedded with {body['embedder']}"
         f" (was {body['previous_embedder'] or 'none'})"
     )
+
+
+def _call(method: str, url: str, path: str, **kwargs: Any) -> Any:
+    """One request to a running memwarden; its JSON answer, or a one-line error."""
+    import httpx
+
+    try:
+        r = httpx.request(method, f"{url.rstrip('/')}{path}", timeout=120, **kwargs)
+    except httpx.HTTPError as exc:
+        raise click.ClickException(f"cannot reach memwarden at {url}: {exc}") from None
+    try:
+        body = r.json()
+    except ValueError:
+        raise click.ClickException(f"memwarden answered {r.status_code}: {r.text[:200]}") from None
+    if r.status_code != 200:
+        detail = body.get("detail", body) if isinstance(body, dict) else body
+        raise click.ClickException(f"{r.status_code}: {detail if isinstance(detail, str) else json.dumps(detail)}")
+    return body
+
+
+URL_OPTION = click.option("--url", default="http://127.0.0.1:8890", show_default=True, help="The running memwarden.")
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="JSON instead of text.")
+
+
+def _score(part: dict[str, Any] | None) -> str:
+    if not part or part.get("score") is None:
+        return "-"
+    rank = f" #{part['rank']}" if part.get("rank") else ""
+    return f"{part['score']:.3g}{rank}"
+
+
+def _explain_text(account: dict[str, Any], limit: int) -> str:
+    lines = [f"explain {account['query']!r} in bank {account['bank_id']} (backend {account['backend']})"]
+    tags = account["tag_filter"]
+    if tags["sent"]:
+        lines.append(f"tag filter: {json.dumps(tags['sent'], ensure_ascii=False)}")
+        if tags["normalized"]:
+            lines.append(f"  expanded to both spellings: {json.dumps(tags['expanded'], ensure_ascii=False)}")
+    if account.get("embedder"):
+        lines.append(f"embedder {account['embedder']}; query vector head {account['query_vector_head']}")
+    if account.get("note"):
+        lines.append(account["note"])
+    if account.get("fts_query") is not None or account.get("arms"):
+        lines.append(f"full-text query: {account.get('fts_query') or '(none: every term too common)'}")
+    if account.get("arms"):
+        arms = account["arms"]
+        lines.append(f"candidates: vector {arms['semantic']}, full text {arms['keyword']}; {account.get('fusion', '')}")
+    summary = account["summary"]
+    excluded = ", ".join(f"{k} {v}" for k, v in summary["excluded"].items()) or "none"
+    lines.append(f"{summary['candidates']} candidates: {summary['returned']} returned; excluded: {excluded}")
+    lines.append("")
+    lines.append(f"{'outcome':<9} {'fused':>7} {'semantic':>12} {'keyword':>12}  text / reason")
+    for c in account["candidates"][:limit]:
+        fused = f"{c['fused']:.4f}" if c.get("fused") is not None else "-"
+        text = (c.get("text") or "").replace("\n", " ")
+        text = text if len(text) <= 70 else text[:69] + "…"
+        lines.append(
+            f"{c['outcome']:<9} {fused:>7} {_score(c.get('semantic')):>12} {_score(c.get('keyword')):>12}  {text}"
+        )
+        if c.get("reason"):
+            lines.append(f"{'':<9} {'':>7} {'':>12} {'':>12}  ↳ {c['reason']}")
+    if len(account["candidates"]) > limit:
+        lines.append(f"… {len(account['candidates']) - limit} more (--limit, or --json for all)")
+    return "\n".join(lines)
+
+
+@main.command("explain")
+@click.argument("bank")
+@click.argument("query")
+@click.option("--tag", "tags", multiple=True, help="A tag filter value (repeatable), either spelling.")
+@click.option(
+    "--tags-match",
+    type=click.Choice(["any", "all", "any_strict", "all_strict", "exact"]),
+    default="any",
+    show_default=True,
+)
+@click.option(
+    "--type", "types", multiple=True, help="Only these fact types (repeatable): world, experience, observation."
+)
+@click.option("--budget", type=click.Choice(["low", "mid", "high"]), default="mid", show_default=True)
+@click.option("--max-tokens", type=click.IntRange(1), default=4096, show_default=True)
+@click.option("--limit", type=click.IntRange(1), default=20, show_default=True, help="Candidates to print.")
+@click.option("--url", default="http://127.0.0.1:8890", show_default=True, help="The running memwarden.")
+@click.option("--json", "as_json", is_flag=True, help="The whole account as JSON.")
+def explain_command(
+    bank: str,
+    query: str,
+    tags: tuple[str, ...],
+    tags_match: str,
+    types: tuple[str, ...],
+    budget: str,
+    max_tokens: int,
+    limit: int,
+    url: str,
+    as_json: bool,
+) -> None:
+    """Show why a recall returns what it returns: the tag filter as expanded, the query vector's
+    head, each retriever's candidates with their scores, and every exclusion with its reason.
+
+    \b
+    Examples:
+        memwarden explain team-a "which port does search use" --tag topic=infra
+        memwarden explain team-a "部署" --tag user:alice --tags-match all_strict --json
+    """
+    body: dict[str, Any] = {"query": query, "budget": budget, "max_tokens": max_tokens}
+    if tags:
+        body["tags"], body["tags_match"] = list(tags), tags_match
+    if types:
+        body["types"] = list(types)
+    account = _call("POST", url, f"/warden/v1/banks/{bank}/explain", json=body)
+    click.echo(json.dumps(account, ensure_ascii=False, indent=2) if as_json else _explain_text(account, limit))
+
+
+@main.group("memories")
+def memories_group() -> None:
+    """The ledger's memories: list, show, archive, restore, feedback."""
+
+
+def _memory_line(m: dict[str, Any]) -> str:
+    labels = f"{m.get('topic') or '-'}/{m.get('stage') or '-'}"
+    text = m["content"].replace("\n", " ")
+    return f"{m['id']}  {m['status']:<10} {labels:<22} {text[:80]}"
+
+
+@memories_group.command("list")
+@click.argument("bank")
+@click.option("--status", help="Comma-separated: active, review, archived, superseded, rejected, pending, failed.")
+@click.option("--topic")
+@click.option("--stage")
+@click.option(
+    "--tag", "tags", multiple=True, help="Either spelling, key:value or key=value (repeatable: all must hold)."
+)
+@click.option("--topic-key")
+@click.option("--text", "q", help="Substring of the content (case-insensitive).")
+@click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
+@click.option("--offset", type=click.IntRange(0), default=0)
+@URL_OPTION
+@JSON_OPTION
+def memories_list(
+    bank: str,
+    status: str | None,
+    topic: str | None,
+    stage: str | None,
+    tags: tuple[str, ...],
+    topic_key: str | None,
+    q: str | None,
+    limit: int,
+    offset: int,
+    url: str,
+    as_json: bool,
+) -> None:
+    """List BANK's memories as the ledger holds them, newest first.
+
+    \b
+    Example:
+        memwarden memories list team-a --status active --tag topic=infra
+    """
+    params: list[tuple[str, str | int]] = [("limit", limit), ("offset", offset)]
+    for key, value in (("status", status), ("topic", topic), ("stage", stage), ("topic_key", topic_key), ("q", q)):
+        if value:
+            params.append((key, value))
+    params += [("tag", t) for t in tags]
+    page = _call("GET", url, f"/warden/v1/banks/{bank}/memories", params=params)
+    if as_json:
+        click.echo(json.dumps(page, ensure_ascii=False, indent=2))
+        return
+    for m in page["items"]:
+        click.echo(_memory_line(m))
+    click.echo(f"{len(page['items'])} of {page['total']}")
+
+
+@memories_group.command("show")
+@click.argument("bank")
+@click.argument("memory_id")
+@URL_OPTION
+@JSON_OPTION
+def memories_show(bank: str, memory_id: str, url: str, as_json: bool) -> None:
+    """One memory with its event timeline."""
+    m = _call("GET", url, f"/warden/v1/banks/{bank}/memories/{memory_id}")
+    if as_json:
+        click.echo(json.dumps(m, ensure_ascii=False, indent=2))
+        return
+    click.echo(_memory_line(m))
+    click.echo(
+        f"tags {', '.join(m['tags']) or '-'}; topic key {m.get('topic_key') or '-'}; document {m.get('document_id')}"
+    )
+    click.echo(f"hits {m['hit_count']}; feedback {m['feedback']['score']:+d} ({m['feedback']['count']})")
+    for e in m["events"]:
+        why = f" — {e['reason']}" if e.get("reason") else ""
+        click.echo(f"  {e['ts']}  {e['action']:<12} {e['source']:<10}{why}")
+
+
+@memories_group.command("archive")
+@click.argument("bank")
+@click.argument("memory_id")
+@click.option("--reason", help="Why (kept in the audit log).")
+@URL_OPTION
+def memories_archive(bank: str, memory_id: str, reason: str | None, url: str) -> None:
+    """Take a memory out of the backend (recall stops returning it); the ledger keeps it."""
+    body = _call("POST", url, f"/warden/v1/banks/{bank}/memories/{memory_id}/archive", json={"reason": reason})
+    click.echo(f"{memory_id} archived ({len(body['backend']['invalidated'])} backend facts invalidated)")
+
+
+@memories_group.command("restore")
+@click.argument("bank")
+@click.argument("memory_id")
+@URL_OPTION
+def memories_restore(bank: str, memory_id: str, url: str) -> None:
+    """Put an archived memory back in the backend (re-created from the ledger if it is gone)."""
+    body = _call("POST", url, f"/warden/v1/banks/{bank}/memories/{memory_id}/restore")
+    how = (
+        "re-created"
+        if body["backend"].get("recreated")
+        else f"{len(body['backend']['revalidated'])} facts re-validated"
+    )
+    click.echo(f"{memory_id} restored ({how})")
+
+
+@memories_group.command("feedback")
+@click.argument("bank")
+@click.argument("memory_id")
+@click.argument("score", type=click.Choice(["up", "down", "+1", "-1"]))
+@click.option("--reason")
+@URL_OPTION
+def memories_feedback(bank: str, memory_id: str, score: str, reason: str | None, url: str) -> None:
+    """Record feedback on a memory: up (+1) or down (-1, or ``-- -1``). Audited.
+
+    \b
+    Example:
+        memwarden memories feedback team-a 3f2a9c… down --reason "outdated port"
+    """
+    value = 1 if score in ("up", "+1") else -1
+    path = f"/warden/v1/banks/{bank}/memories/{memory_id}/feedback"
+    _call("POST", url, path, json={"score": value, "reason": reason})
+    click.echo(f"{memory_id}: feedback {score} recorded")

@@ -21,9 +21,10 @@ from proxy.config_api import (
     show_snapshot,
 )
 from proxy.health import hindsight_health, warden_health
+from proxy.memories_api import archive_memory, list_ledger_memories, memory_detail, memory_feedback, restore_memory
 from proxy.other_writes import document_patch, files_retain, mcp
 from proxy.passthrough import forward
-from proxy.recall import governed_list, governed_recall, governed_tags
+from proxy.recall import explain, governed_list, governed_recall, governed_tags
 from proxy.retain import governed_retain
 from proxy.review_api import approve_review, list_review, reject_review
 from proxy.state import AppState
@@ -100,6 +101,30 @@ def build_routes() -> list[BaseRoute]:
             methods=["POST"],
         ),
         Route("/warden/v1/banks/{bank_id}/reembed", Endpoint("reembed", reembed), methods=["POST"]),
+        Route("/warden/v1/banks/{bank_id}/explain", Endpoint("explain", explain), methods=["POST"]),
+        Route(
+            "/warden/v1/banks/{bank_id}/memories", Endpoint("warden_memories", list_ledger_memories), methods=["GET"]
+        ),
+        Route(
+            "/warden/v1/banks/{bank_id}/memories/{memory_id}",
+            Endpoint("warden_memory", memory_detail),
+            methods=["GET"],
+        ),
+        Route(
+            "/warden/v1/banks/{bank_id}/memories/{memory_id}/archive",
+            Endpoint("archive_memory", archive_memory),
+            methods=["POST"],
+        ),
+        Route(
+            "/warden/v1/banks/{bank_id}/memories/{memory_id}/restore",
+            Endpoint("restore_memory", restore_memory),
+            methods=["POST"],
+        ),
+        Route(
+            "/warden/v1/banks/{bank_id}/memories/{memory_id}/feedback",
+            Endpoint("memory_feedback", memory_feedback),
+            methods=["POST"],
+        ),
         Route("/health", Endpoint("health", hindsight_health), methods=["GET"]),
         Route(f"{BANK}/memories", Endpoint("retain_memories", retain_memories), methods=["POST"]),
         Route(f"{BANK}/memories/recall", Endpoint("recall_memories", recall_memories), methods=["POST"]),

@@ -249,6 +249,7 @@ async def list_memories(store: LocalStore, request: Request) -> Any:
         "type": q.get("type"),
         "q": q.get("q"),
         "document_id": q.get("document_id"),
+        "state": q.get("state"),
         "limit": _int(request, "limit", 100, low=1, high=10_000),
         "offset": _int(request, "offset", 0, high=10**9),
         **_tag_params(request),
@@ -256,8 +257,9 @@ async def list_memories(store: LocalStore, request: Request) -> Any:
     return await store.list_units(request.path_params["bank_id"], params)
 
 
-async def recall(store: LocalStore, request: Request) -> Any:
-    req: RecallIn = _model(RecallIn, await _body(request))
+def recall_request(payload: Any) -> dict[str, Any]:
+    """A recall body validated as Hindsight validates it (StoreError 422 otherwise)."""
+    req: RecallIn = _model(RecallIn, payload)
     if len(req.query) > MAX_QUERY_CHARS:
         raise StoreError(
             422,
@@ -270,7 +272,11 @@ async def recall(store: LocalStore, request: Request) -> Any:
                 }
             ],
         )
-    return await store.recall(request.path_params["bank_id"], req.model_dump())
+    return req.model_dump()
+
+
+async def recall(store: LocalStore, request: Request) -> Any:
+    return await store.recall(request.path_params["bank_id"], recall_request(await _body(request)))
 
 
 async def memory(store: LocalStore, request: Request) -> Any:

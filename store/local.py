@@ -602,10 +602,17 @@ class LocalStore:
             return index
 
     async def recall(
-        self, bank: str, request: Mapping[str, Any], *, arms: tuple[str, ...] = ("semantic", "keyword")
+        self,
+        bank: str,
+        request: Mapping[str, Any],
+        *,
+        arms: tuple[str, ...] = ("semantic", "keyword"),
+        explain: bool = False,
     ) -> dict[str, Any]:
         """Hybrid recall. ``arms`` selects the retrievers (both by default; one alone for the
-        retrieval-quality benchmark)."""
+        retrieval-quality benchmark). With ``explain``, the answer also carries ``explain``: the
+        query vector's head, the full-text query, and every candidate either retriever produced
+        with its ranks and scores, returned or excluded and why."""
         await self.require_bank(bank)
         query: str = request["query"]
         types = request.get("types")
@@ -639,17 +646,24 @@ class LocalStore:
             ).fetchall()
             return [(r[0], -float(r[1])) for r in rows[:limit]]
 
+        excluded: dict[str, str] = {}
+
         def filter_rows(db: sqlite3.Connection, ids: list[str]) -> set[str]:
-            """The candidates the status, ``types`` and tag filters admit."""
+            """The candidates the status, ``types`` and tag filters admit (the others' reasons in
+            ``excluded``)."""
             kept: set[str] = set()
             for i in range(0, len(ids), 500):
                 chunk = ids[i : i + 500]
                 marks = ",".join("?" * len(chunk))
                 sql = f"SELECT id, fact_type, tags, state FROM store_units WHERE id IN ({marks})"  # noqa: S608
                 for r in db.execute(sql, chunk):
-                    if r["state"] != "valid" or (types and r["fact_type"] not in types):
-                        continue
-                    if predicate is None or predicate(frozenset(json.loads(r["tags"]))):
+                    if r["state"] != "valid":
+                        excluded[r["id"]] = f"status: {r['state']}"
+                    elif types and r["fact_type"] not in types:
+                        excluded[r["id"]] = f"type {r['fact_type']} not in types {list(types)}"
+                    elif predicate is not None and not predicate(frozenset(json.loads(r["tags"]))):
+                        excluded[r["id"]] = "tag filter"
+                    else:
                         kept.add(r["id"])
             return kept
 
@@ -688,7 +702,7 @@ class LocalStore:
                 self.ledger.read(partial(keyword, limit=limit)),
             )
             candidates = list(dict.fromkeys([*(i for i, _ in semantic), *(i for i, _ in lexical)]))
-            if types or predicate is not None:
+            if types or predicate is not None or explain:
                 kept = await self.ledger.read(partial(filter_rows, ids=candidates))
             else:  # both retrievers hold only this bank's valid memories: nothing to look up
                 kept = set(candidates)
@@ -748,13 +762,85 @@ class LocalStore:
                 "max_tokens": max_tokens,
                 "tokens_used": used,
             }
-        return {
+        answer: dict[str, Any] = {
             "results": results,
             "trace": trace,
             "entities": None,
             "chunks": None,
             "source_facts": None,
             "source_facts_truncated": None,
+        }
+        if explain:
+            answer["explain"] = await self._explain(
+                embedding, fts, semantic, lexical, fused, [r["id"] for r in chosen], excluded, max_tokens, used
+            )
+        return answer
+
+    async def _explain(
+        self,
+        embedding: asyncio.Future[Vector] | None,
+        fts: str | None,
+        semantic: list[tuple[str, float]],
+        lexical: list[tuple[str, float]],
+        fused: Mapping[str, float],
+        returned: list[str],
+        excluded: Mapping[str, str],
+        max_tokens: int,
+        used: int,
+    ) -> dict[str, Any]:
+        """The white-box account of one recall (SPEC §5), in the order the candidates ranked."""
+        head = [round(float(x), 5) for x in (await embedding)[:8]] if embedding is not None else None
+        sem_rank = {i: n for n, (i, _) in enumerate(semantic, 1)}
+        lex_rank = {i: n for n, (i, _) in enumerate(lexical, 1)}
+        sem, lex = dict(semantic), dict(lexical)
+        ids = list(dict.fromkeys([*sem, *lex]))
+        shown = set(returned)
+
+        def read(db: sqlite3.Connection) -> dict[str, sqlite3.Row]:
+            out: dict[str, sqlite3.Row] = {}
+            for i in range(0, len(ids), 500):
+                chunk = ids[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                sql = f"SELECT id, text, document_id, tags, fact_type FROM store_units WHERE id IN ({marks})"  # noqa: S608
+                out.update({r["id"]: r for r in db.execute(sql, chunk)})
+            return out
+
+        rows = await self.ledger.read(read)
+        order = sorted(ids, key=lambda i: (-fused.get(i, -1.0), sem_rank.get(i, 10**9), lex_rank.get(i, 10**9)))
+        candidates = []
+        for memory_id in order:
+            r = rows.get(memory_id)
+            if memory_id in shown:
+                outcome, reason = "returned", None
+            elif memory_id in excluded:
+                outcome, reason = "excluded", excluded[memory_id]
+            elif r is None:
+                outcome, reason = "excluded", "deleted since it was ranked"
+            else:
+                outcome, reason = "excluded", f"cut by the max_tokens budget ({used} of {max_tokens} tokens used)"
+            candidates.append(
+                {
+                    "id": memory_id,
+                    "text": r["text"] if r is not None else None,
+                    "document_id": r["document_id"] if r is not None else None,
+                    "tags": _loads(r["tags"], []) if r is not None else None,
+                    "type": r["fact_type"] if r is not None else None,
+                    "semantic": {"rank": sem_rank[memory_id], "score": sem[memory_id]} if memory_id in sem else None,
+                    "keyword": {"rank": lex_rank[memory_id], "score": lex[memory_id]} if memory_id in lex else None,
+                    "fused": fused.get(memory_id),
+                    "outcome": outcome,
+                    "reason": reason,
+                }
+            )
+        return {
+            "embedder": self.embedder.name,
+            "query_vector_head": head,
+            "fts_query": fts,
+            "arms": {"semantic": len(semantic), "keyword": len(lexical)},
+            "fusion": f"reciprocal rank fusion, k={RRF_K}",
+            "max_tokens": max_tokens,
+            "tokens_used": used,
+            "candidates": candidates,
         }
 
     # -- a change of embedder: a planned re-embed, never a mix -------------------------------
@@ -815,7 +901,10 @@ class LocalStore:
     async def list_units(self, bank: str, params: Mapping[str, Any]) -> dict[str, Any]:
         await self.require_bank(bank)
         limit, offset = int(params.get("limit", 100)), int(params.get("offset", 0))
-        where, args = ["bank_id = ?", "state = 'valid'"], [bank]
+        state = params.get("state") or "valid"
+        if state not in ("valid", "invalidated"):
+            raise StoreError(400, f"Invalid state '{state}': expected 'valid' or 'invalidated'.")
+        where, args = ["bank_id = ?", "state = ?"], [bank, state]
         if params.get("type"):
             where.append("fact_type = ?")
             args.append(params["type"])

@@ -165,3 +165,67 @@ def test_recall_refuses_a_filter_too_wide_to_rewrite(warden: str, banks: tuple[s
     assert r.status_code == 422
     r = httpx.post(f"{warden}/v1/default/banks/{mixed}/memories/recall", json=[1, 2], timeout=60)
     assert r.status_code == 422
+
+
+def test_explain_in_front_of_hindsight(hindsight_url: str, warden: str, banks: tuple[str, str]) -> None:
+    mixed, _ = banks
+    body = {"query": "deploy note search cluster", "types": ["world"], "budget": "high", "tags": ["topic=infra"]}
+    r = httpx.post(f"{warden}/warden/v1/banks/{mixed}/explain", json={**body, "tags_match": "any_strict"}, timeout=120)
+    assert r.status_code == 200, r.text
+    account = r.json()
+    assert account["backend"] == "hindsight"
+    assert account["tag_filter"]["expanded"] == {"tags": ["topic=infra", "topic:infra"], "tags_match": "any_strict"}
+    assert account["backend_trace"] is not None  # Hindsight's own account, passed on
+    returned = {c["text"].split(":")[0] for c in account["candidates"] if c["outcome"] == "returned"}
+    assert returned == recall(warden, mixed, tags=["topic=infra"], tags_match="any_strict") == {"A", "B", "C", "G", "H"}
+    r = httpx.post(f"{warden}/warden/v1/banks/nope-{mixed}/explain", json={"query": "x"}, timeout=60)
+    assert r.status_code == 404
+
+
+def test_archive_and_restore_on_hindsight(hindsight_url: str, tmp_path: Path) -> None:
+    bank = f"arch-{uuid.uuid4().hex[:8]}"
+    with (
+        running_warden(make_settings(hindsight_url, data_dir=tmp_path)) as url,
+        httpx.Client(base_url=url, timeout=120) as http,
+    ):
+        r = http.post(
+            f"/v1/default/banks/{bank}/memories",
+            json={
+                "items": [
+                    {"content": "Alice prefers dark roast coffee in the morning."},
+                    {"content": "The staging cluster has 3 nodes."},
+                ]
+            },
+        )
+        assert r.json()["items_count"] == 2
+        memory = http.get(f"/warden/v1/banks/{bank}/memories", params={"q": "coffee"}).json()["items"][0]
+
+        def direct_texts() -> set[str]:
+            found = httpx.post(
+                f"{hindsight_url}/v1/default/banks/{bank}/memories/recall",
+                json={"query": "coffee morning"},
+                timeout=120,
+            ).json()["results"]
+            return {x["document_id"] for x in found}
+
+        assert memory["document_id"] in direct_texts()
+        r = http.post(f"/warden/v1/banks/{bank}/memories/{memory['id']}/archive", json={"reason": "stale"})
+        assert r.status_code == 200, r.text
+        assert r.json()["backend"]["invalidated"]
+        # Out of Hindsight's own recall (invalidated there, not deleted), and out of memwarden's.
+        assert memory["document_id"] not in direct_texts()
+        via = http.post(f"/v1/default/banks/{bank}/memories/recall", json={"query": "coffee morning"}).json()["results"]
+        assert memory["document_id"] not in {x["document_id"] for x in via}
+        r = http.post(f"/warden/v1/banks/{bank}/memories/{memory['id']}/restore")
+        assert r.status_code == 200, r.text
+        assert r.json()["backend"]["revalidated"]
+        assert memory["document_id"] in direct_texts()
+
+        # Gone from Hindsight meanwhile: restore re-creates it from the ledger.
+        assert http.post(f"/warden/v1/banks/{bank}/memories/{memory['id']}/archive").status_code == 200
+        httpx.delete(f"{hindsight_url}/v1/default/banks/{bank}/documents/{memory['document_id']}", timeout=60)
+        r = http.post(f"/warden/v1/banks/{bank}/memories/{memory['id']}/restore")
+        assert r.status_code == 200, r.text
+        assert r.json()["backend"] == {"recreated": True}
+        assert memory["document_id"] in direct_texts()
+        http.delete(f"/v1/default/banks/{bank}", headers={"x-warden-confirm": bank})

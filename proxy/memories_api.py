@@ -1,0 +1,370 @@
+"""Memories as an operator sees them (SPEC §7): list and filter the ledger, one memory with its
+event timeline, archive and restore, feedback.
+
+* ``GET  /warden/v1/banks/{bank}/memories?status=&topic=&stage=&tag=&topic_key=&q=&limit=&offset=``
+* ``GET  /warden/v1/banks/{bank}/memories/{id}`` — the row, its audit events, its feedback score;
+* ``POST …/memories/{id}/archive`` ``{"reason": …}`` — out of the backend, kept in the ledger;
+* ``POST …/memories/{id}/restore`` — back in the backend;
+* ``POST …/memories/{id}/feedback`` ``{"score": 1 | -1, "reason": …}`` — stored and audited.
+
+Archive works on the memory's backend document: Hindsight keeps no link from a retained item to the
+facts it extracted, but every fact carries the item's document id (memwarden gives one to items
+that have none). Archiving invalidates the document's facts (``PATCH …/memories/{unit}``
+``state: invalidated`` — soft in Hindsight and in the self-hosted store alike), so recall stops
+returning them, and moves the ledger row to ``archived``. A memory sharing its document with other
+active memories is refused (409): invalidating the document would take them too. Restore
+re-validates those facts; when they are gone (the document was deleted since), it retains the
+memory again from the ledger, with its document id. A backend failure midway is undone where it
+can be and reported exactly; the ledger changes only once the backend has.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from starlette.types import Receive, Scope, Send
+
+from backends.base import BackendError, BackendRejected
+from policies.tag_query import spellings
+from proxy.asgi import BodyError, ClientGone, parse_json, read_body, send_json
+from proxy.ledger import AuditEvent, append_events
+from proxy.memories import transition
+from proxy.middleware import request_id_of
+from proxy.review_api import MEMORY_COLUMNS, memory_view
+from proxy.state import AppState
+
+STATUSES = ("pending", "active", "review", "rejected", "archived", "superseded", "failed")
+CURATABLE = ("world", "experience")  # Hindsight curates only these fact types
+UNIT_PAGE = 1000
+
+
+def _bad(loc: str, msg: str, value: Any) -> dict[str, Any]:
+    return {"detail": [{"type": "value_error", "loc": ["query", loc], "msg": msg, "input": value}]}
+
+
+async def list_ledger_memories(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    bank: str = scope["path_params"]["bank_id"]
+    from urllib.parse import parse_qsl
+
+    query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    one = dict(query)
+    where, args = ["bank = ?"], [bank]
+    statuses = [s for k, v in query if k == "status" for s in v.split(",") if s]
+    for s in statuses:
+        if s not in STATUSES:
+            await send_json(send, 422, _bad("status", f"must be one of {', '.join(STATUSES)}", s))
+            return
+    if statuses:
+        where.append(f"status IN ({','.join('?' * len(statuses))})")
+        args += statuses
+    for column in ("topic", "stage", "topic_key"):
+        if one.get(column):
+            where.append(f"{column} = ?")
+            args.append(one[column])
+    for tag in (v for k, v in query if k == "tag" and v):
+        forms = spellings(tag)
+        marks = ",".join("?" * len(forms))
+        where.append(f"EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value IN ({marks}))")  # noqa: S608
+        args += forms
+    if one.get("q"):
+        where.append("instr(lower(content), lower(?)) > 0")
+        args.append(one["q"])
+    try:
+        limit, offset = int(one.get("limit", "100")), int(one.get("offset", "0"))
+    except ValueError:
+        await send_json(send, 422, _bad("limit", "limit and offset must be integers", one.get("limit")))
+        return
+    if not 1 <= limit <= 1000 or offset < 0:
+        await send_json(send, 422, _bad("limit", "limit must be 1..1000 and offset ≥ 0", limit))
+        return
+    clause = " AND ".join(where)
+
+    def read(db: sqlite3.Connection) -> tuple[list[sqlite3.Row], int]:
+        rows = db.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause} ORDER BY created_at DESC, id LIMIT ? OFFSET ?",  # noqa: S608
+            (*args, limit, offset),
+        ).fetchall()
+        total = db.execute(f"SELECT count(*) FROM memories WHERE {clause}", args).fetchone()[0]  # noqa: S608
+        return rows, total
+
+    rows, total = await state.ledger.read(read)
+    await send_json(
+        send,
+        200,
+        {"bank_id": bank, "items": [memory_view(r) for r in rows], "total": total, "limit": limit, "offset": offset},
+    )
+
+
+def _row(db: sqlite3.Connection, bank: str, memory_id: str) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = db.execute(
+        f"SELECT {MEMORY_COLUMNS}, item, rule, reason FROM memories WHERE bank = ? AND id = ?",  # noqa: S608
+        (bank, memory_id),
+    ).fetchone()
+    return row
+
+
+async def _memory_or_404(state: AppState, bank: str, memory_id: str, send: Send) -> sqlite3.Row | None:
+    row = await state.ledger.read(lambda db: _row(db, bank, memory_id))
+    if row is None:
+        await send_json(send, 404, {"detail": f"Memory '{memory_id}' not found in bank '{bank}'"})
+    return row
+
+
+def _events(db: sqlite3.Connection, memory_id: str) -> list[dict[str, Any]]:
+    out = []
+    for e in db.execute(
+        "SELECT seq, id, ts, action, actor, source, rule, reason, before, after, request_id FROM audit_events"
+        " WHERE memory_id = ? ORDER BY seq",
+        (memory_id,),
+    ):
+        event = dict(e)
+        for key in ("before", "after"):
+            event[key] = json.loads(event[key]) if event[key] else None
+        out.append(event)
+    return out
+
+
+async def memory_detail(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
+    row = await _memory_or_404(state, bank, memory_id, send)
+    if row is None:
+        return
+    events = await state.ledger.read(lambda db: _events(db, memory_id))
+    view = memory_view(row) or {}
+    view.update(rule=row["rule"], reason=row["reason"], item=json.loads(row["item"] or "{}"))
+    feedback = [e["after"] for e in events if e["action"] == "feedback" and e["after"]]
+    view["feedback"] = {"score": sum(int(f.get("score", 0)) for f in feedback), "count": len(feedback)}
+    view["events"] = events
+    await send_json(send, 200, view)
+
+
+async def _body_object(receive: Receive, send: Send) -> dict[str, Any] | None:
+    try:
+        raw = await read_body(receive)
+    except ClientGone:
+        return None
+    if not raw.strip():
+        return {}
+    try:
+        payload = parse_json(raw)
+    except BodyError as exc:
+        await send_json(send, 422, {"detail": exc.detail})
+        return None
+    if not isinstance(payload, dict):
+        await send_json(
+            send, 422, {"detail": [{"type": "dict_type", "loc": ["body"], "msg": "Input should be an object"}]}
+        )
+        return None
+    reason = payload.get("reason")
+    if reason is not None and (not isinstance(reason, str) or len(reason) > 2000):
+        await send_json(
+            send,
+            422,
+            {
+                "detail": [
+                    {"type": "string_type", "loc": ["body", "reason"], "msg": "a string, at most 2000 characters"}
+                ]
+            },
+        )
+        return None
+    return payload
+
+
+async def _document_units(state: AppState, bank: str, document_id: str, which: str) -> list[dict[str, Any]]:
+    """The backend's curatable facts of one document, ``valid`` or ``invalidated`` ones (Hindsight
+    lists one state at a time)."""
+    page = await state.memory.list_memories(bank, {"document_id": document_id, "state": which, "limit": UNIT_PAGE})
+    items = page.get("items") if isinstance(page, dict) else None
+    return [u for u in items or [] if isinstance(u, dict) and u.get("fact_type", "world") in CURATABLE]
+
+
+class StateChangeFailed(Exception):
+    """The backend failed while switching facts; ``stuck`` lists those that could not be switched
+    back (empty: everything was undone)."""
+
+    def __init__(self, cause: BackendError, stuck: list[str]) -> None:
+        super().__init__(str(cause))
+        self.cause, self.stuck = cause, stuck
+
+    def detail(self, what: str, ledger: str) -> str:
+        left = f"; {len(self.stuck)} facts could not be switched back: {', '.join(self.stuck)}" if self.stuck else ""
+        return f"the backend did not {what} it ({self.cause}); {ledger}{left or ', nothing left half-done'}"
+
+
+async def _set_state(state: AppState, bank: str, units: list[dict[str, Any]], to: str, reason: str) -> list[str]:
+    """Move ``units`` to ``to``; on a failure, move the ones already done back and raise
+    :class:`StateChangeFailed` naming any that stayed."""
+    done: list[str] = []
+    back = "valid" if to == "invalidated" else "invalidated"
+    try:
+        for unit in units:
+            changes: dict[str, Any] = {"state": to}
+            if to == "invalidated":
+                changes["reason"] = reason
+            await state.memory.update_memory(bank, str(unit["id"]), changes)
+            done.append(str(unit["id"]))
+    except BackendError as exc:
+        stuck = []
+        for unit_id in done:
+            try:
+                await state.memory.update_memory(bank, unit_id, {"state": back})
+            except BackendError:
+                stuck.append(unit_id)
+        raise StateChangeFailed(exc, stuck) from exc
+    return done
+
+
+async def archive_memory(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
+    payload = await _body_object(receive, send)
+    if payload is None:
+        return
+    reason = payload.get("reason") or "archived by an operator"
+    async with state.bank_locks(bank):
+        row = await _memory_or_404(state, bank, memory_id, send)
+        if row is None:
+            return
+        if row["status"] != "active":
+            await send_json(
+                send, 409, {"detail": f"Memory '{memory_id}' is {row['status']}; only active memories can be archived"}
+            )
+            return
+        document_id = row["document_id"]
+        siblings = await state.ledger.read(
+            lambda db: db.execute(
+                "SELECT count(*) FROM memories WHERE bank = ? AND document_id = ? AND status = 'active' AND id != ?",
+                (bank, document_id, memory_id),
+            ).fetchone()[0]
+        )
+        if siblings:
+            await send_json(
+                send,
+                409,
+                {
+                    "detail": f"Memory '{memory_id}' shares document '{document_id}' with {siblings} other active"
+                    " memories; archiving it would take theirs too (archive them together with a plan)"
+                },
+            )
+            return
+        try:
+            units = await _document_units(state, bank, document_id, "valid") if document_id else []
+            done = await _set_state(state, bank, units, "invalidated", reason)
+        except StateChangeFailed as exc:
+            await send_json(send, 502, {"detail": exc.detail("archive", "the ledger still says active")})
+            return
+        except BackendError as exc:
+            await send_json(send, 502, {"detail": f"the backend did not archive it ({exc}); nothing changed"})
+            return
+        note = f"{len(done)} backend facts of document {document_id} invalidated"
+        await _record(state, scope, bank, memory_id, "active", "archived", "archive", f"{reason} ({note})")
+    await send_json(send, 200, {"id": memory_id, "status": "archived", "backend": {"invalidated": done}})
+
+
+async def restore_memory(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
+    payload = await _body_object(receive, send)
+    if payload is None:
+        return
+    async with state.bank_locks(bank):
+        row = await _memory_or_404(state, bank, memory_id, send)
+        if row is None:
+            return
+        if row["status"] != "archived":
+            await send_json(
+                send,
+                409,
+                {"detail": f"Memory '{memory_id}' is {row['status']}; only archived memories can be restored"},
+            )
+            return
+        document_id = row["document_id"]
+        try:
+            units = await _document_units(state, bank, document_id, "invalidated") if document_id else []
+            if units:
+                done = await _set_state(state, bank, units, "valid", "")
+                backend: dict[str, Any] = {"revalidated": done}
+            elif document_id and await _document_units(state, bank, document_id, "valid"):
+                backend = {"revalidated": []}  # already back (restored around memwarden)
+            else:  # the facts are gone: retain the memory again, as memwarden forwarded it
+                item = json.loads(row["item"] or "{}") or {"content": row["content"], "tags": json.loads(row["tags"])}
+                item.setdefault("document_id", document_id)
+                await state.memory.retain(bank, {"items": [item], "async": False})
+                backend = {"recreated": True}
+        except BackendRejected as exc:
+            await send_json(
+                send, 502, {"detail": f"the backend refused the restore ({exc}); the memory stays archived"}
+            )
+            return
+        except BackendError as exc:
+            await send_json(send, 502, {"detail": f"the backend did not restore it ({exc}); the memory stays archived"})
+            return
+        note = (
+            "re-created from the ledger"
+            if backend.get("recreated")
+            else f"{len(backend['revalidated'])} facts re-validated"
+        )
+        await _record(
+            state, scope, bank, memory_id, "archived", "active", "restore", str(payload.get("reason") or note)
+        )
+    await send_json(send, 200, {"id": memory_id, "status": "active", "backend": backend})
+
+
+async def _record(
+    state: AppState, scope: Scope, bank: str, memory_id: str, frm: str, to: str, action: str, reason: str
+) -> None:
+    request_id = request_id_of(scope)
+
+    def write(db: sqlite3.Connection) -> None:
+        event = transition(
+            db,
+            bank=bank,
+            memory_id=memory_id,
+            frm=frm,
+            to=to,
+            action=action,
+            source="operator",
+            request_id=request_id,
+            reason=reason,
+        )
+        append_events(db, [event])
+
+    await state.ledger.write(write)
+
+
+async def memory_feedback(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
+    payload = await _body_object(receive, send)
+    if payload is None:
+        return
+    score = payload.get("score")
+    if score not in (1, -1) or isinstance(score, bool):
+        await send_json(
+            send,
+            422,
+            {
+                "detail": [
+                    {
+                        "type": "literal_error",
+                        "loc": ["body", "score"],
+                        "msg": "Input should be 1 or -1",
+                        "input": score,
+                    }
+                ]
+            },
+        )
+        return
+    row = await _memory_or_404(state, bank, memory_id, send)
+    if row is None:
+        return
+    event = AuditEvent(
+        action="feedback",
+        bank=bank,
+        memory_id=memory_id,
+        source="operator",
+        reason=payload.get("reason"),
+        after={"score": score, "reason": payload.get("reason")},
+        request_id=request_id_of(scope),
+    )
+    await state.ledger.write(lambda db: append_events(db, [event]))
+    await send_json(send, 200, {"id": memory_id, "feedback": {"score": score, "reason": payload.get("reason")}})
