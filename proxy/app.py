@@ -6,6 +6,7 @@ caller injects one, as tests do) and the backend adapter built on it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
@@ -19,6 +20,7 @@ from starlette.responses import JSONResponse, Response
 from backends.hindsight import HindsightBackend
 from backends.retrying import RetryingBackend
 from backends.transport import BackendHTTP, HttpxRawSender, open_backend_http
+from proxy import retention
 from proxy.ledger import Ledger
 from proxy.middleware import RequestContextMiddleware
 from proxy.routes import build_routes
@@ -109,9 +111,17 @@ def create_app(
             log.info("started", backend="local", embedder=local.embedder.name, data_dir=str(settings.data_dir))
         else:
             log.info("started", backend=backend.kind, url=backend.base_url)
+        job = (
+            asyncio.get_running_loop().create_task(retention.scheduled(app.state.warden))
+            if settings.retention.enabled
+            else None
+        )
         try:
             yield
         finally:
+            if job is not None:
+                job.cancel()
+                await asyncio.gather(job, return_exceptions=True)
             await app.state.warden.drain()
             if local is not None:
                 await local.drain()

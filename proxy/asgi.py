@@ -147,3 +147,24 @@ def _lone_surrogate(value: Any, where: tuple[str | int, ...]) -> list[str | int]
         if found:
             return found
     return None
+
+
+async def read_object(receive: Receive, send: Send) -> dict[str, Any] | None:
+    """The request body as a JSON object (an empty body is ``{}``), or None after answering 422
+    (malformed JSON, not an object) — or when the client has gone."""
+    try:
+        raw = await read_body(receive)
+    except ClientGone:
+        return None
+    if not raw.strip():
+        return {}
+    try:
+        payload = parse_json(raw)
+    except BodyError as exc:
+        await send_json(send, 422, {"detail": exc.detail})
+        return None
+    if not isinstance(payload, dict):
+        detail = [{"type": "dict_type", "loc": ["body"], "msg": "Input should be an object"}]
+        await send_json(send, 422, {"detail": detail})
+        return None
+    return payload

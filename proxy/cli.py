@@ -479,8 +479,9 @@ def store_reembed(bank: str, url: str) -> None:
     )
 
 
-def _call(method: str, url: str, path: str, **kwargs: Any) -> Any:
-    """One request to a running memwarden; its JSON answer, or a one-line error."""
+def _call(method: str, url: str, path: str, *, expect: int = 200, ok: tuple[int, ...] = (), **kwargs: Any) -> Any:
+    """One request to a running memwarden; its JSON answer (status ``expect``, or one of ``ok``),
+    or a one-line error."""
     import httpx
 
     try:
@@ -491,7 +492,7 @@ def _call(method: str, url: str, path: str, **kwargs: Any) -> Any:
         body = r.json()
     except ValueError:
         raise click.ClickException(f"memwarden answered {r.status_code}: {r.text[:200]}") from None
-    if r.status_code != 200:
+    if r.status_code != expect and r.status_code not in ok:
         detail = body.get("detail", body) if isinstance(body, dict) else body
         raise click.ClickException(f"{r.status_code}: {detail if isinstance(detail, str) else json.dumps(detail)}")
     return body
@@ -712,3 +713,193 @@ def memories_feedback(bank: str, memory_id: str, score: str, reason: str | None,
     path = f"/warden/v1/banks/{bank}/memories/{memory_id}/feedback"
     _call("POST", url, path, json={"score": value, "reason": reason})
     click.echo(f"{memory_id}: feedback {score} recorded")
+
+
+@main.group("retention")
+def retention_group() -> None:
+    """The topic × stage lifecycle: process memories archived after 7 days, reference after 30."""
+
+
+@retention_group.command("run")
+@click.option("--dry-run", is_flag=True, help="List what is due; change nothing.")
+@click.option("--bank", help="Only this bank.")
+@URL_OPTION
+@JSON_OPTION
+def retention_run(dry_run: bool, bank: str | None, url: str, as_json: bool) -> None:
+    """Archive the active memories older than their stage's period ([retention.periods]).
+
+    \b
+    Examples:
+        memwarden retention run --dry-run
+        memwarden retention run --bank team-a
+    """
+    params = {"dry_run": "true" if dry_run else "false", **({"bank": bank} if bank else {})}
+    result = _call("POST", url, "/warden/v1/retention/run", params=params)
+    if as_json:
+        click.echo(json.dumps(result, ensure_ascii=False, indent=2))
+        return
+    for m in result["due"]:
+        mark = "due" if dry_run else ("archived" if m["id"] in result["archived"] else "skipped")
+        age = f"{m['age_days']:>6} d > {m['period_days']} d"
+        click.echo(f"{mark:<9} {m['bank']}/{m['id']}  {m['stage']:<10} {age}  {m['content'][:60]}")
+    for s in result["skipped"]:
+        click.echo(f"  skipped {s['id']}: {s['reason']}")
+    verb = "would be archived" if dry_run else "archived"
+    click.echo(f"{len(result['due'])} due; {len(result['archived']) if not dry_run else len(result['due'])} {verb}")
+
+
+@main.group("plan")
+def plan_group() -> None:
+    """Plans: operations prepared as a dry run, applied with the plan's confirmation phrase."""
+
+
+def _plan_text(plan: dict[str, Any]) -> str:
+    lines = [f"plan {plan['id']} ({plan['status']}) in bank {plan['bank']}, expires {plan['expires_at']}"]
+    if plan.get("reason"):
+        lines.append(f"reason: {plan['reason']}")
+    for op in plan["operations"]:
+        lines.append(f"  {op['op']:<8} {op['memory_id']}  {op['content'][:60]}")
+        lines.append(f"           now {op['expected']['status']}; will be {op['effect']}")
+    if plan.get("result"):
+        lines.append(f"result: {json.dumps(plan['result'], ensure_ascii=False)}")
+    if plan["status"] == "planned":
+        lines.append(f"to apply, confirm with: {plan['phrase']}")
+    return "\n".join(lines)
+
+
+@plan_group.command("create")
+@click.argument("bank")
+@click.option("--archive", "archive_ids", multiple=True, help="A memory to archive (repeatable).")
+@click.option("--restore", "restore_ids", multiple=True, help="A memory to restore (repeatable).")
+@click.option("--approve", "approve_ids", multiple=True, help="A review item to approve (repeatable).")
+@click.option("--reject", "reject_ids", multiple=True, help="A review item to reject (repeatable).")
+@click.option("--from-cleanup", is_flag=True, help="Archive what the cleanup report lists.")
+@click.option("--reason")
+@URL_OPTION
+@JSON_OPTION
+def plan_create(
+    bank: str,
+    archive_ids: tuple[str, ...],
+    restore_ids: tuple[str, ...],
+    approve_ids: tuple[str, ...],
+    reject_ids: tuple[str, ...],
+    from_cleanup: bool,
+    reason: str | None,
+    url: str,
+    as_json: bool,
+) -> None:
+    """Make a plan (a dry run: nothing changes until it is applied).
+
+    \b
+    Examples:
+        memwarden plan create team-a --archive 3f2a… --archive 9b1c… --reason "stale infra notes"
+        memwarden plan create team-a --from-cleanup
+    """
+    ops = [("archive", archive_ids), ("restore", restore_ids), ("approve", approve_ids), ("reject", reject_ids)]
+    body: dict[str, Any] = {"operations": [{"op": op, "memory_id": m} for op, ids in ops for m in ids]}
+    if from_cleanup:
+        body = {"from": "cleanup"}
+    if reason:
+        body["reason"] = reason
+    plan = _call("POST", url, f"/warden/v1/banks/{bank}/plans", json=body, expect=201)
+    click.echo(json.dumps(plan, ensure_ascii=False, indent=2) if as_json else _plan_text(plan))
+
+
+@plan_group.command("list")
+@click.argument("bank")
+@URL_OPTION
+@JSON_OPTION
+def plan_list(bank: str, url: str, as_json: bool) -> None:
+    """BANK's plans, newest first."""
+    page = _call("GET", url, f"/warden/v1/banks/{bank}/plans")
+    if as_json:
+        click.echo(json.dumps(page, ensure_ascii=False, indent=2))
+        return
+    for p in page["items"]:
+        click.echo(f"{p['id']}  {p['status']:<18} {p['operations']:>4} operations  made {p['created_at']}")
+
+
+@plan_group.command("show")
+@click.argument("bank")
+@click.argument("plan_id")
+@URL_OPTION
+@JSON_OPTION
+def plan_show(bank: str, plan_id: str, url: str, as_json: bool) -> None:
+    """One plan: its operations, each target's state when planned, and the result once applied."""
+    plan = _call("GET", url, f"/warden/v1/banks/{bank}/plans/{plan_id}")
+    click.echo(json.dumps(plan, ensure_ascii=False, indent=2) if as_json else _plan_text(plan))
+
+
+@plan_group.command("apply")
+@click.argument("bank")
+@click.argument("plan_id")
+@click.option("--phrase", help="The plan's confirmation phrase (asked for when not given).")
+@URL_OPTION
+def plan_apply(bank: str, plan_id: str, phrase: str | None, url: str) -> None:
+    """Apply a plan once its confirmation phrase is typed exactly."""
+    plan = _call("GET", url, f"/warden/v1/banks/{bank}/plans/{plan_id}")
+    click.echo(_plan_text(plan))
+    if phrase is None:
+        phrase = click.prompt("type the confirmation phrase", prompt_suffix=": ")
+    result = _call(
+        "POST", url, f"/warden/v1/banks/{bank}/plans/{plan_id}/apply", json={"phrase": phrase}, ok=(200, 502)
+    )
+    applied = result["result"]["applied"]
+    click.echo(f"plan {plan_id}: {result['status']}; {len(applied)} of {len(result['operations'])} operations applied")
+    failed = result["result"]["failed"]
+    if failed:
+        click.echo(f"failed: {failed['op']} {failed['memory_id']}: {failed['detail']}", err=True)
+        click.echo(f"not attempted: {len(result['result']['not_attempted'])}", err=True)
+        raise SystemExit(1)
+
+
+@main.group("report")
+def report_group() -> None:
+    """Reports: pure reads, text for people, --json for machines."""
+
+
+@report_group.command("cleanup")
+@click.argument("bank")
+@URL_OPTION
+@JSON_OPTION
+def report_cleanup(bank: str, url: str, as_json: bool) -> None:
+    """Active memories worth archiving: noise by today's rules, expired, duplicates, stale active_context.
+
+    \b
+    Example:
+        memwarden report cleanup team-a            # then: memwarden plan create team-a --from-cleanup
+    """
+    report = _call("GET", url, f"/warden/v1/banks/{bank}/reports/cleanup")
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False, indent=2))
+        return
+    click.echo(f"bank {bank}: {len(report['candidates'])} of {report['active']} active memories are cleanup candidates")
+    for c in report["candidates"]:
+        mark = "" if c["plannable"] else f"  (not plannable: {c['note']})"
+        click.echo(f"  {c['id']}  {'+'.join(c['kinds']):<22} {c['content'][:60]}{mark}")
+        for why in c["reasons"]:
+            click.echo(f"      {why}")
+
+
+@report_group.command("health")
+@click.argument("bank")
+@click.option("--days", type=click.IntRange(1, 3650), default=7, show_default=True, help="The window.")
+@URL_OPTION
+@JSON_OPTION
+def report_health(bank: str, days: int, url: str, as_json: bool) -> None:
+    """ok / attention / critical, with the reasons: consistency, review queue, conflicts, cleanup."""
+    report = _call("GET", url, f"/warden/v1/banks/{bank}/reports/health", params={"days": days})
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False, indent=2))
+        return
+    click.echo(f"bank {bank}: {report['status']}")
+    for reason in report["reasons"]:
+        click.echo(f"  - {reason}")
+    click.echo(f"memories: {json.dumps(report['memories'])}; new in {days} days: {json.dumps(report['new_in_window'])}")
+    c = report["consistency"]
+    click.echo(f"documents: {c['active_documents']} active in the ledger, {c['backend_documents']} in the backend")
+    if c["store"]:
+        s = c["store"]
+        click.echo(f"store: {s['rows']} rows, {s['vectors']} vectors ({s['embedder']})")
+    if report["status"] == "critical":
+        raise SystemExit(2)

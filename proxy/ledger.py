@@ -199,11 +199,33 @@ def _m0004_memories_by_document(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX memories_bank_document ON memories (bank, document_id)")
 
 
+def _m0005_plans(db: sqlite3.Connection) -> None:
+    _run_script(
+        db,
+        """
+        CREATE TABLE plans (
+            id TEXT PRIMARY KEY,
+            bank TEXT NOT NULL,
+            status TEXT NOT NULL,
+            phrase TEXT NOT NULL,
+            reason TEXT,
+            operations TEXT NOT NULL,
+            result TEXT,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            applied_at TEXT
+        );
+        CREATE INDEX plans_bank ON plans (bank, created_at);
+        """,
+    )
+
+
 MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0001_initial", _m0001_initial),
     ("0002_config_snapshots", _m0002_config_snapshots),
     ("0003_local_store", _m0003_local_store),
     ("0004_memories_by_document", _m0004_memories_by_document),
+    ("0005_plans", _m0005_plans),
 )
 
 

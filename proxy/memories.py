@@ -11,11 +11,14 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from starlette.types import Send
+
 from policies.pipeline import Judgement, KeyHolder
+from proxy.asgi import send_json
 from proxy.ledger import AuditEvent, append_events, now
 
 ACTION_OF_VERDICT = {
@@ -88,6 +91,7 @@ def record_verdicts(
     events: list[AuditEvent] = []
     for j in judgements:
         memory_id = None
+        j = j._replace(existing_id=real_id(j.existing_id, ids), supersedes=real_id(j.supersedes, ids))
         if record_rows and j.verdict in ("store", "redact", "review"):
             memory_id = uuid.uuid4().hex
             item = items[j.position]
@@ -118,7 +122,7 @@ def record_verdicts(
                 ),
             )
             ids[j.position] = memory_id
-        elif record_rows and j.verdict == "duplicate" and j.existing_id and not j.existing_id.startswith("request-"):
+        elif record_rows and j.verdict == "duplicate" and j.existing_id:
             db.execute(
                 "UPDATE memories SET hit_count = hit_count + 1, updated_at = ? WHERE id = ?", (ts, j.existing_id)
             )
@@ -152,13 +156,43 @@ def _after(j: Judgement, item: dict[str, Any]) -> dict[str, Any]:
     }
     if item.get("document_id"):
         after["document_id"] = item["document_id"]
-    if j.existing_id and not j.existing_id.startswith("request-"):
+    if j.existing_id:
         after["existing_id"] = j.existing_id
     if j.secrets:
         after["secrets"] = list(j.secrets)
     if j.non_text_blocks:
         after["unfiltered_blocks"] = j.non_text_blocks  # images/files passed without judgement
     return after
+
+
+PENDING_PREFIX = "request-item-"
+
+
+def real_id(ref: str | None, ids: Mapping[int, str]) -> str | None:
+    """A memory id for ``ref``: resolve() names an earlier item of the same request
+    ``request-item-<position>`` (it had no id yet); once recorded, that is ``ids[position]``."""
+    if ref and ref.startswith(PENDING_PREFIX):
+        return ids.get(int(ref[len(PENDING_PREFIX) :]))
+    return ref
+
+
+class Refused(Exception):
+    """An operation on a memory that cannot be done: ``status`` and ``detail`` are the HTTP answer.
+    Nothing was changed, or what was left is named in ``detail``."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status, self.detail = status, detail
+
+
+async def answer(send: Send, work: Awaitable[dict[str, Any]]) -> None:
+    """Answer ``work``'s result with 200, or its :class:`Refused` with the refusal's status."""
+    try:
+        body = await work
+    except Refused as exc:
+        await send_json(send, exc.status, {"detail": exc.detail})
+        return
+    await send_json(send, 200, body)
 
 
 def transition(

@@ -28,9 +28,9 @@ from starlette.types import Receive, Scope, Send
 
 from backends.base import BackendError, BackendRejected
 from policies.tag_query import spellings
-from proxy.asgi import BodyError, ClientGone, parse_json, read_body, send_json
+from proxy.asgi import read_object, send_json
 from proxy.ledger import AuditEvent, append_events
-from proxy.memories import transition
+from proxy.memories import Refused, transition
 from proxy.middleware import request_id_of
 from proxy.review_api import MEMORY_COLUMNS, memory_view
 from proxy.state import AppState
@@ -141,21 +141,8 @@ async def memory_detail(state: AppState, scope: Scope, receive: Receive, send: S
 
 
 async def _body_object(receive: Receive, send: Send) -> dict[str, Any] | None:
-    try:
-        raw = await read_body(receive)
-    except ClientGone:
-        return None
-    if not raw.strip():
-        return {}
-    try:
-        payload = parse_json(raw)
-    except BodyError as exc:
-        await send_json(send, 422, {"detail": exc.detail})
-        return None
-    if not isinstance(payload, dict):
-        await send_json(
-            send, 422, {"detail": [{"type": "dict_type", "loc": ["body"], "msg": "Input should be an object"}]}
-        )
+    payload = await read_object(receive, send)
+    if payload is None:
         return None
     reason = payload.get("reason")
     if reason is not None and (not isinstance(reason, str) or len(reason) > 2000):
@@ -216,50 +203,106 @@ async def _set_state(state: AppState, bank: str, units: list[dict[str, Any]], to
     return done
 
 
+async def _locked_row(state: AppState, bank: str, memory_id: str, want: str, verb: str) -> sqlite3.Row:
+    row = await state.ledger.read(lambda db: _row(db, bank, memory_id))
+    if row is None:
+        raise Refused(404, f"Memory '{memory_id}' not found in bank '{bank}'")
+    if row["status"] != want:
+        raise Refused(409, f"Memory '{memory_id}' is {row['status']}; only {want} memories can be {verb}")
+    return row
+
+
+async def archive(
+    state: AppState,
+    bank: str,
+    memory_id: str,
+    *,
+    reason: str,
+    request_id: str,
+    action: str = "archive",
+    source: str = "operator",
+    locked: bool = False,
+) -> dict[str, Any]:
+    """Archive one memory (see the module's doc); the backend's account. Raises :class:`Refused`.
+    ``locked``: the caller holds the bank's lock already (plans, retention)."""
+    if not locked:
+        async with state.bank_locks(bank):
+            return await archive(
+                state, bank, memory_id, reason=reason, request_id=request_id, action=action, source=source, locked=True
+            )
+    row = await _locked_row(state, bank, memory_id, "active", "archived")
+    document_id = row["document_id"]
+    siblings = await state.ledger.read(
+        lambda db: db.execute(
+            "SELECT count(*) FROM memories WHERE bank = ? AND document_id = ? AND status = 'active' AND id != ?",
+            (bank, document_id, memory_id),
+        ).fetchone()[0]
+    )
+    if siblings:
+        raise Refused(
+            409,
+            f"Memory '{memory_id}' shares document '{document_id}' with {siblings} other active memories;"
+            " archiving it would take theirs too (archive them together with a plan)",
+        )
+    try:
+        units = await _document_units(state, bank, document_id, "valid") if document_id else []
+        done = await _set_state(state, bank, units, "invalidated", reason)
+    except StateChangeFailed as exc:
+        raise Refused(502, exc.detail("archive", "the ledger still says active")) from exc
+    except BackendError as exc:
+        raise Refused(502, f"the backend did not archive it ({exc}); nothing changed") from exc
+    note = f"{len(done)} backend facts of document {document_id} invalidated"
+    await _record(state, request_id, bank, memory_id, "active", "archived", action, source, f"{reason} ({note})")
+    return {"invalidated": done}
+
+
+async def restore(
+    state: AppState, bank: str, memory_id: str, *, reason: str | None, request_id: str, locked: bool = False
+) -> dict[str, Any]:
+    """Restore one archived memory; the backend's account. Raises :class:`Refused`."""
+    if not locked:
+        async with state.bank_locks(bank):
+            return await restore(state, bank, memory_id, reason=reason, request_id=request_id, locked=True)
+    row = await _locked_row(state, bank, memory_id, "archived", "restored")
+    document_id = row["document_id"]
+    try:
+        units = await _document_units(state, bank, document_id, "invalidated") if document_id else []
+        if units:
+            backend: dict[str, Any] = {"revalidated": await _set_state(state, bank, units, "valid", "")}
+        elif document_id and await _document_units(state, bank, document_id, "valid"):
+            backend = {"revalidated": []}  # already back (restored around memwarden)
+        else:  # the facts are gone: retain the memory again, as memwarden forwarded it
+            item = json.loads(row["item"] or "{}") or {"content": row["content"], "tags": json.loads(row["tags"])}
+            item.setdefault("document_id", document_id)
+            await state.memory.retain(bank, {"items": [item], "async": False})
+            backend = {"recreated": True}
+    except StateChangeFailed as exc:
+        raise Refused(502, exc.detail("restore", "the memory stays archived")) from exc
+    except BackendRejected as exc:
+        raise Refused(502, f"the backend refused the restore ({exc}); the memory stays archived") from exc
+    except BackendError as exc:
+        raise Refused(502, f"the backend did not restore it ({exc}); the memory stays archived") from exc
+    note = (
+        "re-created from the ledger"
+        if backend.get("recreated")
+        else f"{len(backend['revalidated'])} facts re-validated"
+    )
+    await _record(state, request_id, bank, memory_id, "archived", "active", "restore", "operator", reason or note)
+    return backend
+
+
 async def archive_memory(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
     payload = await _body_object(receive, send)
     if payload is None:
         return
     reason = payload.get("reason") or "archived by an operator"
-    async with state.bank_locks(bank):
-        row = await _memory_or_404(state, bank, memory_id, send)
-        if row is None:
-            return
-        if row["status"] != "active":
-            await send_json(
-                send, 409, {"detail": f"Memory '{memory_id}' is {row['status']}; only active memories can be archived"}
-            )
-            return
-        document_id = row["document_id"]
-        siblings = await state.ledger.read(
-            lambda db: db.execute(
-                "SELECT count(*) FROM memories WHERE bank = ? AND document_id = ? AND status = 'active' AND id != ?",
-                (bank, document_id, memory_id),
-            ).fetchone()[0]
-        )
-        if siblings:
-            await send_json(
-                send,
-                409,
-                {
-                    "detail": f"Memory '{memory_id}' shares document '{document_id}' with {siblings} other active"
-                    " memories; archiving it would take theirs too (archive them together with a plan)"
-                },
-            )
-            return
-        try:
-            units = await _document_units(state, bank, document_id, "valid") if document_id else []
-            done = await _set_state(state, bank, units, "invalidated", reason)
-        except StateChangeFailed as exc:
-            await send_json(send, 502, {"detail": exc.detail("archive", "the ledger still says active")})
-            return
-        except BackendError as exc:
-            await send_json(send, 502, {"detail": f"the backend did not archive it ({exc}); nothing changed"})
-            return
-        note = f"{len(done)} backend facts of document {document_id} invalidated"
-        await _record(state, scope, bank, memory_id, "active", "archived", "archive", f"{reason} ({note})")
-    await send_json(send, 200, {"id": memory_id, "status": "archived", "backend": {"invalidated": done}})
+    try:
+        backend = await archive(state, bank, memory_id, reason=reason, request_id=request_id_of(scope))
+    except Refused as exc:
+        await send_json(send, exc.status, {"detail": exc.detail})
+        return
+    await send_json(send, 200, {"id": memory_id, "status": "archived", "backend": backend})
 
 
 async def restore_memory(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
@@ -267,54 +310,25 @@ async def restore_memory(state: AppState, scope: Scope, receive: Receive, send: 
     payload = await _body_object(receive, send)
     if payload is None:
         return
-    async with state.bank_locks(bank):
-        row = await _memory_or_404(state, bank, memory_id, send)
-        if row is None:
-            return
-        if row["status"] != "archived":
-            await send_json(
-                send,
-                409,
-                {"detail": f"Memory '{memory_id}' is {row['status']}; only archived memories can be restored"},
-            )
-            return
-        document_id = row["document_id"]
-        try:
-            units = await _document_units(state, bank, document_id, "invalidated") if document_id else []
-            if units:
-                done = await _set_state(state, bank, units, "valid", "")
-                backend: dict[str, Any] = {"revalidated": done}
-            elif document_id and await _document_units(state, bank, document_id, "valid"):
-                backend = {"revalidated": []}  # already back (restored around memwarden)
-            else:  # the facts are gone: retain the memory again, as memwarden forwarded it
-                item = json.loads(row["item"] or "{}") or {"content": row["content"], "tags": json.loads(row["tags"])}
-                item.setdefault("document_id", document_id)
-                await state.memory.retain(bank, {"items": [item], "async": False})
-                backend = {"recreated": True}
-        except BackendRejected as exc:
-            await send_json(
-                send, 502, {"detail": f"the backend refused the restore ({exc}); the memory stays archived"}
-            )
-            return
-        except BackendError as exc:
-            await send_json(send, 502, {"detail": f"the backend did not restore it ({exc}); the memory stays archived"})
-            return
-        note = (
-            "re-created from the ledger"
-            if backend.get("recreated")
-            else f"{len(backend['revalidated'])} facts re-validated"
-        )
-        await _record(
-            state, scope, bank, memory_id, "archived", "active", "restore", str(payload.get("reason") or note)
-        )
+    try:
+        backend = await restore(state, bank, memory_id, reason=payload.get("reason"), request_id=request_id_of(scope))
+    except Refused as exc:
+        await send_json(send, exc.status, {"detail": exc.detail})
+        return
     await send_json(send, 200, {"id": memory_id, "status": "active", "backend": backend})
 
 
 async def _record(
-    state: AppState, scope: Scope, bank: str, memory_id: str, frm: str, to: str, action: str, reason: str
+    state: AppState,
+    request_id: str,
+    bank: str,
+    memory_id: str,
+    frm: str,
+    to: str,
+    action: str,
+    source: str,
+    reason: str,
 ) -> None:
-    request_id = request_id_of(scope)
-
     def write(db: sqlite3.Connection) -> None:
         event = transition(
             db,
@@ -323,7 +337,7 @@ async def _record(
             frm=frm,
             to=to,
             action=action,
-            source="operator",
+            source=source,
             request_id=request_id,
             reason=reason,
         )

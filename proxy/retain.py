@@ -32,7 +32,7 @@ from policies.pipeline import ACCEPTED, FORWARDED, Judgement, resolve
 from policies.tags import canonicalize_tags, tag_value
 from proxy.asgi import BodyError, ClientGone, parse_json, read_body, replay, send_json, validation_detail
 from proxy.config_api import seed_in_background
-from proxy.memories import lookup_facts, mark_delivered, mark_failed, record_verdicts
+from proxy.memories import lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts
 from proxy.middleware import note_backend_status, request_id_of
 from proxy.passthrough import forward, request_headers
 from proxy.review_api import supersede_in_backend
@@ -268,7 +268,11 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         )
         await send({"type": "http.response.body", "body": answer})
         return
-    supersede = [(recorded.memory_ids[j.position], j.supersedes) for j in survivors if j.supersedes]
+    supersede = [
+        (recorded.memory_ids[j.position], old)
+        for j in survivors
+        if (old := real_id(j.supersedes, recorded.memory_ids)) is not None
+    ]
     await state.ledger.write(
         lambda db: mark_delivered(
             db, bank=bank, memory_ids=survivor_ids, supersede=supersede, request_id=request_id, actor=actor

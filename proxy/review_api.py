@@ -20,7 +20,7 @@ from starlette.types import Receive, Scope, Send
 from backends.base import BackendError, BackendRejected
 from proxy.asgi import send_json
 from proxy.ledger import append_events
-from proxy.memories import transition
+from proxy.memories import Refused, answer, transition
 from proxy.middleware import request_id_of
 from proxy.state import AppState
 
@@ -65,15 +65,13 @@ async def _held(state: AppState, bank: str, memory_id: str) -> sqlite3.Row | Non
     )
 
 
-async def _held_for_review(state: AppState, bank: str, memory_id: str, send: Send) -> sqlite3.Row | None:
-    """The held row, or None after answering 404 (unknown) / 409 (not held)."""
+async def _held_for_review(state: AppState, bank: str, memory_id: str) -> sqlite3.Row:
+    """The held row; :class:`Refused` 404 (unknown) / 409 (not held)."""
     row = await _held(state, bank, memory_id)
     if row is None:
-        await send_json(send, 404, {"detail": f"no memory {memory_id} in bank '{bank}'"})
-        return None
+        raise Refused(404, f"no memory {memory_id} in bank '{bank}'")
     if row["status"] != "review":
-        await send_json(send, 409, {"detail": f"memory {memory_id} is {row['status']}, not held for review"})
-        return None
+        raise Refused(409, f"memory {memory_id} is {row['status']}, not held for review")
     return row
 
 
@@ -91,17 +89,14 @@ async def supersede_in_backend(state: AppState, bank: str, old: sqlite3.Row | di
     return f"document {document_id} removed from the backend"
 
 
-async def approve_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
-    row = await _held_for_review(state, bank, memory_id, send)
-    if row is None:
-        return
+async def approve(state: AppState, bank: str, memory_id: str, *, request_id: str) -> dict[str, Any]:
+    """Forward a held item; it becomes active and supersedes the memory it conflicted with."""
+    row = await _held_for_review(state, bank, memory_id)
     item = json.loads(row["item"])
     try:
         await state.memory.retain(bank, {"items": [item], "async": False})
     except BackendError as exc:
-        await send_json(send, 502, {"detail": f"the backend did not take the approved item: {exc}"})
-        return
+        raise Refused(502, f"the backend did not take the approved item: {exc}") from exc
     old = await _held(state, bank, row["conflict_with"]) if row["conflict_with"] else None
     note = ""
     if old is not None and old["status"] == "active":
@@ -109,7 +104,6 @@ async def approve_review(state: AppState, scope: Scope, receive: Receive, send: 
             note = await supersede_in_backend(state, bank, old)
         except BackendError as exc:
             note = f"still in the backend: {exc}"
-    request_id = request_id_of(scope)
 
     def record(db: sqlite3.Connection) -> None:
         events = [
@@ -143,24 +137,22 @@ async def approve_review(state: AppState, scope: Scope, receive: Receive, send: 
         append_events(db, events)
 
     await state.ledger.write(record)
-    await send_json(
-        send,
-        200,
-        {
-            "id": memory_id,
-            "status": "active",
-            "superseded": old["id"] if old is not None else None,
-            "backend": note or None,
-        },
-    )
+    return {
+        "id": memory_id,
+        "status": "active",
+        "superseded": old["id"] if old is not None else None,
+        "backend": note or None,
+    }
 
 
-async def reject_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+async def approve_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
-    row = await _held_for_review(state, bank, memory_id, send)
-    if row is None:
-        return
-    request_id = request_id_of(scope)
+    await answer(send, approve(state, bank, memory_id, request_id=request_id_of(scope)))
+
+
+async def reject(state: AppState, bank: str, memory_id: str, *, request_id: str) -> dict[str, Any]:
+    """Drop a held item (kept in the ledger as ``rejected``)."""
+    await _held_for_review(state, bank, memory_id)
 
     def record(db: sqlite3.Connection) -> None:
         event = transition(
@@ -176,4 +168,9 @@ async def reject_review(state: AppState, scope: Scope, receive: Receive, send: S
         append_events(db, [event])
 
     await state.ledger.write(record)
-    await send_json(send, 200, {"id": memory_id, "status": "rejected"})
+    return {"id": memory_id, "status": "rejected"}
+
+
+async def reject_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
+    await answer(send, reject(state, bank, memory_id, request_id=request_id_of(scope)))

@@ -24,8 +24,11 @@ from proxy.health import hindsight_health, warden_health
 from proxy.memories_api import archive_memory, list_ledger_memories, memory_detail, memory_feedback, restore_memory
 from proxy.other_writes import document_patch, files_retain, mcp
 from proxy.passthrough import forward
+from proxy.plans import apply_route, plan_route, plans_route
 from proxy.recall import explain, governed_list, governed_recall, governed_tags
+from proxy.reports import cleanup_route, health_route
 from proxy.retain import governed_retain
+from proxy.retention import run_retention
 from proxy.review_api import approve_review, list_review, reject_review
 from proxy.state import AppState
 from proxy.store_api import reembed
@@ -102,6 +105,14 @@ def build_routes() -> list[BaseRoute]:
         ),
         Route("/warden/v1/banks/{bank_id}/reembed", Endpoint("reembed", reembed), methods=["POST"]),
         Route("/warden/v1/banks/{bank_id}/explain", Endpoint("explain", explain), methods=["POST"]),
+        Route("/warden/v1/retention/run", Endpoint("retention", run_retention), methods=["POST"]),
+        Route("/warden/v1/banks/{bank_id}/plans", Endpoint("plans", plans_route), methods=["GET", "POST"]),
+        Route("/warden/v1/banks/{bank_id}/plans/{plan_id}", Endpoint("plan", plan_route), methods=["GET"]),
+        Route(
+            "/warden/v1/banks/{bank_id}/plans/{plan_id}/apply", Endpoint("plan_apply", apply_route), methods=["POST"]
+        ),
+        Route("/warden/v1/banks/{bank_id}/reports/cleanup", Endpoint("report_cleanup", cleanup_route), methods=["GET"]),
+        Route("/warden/v1/banks/{bank_id}/reports/health", Endpoint("report_health", health_route), methods=["GET"]),
         Route(
             "/warden/v1/banks/{bank_id}/memories", Endpoint("warden_memories", list_ledger_memories), methods=["GET"]
         ),

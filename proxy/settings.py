@@ -14,7 +14,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl, ValidationError, field_validator
 
@@ -216,6 +216,36 @@ class LocalSettings(_Section):
     )
 
 
+class RetentionSettings(_Section):
+    """The topic × stage lifecycle (SPEC §7): active memories archived once older than their
+    stage's period, through the audited archive path."""
+
+    enabled: bool = Field(
+        True, description="Run the retention job on a schedule (memwarden retention run always works)."
+    )
+    interval: float = Field(
+        3600.0, gt=0, description="Seconds between scheduled runs (the first one a minute after start)."
+    )
+    periods: dict[str, Annotated[int, Field(gt=0)]] = Field(
+        default_factory=lambda: {"process": 7, "reference": 30},
+        description='Days before archiving, by stage or "topic/stage" (the more specific wins); unlisted: never.',
+    )
+
+    def period_for(self, topic: str | None, stage: str | None) -> int | None:
+        """Days an active memory of this topic and stage lives (None: forever)."""
+        specific = f"{topic}/{stage}"
+        return self.periods[specific] if specific in self.periods else self.periods.get(stage or "")
+
+
+class PlanSettings(_Section):
+    """Plans: changes prepared as a dry run, applied with a confirmation phrase (SPEC §7)."""
+
+    phrase: str = Field(
+        "我确认执行计划 {plan_id}", description="The confirmation phrase; {plan_id} is replaced by the plan's id."
+    )
+    ttl: float = Field(86400.0, gt=0, description="Seconds a plan may be applied after it was made.")
+
+
 class Settings(_Section):
     """Everything memwarden can be told. ``config.example.toml`` documents each key."""
 
@@ -228,6 +258,8 @@ class Settings(_Section):
     governance: GovernanceSettings = Field(default_factory=GovernanceSettings)  # type: ignore[arg-type]
     config_guard: ConfigGuardSettings = Field(default_factory=ConfigGuardSettings)  # type: ignore[arg-type]
     local: LocalSettings = Field(default_factory=LocalSettings)  # type: ignore[arg-type]
+    retention: RetentionSettings = Field(default_factory=RetentionSettings)  # type: ignore[arg-type]
+    plans: PlanSettings = Field(default_factory=PlanSettings)  # type: ignore[arg-type]
 
 
 def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:

@@ -5,8 +5,10 @@ and superseded memories never come back."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -139,10 +141,15 @@ def test_superseded_and_archived_memories_never_come_back(hindsight_url: str, tm
             assert r.status_code == 200, r.text
             assert r.json()["items_count"] == 1
         direct = httpx.post(
-            f"{hindsight_url}{p}/recall", json={"query": "active_context working on", "budget": "high"}, timeout=120
+            f"{hindsight_url}{p}/recall",
+            json={"query": "active_context working on", "budget": "high", "types": ["world"]},
+            timeout=120,
         )
         assert {x["document_id"] for x in direct.json()["results"]} == {"ctx-0", "ctx-1"}
-        r = http.post(f"{p}/recall", json={"query": "active_context working on", "budget": "high", "trace": True})
+        r = http.post(
+            f"{p}/recall",
+            json={"query": "active_context working on", "budget": "high", "types": ["world"], "trace": True},
+        )
         assert r.status_code == 200
         assert {x["document_id"] for x in r.json()["results"]} == {"ctx-1"}
         assert int(r.headers["x-warden-excluded"]) >= 1
@@ -228,4 +235,69 @@ def test_archive_and_restore_on_hindsight(hindsight_url: str, tmp_path: Path) ->
         assert r.status_code == 200, r.text
         assert r.json()["backend"] == {"recreated": True}
         assert memory["document_id"] in direct_texts()
+        http.delete(f"/v1/default/banks/{bank}", headers={"x-warden-confirm": bank})
+
+
+def test_plans_reports_and_retention_on_hindsight(hindsight_url: str, tmp_path: Path) -> None:
+    """A plan that archives one memory and approves a held one; health over Hindsight's documents;
+    retention archiving an old process memory — all against the real server."""
+    bank = f"ops-{uuid.uuid4().hex[:8]}"
+    old = (datetime.now(UTC) - timedelta(days=9)).isoformat()
+    with (
+        running_warden(make_settings(hindsight_url, data_dir=tmp_path)) as url,
+        httpx.Client(base_url=url, timeout=120) as http,
+    ):
+        p = f"/v1/default/banks/{bank}/memories"
+        items = [
+            {"content": "Alice prefers dark roast coffee in the morning."},
+            {"content": "当前默认模型是 gpt-4o"},
+            {
+                "content": "Migrating the billing tables to the new schema this sprint.",
+                "tags": ["stage:process"],
+                "timestamp": old,
+            },
+        ]
+        assert http.post(p, json={"items": items}).json()["items_count"] == 3
+        held = http.post(p, json={"items": [{"content": "当前默认模型是 claude-3"}]})
+        assert json.loads(held.headers["x-warden-decisions"]) == {"review": 1}
+        memories = {
+            m["content"]: m for m in http.get(f"/warden/v1/banks/{bank}/memories", params={"limit": 10}).json()["items"]
+        }
+        coffee, review = memories[items[0]["content"]], memories["当前默认模型是 claude-3"]
+
+        health = http.get(f"/warden/v1/banks/{bank}/reports/health").json()
+        assert health["consistency"]["missing_from_backend"] == []
+        assert health["review_queue"] == 1
+        assert health["status"] == "attention"
+
+        r = http.post(
+            f"/warden/v1/banks/{bank}/plans",
+            json={
+                "operations": [
+                    {"op": "archive", "memory_id": coffee["id"]},
+                    {"op": "approve", "memory_id": review["id"]},
+                ]
+            },
+        )
+        assert r.status_code == 201, r.text
+        plan = r.json()
+        r = http.post(f"/warden/v1/banks/{bank}/plans/{plan['id']}/apply", json={"phrase": plan["phrase"]})
+        assert r.status_code == 200, r.text
+        after = {
+            m["content"]: m["status"]
+            for m in http.get(f"/warden/v1/banks/{bank}/memories", params={"limit": 10}).json()["items"]
+        }
+        assert after[items[0]["content"]] == "archived"
+        assert after["当前默认模型是 claude-3"] == "active"
+        assert after["当前默认模型是 gpt-4o"] == "superseded"
+        listed = httpx.get(f"{hindsight_url}{p}/list", params={"limit": 100}, timeout=120).json()["items"]
+        texts = " ".join(x["text"] for x in listed)  # Hindsight's valid facts
+        assert "claude-3" in texts
+        assert "coffee" not in texts
+
+        result = http.post("/warden/v1/retention/run", params={"bank": bank}).json()
+        assert [m["content"] for m in result["due"]] == [items[2]["content"]]
+        assert len(result["archived"]) == 1
+        health = http.get(f"/warden/v1/banks/{bank}/reports/health").json()
+        assert health["status"] == "ok", health["reasons"]
         http.delete(f"/v1/default/banks/{bank}", headers={"x-warden-confirm": bank})

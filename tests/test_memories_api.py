@@ -203,3 +203,32 @@ def test_the_memories_commands(http: httpx.Client) -> None:
     missing = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
     assert missing.returncode == 1
     assert "404: Memory 'nope' not found in bank 'b'" in missing.stderr
+
+
+def test_a_backend_that_refuses_the_restore_leaves_it_archived(tmp_path: Path) -> None:
+    """The facts are gone and the store refuses the re-creation (its bank waits for a re-embed after
+    a change of embedder): a clear 502, the memory stays archived, no restore event."""
+
+    def settings(embedder: str) -> Any:
+        return load_settings(
+            environ={},
+            overrides={
+                "data_dir": str(tmp_path),
+                "local": {"embedder": embedder},
+                "config_guard": {"missions": {"mode": "off"}},
+            },
+        )
+
+    with running_warden(settings("hashing")) as url, httpx.Client(base_url=url, timeout=60) as http:
+        http.post("/v1/default/banks/b/memories", json={"items": [{"content": FACTS[1][0]}]})
+        memory = ledger(http)["items"][0]
+        assert http.post(f"/warden/v1/banks/b/memories/{memory['id']}/archive").status_code == 200
+        http.delete(f"/v1/default/banks/b/documents/{memory['document_id']}", headers={"x-warden-confirm": "b"})
+    with running_warden(settings("e5")) as url, httpx.Client(base_url=url, timeout=120) as http:
+        r = http.post(f"/warden/v1/banks/b/memories/{memory['id']}/restore")
+        assert r.status_code == 502
+        assert "the backend refused the restore" in r.json()["detail"]
+        assert "stays archived" in r.json()["detail"]
+        detail = http.get(f"/warden/v1/banks/b/memories/{memory['id']}").json()
+        assert detail["status"] == "archived"
+        assert "restore" not in [e["action"] for e in detail["events"]]

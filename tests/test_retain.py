@@ -134,6 +134,24 @@ async def test_active_context_supersedes_in_place(warden: Warden) -> None:
     assert "supersede" in [e["action"] for e in warden.events()]
 
 
+async def test_items_of_one_request_resolve_against_each_other(warden: Warden) -> None:
+    """An active_context replaced, a duplicate and a conflict within one request point at the
+    earlier item's real row (they used to point at a placeholder and change nothing)."""
+    r = await warden.retain(
+        "active_context: 正在推进 P1 改造",
+        "active_context: 正在推进 P2 插件改造",
+        "决定用激活码订阅模式",
+        "决定用激活码订阅模式",
+    )
+    assert json.loads(r.headers["x-warden-decisions"]) == {"store": 3, "duplicate": 1}
+    rows = {row["content"]: row for row in warden.rows("SELECT id, content, status, hit_count FROM memories")}
+    assert rows["active_context: 正在推进 P1 改造"]["status"] == "superseded"
+    assert rows["active_context: 正在推进 P2 插件改造"]["status"] == "active"
+    assert rows["决定用激活码订阅模式"]["hit_count"] == 1
+    supersede = [e for e in warden.events() if e["action"] == "supersede"]
+    assert supersede[0]["memory_id"] == rows["active_context: 正在推进 P1 改造"]["id"]
+
+
 async def test_dry_run_touches_nothing(warden: Warden) -> None:
     await warden.retain("决定用激活码订阅模式")
     before = (len(warden.events()), len(warden.rows("SELECT * FROM memories")), len(warden.probe.requests))

@@ -85,11 +85,12 @@ def _leaves(model: type[BaseModel], prefix: str = "") -> dict[str, object]:
     return out
 
 
-def _flatten(table: dict[str, object], prefix: str = "") -> dict[str, object]:
+def _flatten(table: dict[str, object], prefix: str = "", leaves: frozenset[str] = frozenset()) -> dict[str, object]:
+    """Dotted keys; a table is a value when it is empty or ``leaves`` names it (a dict setting)."""
     out: dict[str, object] = {}
     for key, value in table.items():
-        if isinstance(value, dict) and value:  # an empty inline table is a value ({} = no entries)
-            out.update(_flatten(value, f"{prefix}{key}."))
+        if isinstance(value, dict) and value and f"{prefix}{key}" not in leaves:
+            out.update(_flatten(value, f"{prefix}{key}.", leaves))
         else:
             out[f"{prefix}{key}"] = value
     return out
@@ -106,8 +107,8 @@ def _commented_example() -> dict[str, object]:
 
 
 def test_config_example_documents_every_key_with_its_default() -> None:
-    example = _flatten(_commented_example())
     model = _leaves(Settings)
+    example = _flatten(_commented_example(), leaves=frozenset(model))
     assert sorted(example) == sorted(model), "config.example.toml and the settings model differ in keys"
     for key, default in model.items():
         shown = example[key]

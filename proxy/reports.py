@@ -1,0 +1,270 @@
+"""Reports (SPEC §7): pure reads, text for people and JSON for machines.
+
+* **cleanup** (``GET /warden/v1/banks/{bank}/reports/cleanup``, ``memwarden report cleanup BANK``):
+  the active memories a person would likely archive — noise by today's rules (the pipeline
+  re-judges each one: rules improve after a memory was stored), memories past their retention
+  period, duplicates of an older memory, and ``active_context`` values a newer one replaced. Each
+  says why and whether a plan can take it (a memory sharing its document with other active
+  memories cannot be archived alone). ``POST …/plans {"from": "cleanup"}`` turns it into a plan.
+* **health** (``GET …/reports/health?days=7``, ``memwarden report health BANK``): the window's new
+  memories and verdicts, the review queue, cleanup candidates, topic-key conflicts, and
+  consistency — every active ledger memory's document present in the backend, and in the
+  self-hosted store rows vs vectors vs full-text entries — ending in ``ok``, ``attention`` or
+  ``critical`` with the reasons.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.types import Receive, Scope, Send
+
+from backends.base import BackendError
+from proxy.asgi import send_json
+from proxy.retention import due
+from proxy.state import AppState
+
+DOCUMENT_PAGE = 1000
+MAX_DOCUMENTS = 100_000
+
+
+async def cleanup_candidates(state: AppState, bank: str) -> dict[str, Any]:
+    """The cleanup report's data (a pure read)."""
+    at = datetime.now(UTC)
+
+    def read(db: sqlite3.Connection) -> tuple[list[sqlite3.Row], list[dict[str, Any]], dict[str, int]]:
+        rows = db.execute(
+            "SELECT id, content, content_hash, topic, stage, topic_key, tags, document_id, created_at,"
+            " COALESCE(event_time, created_at) AS born FROM memories WHERE bank = ? AND status = 'active'"
+            " ORDER BY born, created_at",
+            (bank,),
+        ).fetchall()
+        expired = due(db, state.settings.retention, bank=bank, at=at)
+        per_document = dict(
+            db.execute(
+                "SELECT document_id, count(*) FROM memories WHERE bank = ? AND status = 'active' GROUP BY document_id",
+                (bank,),
+            ).fetchall()
+        )
+        return rows, expired, per_document
+
+    rows, expired, per_document = await state.ledger.read(read)
+    found: dict[str, dict[str, Any]] = {}
+
+    def add(row: sqlite3.Row, kind: str, why: str) -> None:
+        entry = found.get(row["id"])
+        if entry is None:
+            shared = per_document.get(row["document_id"], 0) > 1
+            entry = found[row["id"]] = {
+                "id": row["id"],
+                "content": row["content"],
+                "topic": row["topic"],
+                "stage": row["stage"],
+                "document_id": row["document_id"],
+                "kinds": [],
+                "reasons": [],
+                "plannable": not shared,
+                "note": f"shares document {row['document_id']} with other active memories" if shared else None,
+            }
+        entry["kinds"].append(kind)
+        entry["reasons"].append(why)
+
+    by_id = {r["id"]: r for r in rows}
+    for row in rows:  # noise by today's rules
+        j = state.pipeline.judge(0, row["content"], json.loads(row["tags"]))
+        if j.verdict == "reject":
+            add(row, "noise", f"today's rules reject it: {j.rule} ({j.reason})")
+    for m in expired:
+        add(by_id[m["id"]], "expired", f"{m['stage']} memory {m['age_days']} days old, past {m['period_days']} days")
+    first_of: dict[str, str] = {}
+    newest_context: dict[str, sqlite3.Row] = {}
+    for row in rows:  # oldest first
+        if row["content_hash"] in first_of:
+            add(row, "duplicate", f"duplicate of {first_of[row['content_hash']]}")
+        else:
+            first_of[row["content_hash"]] = row["id"]
+        key = row["topic_key"] or ""
+        if key.startswith("active_context"):
+            older = newest_context.get(key)
+            if older is not None:
+                add(older, "stale_active_context", f"replaced by the newer {key} {row['id']}")
+            newest_context[key] = row
+    candidates = sorted(found.values(), key=lambda c: (c["kinds"][0], c["id"]))
+    kinds: dict[str, int] = {}
+    for c in candidates:
+        for k in c["kinds"]:
+            kinds[k] = kinds.get(k, 0) + 1
+    return {"bank_id": bank, "active": len(rows), "candidates": candidates, "by_kind": kinds}
+
+
+async def _backend_documents(state: AppState, bank: str) -> set[str] | None:
+    """Every document id the backend holds for ``bank`` (None: it could not be listed)."""
+    ids: set[str] = set()
+    offset = 0
+    try:
+        while offset < MAX_DOCUMENTS:
+            page = await state.memory.list_documents(bank, {"limit": DOCUMENT_PAGE, "offset": offset})
+            items = page.get("items") if isinstance(page, dict) else None
+            if not items:
+                break
+            ids.update(str(d.get("id")) for d in items if isinstance(d, dict))
+            offset += len(items)
+            if len(items) < DOCUMENT_PAGE:
+                break
+    except BackendError:
+        return None
+    return ids
+
+
+async def health(state: AppState, bank: str, days: int) -> dict[str, Any]:
+    since = (datetime.now(UTC) - timedelta(days=days)).isoformat()
+
+    def read(db: sqlite3.Connection) -> dict[str, Any]:
+        statuses = dict(
+            db.execute("SELECT status, count(*) FROM memories WHERE bank = ? GROUP BY status", (bank,)).fetchall()
+        )
+        new = dict(
+            db.execute(
+                "SELECT status, count(*) FROM memories WHERE bank = ? AND created_at >= ? GROUP BY status",
+                (bank, since),
+            ).fetchall()
+        )
+        actions = dict(
+            db.execute(
+                "SELECT action, count(*) FROM audit_events WHERE bank = ? AND ts >= ? GROUP BY action", (bank, since)
+            ).fetchall()
+        )
+        conflicts = db.execute(
+            "SELECT topic_key, count(*) AS n FROM memories WHERE bank = ? AND status = 'active'"
+            " AND topic_key IS NOT NULL AND cardinality IN ('single', 'replace') GROUP BY topic_key HAVING n > 1",
+            (bank,),
+        ).fetchall()
+        documents = [
+            r[0]
+            for r in db.execute(
+                "SELECT DISTINCT document_id FROM memories"
+                " WHERE bank = ? AND status = 'active' AND document_id IS NOT NULL",
+                (bank,),
+            )
+        ]
+        known = {
+            r[0]
+            for r in db.execute(
+                "SELECT DISTINCT document_id FROM memories WHERE bank = ? AND document_id IS NOT NULL", (bank,)
+            )
+        }
+        store = None
+        if state.local is not None:
+            name = state.local.embedder.name
+            row = db.execute(
+                "SELECT count(*) AS rows_, sum(embedding IS NOT NULL AND embedder = ?) AS vectors FROM store_units"
+                " WHERE bank_id = ?",
+                (name, bank),
+            ).fetchone()
+            total_rows = db.execute("SELECT count(*) FROM store_units").fetchone()[0]
+            fts = db.execute("SELECT count(*) FROM store_units_fts_docsize").fetchone()[0]
+            store = {
+                "rows": row["rows_"],
+                "vectors": row["vectors"] or 0,
+                "embedder": name,
+                "all_banks_rows": total_rows,
+                "all_banks_fulltext_entries": fts,
+            }
+        return {
+            "statuses": statuses,
+            "new": new,
+            "actions": actions,
+            "conflicts": [{"topic_key": r[0], "active": r[1]} for r in conflicts],
+            "documents": documents,
+            "known_documents": known,
+            "store": store,
+        }
+
+    data = await state.ledger.read(read)
+    cleanup = await cleanup_candidates(state, bank)
+    backend_docs = await _backend_documents(state, bank)
+    reasons_critical: list[str] = []
+    reasons_attention: list[str] = []
+    missing: list[str] = []
+    if backend_docs is None:
+        reasons_critical.append("the backend's documents could not be listed")
+    else:
+        missing = [d for d in data["documents"] if d not in backend_docs]
+        if missing:
+            reasons_critical.append(f"{len(missing)} documents of active memories are missing from the backend")
+        unknown = len(backend_docs - data["known_documents"])
+        if unknown:
+            reasons_attention.append(f"{unknown} backend documents memwarden never saw (written around it)")
+    store = data["store"]
+    if store is not None:
+        if store["vectors"] != store["rows"]:
+            reasons_critical.append(
+                f"self-hosted store: {store['rows']} rows but {store['vectors']} vectors from {store['embedder']}"
+            )
+        if store["all_banks_fulltext_entries"] != store["all_banks_rows"]:
+            rows, entries = store["all_banks_rows"], store["all_banks_fulltext_entries"]
+            reasons_critical.append(f"self-hosted store: {rows} rows but {entries} full-text entries")
+    review = data["statuses"].get("review", 0)
+    if review:
+        reasons_attention.append(f"{review} items wait in the review queue")
+    if cleanup["candidates"]:
+        reasons_attention.append(f"{len(cleanup['candidates'])} cleanup candidates")
+    if data["conflicts"]:
+        reasons_attention.append(
+            f"{len(data['conflicts'])} single-valued topic keys held by more than one active memory"
+        )
+    failed = data["statuses"].get("failed", 0)
+    if failed:
+        reasons_attention.append(f"{failed} memories failed to reach the backend")
+    status = "critical" if reasons_critical else "attention" if reasons_attention else "ok"
+    return {
+        "bank_id": bank,
+        "status": status,
+        "reasons": reasons_critical + reasons_attention,
+        "window_days": days,
+        "memories": data["statuses"],
+        "new_in_window": data["new"],
+        "events_in_window": data["actions"],
+        "review_queue": review,
+        "cleanup_candidates": cleanup["by_kind"],
+        "topic_conflicts": data["conflicts"],
+        "consistency": {
+            "active_documents": len(data["documents"]),
+            "backend_documents": len(backend_docs) if backend_docs is not None else None,
+            "missing_from_backend": missing[:50],
+            "store": store,
+        },
+    }
+
+
+async def cleanup_route(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    await send_json(send, 200, await cleanup_candidates(state, scope["path_params"]["bank_id"]))
+
+
+async def health_route(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+    try:
+        days = int(query.get("days", "7"))
+        if not 1 <= days <= 3650:
+            raise ValueError
+    except ValueError:
+        await send_json(
+            send,
+            422,
+            {
+                "detail": [
+                    {
+                        "type": "value_error",
+                        "loc": ["query", "days"],
+                        "msg": "days must be 1..3650",
+                        "input": query.get("days"),
+                    }
+                ]
+            },
+        )
+        return
+    await send_json(send, 200, await health(state, scope["path_params"]["bank_id"], days))
