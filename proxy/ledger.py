@@ -220,12 +220,18 @@ def _m0005_plans(db: sqlite3.Connection) -> None:
     )
 
 
+def _m0006_unit_feedback(db: sqlite3.Connection) -> None:
+    # Operators' feedback on a memory nudges the self-hosted store's ranking of its facts.
+    db.execute("ALTER TABLE store_units ADD COLUMN feedback INTEGER NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0001_initial", _m0001_initial),
     ("0002_config_snapshots", _m0002_config_snapshots),
     ("0003_local_store", _m0003_local_store),
     ("0004_memories_by_document", _m0004_memories_by_document),
     ("0005_plans", _m0005_plans),
+    ("0006_unit_feedback", _m0006_unit_feedback),
 )
 
 

@@ -381,4 +381,8 @@ async def memory_feedback(state: AppState, scope: Scope, receive: Receive, send:
         request_id=request_id_of(scope),
     )
     await state.ledger.write(lambda db: append_events(db, [event]))
-    await send_json(send, 200, {"id": memory_id, "feedback": {"score": score, "reason": payload.get("reason")}})
+    nudged: list[str] | None = None
+    if state.local is not None and row["document_id"]:  # the self-hosted store ranks by it
+        nudged = await state.local.add_feedback(bank, row["document_id"], score)
+    body = {"id": memory_id, "feedback": {"score": score, "reason": payload.get("reason")}, "ranking_nudged": nudged}
+    await send_json(send, 200, body)

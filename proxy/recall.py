@@ -68,10 +68,14 @@ def withheld_documents(db: sqlite3.Connection, bank: str, document_ids: Sequence
 
 
 async def _backend_json(state: AppState, scope: Scope, method: str, target: str, body: bytes | None) -> Any:
-    """Send one request to the backend with the client's headers; (status, headers, body bytes)."""
+    """Send one request to the backend with the client's headers (a JSON body, or none);
+    (status, headers, body bytes)."""
     headers, _ = request_headers(scope)
-    headers = [(k, v) for k, v in headers if k.lower() not in ("content-length", "accept-encoding")]
+    dropped = ("content-length", "accept-encoding", "content-type", "content-encoding")
+    headers = [(k, v) for k, v in headers if k.lower() not in dropped]
     headers.append(("accept-encoding", "identity"))
+    if body is not None:
+        headers.append(("content-type", "application/json"))
     upstream = await state.backend.send_raw(method, target, headers, body or b"")
     try:
         answer = b"".join([chunk async for chunk in upstream.aiter_raw()])

@@ -39,6 +39,10 @@ log = structlog.get_logger("memwarden.store")
 DEFAULT_DISPOSITION = {"skepticism": 3, "literalism": 3, "empathy": 3}
 BUDGET_POOL = {"low": 100, "mid": 300, "high": 1000}
 RRF_K = 60
+# One net vote of feedback moves a memory by a quarter of a first place in one retriever; at most
+# three votes count either way.
+FEEDBACK_STEP = 0.25 / (RRF_K + 1)
+FEEDBACK_CAP = 3
 # What recall reads of a candidate (not its vector: the index has it).
 RECALL_COLUMNS = (
     "id, text, context, fact_type, tags, metadata, document_id, mentioned_at, occurred_start, occurred_end, state"
@@ -215,6 +219,7 @@ class LocalStore:
         self._indexes: dict[str, BankIndex] = {}
         self._index_lock = asyncio.Lock()
         self._terms = TermStats()
+        self._feedback: dict[str, dict[str, int]] = {}  # bank -> unit id -> net votes (non-zero only)
         self._tasks: set[asyncio.Task[None]] = set()
 
     # -- banks ----------------------------------------------------------------------------
@@ -331,6 +336,7 @@ class LocalStore:
             return int(n)
 
         await self.ledger.write(write)
+        self._feedback.pop(bank, None)
         self._indexes.pop(bank, None)
         return {
             "success": True,
@@ -716,6 +722,10 @@ class LocalStore:
         for ranking in (sorted(sem, key=lambda i: -sem[i]), sorted(lex, key=lambda i: -lex[i])):
             for rank, memory_id in enumerate(ranking):
                 fused[memory_id] = fused.get(memory_id, 0.0) + 1.0 / (RRF_K + rank + 1)
+        votes = await self._votes(bank)
+        for memory_id in fused:
+            if memory_id in votes:
+                fused[memory_id] += FEEDBACK_STEP * max(-FEEDBACK_CAP, min(FEEDBACK_CAP, votes[memory_id]))
         top_lex = max(lex.values(), default=0.0) or 1.0
         chosen, used = await self.ledger.read(
             partial(fetch_until_budget, ranked=sorted(fused, key=lambda i: -fused[i]))
@@ -772,7 +782,7 @@ class LocalStore:
         }
         if explain:
             answer["explain"] = await self._explain(
-                embedding, fts, semantic, lexical, fused, [r["id"] for r in chosen], excluded, max_tokens, used
+                embedding, fts, semantic, lexical, fused, [r["id"] for r in chosen], excluded, max_tokens, used, votes
             )
         return answer
 
@@ -787,6 +797,7 @@ class LocalStore:
         excluded: Mapping[str, str],
         max_tokens: int,
         used: int,
+        votes: Mapping[str, int],
     ) -> dict[str, Any]:
         """The white-box account of one recall (SPEC §5), in the order the candidates ranked."""
         head = [round(float(x), 5) for x in (await embedding)[:8]] if embedding is not None else None
@@ -828,6 +839,7 @@ class LocalStore:
                     "semantic": {"rank": sem_rank[memory_id], "score": sem[memory_id]} if memory_id in sem else None,
                     "keyword": {"rank": lex_rank[memory_id], "score": lex[memory_id]} if memory_id in lex else None,
                     "fused": fused.get(memory_id),
+                    "feedback": votes.get(memory_id, 0),
                     "outcome": outcome,
                     "reason": reason,
                 }
@@ -842,6 +854,44 @@ class LocalStore:
             "tokens_used": used,
             "candidates": candidates,
         }
+
+    # -- feedback ------------------------------------------------------------------------------
+
+    async def _votes(self, bank: str) -> dict[str, int]:
+        votes = self._feedback.get(bank)
+        if votes is None:
+            rows = await self.ledger.read(
+                lambda db: db.execute(
+                    "SELECT id, feedback FROM store_units WHERE bank_id = ? AND feedback != 0", (bank,)
+                ).fetchall()
+            )
+            votes = self._feedback[bank] = {r[0]: r[1] for r in rows}
+        return votes
+
+    async def add_feedback(self, bank: str, document_id: str, score: int) -> list[str]:
+        """Add ``score`` to the net votes of a document's facts (they rank a little higher or
+        lower in recall); the facts' ids."""
+
+        def write(db: sqlite3.Connection) -> list[tuple[str, int]]:
+            db.execute(
+                "UPDATE store_units SET feedback = feedback + ? WHERE bank_id = ? AND document_id = ?",
+                (score, bank, document_id),
+            )
+            return [
+                (r[0], r[1])
+                for r in db.execute(
+                    "SELECT id, feedback FROM store_units WHERE bank_id = ? AND document_id = ?", (bank, document_id)
+                )
+            ]
+
+        units = await self.ledger.write(write)
+        votes = await self._votes(bank)
+        for unit_id, net in units:
+            if net:
+                votes[unit_id] = net
+            else:
+                votes.pop(unit_id, None)
+        return [u for u, _ in units]
 
     # -- a change of embedder: a planned re-embed, never a mix -------------------------------
 

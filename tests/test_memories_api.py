@@ -232,3 +232,31 @@ def test_a_backend_that_refuses_the_restore_leaves_it_archived(tmp_path: Path) -
         detail = http.get(f"/warden/v1/banks/b/memories/{memory['id']}").json()
         assert detail["status"] == "archived"
         assert "restore" not in [e["action"] for e in detail["events"]]
+
+
+def test_feedback_nudges_the_self_hosted_ranking(http: httpx.Client) -> None:
+    r = http.post(
+        "/v1/default/banks/b/memories",
+        json={
+            "items": [
+                {"content": "The payments service listens on port 9400."},
+                {"content": "The refunds service listens on port 9500."},
+            ]
+        },
+    )
+    assert r.json()["items_count"] == 2
+
+    def order() -> list[str]:
+        return [t for t in recalled(http, "which service listens on port") if "payments" in t or "refunds" in t]
+
+    first, second = order()
+    top = ledger(http, q=first.split()[1])["items"][0]
+    for _ in range(2):
+        r = http.post(f"/warden/v1/banks/b/memories/{top['id']}/feedback", json={"score": -1, "reason": "outdated"})
+        assert len(r.json()["ranking_nudged"]) == 1
+    assert order() == [second, first]
+    account = http.post("/warden/v1/banks/b/explain", json={"query": "which service listens on port"}).json()
+    assert {c["text"]: c["feedback"] for c in account["candidates"]}[first] == -2
+    for _ in range(2):
+        http.post(f"/warden/v1/banks/b/memories/{top['id']}/feedback", json={"score": 1})
+    assert order() == [first, second]
