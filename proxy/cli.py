@@ -500,6 +500,12 @@ def _call(method: str, url: str, path: str, *, expect: int = 200, ok: tuple[int,
 
 URL_OPTION = click.option("--url", default="http://127.0.0.1:8890", show_default=True, help="The running memwarden.")
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="JSON instead of text.")
+DATA_DIR_OPTION = click.option(
+    "--data-dir", type=click.Path(path_type=Path), help="Read this data directory directly (no server needed)."
+)
+CONFIG_OPTION = click.option(
+    "--config", "config", type=click.Path(path_type=Path), help="memwarden.toml (or MEMWARDEN_CONFIG); its data_dir."
+)
 
 
 def _score(part: dict[str, Any] | None) -> str:
@@ -615,6 +621,8 @@ def _memory_line(m: dict[str, Any]) -> str:
 @click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
 @click.option("--offset", type=click.IntRange(0), default=0)
 @URL_OPTION
+@DATA_DIR_OPTION
+@CONFIG_OPTION
 @JSON_OPTION
 def memories_list(
     bank: str,
@@ -627,20 +635,34 @@ def memories_list(
     limit: int,
     offset: int,
     url: str,
+    data_dir: Path | None,
+    config: Path | None,
     as_json: bool,
 ) -> None:
-    """List BANK's memories as the ledger holds them, newest first.
+    """List BANK's memories as the ledger holds them, newest first (from a running memwarden, or
+    with --data-dir straight from its database, read-only).
 
     \b
     Example:
         memwarden memories list team-a --status active --tag topic=infra
     """
-    params: list[tuple[str, str | int]] = [("limit", limit), ("offset", offset)]
+    params: list[tuple[str, str]] = [("limit", str(limit)), ("offset", str(offset))]
     for key, value in (("status", status), ("topic", topic), ("stage", stage), ("topic_key", topic_key), ("q", q)):
         if value:
             params.append((key, value))
     params += [("tag", t) for t in tags]
-    page = _call("GET", url, f"/warden/v1/banks/{bank}/memories", params=params)
+    if data_dir is not None or config is not None:
+        from proxy.memories_api import FilterError, list_memories
+
+        db = _open_readonly(_data_dir(config, data_dir))
+        try:
+            page = list_memories(db, bank, params)
+        except FilterError as exc:
+            raise click.ClickException(f"{exc.loc}: {exc}") from None
+        finally:
+            db.close()
+    else:
+        page = _call("GET", url, f"/warden/v1/banks/{bank}/memories", params=params)
     if as_json:
         click.echo(json.dumps(page, ensure_ascii=False, indent=2))
         return
@@ -653,10 +675,25 @@ def memories_list(
 @click.argument("bank")
 @click.argument("memory_id")
 @URL_OPTION
+@DATA_DIR_OPTION
+@CONFIG_OPTION
 @JSON_OPTION
-def memories_show(bank: str, memory_id: str, url: str, as_json: bool) -> None:
+def memories_show(
+    bank: str, memory_id: str, url: str, data_dir: Path | None, config: Path | None, as_json: bool
+) -> None:
     """One memory with its event timeline."""
-    m = _call("GET", url, f"/warden/v1/banks/{bank}/memories/{memory_id}")
+    if data_dir is not None or config is not None:
+        from proxy.memories_api import memory_account
+
+        db = _open_readonly(_data_dir(config, data_dir))
+        try:
+            m = memory_account(db, bank, memory_id)
+        finally:
+            db.close()
+        if m is None:
+            raise click.ClickException(f"Memory '{memory_id}' not found in bank '{bank}'")
+    else:
+        m = _call("GET", url, f"/warden/v1/banks/{bank}/memories/{memory_id}")
     if as_json:
         click.echo(json.dumps(m, ensure_ascii=False, indent=2))
         return

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from typing import Any
+from urllib.parse import parse_qsl
 
 from starlette.types import Receive, Scope, Send
 
@@ -44,18 +45,24 @@ def _bad(loc: str, msg: str, value: Any) -> dict[str, Any]:
     return {"detail": [{"type": "value_error", "loc": ["query", loc], "msg": msg, "input": value}]}
 
 
-async def list_ledger_memories(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    bank: str = scope["path_params"]["bank_id"]
-    from urllib.parse import parse_qsl
+class FilterError(ValueError):
+    """A list filter that is not valid: ``loc`` names it."""
 
-    query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    def __init__(self, loc: str, msg: str, value: Any) -> None:
+        super().__init__(msg)
+        self.loc, self.value = loc, value
+
+
+def list_memories(db: sqlite3.Connection, bank: str, query: list[tuple[str, str]]) -> dict[str, Any]:
+    """One page of the ledger's memories for ``query`` (``status`` comma-separated, ``topic``,
+    ``stage``, ``topic_key``, ``tag`` repeatable in either spelling, ``q``, ``limit``, ``offset``).
+    A pure read, shared by the API and the command line's ``--data-dir`` mode."""
     one = dict(query)
     where, args = ["bank = ?"], [bank]
     statuses = [s for k, v in query if k == "status" for s in v.split(",") if s]
-    for s in statuses:
-        if s not in STATUSES:
-            await send_json(send, 422, _bad("status", f"must be one of {', '.join(STATUSES)}", s))
-            return
+    for status in statuses:
+        if status not in STATUSES:
+            raise FilterError("status", f"must be one of {', '.join(STATUSES)}", status)
     if statuses:
         where.append(f"status IN ({','.join('?' * len(statuses))})")
         args += statuses
@@ -74,27 +81,41 @@ async def list_ledger_memories(state: AppState, scope: Scope, receive: Receive, 
     try:
         limit, offset = int(one.get("limit", "100")), int(one.get("offset", "0"))
     except ValueError:
-        await send_json(send, 422, _bad("limit", "limit and offset must be integers", one.get("limit")))
-        return
+        raise FilterError("limit", "limit and offset must be integers", one.get("limit")) from None
     if not 1 <= limit <= 1000 or offset < 0:
-        await send_json(send, 422, _bad("limit", "limit must be 1..1000 and offset ≥ 0", limit))
-        return
+        raise FilterError("limit", "limit must be 1..1000 and offset ≥ 0", limit)
     clause = " AND ".join(where)
+    rows = db.execute(
+        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause} ORDER BY created_at DESC, id LIMIT ? OFFSET ?",  # noqa: S608
+        (*args, limit, offset),
+    ).fetchall()
+    total = db.execute(f"SELECT count(*) FROM memories WHERE {clause}", args).fetchone()[0]  # noqa: S608
+    return {"bank_id": bank, "items": [memory_view(r) for r in rows], "total": total, "limit": limit, "offset": offset}
 
-    def read(db: sqlite3.Connection) -> tuple[list[sqlite3.Row], int]:
-        rows = db.execute(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause} ORDER BY created_at DESC, id LIMIT ? OFFSET ?",  # noqa: S608
-            (*args, limit, offset),
-        ).fetchall()
-        total = db.execute(f"SELECT count(*) FROM memories WHERE {clause}", args).fetchone()[0]  # noqa: S608
-        return rows, total
 
-    rows, total = await state.ledger.read(read)
-    await send_json(
-        send,
-        200,
-        {"bank_id": bank, "items": [memory_view(r) for r in rows], "total": total, "limit": limit, "offset": offset},
-    )
+def memory_account(db: sqlite3.Connection, bank: str, memory_id: str) -> dict[str, Any] | None:
+    """One memory with its item, feedback score and audit timeline (None: unknown). A pure read."""
+    row = _row(db, bank, memory_id)
+    if row is None:
+        return None
+    events = _events(db, memory_id)
+    view = memory_view(row) or {}
+    view.update(rule=row["rule"], reason=row["reason"], item=json.loads(row["item"] or "{}"))
+    feedback = [e["after"] for e in events if e["action"] == "feedback" and e["after"]]
+    view["feedback"] = {"score": sum(int(f.get("score", 0)) for f in feedback), "count": len(feedback)}
+    view["events"] = events
+    return view
+
+
+async def list_ledger_memories(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    bank: str = scope["path_params"]["bank_id"]
+    query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    try:
+        page = await state.ledger.read(lambda db: list_memories(db, bank, query))
+    except FilterError as exc:
+        await send_json(send, 422, _bad(exc.loc, str(exc), exc.value))
+        return
+    await send_json(send, 200, page)
 
 
 def _row(db: sqlite3.Connection, bank: str, memory_id: str) -> sqlite3.Row | None:
@@ -128,15 +149,10 @@ def _events(db: sqlite3.Connection, memory_id: str) -> list[dict[str, Any]]:
 
 async def memory_detail(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
-    row = await _memory_or_404(state, bank, memory_id, send)
-    if row is None:
+    view = await state.ledger.read(lambda db: memory_account(db, bank, memory_id))
+    if view is None:
+        await send_json(send, 404, {"detail": f"Memory '{memory_id}' not found in bank '{bank}'"})
         return
-    events = await state.ledger.read(lambda db: _events(db, memory_id))
-    view = memory_view(row) or {}
-    view.update(rule=row["rule"], reason=row["reason"], item=json.loads(row["item"] or "{}"))
-    feedback = [e["after"] for e in events if e["action"] == "feedback" and e["after"]]
-    view["feedback"] = {"score": sum(int(f.get("score", 0)) for f in feedback), "count": len(feedback)}
-    view["events"] = events
     await send_json(send, 200, view)
 
 

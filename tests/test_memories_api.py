@@ -31,7 +31,10 @@ def http(tmp_path: Path) -> Iterator[httpx.Client]:
             "config_guard": {"missions": {"mode": "off"}},
         },
     )
-    with running_warden(settings) as url, httpx.Client(base_url=url, timeout=60) as client:
+    with (
+        running_warden(settings) as url,
+        httpx.Client(base_url=url, timeout=60, headers={"x-test-data-dir": str(tmp_path)}) as client,
+    ):
         r = client.post("/v1/default/banks/b/memories", json={"items": [{"content": t, "tags": g} for t, g in FACTS]})
         assert r.json()["items_count"] == len(FACTS)
         yield client
@@ -203,6 +206,35 @@ def test_the_memories_commands(http: httpx.Client) -> None:
     missing = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
     assert missing.returncode == 1
     assert "404: Memory 'nope' not found in bank 'b'" in missing.stderr
+
+    # No server needed for the reads: the data directory, read-only, gives the same answers.
+    data_dir = Path(http.headers["x-test-data-dir"])
+    direct = [sys.executable, "-c", "from proxy.cli import main; main()", "memories"]
+    offline = subprocess.run(
+        [*direct, "list", "b", "--tag", "user=alice", "--data-dir", str(data_dir)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert offline == listing
+    shown_offline = subprocess.run(
+        [*direct, "show", "b", memory_id, "--data-dir", str(data_dir), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert '"feedback": {' in shown_offline
+    bad = subprocess.run(
+        [*direct, "list", "b", "--status", "bogus", "--data-dir", str(data_dir)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert bad.returncode == 1
+    assert "status: must be one of" in bad.stderr
 
 
 def test_a_backend_that_refuses_the_restore_leaves_it_archived(tmp_path: Path) -> None:
