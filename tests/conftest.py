@@ -34,7 +34,8 @@ def make_settings(
 ) -> Settings:
     """Settings for memwarden in front of ``url``, from no file and no environment; a fresh data
     directory unless one is given. Missions are off unless ``config_guard`` says otherwise: tests
-    of other features count the requests the backend sees, and seeding a bank adds some."""
+    of other features count the requests the backend sees, and seeding a bank adds some. The
+    scheduled retention job is off too (tests run it by hand, at a moment they choose)."""
     return load_settings(
         environ={},
         overrides={
@@ -43,6 +44,7 @@ def make_settings(
             "backends": {"hindsight": {"url": url, **hindsight}},
             "governance": governance or {},
             "config_guard": config_guard if config_guard is not None else {"missions": {"mode": "off"}},
+            "retention": {"enabled": False},
         },
     )
 
