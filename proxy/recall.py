@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -187,6 +187,34 @@ async def governed_list(state: AppState, scope: Scope, receive: Receive, send: S
         await _relay(state, scope, send, _target(scope, fixed), [(b"x-warden-tags", b"normalized")])
         return
     # Fan out: each spelling choice read whole (up to FAN_OUT_PAGE rows), merged by id, then paged.
+    subqueries = [[*rest, *(("tags", t) for t in ftags), ("tags_match", fmode)] for ftags, fmode in filters]
+    await _fan_out(
+        state,
+        scope,
+        receive,
+        send,
+        query,
+        subqueries,
+        key="id",
+        order=lambda items: sorted(
+            items, key=lambda m: str(m.get("date") or m.get("mentioned_at") or ""), reverse=True
+        ),
+    )
+
+
+async def _fan_out(
+    state: AppState,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    query: list[tuple[str, str]],
+    subqueries: list[list[tuple[str, str]]],
+    *,
+    key: str,
+    order: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
+) -> None:
+    """GET each of ``subqueries`` (up to FAN_OUT_PAGE rows each), merge the pages' ``items`` by
+    ``key``, order them and answer the client's ``limit``/``offset`` page of the union."""
     try:
         limit = int(next((v for k, v in query if k == "limit"), "100"))
         offset = int(next((v for k, v in query if k == "offset"), "0"))
@@ -196,23 +224,23 @@ async def governed_list(state: AppState, scope: Scope, receive: Receive, send: S
     merged: dict[str, Any] = {}
     truncated = False
     try:
-        for ftags, fmode in filters:
-            sub = [*rest, *(("tags", t) for t in ftags), ("tags_match", fmode), ("limit", str(FAN_OUT_PAGE))]
-            status, headers, answer = await _backend_json(state, scope, "GET", _target(scope, sub), None)
+        for sub in subqueries:
+            target = _target(scope, [*sub, ("limit", str(FAN_OUT_PAGE))])
+            status, headers, answer = await _backend_json(state, scope, "GET", target, None)
             if status != 200:
                 await _send_raw(send, status, headers, answer)
                 return
             page = json.loads(answer)
             truncated |= int(page.get("total") or 0) > FAN_OUT_PAGE
             for item in page.get("items") or []:
-                merged.setdefault(str(item.get("id")), item)
+                merged.setdefault(str(item.get(key)), item)
     except BackendUnavailable as exc:
         await send_json(send, 502, {"detail": f"Backend unavailable: {exc}"})
         return
     except (ValueError, AttributeError):
-        await send_json(send, 502, {"detail": "Backend answered a memory list that is not JSON"})
+        await send_json(send, 502, {"detail": "Backend answered a list that is not the expected JSON"})
         return
-    items = sorted(merged.values(), key=lambda m: str(m.get("date") or m.get("mentioned_at") or ""), reverse=True)
+    items = order(list(merged.values()))
     extra = [(b"x-warden-tags", b"normalized; fanned-out")]
     if truncated:
         extra.append((b"x-warden-truncated", str(FAN_OUT_PAGE).encode()))
@@ -240,38 +268,18 @@ async def governed_tags(state: AppState, scope: Scope, receive: Receive, send: S
     if state.settings.governance.mode_for(bank) == "off" or len(patterns) == 1:
         await forward(state.backend, scope, receive, send, retries=state.read_retries)
         return
-    try:
-        limit = int(next((v for k, v in query if k == "limit"), "100"))
-        offset = int(next((v for k, v in query if k == "offset"), "0"))
-    except ValueError:
-        await forward(state.backend, scope, receive, send, retries=state.read_retries)  # the backend's 422
-        return
     rest = [(k, v) for k, v in query if k not in ("q", "limit", "offset")]
-    merged: dict[str, Any] = {}
-    truncated = False
-    try:
-        for pattern in patterns:
-            sub = [*rest, ("q", pattern), ("limit", str(FAN_OUT_PAGE))]
-            status, headers, answer = await _backend_json(state, scope, "GET", _target(scope, sub), None)
-            if status != 200:
-                await _send_raw(send, status, headers, answer)
-                return
-            page = json.loads(answer)
-            truncated |= int(page.get("total") or 0) > FAN_OUT_PAGE
-            for item in page.get("items") or []:
-                merged.setdefault(str(item.get("tag")), item)
-    except BackendUnavailable as exc:
-        await send_json(send, 502, {"detail": f"Backend unavailable: {exc}"})
-        return
-    except (ValueError, AttributeError):
-        await send_json(send, 502, {"detail": "Backend answered a tag list that is not the expected JSON"})
-        return
-    items = [merged[t] for t in sorted(merged)]
-    extra = [(b"x-warden-tags", b"normalized; fanned-out")]
-    if truncated:
-        extra.append((b"x-warden-truncated", str(FAN_OUT_PAGE).encode()))
-    body = {"items": items[offset : offset + limit], "total": len(items), "limit": limit, "offset": offset}
-    await send_json(send, 200, body, headers=extra)
+    subqueries = [[*rest, ("q", pattern)] for pattern in patterns]
+    await _fan_out(
+        state,
+        scope,
+        receive,
+        send,
+        query,
+        subqueries,
+        key="tag",
+        order=lambda items: sorted(items, key=lambda t: str(t.get("tag"))),
+    )
 
 
 # -- explain ------------------------------------------------------------------------------------
