@@ -50,7 +50,13 @@ LOCAL_URL = "http://memwarden.local"
 def _embedder(settings: Settings) -> Embedder:
     cfg = settings.local
     try:
-        return make_embedder(cfg.embedder, url=cfg.embedder_url, model=cfg.embedder_model, api_key=cfg.embedder_api_key)
+        return make_embedder(
+            cfg.embedder,
+            url=cfg.embedder_url,
+            model=cfg.embedder_model,
+            api_key=cfg.embedder_api_key,
+            engine=cfg.e5_engine,
+        )
     except EmbedderError as exc:
         raise SettingsError(f"local.embedder: {exc}") from None
 

