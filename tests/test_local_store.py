@@ -143,6 +143,15 @@ def test_memory_lifecycle_list_get_invalidate_history(http: httpx.Client) -> Non
     assert history[0]["reason"] == "wrong"
 
 
+def test_a_replaced_document_is_recalled_as_its_new_text(http: httpx.Client) -> None:
+    # Recall reads its rows by the keys the indexes hold: a replaced row must never come back.
+    doc = {"document_id": "runbook"}
+    http.post("/v1/default/banks/r/memories", json={"items": [{"content": "Deploys go out on Friday.", **doc}]})
+    assert recall_texts(http, "r", query="When do deploys go out?") == ["Deploys go out on Friday."]
+    http.post("/v1/default/banks/r/memories", json={"items": [{"content": "Deploys go out on Tuesday.", **doc}]})
+    assert recall_texts(http, "r", query="When do deploys go out?") == ["Deploys go out on Tuesday."]
+
+
 def test_documents_tags_stats_config(http: httpx.Client) -> None:
     r = http.post(
         "/v1/default/banks/b/memories",

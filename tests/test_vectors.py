@@ -125,3 +125,12 @@ def test_removing_everything_the_graph_covers_falls_back_to_the_matrix() -> None
     index.remove(ids(1000))
     assert next(i for i, _ in index.search(tail[2], 10)) == "t2"
     assert len(index.search(tail[2], 10)) == 5
+
+
+def test_the_index_keeps_the_row_keys_it_is_given_for_live_ids_only() -> None:
+    index = BankIndex(DIM, "test")
+    index.add(ids(3), vectors(3), [11, 12, 13])
+    index.add(["x"], vectors(1, seed=5))  # no key given: fetched by id instead
+    index.add(["m1"], vectors(1, seed=6), [20])  # re-added (a replaced row): the new key
+    index.remove(["m2"])
+    assert index.seq == {"m0": 11, "m1": 20}
