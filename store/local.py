@@ -455,29 +455,27 @@ class LocalStore:
                 for p in positions:
                     item = items[p]
                     unit_tags = sorted({*document_tags, *item.tags})
-                    seqs[p] = (
-                        db.execute(
-                            "INSERT INTO store_units (id, bank_id, document_id, text, terms, context, fact_type, tags, metadata,"
-                            " mentioned_at, created_at, updated_at, embedder, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                            (
-                                ids[p],
-                                bank,
-                                doc,
-                                item.content,
-                                index_text(item.content),
-                                item.context or "",
-                                "world",
-                                json.dumps(unit_tags, ensure_ascii=False),
-                                json.dumps(item.metadata or {}, ensure_ascii=False),
-                                item.timestamp or ts,
-                                ts,
-                                ts,
-                                name,
-                                vectors[p].astype(np.float32).tobytes(),
-                            ),
-                        ).lastrowid
-                        or 0
-                    )  # always set by an INSERT into this table
+                    cursor = db.execute(
+                        "INSERT INTO store_units (id, bank_id, document_id, text, terms, context, fact_type, tags, metadata,"
+                        " mentioned_at, created_at, updated_at, embedder, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (
+                            ids[p],
+                            bank,
+                            doc,
+                            item.content,
+                            index_text(item.content),
+                            item.context or "",
+                            "world",
+                            json.dumps(unit_tags, ensure_ascii=False),
+                            json.dumps(item.metadata or {}, ensure_ascii=False),
+                            item.timestamp or ts,
+                            ts,
+                            ts,
+                            name,
+                            vectors[p].astype(np.float32).tobytes(),
+                        ),
+                    )
+                    seqs[p] = cursor.lastrowid or 0  # always set by an INSERT into this table
             db.execute(
                 "UPDATE store_banks SET embedder = COALESCE(embedder, ?), last_write_at = ?, last_document_at = ?,"
                 " updated_at = ? WHERE bank_id = ?",
