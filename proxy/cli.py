@@ -654,13 +654,10 @@ def memories_list(
     if data_dir is not None or config is not None:
         from proxy.memories_api import FilterError, list_memories
 
-        db = _open_readonly(_data_dir(config, data_dir))
         try:
-            page = list_memories(db, bank, params)
+            page = list_memories(_open_readonly(_data_dir(config, data_dir)), bank, params)
         except FilterError as exc:
             raise click.ClickException(f"{exc.loc}: {exc}") from None
-        finally:
-            db.close()
     else:
         page = _call("GET", url, f"/warden/v1/banks/{bank}/memories", params=params)
     if as_json:
@@ -685,11 +682,7 @@ def memories_show(
     if data_dir is not None or config is not None:
         from proxy.memories_api import memory_account
 
-        db = _open_readonly(_data_dir(config, data_dir))
-        try:
-            m = memory_account(db, bank, memory_id)
-        finally:
-            db.close()
+        m = memory_account(_open_readonly(_data_dir(config, data_dir)), bank, memory_id)
         if m is None:
             raise click.ClickException(f"Memory '{memory_id}' not found in bank '{bank}'")
     else:

@@ -306,7 +306,7 @@ class E5OnnxEncoder:
         x -= x.mean(-1, keepdims=True)
         x /= np.sqrt((x * x).mean(-1, keepdims=True) + m.eps)
         x = x * self._ln_w + self._ln_b
-        (y,) = session.run(None, {"x": x.astype(np.float32), "key_padding_mask": mask})
+        (y,) = session.run(None, {"x": x.astype(np.float32, copy=False), "key_padding_mask": mask})
         weights = mask[..., None].astype(np.float32)
         pooled: Vector = (y * weights).sum(1) / weights.sum(1)
         return pooled

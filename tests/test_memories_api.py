@@ -31,10 +31,7 @@ def http(tmp_path: Path) -> Iterator[httpx.Client]:
             "config_guard": {"missions": {"mode": "off"}},
         },
     )
-    with (
-        running_warden(settings) as url,
-        httpx.Client(base_url=url, timeout=60, headers={"x-test-data-dir": str(tmp_path)}) as client,
-    ):
+    with running_warden(settings) as url, httpx.Client(base_url=url, timeout=60) as client:
         r = client.post("/v1/default/banks/b/memories", json={"items": [{"content": t, "tags": g} for t, g in FACTS]})
         assert r.json()["items_count"] == len(FACTS)
         yield client
@@ -161,21 +158,16 @@ def test_a_memory_sharing_its_document_is_not_archived_alone(http: httpx.Client)
     assert "The payments team owns the refund service." in recalled(http, "refund service payments team")
 
 
-def test_the_memories_commands(http: httpx.Client) -> None:
+def test_the_memories_commands(http: httpx.Client, tmp_path: Path) -> None:
     import subprocess
     import sys
 
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-c", "from proxy.cli import main; main()", "memories", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+
     def memwarden(*args: str) -> str:
-        cmd = [
-            sys.executable,
-            "-c",
-            "from proxy.cli import main; main()",
-            "memories",
-            *args,
-            "--url",
-            str(http.base_url),
-        ]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+        done = cli(*args, "--url", str(http.base_url))
         assert done.returncode == 0, done.stderr
         return done.stdout
 
@@ -192,47 +184,15 @@ def test_the_memories_commands(http: httpx.Client) -> None:
     assert "archive" in shown
     assert "restore" in shown
     assert "stale" in shown
-    cmd = [
-        sys.executable,
-        "-c",
-        "from proxy.cli import main; main()",
-        "memories",
-        "show",
-        "b",
-        "nope",
-        "--url",
-        str(http.base_url),
-    ]
-    missing = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+    missing = cli("show", "b", "nope", "--url", str(http.base_url))
     assert missing.returncode == 1
     assert "404: Memory 'nope' not found in bank 'b'" in missing.stderr
 
     # No server needed for the reads: the data directory, read-only, gives the same answers.
-    data_dir = Path(http.headers["x-test-data-dir"])
-    direct = [sys.executable, "-c", "from proxy.cli import main; main()", "memories"]
-    offline = subprocess.run(
-        [*direct, "list", "b", "--tag", "user=alice", "--data-dir", str(data_dir)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
-    assert offline == listing
-    shown_offline = subprocess.run(
-        [*direct, "show", "b", memory_id, "--data-dir", str(data_dir), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
-    assert '"feedback": {' in shown_offline
-    bad = subprocess.run(
-        [*direct, "list", "b", "--status", "bogus", "--data-dir", str(data_dir)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    offline = cli("list", "b", "--tag", "user=alice", "--data-dir", str(tmp_path))
+    assert offline.stdout == listing, offline.stderr
+    assert cli("show", "b", memory_id, "--data-dir", str(tmp_path)).stdout == shown
+    bad = cli("list", "b", "--status", "bogus", "--data-dir", str(tmp_path))
     assert bad.returncode == 1
     assert "status: must be one of" in bad.stderr
 
