@@ -9,9 +9,12 @@ background thread from a snapshot of the matrix and from then on answers for the
 (~2 ms at 100,000, recall@10 ≈ 0.998 measured on this machine). Rows added after the snapshot
 (the *tail*) are searched exactly and merged in, so a memory is findable by meaning the moment it
 is stored — a node inserted into a built graph can end up unreachable when its neighbours are near
-duplicates of one another; once the tail passes a tenth of the graph, a new graph is built and
-swapped in. Until the first graph is ready, or when a search wants more neighbours than a graph
-answers well, exact search serves. Nothing of the graph is persisted: it is rebuilt on start.
+duplicates of one another. Once the tail passes a twentieth of the graph it is inserted into the
+graph in the background, in place (each row inserted once: rebuilding from scratch each time cost
+a bulk retain of 100,000 memories a core for most of its run); a graph is built with room for as
+many rows again, and past that room a new one is built and swapped in. Until the first graph is
+ready, or when a search wants more neighbours than a graph answers well, exact search serves.
+Nothing of the graph is persisted: it is rebuilt on start.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -33,6 +37,9 @@ log = structlog.get_logger("memwarden.store")
 ANN_MAX_K = 2000
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
+# The graph takes in its tail once the tail passes this fraction of it (1/20).
+TAIL_FRACTION = 20
+_BUILD_THREADS = max(1, (os.cpu_count() or 2) - 1)  # leave a core to the server
 
 
 class BankIndex:
@@ -128,8 +135,10 @@ class BankIndex:
                 except voyager.RecallError:  # fewer than k reachable (many deletions): the matrix answers
                     pass
                 else:
-                    # Inner-product space: distance = 1 - similarity. The tail is searched exactly.
-                    found = dict(zip(rows.tolist(), (1.0 - distances).tolist(), strict=True))
+                    # Inner-product space: distance = 1 - similarity. The tail is searched exactly;
+                    # the graph may hold some of it already (an extension under way), dead rows too.
+                    alive = self._alive
+                    found = {r: s for r, s in zip(rows.tolist(), (1.0 - distances).tolist(), strict=True) if alive[r]}
                     found.update(self._exact(query, k, covered))
                     best = sorted(found, key=lambda r: -found[r])[:k]
                     return [(self.ids[r], found[r]) for r in best]
@@ -152,29 +161,51 @@ class BankIndex:
         with self.lock:
             if not self.ann_threshold or self._building or self.live < self.ann_threshold:
                 return
-            if self._ann is not None and self.size - self._covered <= self._covered // 10:
+            graph, start, upto = self._ann, self._covered, self.size
+            if graph is not None and upto - start <= start // TAIL_FRACTION:
                 return  # the tail is still small
             self._building = True
-            snapshot, upto = self._matrix, self.size  # rows below ``upto`` never change
-        threading.Thread(target=self._build, args=(snapshot, upto), name="memwarden-hnsw", daemon=True).start()
+            snapshot = self._matrix  # rows below ``upto`` never change
+        if graph is not None and upto <= graph.max_elements:
+            job: Any = partial(self._extend, graph, snapshot, start, upto)
+        else:
+            job = partial(self._build, snapshot, upto)
+        threading.Thread(target=job, name="memwarden-hnsw", daemon=True).start()
 
     def _build(self, snapshot: Vector, upto: int) -> None:
+        """A new graph over rows [0, upto), room for as many again (filled by :meth:`_extend`)."""
         try:
             graph = voyager.Index(
                 voyager.Space.InnerProduct,
                 num_dimensions=self.dim,
                 M=HNSW_M,
                 ef_construction=HNSW_EF_CONSTRUCTION,
-                max_elements=max(upto, 1024),
+                max_elements=2 * max(upto, 1024),
             )
-            # Leave a core to the server while building.
-            graph.add_items(snapshot[:upto], ids=np.arange(upto), num_threads=max(1, (os.cpu_count() or 2) - 1))
+            graph.add_items(snapshot[:upto], ids=np.arange(upto), num_threads=_BUILD_THREADS)
             with self.lock:  # rows removed meanwhile; rows added meanwhile are the tail
                 for row in np.flatnonzero(~self._alive[:upto]).tolist():
                     graph.mark_deleted(row)
                 self._ann, self._covered = graph, upto
             log.info("store.hnsw_ready", embedder=self.embedder, rows=upto, live=self.live)
         except Exception:  # the matrix keeps serving; the next add tries again
+            log.exception("store.hnsw_failed", embedder=self.embedder, rows=upto)
+        finally:
+            with self.lock:
+                self._building = False
+
+    def _extend(self, graph: Any, snapshot: Vector, start: int, upto: int) -> None:
+        """The tail, rows [start, upto), inserted into the graph in place while it answers
+        searches (voyager allows inserts beside queries; never a resize, which moves memory a
+        query may be reading: past the graph's room, :meth:`_build` makes a new one)."""
+        try:
+            graph.add_items(snapshot[start:upto], ids=np.arange(start, upto), num_threads=_BUILD_THREADS)
+            with self.lock:
+                for row in np.flatnonzero(~self._alive[start:upto]).tolist():
+                    graph.mark_deleted(start + row)
+                self._covered = upto
+            log.info("store.hnsw_extended", embedder=self.embedder, rows=upto, live=self.live)
+        except Exception:  # the rows stay in the exact tail; the next add tries again
             log.exception("store.hnsw_failed", embedder=self.embedder, rows=upto)
         finally:
             with self.lock:

@@ -99,21 +99,46 @@ def test_rows_that_arrive_or_go_during_the_build_are_not_lost() -> None:
     assert "m200" not in {i for i, _ in index.search(data[200], 20)}
 
 
-def test_a_growing_tail_gets_a_new_graph() -> None:
+def wait_covered(index: BankIndex, rows: int) -> None:
+    deadline = time.monotonic() + 60
+    while index.covered < rows and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert index.covered == rows
+
+
+def test_a_growing_tail_goes_into_the_graph_and_past_its_room_a_new_graph_is_built() -> None:
     index = BankIndex(DIM, "test", ann_threshold=1000)
     index.add(ids(1000), vectors(1000))
     assert index.wait_ready(60)
     assert index.covered == 1000
-    index.add(ids(50, "a"), vectors(50, seed=2))  # a twentieth: searched exactly, no rebuild
+    graph = index._ann
+    index.add(ids(50, "a"), vectors(50, seed=2))  # a twentieth: searched exactly for now
     time.sleep(0.3)
     assert index.covered == 1000
     more = vectors(100, seed=3)
-    index.add(ids(100, "b"), more)  # past a tenth: a new graph covering everything
-    deadline = time.monotonic() + 60
-    while index.covered < 1150 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert index.covered == 1150
+    index.add(ids(100, "b"), more)  # past a twentieth: inserted into the same graph
+    wait_covered(index, 1150)
+    assert index._ann is graph
     assert index.search(more[42], 1)[0][0] == "b42"
+    assert index.search(vectors(50, seed=2)[7], 1)[0][0] == "a7"
+    rest = vectors(900, seed=4)
+    index.add(ids(900, "c"), rest)  # 2,050 rows: past the room of the first graph (2,048)
+    wait_covered(index, 2050)
+    assert index._ann is not graph
+    assert index.search(rest[5], 1)[0][0] == "c5"
+    assert index.search(more[42], 1)[0][0] == "b42"
+
+
+def test_a_row_removed_while_the_graph_takes_in_the_tail_is_not_found() -> None:
+    index = BankIndex(DIM, "test", ann_threshold=1000)
+    index.add(ids(1000), vectors(1000))
+    assert index.wait_ready(60)
+    tail = vectors(10, seed=6)
+    index.add(ids(10, "t"), tail)
+    index._ann.add_items(tail, ids=np.arange(1000, 1010))  # an insertion caught half-way
+    index.remove(["t3"])
+    assert "t3" not in {i for i, _ in index.search(tail[3], 5)}
+    assert index.search(tail[4], 1)[0][0] == "t4"
 
 
 def test_removing_everything_the_graph_covers_falls_back_to_the_matrix() -> None:
@@ -134,3 +159,39 @@ def test_the_index_keeps_the_row_keys_it_is_given_for_live_ids_only() -> None:
     index.add(["m1"], vectors(1, seed=6), [20])  # re-added (a replaced row): the new key
     index.remove(["m2"])
     assert index.seq == {"m0": 11, "m1": 20}
+
+
+def test_searches_run_while_the_graph_takes_in_its_tail() -> None:
+    """Inserts beside queries (voyager allows them; a resize would not be safe, and never happens
+    here): every search during the extensions answers with live rows."""
+    import threading
+
+    index = BankIndex(DIM, "test", ann_threshold=2000)
+    index.add(ids(2000), vectors(2000))
+    assert index.wait_ready(60)
+    graph, stop, errors, answered = index._ann, threading.Event(), [], [0]
+    queries = vectors(64, seed=9)
+
+    def search() -> None:
+        while not stop.is_set():
+            try:
+                found = index.search(queries[answered[0] % 64], 10)
+                assert len(found) == 10 and all(i in index.row for i, _ in found)
+                answered[0] += 1
+            except Exception as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+                return
+
+    worker = threading.Thread(target=search)
+    worker.start()
+    try:
+        for batch in range(5):
+            index.add(ids(400, f"x{batch}-"), vectors(400, seed=20 + batch))
+            index.remove([f"x{batch}-{j}" for j in range(0, 400, 7)])
+            wait_covered(index, 2000 + 400 * (batch + 1))
+    finally:
+        stop.set()
+        worker.join()
+    assert not errors, errors
+    assert answered[0] > 0
+    assert index._ann is graph  # 4,000 rows: within the room of the first graph (4,096)
