@@ -176,7 +176,8 @@ def test_searches_run_while_the_graph_takes_in_its_tail() -> None:
         while not stop.is_set():
             try:
                 found = index.search(queries[answered[0] % 64], 10)
-                assert len(found) == 10 and all(i in index.row for i, _ in found)
+                assert len(found) == 10
+                assert all(i in index.row for i, _ in found)
                 answered[0] += 1
             except Exception as exc:  # pragma: no cover - reported below
                 errors.append(exc)
@@ -187,7 +188,8 @@ def test_searches_run_while_the_graph_takes_in_its_tail() -> None:
     try:
         for batch in range(5):
             index.add(ids(400, f"x{batch}-"), vectors(400, seed=20 + batch))
-            index.remove([f"x{batch}-{j}" for j in range(0, 400, 7)])
+            index.remove([f"x{batch}-{j}" for j in range(0, 400, 7)])  # in the tail being inserted
+            index.remove([f"m{batch * 10 + j}" for j in range(5)])  # in the graph, beside the insertion
             wait_covered(index, 2000 + 400 * (batch + 1))
     finally:
         stop.set()
