@@ -23,7 +23,7 @@ import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -78,7 +78,12 @@ class AuditEvent:
     hash: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """A shallow dict (``before``/``after`` not copied: ``dataclasses.asdict`` deep-copied
+        them, a third of a governed retain's ledger time)."""
+        return {f: getattr(self, f) for f in _EVENT_ATTRS}
+
+
+_EVENT_ATTRS = tuple(f.name for f in fields(AuditEvent))
 
 
 def event_hash(seq: int, event: dict[str, Any], prev_hash: str) -> str:
@@ -286,7 +291,8 @@ def append_events(db: sqlite3.Connection, events: Iterable[AuditEvent | None]) -
         seq += 1
         row = event.as_dict()
         for key in ("before", "after"):
-            row[key] = None if row[key] is None else json.dumps(row[key], ensure_ascii=False, sort_keys=True)
+            if row[key] is not None:
+                row[key] = json.dumps(row[key], ensure_ascii=False, sort_keys=True)
         digest = event_hash(seq, row, prev)
         db.execute(
             "INSERT INTO audit_events (seq, id, ts, bank, memory_id, action, actor, source, rule, reason, before,"
@@ -297,7 +303,7 @@ def append_events(db: sqlite3.Connection, events: Iterable[AuditEvent | None]) -
         prev = digest
         out.append(event)
         if pending is not None:
-            pending.append({**event.as_dict(), "before": event.before, "after": event.after})
+            pending.append(event.as_dict())
     return out
 
 
