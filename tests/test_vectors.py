@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
+import pytest
 
 from store.vectors import BankIndex
 
@@ -21,6 +23,14 @@ def vectors(n: int, seed: int = 0) -> np.ndarray:
 
 def ids(n: int, prefix: str = "m") -> list[str]:
     return [f"{prefix}{i}" for i in range(n)]
+
+
+def with_graph(rows: int) -> BankIndex:
+    """An index of ``rows`` vectors whose graph, built at that size, is ready."""
+    index = BankIndex(DIM, "test", ann_threshold=rows)
+    index.add(ids(rows), vectors(rows))
+    assert index.wait_ready(60)
+    return index
 
 
 def exact_top(index: BankIndex, query: np.ndarray, k: int) -> list[str]:
@@ -107,9 +117,7 @@ def wait_covered(index: BankIndex, rows: int) -> None:
 
 
 def test_a_growing_tail_goes_into_the_graph_and_past_its_room_a_new_graph_is_built() -> None:
-    index = BankIndex(DIM, "test", ann_threshold=1000)
-    index.add(ids(1000), vectors(1000))
-    assert index.wait_ready(60)
+    index = with_graph(1000)
     assert index.covered == 1000
     graph = index._ann
     index.add(ids(50, "a"), vectors(50, seed=2))  # a twentieth: searched exactly for now
@@ -129,10 +137,25 @@ def test_a_growing_tail_goes_into_the_graph_and_past_its_room_a_new_graph_is_bui
     assert index.search(more[42], 1)[0][0] == "b42"
 
 
+def test_rows_that_arrive_while_the_graph_takes_in_its_tail_follow_without_another_add(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    index = with_graph(1000)
+    extend = index._extend
+
+    def slow_extend(*args: Any) -> None:
+        time.sleep(0.3)  # the second add below lands while this insertion runs
+        extend(*args)
+
+    monkeypatch.setattr(index, "_extend", slow_extend)
+    index.add(ids(100, "a"), vectors(100, seed=7))
+    index.add(ids(100, "b"), vectors(100, seed=8))  # an insertion is under way: not started here
+    wait_covered(index, 1200)  # taken in when the first insertion ends
+    assert index.search(vectors(100, seed=8)[9], 1)[0][0] == "b9"
+
+
 def test_a_row_removed_while_the_graph_takes_in_the_tail_is_not_found() -> None:
-    index = BankIndex(DIM, "test", ann_threshold=1000)
-    index.add(ids(1000), vectors(1000))
-    assert index.wait_ready(60)
+    index = with_graph(1000)
     tail = vectors(10, seed=6)
     index.add(ids(10, "t"), tail)
     index._ann.add_items(tail, ids=np.arange(1000, 1010))  # an insertion caught half-way
@@ -142,9 +165,7 @@ def test_a_row_removed_while_the_graph_takes_in_the_tail_is_not_found() -> None:
 
 
 def test_removing_everything_the_graph_covers_falls_back_to_the_matrix() -> None:
-    index = BankIndex(DIM, "test", ann_threshold=1000)
-    index.add(ids(1000), vectors(1000))
-    assert index.wait_ready(60)
+    index = with_graph(1000)
     tail = vectors(5, seed=4)
     index.add(ids(5, "t"), tail)
     index.remove(ids(1000))
@@ -166,9 +187,7 @@ def test_searches_run_while_the_graph_takes_in_its_tail() -> None:
     here): every search during the extensions answers with live rows."""
     import threading
 
-    index = BankIndex(DIM, "test", ann_threshold=2000)
-    index.add(ids(2000), vectors(2000))
-    assert index.wait_ready(60)
+    index = with_graph(2000)
     graph, stop, errors, answered = index._ann, threading.Event(), [], [0]
     queries = vectors(64, seed=9)
 
