@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any
 
@@ -167,12 +167,12 @@ class BankIndex:
             self._building = True
             snapshot = self._matrix  # rows below ``upto`` never change
         if graph is not None and upto <= graph.max_elements:
-            job: Any = partial(self._extend, graph, snapshot, start, upto)
+            job: Callable[[], None] = partial(self._extend, graph, snapshot, start, upto)
         else:
             job = partial(self._build, snapshot, upto)
         threading.Thread(target=self._background, args=(job, upto), name="memwarden-hnsw", daemon=True).start()
 
-    def _background(self, job: Any, upto: int) -> None:
+    def _background(self, job: Callable[[], None], upto: int) -> None:
         """Run a build or an extension; then take in what arrived meanwhile (no add may come to
         ask). A failure leaves the matrix serving and the tail exact; the next add tries again."""
         try:
