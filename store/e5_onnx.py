@@ -145,9 +145,6 @@ class Tokenizer:
             s = " " + s
         return s.replace(" ", _META)
 
-    def content_ids(self, text: str) -> list[int]:
-        return self.batch([text])[0]
-
     def batch(self, texts: Sequence[str]) -> list[list[int]]:
         prepared = [self._prepare(t) for t in texts]
         out: list[list[int]] = self._fast.encode(prepared)

@@ -694,16 +694,13 @@ class LocalStore:
             used, start, step = 0, 0, 32
             while start < len(ranked):
                 chunk = ranked[start : start + step]
-                # By primary key where the row key is known (nearly always), else by id.
-                keys = [seq_of.get(m, index.seq.get(m)) for m in chunk]
-                by_seq = [k for k in keys if k is not None]
-                by_id = [m for m, k in zip(chunk, keys, strict=True) if k is None]
-                found: dict[str, sqlite3.Row] = {}
-                for column, values in (("seq", by_seq), ("id", by_id)):
-                    if values:
-                        marks = ",".join("?" * len(values))
-                        sql = f"SELECT {RECALL_COLUMNS} FROM store_units WHERE {column} IN ({marks})"  # noqa: S608
-                        found.update((r["id"], r) for r in db.execute(sql, values))
+                # By primary key: the full-text arm read it, the vector index keeps it for every
+                # memory the store gave it. A candidate without one left the index (archived or
+                # replaced) since it was ranked.
+                keys = [k for k in (seq_of.get(m, index.seq.get(m)) for m in chunk) if k is not None]
+                marks = ",".join("?" * len(keys))
+                sql = f"SELECT {RECALL_COLUMNS} FROM store_units WHERE seq IN ({marks})"  # noqa: S608
+                found = {r["id"]: r for r in db.execute(sql, keys)}
                 for memory_id in chunk:
                     r = found.get(memory_id)
                     if r is None or r["state"] != "valid":  # gone or archived since it was ranked

@@ -59,7 +59,5 @@ def match_query(query: str | list[str]) -> str | None:
 
 def token_estimate(text: str) -> int:
     """Rough tokens for the ``max_tokens`` budget: a CJK character ~1 token, Latin ~4 characters."""
-    if text.isascii():
-        return max(1, len(text) // 4) if text else 0
-    cjk = len(_IS_CJK.findall(text))
+    cjk = 0 if text.isascii() else len(_IS_CJK.findall(text))
     return cjk + max(1, (len(text) - cjk) // 4) if text else 0

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
-from functools import partial
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -166,52 +165,40 @@ class BankIndex:
                 return  # the tail is still small
             self._building = True
             snapshot = self._matrix  # rows below ``upto`` never change
-        if graph is not None and upto <= graph.max_elements:
-            job: Callable[[], None] = partial(self._extend, graph, snapshot, start, upto)
-        else:
-            job = partial(self._build, snapshot, upto)
-        threading.Thread(target=self._background, args=(job, upto), name="memwarden-hnsw", daemon=True).start()
+        if graph is None or upto > graph.max_elements:
+            graph, start = None, 0  # a new graph: never voyager's resize, see _insert
+        threading.Thread(
+            target=self._insert, args=(graph, snapshot, start, upto), name="memwarden-hnsw", daemon=True
+        ).start()
 
-    def _background(self, job: Callable[[], None], upto: int) -> None:
-        """Run a build or an extension; then take in what arrived meanwhile (no add may come to
-        ask). A failure leaves the matrix serving and the tail exact; the next add tries again."""
+    def _insert(self, graph: Any, snapshot: Vector, start: int, upto: int) -> None:
+        """Rows [start, upto) into ``graph``, in place while it answers searches (voyager allows
+        inserts beside queries; a resize would move memory a query may be reading, so a graph
+        never grows past its room); without a graph, a new one over [0, upto) with room for as
+        many rows again, swapped in once built. Then the rows that arrived meanwhile are taken in
+        (no add may come to ask). A failure leaves the matrix serving and the tail exact; the next
+        add tries again."""
         try:
-            job()
+            if graph is None:
+                graph = voyager.Index(
+                    voyager.Space.InnerProduct,
+                    num_dimensions=self.dim,
+                    M=HNSW_M,
+                    ef_construction=HNSW_EF_CONSTRUCTION,
+                    max_elements=2 * max(upto, 1024),
+                )
+            graph.add_items(snapshot[start:upto], ids=np.arange(start, upto), num_threads=_BUILD_THREADS)
+            with self.lock:  # rows removed meanwhile; rows added meanwhile are the tail
+                for row in np.flatnonzero(~self._alive[start:upto]).tolist():
+                    graph.mark_deleted(start + row)
+                self._ann, self._covered, self._building = graph, upto, False
+            log.info("store.hnsw_ready", embedder=self.embedder, rows=upto, inserted=upto - start, live=self.live)
         except Exception:
             log.exception("store.hnsw_failed", embedder=self.embedder, rows=upto)
             with self.lock:
                 self._building = False
             return
-        with self.lock:
-            self._building = False
         self._maybe_build()
-
-    def _build(self, snapshot: Vector, upto: int) -> None:
-        """A new graph over rows [0, upto), room for as many again (filled by :meth:`_extend`)."""
-        graph = voyager.Index(
-            voyager.Space.InnerProduct,
-            num_dimensions=self.dim,
-            M=HNSW_M,
-            ef_construction=HNSW_EF_CONSTRUCTION,
-            max_elements=2 * max(upto, 1024),
-        )
-        graph.add_items(snapshot[:upto], ids=np.arange(upto), num_threads=_BUILD_THREADS)
-        with self.lock:  # rows removed meanwhile; rows added meanwhile are the tail
-            for row in np.flatnonzero(~self._alive[:upto]).tolist():
-                graph.mark_deleted(row)
-            self._ann, self._covered = graph, upto
-        log.info("store.hnsw_ready", embedder=self.embedder, rows=upto, live=self.live)
-
-    def _extend(self, graph: Any, snapshot: Vector, start: int, upto: int) -> None:
-        """The tail, rows [start, upto), inserted into the graph in place while it answers
-        searches (voyager allows inserts beside queries; never a resize, which moves memory a
-        query may be reading: past the graph's room, :meth:`_build` makes a new one)."""
-        graph.add_items(snapshot[start:upto], ids=np.arange(start, upto), num_threads=_BUILD_THREADS)
-        with self.lock:
-            for row in np.flatnonzero(~self._alive[start:upto]).tolist():
-                graph.mark_deleted(start + row)
-            self._covered = upto
-        log.info("store.hnsw_extended", embedder=self.embedder, rows=upto, live=self.live)
 
     def wait_ready(self, timeout: float) -> bool:
         """For tests and benchmarks: block until the graph is built (True) or ``timeout`` passes."""

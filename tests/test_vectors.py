@@ -141,13 +141,13 @@ def test_rows_that_arrive_while_the_graph_takes_in_its_tail_follow_without_anoth
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     index = with_graph(1000)
-    extend = index._extend
+    insert = index._insert
 
-    def slow_extend(*args: Any) -> None:
+    def slow_insert(*args: Any) -> None:
         time.sleep(0.3)  # the second add below lands while this insertion runs
-        extend(*args)
+        insert(*args)
 
-    monkeypatch.setattr(index, "_extend", slow_extend)
+    monkeypatch.setattr(index, "_insert", slow_insert)
     index.add(ids(100, "a"), vectors(100, seed=7))
     index.add(ids(100, "b"), vectors(100, seed=8))  # an insertion is under way: not started here
     wait_covered(index, 1200)  # taken in when the first insertion ends
@@ -176,7 +176,7 @@ def test_removing_everything_the_graph_covers_falls_back_to_the_matrix() -> None
 def test_the_index_keeps_the_row_keys_it_is_given_for_live_ids_only() -> None:
     index = BankIndex(DIM, "test")
     index.add(ids(3), vectors(3), [11, 12, 13])
-    index.add(["x"], vectors(1, seed=5))  # no key given: fetched by id instead
+    index.add(["x"], vectors(1, seed=5))  # no key given (the store always gives one)
     index.add(["m1"], vectors(1, seed=6), [20])  # re-added (a replaced row): the new key
     index.remove(["m2"])
     assert index.seq == {"m0": 11, "m1": 20}
