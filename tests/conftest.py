@@ -17,6 +17,9 @@ from tests.servers import serve_in_thread
 from tests.upstream import UpstreamProbe, create_upstream
 
 REPO = Path(__file__).resolve().parent.parent
+# Data directories of tests that do not pass their own live under one root, removed when the test
+# session's interpreter exits (before, each run left ~200 directories behind in the temp dir).
+_SCRATCH = tempfile.TemporaryDirectory(prefix="memwarden-tests-", ignore_cleanup_errors=True)
 
 
 @pytest.fixture
@@ -40,7 +43,7 @@ def make_settings(
         environ={},
         overrides={
             "backend": "hindsight",
-            "data_dir": str(data_dir or tempfile.mkdtemp(prefix="memwarden-test-")),
+            "data_dir": str(data_dir or tempfile.mkdtemp(prefix="data-", dir=_SCRATCH.name)),
             "backends": {"hindsight": {"url": url, **hindsight}},
             "governance": governance or {},
             "config_guard": config_guard if config_guard is not None else {"missions": {"mode": "off"}},

@@ -425,3 +425,43 @@ def test_past_the_ann_threshold_recall_uses_the_graph_and_keeps_its_answers(tmp_
         assert graph_ready(http)
         assert top(http, "Which port does svc-233 listen on?") == facts[233]
         assert facts[417] not in recall_texts(http, "big", query="Which port does svc-417 listen on?")
+
+
+@pytest.mark.anyio
+async def test_recall_fills_the_token_budget_in_rank_order(tmp_path: Path) -> None:
+    """``max_tokens`` cuts the ranked list where the next memory would not fit, whatever the mix of
+    lengths and scripts, and whether a memory's row came with the full-text match or is read after
+    fusion (several reads of growing size): the answer is the longest prefix of the uncut ranking
+    that fits."""
+    from proxy.ledger import Ledger
+    from store.embedder import HashingEmbedder
+    from store.local import LocalStore, RetainItem
+    from store.text import token_estimate
+
+    texts = []
+    for i in range(400):
+        filler = " ".join(["quarterly"] * (i % 13)) if i % 2 else "季度" * (i % 11)
+        mark = f"k{i % 25}"  # each mark in 16 memories: rare enough for the full-text arm
+        texts.append(
+            f"report {i} on the budget review {mark} {filler}" if i % 3 else f"预算评审第 {i} 号报告 {mark} {filler}"
+        )
+    ledger = Ledger.open(tmp_path, mirror=False)
+    try:
+        store = LocalStore(ledger, HashingEmbedder())
+        await store.retain("b", [RetainItem(content=t) for t in texts])
+        for query in ("k3 k7 k11 budget review", "预算评审 k4 k9", "quarterly k1"):
+            uncut = (await store.recall("b", {"query": query, "max_tokens": 10**6}))["results"]
+            whole = [r["text"] for r in uncut]
+            assert len(whole) >= 300  # a retriever's pool, uncut
+            assert sum(r["scores"]["keyword"] is not None for r in uncut[:40]) >= 10  # full-text rows among the first
+            for budget in (1, 40, 700, 2500, 4096):
+                got = [r["text"] for r in (await store.recall("b", {"query": query, "max_tokens": budget}))["results"]]
+                used, expected = 0, []
+                for text in whole:
+                    if expected and used + token_estimate(text) > budget:
+                        break
+                    used += token_estimate(text)
+                    expected.append(text)
+                assert got == expected, (query, budget)
+    finally:
+        ledger.close()
