@@ -430,9 +430,8 @@ def test_past_the_ann_threshold_recall_uses_the_graph_and_keeps_its_answers(tmp_
 @pytest.mark.anyio
 async def test_recall_fills_the_token_budget_in_rank_order(tmp_path: Path) -> None:
     """``max_tokens`` cuts the ranked list where the next memory would not fit, whatever the mix of
-    lengths and scripts, and whether a memory's row came with the full-text match or is read after
-    fusion (several reads of growing size): the answer is the longest prefix of the uncut ranking
-    that fits."""
+    lengths and scripts and whichever retriever found a memory, across the reads of growing size
+    that fetch the rows: the answer is the longest prefix of the uncut ranking that fits."""
     from proxy.ledger import Ledger
     from store.embedder import HashingEmbedder
     from store.local import LocalStore, RetainItem
