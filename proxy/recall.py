@@ -32,7 +32,7 @@ from starlette.types import Receive, Scope, Send
 
 from backends.base import BackendRejected, BackendUnavailable
 from policies.tag_query import TagQueryError, list_filters, normalize_request, spellings
-from proxy.asgi import BodyError, ClientGone, parse_json, read_body, replay, send_json
+from proxy.asgi import BodyError, ClientGone, loads, parse_json, read_body, replay, send_json
 from proxy.middleware import note_backend_status
 from proxy.passthrough import forward, request_headers
 from proxy.state import AppState
@@ -137,7 +137,7 @@ async def governed_recall(state: AppState, scope: Scope, receive: Receive, send:
         return
     note_backend_status(scope, status)
     try:
-        result = json.loads(answer) if status == 200 else None
+        result = loads(answer) if status == 200 else None
     except ValueError:
         result = None
     if not isinstance(result, dict) or not isinstance(result.get("results"), list):

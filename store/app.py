@@ -21,7 +21,7 @@ from starlette.routing import Route
 
 from backends.models import MemoryItem
 from policies.pipeline import extract_text
-from proxy.asgi import BodyError, parse_json, validation_detail
+from proxy.asgi import BodyError, dumps, parse_json, validation_detail
 from store.local import LocalStore, RetainItem, StoreError
 from store.tagfilter import TagFilterError
 
@@ -123,7 +123,7 @@ def create_local_app(store: LocalStore) -> Starlette:
                 if "full" in str(exc):
                     return JSONResponse({"detail": f"memwarden's database is full: {exc}"}, status_code=507)
                 return JSONResponse({"detail": f"memwarden's database is busy: {exc}"}, status_code=503)
-            return result if isinstance(result, Response) else JSONResponse(result)
+            return result if isinstance(result, Response) else Response(dumps(result), media_type="application/json")
 
         return Route(path, endpoint, methods=methods)
 
