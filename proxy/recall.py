@@ -230,7 +230,7 @@ async def _fan_out(
             if status != 200:
                 await _send_raw(send, status, headers, answer)
                 return
-            page = json.loads(answer)
+            page = loads(answer)
             truncated |= int(page.get("total") or 0) > FAN_OUT_PAGE
             for item in page.get("items") or []:
                 merged.setdefault(str(item.get(key)), item)

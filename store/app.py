@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from backends.models import MemoryItem
@@ -109,21 +109,26 @@ def _int(request: Request, name: str, default: int, *, low: int = 0, high: int =
 Handler = Callable[[LocalStore, Request], Awaitable[Any]]
 
 
+def json_response(payload: Any, status: int = 200) -> Response:
+    """Every answer of the store, written by ``proxy.asgi.dumps`` (orjson)."""
+    return Response(dumps(payload), status_code=status, media_type="application/json")
+
+
 def create_local_app(store: LocalStore) -> Starlette:
     def route(path: str, handler: Handler, methods: list[str]) -> Route:
         async def endpoint(request: Request) -> Response:
             try:
                 result = await handler(store, request)
             except StoreError as exc:
-                return JSONResponse({"detail": exc.detail}, status_code=exc.status)
+                return json_response({"detail": exc.detail}, exc.status)
             except TagFilterError as exc:
-                return JSONResponse({"detail": f"Invalid tag_groups: {exc}"}, status_code=400)
+                return json_response({"detail": f"Invalid tag_groups: {exc}"}, 400)
             except sqlite3.OperationalError as exc:
                 # Nothing was written (the transaction rolled back); say why in the client's terms.
                 if "full" in str(exc):
-                    return JSONResponse({"detail": f"memwarden's database is full: {exc}"}, status_code=507)
-                return JSONResponse({"detail": f"memwarden's database is busy: {exc}"}, status_code=503)
-            return result if isinstance(result, Response) else Response(dumps(result), media_type="application/json")
+                    return json_response({"detail": f"memwarden's database is full: {exc}"}, 507)
+                return json_response({"detail": f"memwarden's database is busy: {exc}"}, 503)
+            return result if isinstance(result, Response) else json_response(result)
 
         return Route(path, endpoint, methods=methods)
 
