@@ -145,14 +145,15 @@ QUERIES = [
 
 
 def scale_query(q: str, rep: int, j: int, n: int) -> str:
-    """The scale workload's queries: a base query, then variants. Every other variant names a
-    ticket number stored once (above 28, past the day numbers), so the full-text arm has a rare
-    term to rank at every size; the base queries' own terms are all too common for it at 100,000."""
+    """The scale workload's ``j``-th query in round ``rep``: the base query in round 0, then a
+    variant. Variants 2 and 4 name a ticket number stored once (above 28, past the day numbers), so
+    the full-text arm has a rare term to rank at every size: the base queries' own terms are all too
+    common for it at 100,000. The others add a digit (a common term)."""
     if rep == 0:
         return q
     if rep % 2:
         return f"{q} {rep}"
-    return f"{q} {29 + (rep * 7919 + j * 104729) % (n - 29)}"
+    return f"{q} {29 + (rep * 7919 + j * 104729) % max(n - 29, 1)}"
 
 
 async def scale(sizes: list[int], e5_sizes: list[int]) -> list[dict[str, Any]]:
