@@ -43,10 +43,11 @@ RRF_K = 60
 # three votes count either way.
 FEEDBACK_STEP = 0.25 / (RRF_K + 1)
 FEEDBACK_CAP = 3
-# What recall reads of a candidate (not its vector: the index has it).
+# What recall reads of a candidate (not its vector: the index has it), as a plain tuple.
 RECALL_COLUMNS = (
     "id, text, context, fact_type, tags, metadata, document_id, mentioned_at, occurred_start, occurred_end, state"
 )
+RecallRow = tuple[str, str, str, str, str, str, str, str | None, str | None, str | None, str]
 
 
 @lru_cache(maxsize=1)
@@ -687,11 +688,13 @@ class LocalStore:
                         kept.add(r["id"])
             return kept
 
-        def fetch_until_budget(db: sqlite3.Connection, ranked: list[str]) -> tuple[list[sqlite3.Row], int]:
+        def fetch_until_budget(db: sqlite3.Connection, ranked: list[str]) -> tuple[list[RecallRow], int]:
             """Rows in rank order until ``max_tokens`` is spent (at least one): only what is
             returned is read."""
-            out: list[sqlite3.Row] = []
+            out: list[RecallRow] = []
             used, start, step = 0, 0, 32
+            cursor = db.cursor()
+            cursor.row_factory = None  # plain tuples: ~200 rows, each field read once
             while start < len(ranked):
                 chunk = ranked[start : start + step]
                 # By primary key: the full-text arm read it, the vector index keeps it for every
@@ -700,12 +703,12 @@ class LocalStore:
                 keys = [k for k in (seq_of.get(m, index.seq.get(m)) for m in chunk) if k is not None]
                 marks = ",".join("?" * len(keys))
                 sql = f"SELECT {RECALL_COLUMNS} FROM store_units WHERE seq IN ({marks})"  # noqa: S608
-                found = {r["id"]: r for r in db.execute(sql, keys)}
+                found: dict[str, RecallRow] = {r[0]: r for r in cursor.execute(sql, keys)}
                 for memory_id in chunk:
                     r = found.get(memory_id)
-                    if r is None or r["state"] != "valid":  # gone or archived since it was ranked
+                    if r is None or r[10] != "valid":  # gone or archived since it was ranked
                         continue
-                    cost = token_estimate(r["text"])
+                    cost = token_estimate(r[1])
                     if out and used + cost > max_tokens:
                         return out, used
                     used += cost
@@ -749,22 +752,21 @@ class LocalStore:
             partial(fetch_until_budget, ranked=sorted(fused, key=lambda i: -fused[i]))
         )
         results: list[dict[str, Any]] = []
-        for r in chosen:
-            memory_id = r["id"]
+        for memory_id, text, context, fact_type, tags, metadata, document_id, mentioned, start, end, _ in chosen:
             results.append(
                 {
                     "id": memory_id,
-                    "text": r["text"],
-                    "type": r["fact_type"],
+                    "text": text,
+                    "type": fact_type,
                     "entities": None,
-                    "context": r["context"] or None,
-                    "occurred_start": r["occurred_start"],
-                    "occurred_end": r["occurred_end"],
-                    "mentioned_at": r["mentioned_at"],
-                    "document_id": r["document_id"],
-                    "metadata": _loads(r["metadata"], {}),
+                    "context": context or None,
+                    "occurred_start": start,
+                    "occurred_end": end,
+                    "mentioned_at": mentioned,
+                    "document_id": document_id,
+                    "metadata": _loads(metadata, {}),
                     "chunk_id": None,
-                    "tags": _loads(r["tags"], []),
+                    "tags": _loads(tags, []),
                     "source_fact_ids": None,
                     "scores": {
                         "final": fused[memory_id],
@@ -800,7 +802,7 @@ class LocalStore:
         }
         if explain:
             answer["explain"] = await self._explain(
-                embedding, fts, semantic, lexical, fused, [r["id"] for r in chosen], excluded, max_tokens, used, votes
+                embedding, fts, semantic, lexical, fused, [r[0] for r in chosen], excluded, max_tokens, used, votes
             )
         return answer
 

@@ -152,7 +152,9 @@ class BankIndex:
         n = len(scores)
         top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
         top = top[np.argsort(-scores[top])]
-        return {start + int(i): float(scores[i]) for i in top if np.isfinite(scores[i])}
+        best = scores[top]
+        live = np.isfinite(best)  # masked rows score -inf
+        return dict(zip((top[live] + start).tolist(), best[live].tolist(), strict=True))
 
     # -- the graph ------------------------------------------------------------------------------
 
