@@ -43,11 +43,12 @@ RRF_K = 60
 # three votes count either way.
 FEEDBACK_STEP = 0.25 / (RRF_K + 1)
 FEEDBACK_CAP = 3
-# What recall reads of a candidate (not its vector: the index has it), as a plain tuple.
+# What recall reads of a candidate (not its vector: the index has it), as a plain tuple in this
+# order: RecallRow's fields, and the unpacking where recall shapes its answer.
 RECALL_COLUMNS = (
     "id, text, context, fact_type, tags, metadata, document_id, mentioned_at, occurred_start, occurred_end, state"
 )
-RecallRow = tuple[str, str, str, str, str, str, str, str | None, str | None, str | None, str]
+RecallRow = tuple[str, str, str, str, str, str, str | None, str | None, str | None, str | None, str]
 
 
 @lru_cache(maxsize=1)
@@ -706,9 +707,9 @@ class LocalStore:
                 found: dict[str, RecallRow] = {r[0]: r for r in cursor.execute(sql, keys)}
                 for memory_id in chunk:
                     r = found.get(memory_id)
-                    if r is None or r[10] != "valid":  # gone or archived since it was ranked
+                    if r is None or r[-1] != "valid":  # state: gone or archived since it was ranked
                         continue
-                    cost = token_estimate(r[1])
+                    cost = token_estimate(r[1])  # text
                     if out and used + cost > max_tokens:
                         return out, used
                     used += cost

@@ -54,6 +54,20 @@ def test_below_the_threshold_search_is_exact() -> None:
     assert [s for _, s in found] == sorted((s for _, s in found), reverse=True)
 
 
+def test_the_exact_scan_never_yields_a_removed_row_even_asked_for_more_than_are_live() -> None:
+    """The tail scan beside a graph asks for k rows of a tail that may hold fewer live ones:
+    removed rows (masked, scored -inf) must not come back, the rest best first."""
+    index = BankIndex(DIM, "test")
+    data = vectors(10)
+    index.add(ids(10), data)
+    index.remove(["m3", "m7"])
+    rows = index._exact(data[0], 10, 0)
+    assert set(rows) == set(range(10)) - {3, 7}
+    assert list(rows.values()) == sorted(rows.values(), reverse=True)
+    assert next(iter(rows)) == 0
+    assert set(index._exact(data[0], 10, 5)) == {5, 6, 8, 9}
+
+
 def test_past_the_threshold_a_graph_answers_like_exact_search() -> None:
     index = BankIndex(DIM, "test", ann_threshold=2000)
     data = vectors(3000)
