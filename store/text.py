@@ -15,7 +15,6 @@ import unicodedata
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:[._'-][^\W_{_CJK}]+)*", re.UNICODE)
-_IS_CJK = re.compile(rf"[{_CJK}]")
 _CJK_RUN = re.compile(rf"[{_CJK}]+")
 MAX_QUERY_TERMS = 64
 
@@ -24,7 +23,7 @@ def terms(text: str) -> list[str]:
     """The index terms of ``text``, in order (repeats kept: BM25 counts them)."""
     out: list[str] = []
     for token in _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold()):
-        if _IS_CJK.match(token):
+        if _CJK_RUN.match(token):
             if len(token) == 1:
                 out.append(token)
             else:
@@ -60,5 +59,5 @@ def match_query(query: str | list[str]) -> str | None:
 
 def token_estimate(text: str) -> int:
     """Rough tokens for the ``max_tokens`` budget: a CJK character ~1 token, Latin ~4 characters."""
-    cjk = 0 if text.isascii() else sum(map(len, _CJK_RUN.findall(text)))  # runs: fewer strings made
+    cjk = 0 if text.isascii() else sum(map(len, _CJK_RUN.findall(text)))
     return cjk + max(1, (len(text) - cjk) // 4) if text else 0
