@@ -1,12 +1,18 @@
 """Hindsight request models that memwarden reads in more than one place.
 
 ``MemoryItem`` is one item of ``POST …/memories`` as Hindsight 1.1.0 validates it: what memwarden
-needs is declared, every other field is kept (``extra="allow"``) so that it passes through.
+needs is declared with Hindsight's checks (so a malformed item is refused with Hindsight's ``422``
+before governance records anything), every other field is kept (``extra="allow"``) so that it
+passes through. Validators check and return the value the client sent: the forwarded item is the
+client's JSON, not a re-serialized model. Blank content is the exception: governance judges it
+(``content.empty``, the rest of the batch goes on) where Hindsight would refuse the whole request;
+``StoredItem`` adds Hindsight's refusal for what reaches the self-hosted store.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import MAXYEAR, MINYEAR, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
@@ -17,6 +23,9 @@ class MemoryItem(BaseModel):
     content: str | list[dict[str, Any]]
     tags: list[str] | None = None
     document_id: str | None = None
+    timestamp: str | None = None
+    context: str | None = None
+    metadata: dict[str, str] | None = None
 
     @field_validator("tags", mode="before")
     @classmethod
@@ -28,4 +37,46 @@ class MemoryItem(BaseModel):
             except ValueError:
                 return [v]
             return parsed if isinstance(parsed, list) else [v]
+        return v
+
+    @field_validator("timestamp", mode="before")
+    @classmethod
+    def _check_timestamp(cls, v: Any) -> Any:
+        # Hindsight's: empty or null is "now", "unset" stores none, anything else is ISO 8601 with a
+        # real year (1 and 9999 are placeholders, refused).
+        if v is None or v == "" or (isinstance(v, str) and v.lower() == "unset"):
+            return v or None
+        if not isinstance(v, str):
+            raise ValueError(f"timestamp must be a string or datetime, got {type(v).__name__}")
+        try:
+            when = datetime.fromisoformat(v.replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(
+                f"Invalid timestamp/event_date format: '{v}'. Expected ISO format like '2024-01-15T10:30:00'"
+                " or '2024-01-15T10:30:00Z', or the special value 'unset' to store without a timestamp."
+            ) from None
+        if when.year in (MINYEAR, MAXYEAR):
+            raise ValueError(
+                f"timestamp year {when.year} is a placeholder, not a date; send a real date or 'unset' to store"
+                " without one."
+            )
+        return v
+
+
+class StoredItem(MemoryItem):
+    """An item as the self-hosted store takes it: Hindsight's rule on blank content as well."""
+
+    @field_validator("content")
+    @classmethod
+    def _require_content(cls, v: str | list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+        # Hindsight's rule: blank text is no content; a block list needs a non-blank text block or
+        # an attachment (image / file) block.
+        if isinstance(v, str):
+            if not v.strip():
+                raise ValueError("content cannot be empty")
+            return v
+        attachments = any(b.get("type") in ("image", "file") for b in v)
+        texts = any(isinstance(b.get("text"), str) and b["text"].strip() for b in v if b.get("type") == "text")
+        if not (attachments or texts):
+            raise ValueError("content cannot be empty")
         return v

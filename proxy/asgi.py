@@ -97,7 +97,11 @@ def validation_detail(exc: ValidationError) -> list[dict[str, Any]]:
             "input": err.get("input"),
         }
         if err.get("ctx"):
-            item["ctx"] = {k: v if isinstance(v, int | float | str | bool) else str(v) for k, v in err["ctx"].items()}
+            # FastAPI's encoder writes a validator's exception as {} (its message is in "msg").
+            item["ctx"] = {
+                k: v if isinstance(v, int | float | str | bool) else {} if isinstance(v, Exception) else str(v)
+                for k, v in err["ctx"].items()
+            }
         out.append(item)
     return out
 

@@ -233,6 +233,16 @@ def _m0006_unit_feedback(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE store_units ADD COLUMN feedback INTEGER NOT NULL DEFAULT 0")
 
 
+def _m0007_unit_tokens(db: sqlite3.Connection) -> None:
+    # Each memory's cost against a recall's max_tokens, kept with the row: recall picks what fits
+    # from the candidates' costs and reads only the rows it returns.
+    from store.text import token_estimate
+
+    db.execute("ALTER TABLE store_units ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0")
+    db.create_function("memwarden_tokens", 1, token_estimate, deterministic=True)
+    db.execute("UPDATE store_units SET tokens = memwarden_tokens(text)")
+
+
 MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0001_initial", _m0001_initial),
     ("0002_config_snapshots", _m0002_config_snapshots),
@@ -240,6 +250,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0004_memories_by_document", _m0004_memories_by_document),
     ("0005_plans", _m0005_plans),
     ("0006_unit_feedback", _m0006_unit_feedback),
+    ("0007_unit_tokens", _m0007_unit_tokens),
 )
 
 

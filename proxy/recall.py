@@ -278,7 +278,7 @@ async def governed_tags(state: AppState, scope: Scope, receive: Receive, send: S
         query,
         subqueries,
         key="tag",
-        order=lambda items: sorted(items, key=lambda t: str(t.get("tag"))),
+        order=lambda items: sorted(items, key=lambda t: (-int(t.get("count") or 0), str(t.get("tag")))),
     )
 
 

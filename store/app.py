@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from backends.models import MemoryItem
+from backends.models import StoredItem
 from policies.pipeline import extract_text
 from proxy.asgi import BodyError, dumps, parse_json, validation_detail
+from store import rules, tagfilter
 from store.local import LocalStore, RetainItem, StoreError
 from store.tagfilter import TagFilterError
 
@@ -39,20 +41,11 @@ FEATURES = {
     "llm_trace": False,
     "store_document_text": True,
 }
-MAX_QUERY_CHARS = 20_000
-
-
-class MemoryItemIn(MemoryItem):
-    """Hindsight's item, with the fields the store keeps."""
-
-    timestamp: str | None = None
-    context: str | None = None
-    metadata: dict[str, Any] | None = None
 
 
 class RetainIn(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
-    items: list[MemoryItemIn]
+    items: list[StoredItem]
     is_async: bool = Field(False, alias="async")
     document_tags: list[str] | None = None
 
@@ -67,10 +60,71 @@ class RecallIn(BaseModel):
     tags: list[str] | None = None
     tags_match: Literal["any", "all", "any_strict", "all_strict", "exact"] = "any"
     tag_groups: list[dict[str, Any]] | None = None
+    query_timestamp: str | None = None
+
+    @field_validator("query")
+    @classmethod
+    def _has_words(cls, query: str) -> str:
+        if not rules.query_has_words(query):
+            raise ValueError("query must contain at least one word character after normalization")
+        return query
+
+    @model_validator(mode="after")
+    def _one_tag_filter(self) -> RecallIn:
+        if self.tags is not None and self.tag_groups is not None:
+            raise ValueError("'tags' and 'tag_groups' are mutually exclusive. Use 'tag_groups' for compound filtering.")
+        return self
 
 
 class ConfigIn(BaseModel):
     updates: dict[str, Any]
+
+
+class DispositionIn(BaseModel):
+    skepticism: int = Field(ge=1, le=5)
+    literalism: int = Field(ge=1, le=5)
+    empathy: int = Field(ge=1, le=5)
+
+
+class BankIn(BaseModel):
+    """``CreateBankRequest``'s profile fields (its config fields are checked as a config PATCH is)."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str | None = None
+    disposition: DispositionIn | None = None
+    disposition_skepticism: int | None = Field(None, ge=1, le=5)
+    disposition_literalism: int | None = Field(None, ge=1, le=5)
+    disposition_empathy: int | None = Field(None, ge=1, le=5)
+    mission: str | None = None
+    background: str | None = None
+    reflect_mission: str | None = None
+
+
+class MemoryPatchIn(BaseModel):
+    """``UpdateMemoryRequest``: what a memory ``PATCH`` may carry, and its rules."""
+
+    text: str | None = None
+    context: str | None = None
+    occurred_start: str | None = None
+    occurred_end: str | None = None
+    mentioned_at: str | None = None
+    fact_type: str | None = None
+    entities: list[str] | None = None
+    resolve_entities: bool = True
+    state: str | None = None
+    reason: str | None = None
+
+    @model_validator(mode="after")
+    def _an_edit(self) -> MemoryPatchIn:
+        dates = {"occurred_start", "occurred_end", "mentioned_at"}
+        edits = ("text", "context", *sorted(dates), "fact_type", "entities", "state")
+        if all(getattr(self, k) is None for k in edits) and not dates & self.model_fields_set:
+            raise ValueError("Provide at least one field to update.")
+        if self.state is not None and self.state not in ("valid", "invalidated"):
+            raise ValueError("state must be 'valid' or 'invalidated'.")
+        if self.fact_type is not None and self.fact_type not in ("world", "experience"):
+            raise ValueError("fact_type must be 'world' or 'experience'.")
+        return self
 
 
 async def _body(request: Request) -> Any:
@@ -88,20 +142,28 @@ def _model(cls: type[BaseModel], payload: Any) -> Any:
         raise StoreError(422, validation_detail(exc)) from None
 
 
-def _int(request: Request, name: str, default: int, *, low: int = 0, high: int = 10_000) -> int:
+# Hindsight's paging parameters have a floor of 0 and no ceiling; SQLite's integers stop here.
+_INT_MAX = 2**63 - 1
+
+
+def _int(request: Request, name: str, default: int) -> int:
+    """A paging query parameter (``limit``, ``offset``) as FastAPI validates ``int = Query(ge=0)``."""
     raw = request.query_params.get(name)
     if raw is None:
         return default
+    loc = ["query", name]
     try:
         value = int(raw)
     except ValueError:
+        msg = "Input should be a valid integer, unable to parse string as an integer"
+        raise StoreError(422, [{"type": "int_parsing", "loc": loc, "msg": msg, "input": raw}]) from None
+    if value < 0:
+        msg = "Input should be greater than or equal to 0"
+        raise StoreError(422, [{"type": "greater_than_equal", "loc": loc, "msg": msg, "input": raw, "ctx": {"ge": 0}}])
+    if value > _INT_MAX:
+        msg = f"Input should be less than or equal to {_INT_MAX}"
         raise StoreError(
-            422,
-            [{"type": "int_parsing", "loc": ["query", name], "msg": "Input should be a valid integer", "input": raw}],
-        ) from None
-    if not low <= value <= high:
-        raise StoreError(
-            422, [{"type": "value_error", "loc": ["query", name], "msg": f"must be {low}..{high}", "input": raw}]
+            422, [{"type": "less_than_equal", "loc": loc, "msg": msg, "input": raw, "ctx": {"le": _INT_MAX}}]
         )
     return value
 
@@ -121,8 +183,6 @@ def create_local_app(store: LocalStore) -> Starlette:
                 result = await handler(store, request)
             except StoreError as exc:
                 return json_response({"detail": exc.detail}, exc.status)
-            except TagFilterError as exc:
-                return json_response({"detail": f"Invalid tag_groups: {exc}"}, 400)
             except sqlite3.OperationalError as exc:
                 # Nothing was written (the transaction rolled back); say why in the client's terms.
                 if "full" in str(exc):
@@ -175,7 +235,7 @@ async def not_here(store: LocalStore, request: Request) -> Any:
 
 async def list_banks(store: LocalStore, request: Request) -> Any:
     return await store.list_banks(
-        request.query_params.get("q"), _int(request, "limit", 100, low=1, high=1000), _int(request, "offset", 0)
+        request.query_params.get("q"), _int(request, "limit", 100), _int(request, "offset", 0)
     )
 
 
@@ -183,7 +243,8 @@ async def put_bank(store: LocalStore, request: Request) -> Any:
     payload = await _body(request)
     if not isinstance(payload, dict):
         raise StoreError(422, [{"type": "dict_type", "loc": ["body"], "msg": "Input should be a valid dictionary"}])
-    return await store.put_bank(request.path_params["bank_id"], payload)
+    fields: BankIn = _model(BankIn, payload)
+    return await store.put_bank(request.path_params["bank_id"], fields.model_dump(exclude_unset=True))
 
 
 async def delete_bank(store: LocalStore, request: Request) -> Any:
@@ -210,7 +271,7 @@ async def retain(store: LocalStore, request: Request) -> Any:
             document_id=i.document_id,
             tags=list(i.tags or []),
             context=i.context,
-            metadata=i.metadata,
+            metadata=dict(i.metadata) if i.metadata else None,
             timestamp=i.timestamp,
         )
         for i in req.items
@@ -255,29 +316,35 @@ async def list_memories(store: LocalStore, request: Request) -> Any:
         "q": q.get("q"),
         "document_id": q.get("document_id"),
         "state": q.get("state"),
-        "limit": _int(request, "limit", 100, low=1, high=10_000),
-        "offset": _int(request, "offset", 0, high=10**9),
+        "limit": _int(request, "limit", 100),
+        "offset": _int(request, "offset", 0),
         **_tag_params(request),
     }
     return await store.list_units(request.path_params["bank_id"], params)
 
 
 def recall_request(payload: Any) -> dict[str, Any]:
-    """A recall body validated as Hindsight validates it (StoreError 422 otherwise)."""
+    """A recall body validated as Hindsight validates it: its model (422), its query timestamp
+    (400), its tag groups (422) and its fact types (422). A query of any length is taken, as
+    Hindsight takes it; only its first 510 tokens are embedded."""
     req: RecallIn = _model(RecallIn, payload)
-    if len(req.query) > MAX_QUERY_CHARS:
-        raise StoreError(
-            422,
-            [
-                {
-                    "type": "string_too_long",
-                    "loc": ["body", "query"],
-                    "msg": f"String should have at most {MAX_QUERY_CHARS} characters",
-                    "input": len(req.query),
-                }
-            ],
-        )
-    return req.model_dump()
+    if req.query_timestamp:
+        try:
+            datetime.fromisoformat(req.query_timestamp.replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise StoreError(
+                400, f"Invalid query_timestamp format. Expected ISO format (e.g., '2023-05-30T23:40:00'): {exc}"
+            ) from None
+    try:
+        tagfilter.build(req.tags, req.tags_match, req.tag_groups)
+    except TagFilterError as exc:
+        detail = {"type": "value_error", "loc": ["body", "tag_groups"], "msg": f"Value error, {exc}"}
+        raise StoreError(422, [{**detail, "input": req.tag_groups}]) from None
+    try:
+        types = rules.recall_types(req.types)
+    except ValueError as exc:
+        raise StoreError(422, str(exc)) from None
+    return {**req.model_dump(), "types": types}
 
 
 async def recall(store: LocalStore, request: Request) -> Any:
@@ -288,10 +355,8 @@ async def memory(store: LocalStore, request: Request) -> Any:
     bank, memory_id = request.path_params["bank_id"], request.path_params["memory_id"]
     if request.method == "GET":
         return await store.get_unit(bank, memory_id)
-    changes = await _body(request)
-    if not isinstance(changes, dict):
-        raise StoreError(422, [{"type": "dict_type", "loc": ["body"], "msg": "Input should be a valid dictionary"}])
-    return await store.update_unit(bank, memory_id, changes)
+    patch: MemoryPatchIn = _model(MemoryPatchIn, await _body(request))
+    return await store.update_unit(bank, memory_id, patch.model_dump(exclude_unset=True))
 
 
 async def memory_history(store: LocalStore, request: Request) -> Any:
@@ -301,8 +366,8 @@ async def memory_history(store: LocalStore, request: Request) -> Any:
 async def list_documents(store: LocalStore, request: Request) -> Any:
     params = {
         "q": request.query_params.get("q"),
-        "limit": _int(request, "limit", 100, low=1, high=10_000),
-        "offset": _int(request, "offset", 0, high=10**9),
+        "limit": _int(request, "limit", 100),
+        "offset": _int(request, "offset", 0),
         **_tag_params(request),
     }
     return await store.list_documents(request.path_params["bank_id"], params)
@@ -325,8 +390,8 @@ async def tags(store: LocalStore, request: Request) -> Any:
     return await store.tags(
         request.path_params["bank_id"],
         request.query_params.get("q"),
-        _int(request, "limit", 100, low=1, high=1000),
-        _int(request, "offset", 0, high=10**9),
+        _int(request, "limit", 100),
+        _int(request, "offset", 0),
     )
 
 

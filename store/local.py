@@ -30,7 +30,7 @@ import numpy as np
 import structlog
 
 from proxy.ledger import AuditEvent, Ledger, append_events, now
-from store import tagfilter
+from store import rules, tagfilter
 from store.embedder import Embedder, Vector
 from store.text import index_text, match_query, query_terms, token_estimate
 from store.vectors import BankIndex
@@ -154,7 +154,7 @@ def _unit_common(r: sqlite3.Row) -> dict[str, Any]:
         "id": r["id"],
         "text": r["text"],
         "context": r["context"],
-        "date": r["mentioned_at"] or r["created_at"],
+        "date": r["mentioned_at"],
         "document_id": r["document_id"],
         "mentioned_at": r["mentioned_at"],
         "occurred_start": r["occurred_start"],
@@ -232,10 +232,15 @@ class LocalStore:
 
     @staticmethod
     def _ensure_bank(db: sqlite3.Connection, bank: str, ts: str) -> None:
-        db.execute(
-            "INSERT INTO store_banks (bank_id, created_at, updated_at) VALUES (?, ?, ?) ON CONFLICT (bank_id) DO NOTHING",
-            (bank, ts, ts),
-        )
+        """Create ``bank`` on first use (any write creates it, as in Hindsight), if its id may be a
+        new bank's; inside the caller's transaction, so a refused id writes nothing."""
+        if db.execute("SELECT 1 FROM store_banks WHERE bank_id = ?", (bank,)).fetchone() is not None:
+            return
+        try:
+            rules.check_new_bank_id(bank)
+        except ValueError as exc:
+            raise StoreError(400, str(exc)) from None
+        db.execute("INSERT INTO store_banks (bank_id, created_at, updated_at) VALUES (?, ?, ?)", (bank, ts, ts))
 
     async def bank_row(self, bank: str) -> sqlite3.Row | None:
         row: sqlite3.Row | None = await self.ledger.read(
@@ -275,7 +280,9 @@ class LocalStore:
             for trait in DEFAULT_DISPOSITION:
                 if fields.get(f"disposition_{trait}") is not None:
                     disposition[trait] = fields[f"disposition_{trait}"]
-            overrides = {**_loads(row["overrides"], {}), **config_keys}
+            overrides = _loads(row["overrides"], {})
+            self._check_config(config_keys, overrides)
+            overrides.update(config_keys)
             db.execute(
                 "UPDATE store_banks SET name = COALESCE(?, name), mission = COALESCE(?, mission),"
                 " background = COALESCE(?, background), disposition = ?, overrides = ?, updated_at = ? WHERE bank_id = ?",
@@ -352,6 +359,15 @@ class LocalStore:
 
     # -- config ---------------------------------------------------------------------------
 
+    @staticmethod
+    def _check_config(updates: Mapping[str, Any], overrides: Mapping[str, Any]) -> None:
+        """Hindsight's checks of config values, against the bank's config as it is (called in the
+        transaction that changes it)."""
+        try:
+            rules.check_config_updates(updates, {**hindsight_defaults(), **overrides})
+        except ValueError as exc:
+            raise StoreError(400, str(exc)) from None
+
     async def get_config(self, bank: str) -> dict[str, Any]:
         row = await self.require_bank(bank)
         overrides = _loads(row["overrides"], {})
@@ -371,6 +387,7 @@ class LocalStore:
             self._ensure_bank(db, bank, ts)
             row = db.execute("SELECT overrides FROM store_banks WHERE bank_id = ?", (bank,)).fetchone()
             overrides = _loads(row["overrides"], {})
+            self._check_config(updates, overrides)
             for key, value in updates.items():
                 if value is None:
                     overrides.pop(key, None)
@@ -402,6 +419,7 @@ class LocalStore:
             return 0
         vectors = await asyncio.to_thread(self.embedder.passages, [i.content for i in items])
         ids = [uuid.uuid4().hex for _ in items]
+        costs = [token_estimate(i.content) for i in items]
         name = self.embedder.name
 
         def write(db: sqlite3.Connection) -> tuple[list[str], list[int]]:
@@ -459,7 +477,8 @@ class LocalStore:
                     unit_tags = sorted({*document_tags, *item.tags})
                     cursor = db.execute(
                         "INSERT INTO store_units (id, bank_id, document_id, text, terms, context, fact_type, tags, metadata,"
-                        " mentioned_at, created_at, updated_at, embedder, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        " mentioned_at, created_at, updated_at, embedder, embedding, tokens)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                         (
                             ids[p],
                             bank,
@@ -470,11 +489,12 @@ class LocalStore:
                             "world",
                             json.dumps(unit_tags, ensure_ascii=False),
                             json.dumps(item.metadata or {}, ensure_ascii=False),
-                            item.timestamp or ts,
+                            rules.mentioned_at(item.timestamp, ts),
                             ts,
                             ts,
                             name,
                             vectors[p].astype(np.float32).tobytes(),
+                            costs[p],
                         ),
                     )
                     seqs[p] = cursor.lastrowid or 0  # always set by an INSERT into this table
@@ -492,7 +512,7 @@ class LocalStore:
             index = self._indexes.get(bank)
             if index is not None:
                 index.remove(replaced)
-                index.add(ids, vectors, seqs)
+                index.add(ids, vectors, seqs, costs)
         return len(items)
 
     # async retains: acknowledged once their payload is committed; worked off in the background.
@@ -600,18 +620,18 @@ class LocalStore:
                 return index
             name, dim = self.embedder.name, self.embedder.dim
 
-            def load(db: sqlite3.Connection) -> tuple[list[str], list[int], bytes]:
+            def load(db: sqlite3.Connection) -> tuple[list[str], list[int], list[int], bytes]:
                 rows = db.execute(
-                    "SELECT id, seq, embedding FROM store_units WHERE bank_id = ? AND state = 'valid' AND embedder = ?"
-                    " ORDER BY seq",
+                    "SELECT id, seq, tokens, embedding FROM store_units WHERE bank_id = ? AND state = 'valid'"
+                    " AND embedder = ? ORDER BY seq",
                     (bank, name),
                 ).fetchall()
-                return [r[0] for r in rows], [r[1] for r in rows], b"".join(r[2] for r in rows)
+                return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], b"".join(r[3] for r in rows)
 
-            ids, seqs, blob = await self.ledger.read(load)
+            ids, seqs, costs, blob = await self.ledger.read(load)
             index = BankIndex(dim, name, ann_threshold=self.ann_threshold)
             if ids:
-                index.add(ids, np.frombuffer(blob, dtype=np.float32).reshape(len(ids), dim), seqs)
+                index.add(ids, np.frombuffer(blob, dtype=np.float32).reshape(len(ids), dim), seqs, costs)
             self._indexes[bank] = index
             return index
 
@@ -631,7 +651,7 @@ class LocalStore:
         types = request.get("types")
         predicate = tagfilter.build(request.get("tags"), request.get("tags_match", "any"), request.get("tag_groups"))
         pool = BUDGET_POOL.get(request.get("budget") or "mid", 300)
-        max_tokens = int(request.get("max_tokens") or 4096)
+        max_tokens = 4096 if request.get("max_tokens") is None else int(request["max_tokens"])
         # The query is embedded while the bank is looked up and the keyword arm runs (neither
         # needs the vector): the embedding is most of a recall's time.
         embedding = (
@@ -648,7 +668,9 @@ class LocalStore:
         index = await self._index(bank)
         words = query_terms(query) if "keyword" in arms else []
         fts: str | None = None
-        seq_of: dict[str, int] = {}  # candidates' row keys, from the full-text index (the vector index has its own)
+        # Candidates' row keys and token costs, from the full-text arm (the vector index has its own).
+        seq_of: dict[str, int] = {}
+        cost_of: dict[str, int] = {}
 
         def keyword(db: sqlite3.Connection, limit: int) -> list[tuple[str, float]]:
             nonlocal fts
@@ -660,12 +682,13 @@ class LocalStore:
             # Rank in the index first (FTS5 keeps only the best ``limit``), then filter by bank and
             # state; the over-fetch keeps other banks' matches from crowding a bank out.
             rows = db.execute(
-                "SELECT u.id, f.rank, f.rowid FROM (SELECT rowid, rank FROM store_units_fts WHERE store_units_fts MATCH ?"
-                " ORDER BY rank LIMIT ?) f JOIN store_units u ON u.seq = f.rowid WHERE u.bank_id = ? AND u.state = 'valid'"
-                " ORDER BY f.rank",
+                "SELECT u.id, f.rank, f.rowid, u.tokens FROM (SELECT rowid, rank FROM store_units_fts"
+                " WHERE store_units_fts MATCH ? ORDER BY rank LIMIT ?) f JOIN store_units u ON u.seq = f.rowid"
+                " WHERE u.bank_id = ? AND u.state = 'valid' ORDER BY f.rank",
                 (fts, limit * 4, bank),
             ).fetchall()
             seq_of.update((r[0], r[2]) for r in rows[:limit])
+            cost_of.update((r[0], r[3]) for r in rows[:limit])
             return [(r[0], -float(r[1])) for r in rows[:limit]]
 
         excluded: dict[str, str] = {}
@@ -681,7 +704,7 @@ class LocalStore:
                 for r in db.execute(sql, chunk):
                     if r["state"] != "valid":
                         excluded[r["id"]] = f"status: {r['state']}"
-                    elif types and r["fact_type"] not in types:
+                    elif types is not None and r["fact_type"] not in types:
                         excluded[r["id"]] = f"type {r['fact_type']} not in types {list(types)}"
                     elif predicate is not None and not predicate(frozenset(json.loads(r["tags"]))):
                         excluded[r["id"]] = "tag filter"
@@ -689,33 +712,40 @@ class LocalStore:
                         kept.add(r["id"])
             return kept
 
-        def fetch_until_budget(db: sqlite3.Connection, ranked: list[str]) -> tuple[list[RecallRow], int]:
-            """Rows in rank order until ``max_tokens`` is spent (at least one): only what is
-            returned is read."""
-            out: list[RecallRow] = []
-            used, start, step = 0, 0, 32
+        def within_budget(ranked: list[str]) -> list[str]:
+            """The ranked memories that fit ``max_tokens``, as Hindsight picks them
+            (``select_facts_within_budget``): in rank order, one that does not fit is skipped and
+            the next ones are still tried; when none fits, the first alone; none at all for a
+            budget of 0 or less. Costs come from the arms (no row is read for this); a candidate
+            with none left the vector index (archived or replaced) since it was ranked."""
+            picked: list[str] = []
+            first: str | None = None
+            used = 0
+            if max_tokens <= 0:
+                return picked
+            for memory_id in ranked:
+                cost = cost_of.get(memory_id, index.tokens.get(memory_id))
+                if cost is None:
+                    continue
+                if used + cost > max_tokens:
+                    first = first or memory_id
+                    continue
+                used += cost
+                picked.append(memory_id)
+            return picked or ([first] if first is not None else [])
+
+        def fetch(db: sqlite3.Connection, picked: list[str]) -> list[RecallRow]:
+            """The picked rows, in their order, by primary key; one archived or replaced since it was
+            ranked is left out."""
             cursor = db.cursor()
             cursor.row_factory = None  # plain tuples: ~200 rows, each field read once
-            while start < len(ranked):
-                chunk = ranked[start : start + step]
-                # By primary key: the full-text arm read it, the vector index keeps it for every
-                # memory the store gave it. A candidate without one left the index (archived or
-                # replaced) since it was ranked.
-                keys = [k for k in (seq_of.get(m, index.seq.get(m)) for m in chunk) if k is not None]
-                marks = ",".join("?" * len(keys))
-                sql = f"SELECT {RECALL_COLUMNS} FROM store_units WHERE seq IN ({marks})"  # noqa: S608
-                found: dict[str, RecallRow] = {r[0]: r for r in cursor.execute(sql, keys)}
-                for memory_id in chunk:
-                    r = found.get(memory_id)
-                    if r is None or r[-1] != "valid":  # state: gone or archived since it was ranked
-                        continue
-                    cost = token_estimate(r[1])  # text
-                    if out and used + cost > max_tokens:
-                        return out, used
-                    used += cost
-                    out.append(r)
-                start, step = start + step, step * 2
-            return out, used
+            found: dict[str, RecallRow] = {}
+            keys = [k for k in (seq_of.get(m, index.seq.get(m)) for m in picked) if k is not None]
+            for start in range(0, len(keys), 900):  # under SQLite's limit on bound variables
+                chunk = keys[start : start + 900]
+                sql = f"SELECT {RECALL_COLUMNS} FROM store_units WHERE seq IN ({','.join('?' * len(chunk))})"  # noqa: S608
+                found.update((r[0], r) for r in cursor.execute(sql, chunk))
+            return [r for m in picked if (r := found.get(m)) is not None and r[-1] == "valid"]  # r[-1]: state
 
         async def semantic_arm(limit: int) -> list[tuple[str, float]]:
             if embedding is None:
@@ -730,7 +760,7 @@ class LocalStore:
                 self.ledger.read(partial(keyword, limit=limit)),
             )
             candidates = list(dict.fromkeys([*(i for i, _ in semantic), *(i for i, _ in lexical)]))
-            if types or predicate is not None or explain:
+            if types is not None or predicate is not None or explain:
                 kept = await self.ledger.read(partial(filter_rows, ids=candidates))
             else:  # both retrievers hold only this bank's valid memories: nothing to look up
                 kept = set(candidates)
@@ -749,9 +779,8 @@ class LocalStore:
             if memory_id in votes:
                 fused[memory_id] += FEEDBACK_STEP * max(-FEEDBACK_CAP, min(FEEDBACK_CAP, votes[memory_id]))
         top_lex = max(lex.values(), default=0.0) or 1.0
-        chosen, used = await self.ledger.read(
-            partial(fetch_until_budget, ranked=sorted(fused, key=lambda i: -fused[i]))
-        )
+        chosen = await self.ledger.read(partial(fetch, picked=within_budget(sorted(fused, key=lambda i: -fused[i]))))
+        used = sum(cost_of.get(r[0], index.tokens.get(r[0], 0)) for r in chosen)
         results: list[dict[str, Any]] = []
         for memory_id, text, context, fact_type, tags, metadata, document_id, mentioned, start, end, _ in chosen:
             results.append(
@@ -1004,6 +1033,10 @@ class LocalStore:
         return {"items": [unit_list_item(r) for r in rows], "total": total, "limit": limit, "offset": offset}
 
     async def _unit(self, bank: str, memory_id: str) -> sqlite3.Row:
+        try:
+            rules.check_memory_id(memory_id)
+        except ValueError as exc:
+            raise StoreError(400, str(exc)) from None
         await self.require_bank(bank)
         row: sqlite3.Row | None = await self.ledger.read(
             lambda db: db.execute(
@@ -1015,21 +1048,30 @@ class LocalStore:
         return row
 
     async def get_unit(self, bank: str, memory_id: str) -> dict[str, Any]:
-        row = await self._unit(bank, memory_id)
-        if row["state"] != "valid":
-            raise StoreError(404, f"Memory unit '{memory_id}' not found")
-        return unit_detail(row)  # world facts carry no history/source fields in Hindsight's answer
+        """A memory, archived ones included (``state`` says which), as Hindsight answers."""
+        return unit_detail(await self._unit(bank, memory_id))  # world facts: no history/source fields
 
     async def update_unit(self, bank: str, memory_id: str, changes: Mapping[str, Any]) -> dict[str, Any]:
-        """``PATCH`` a memory: text/context/times, or ``state: invalidated`` (archive: out of recall and
-        lists, kept) and ``state: valid`` (restore). Audited as ``update`` / ``archive`` / ``restore``."""
+        """``PATCH`` a memory: text/context/dates/fact type, or ``state: invalidated`` (archive: out
+        of recall and lists, kept) and ``state: valid`` (restore). Audited as ``update`` /
+        ``archive`` / ``restore``. ``changes`` holds the fields the client set (validated as
+        Hindsight's ``UpdateMemoryRequest``; a date set to null or "" clears it). An archived memory
+        is restored before it can be edited, as in Hindsight."""
         row = await self._unit(bank, memory_id)
         state = changes.get("state")
-        if state not in (None, "valid", "invalidated"):
-            raise StoreError(400, f"state must be 'valid' or 'invalidated', got {state!r}")
         text = changes.get("text")
-        editable = ("context", "occurred_start", "occurred_end", "mentioned_at")
-        vector = await asyncio.to_thread(self.embedder.passages, [text]) if isinstance(text, str) and text else None
+        if text is not None and not text.strip():
+            raise StoreError(400, "text must not be empty.")
+        dated = ("occurred_start", "occurred_end", "mentioned_at")
+        edits = {k: v for k, v in changes.items() if k in ("context", "fact_type", "entities") and v is not None}
+        try:
+            edits.update({k: rules.edit_date(changes[k] or "") for k in dated if k in changes})
+        except ValueError as exc:
+            raise StoreError(400, str(exc)) from None
+        if (text is not None or edits) and row["state"] != "valid":
+            raise StoreError(400, "Cannot edit an invalidated memory; revert it to 'valid' first.")
+        edits.pop("entities", None)  # accepted; the store keeps no entities
+        vector = await asyncio.to_thread(self.embedder.passages, [text]) if text is not None else None
 
         def write(db: sqlite3.Connection) -> sqlite3.Row:
             ts = now()
@@ -1037,21 +1079,22 @@ class LocalStore:
             args: list[Any] = [ts]
             before: dict[str, Any] = {}
             after: dict[str, Any] = {}
-            if isinstance(text, str) and text and text != row["text"]:
-                sets += ["text = ?", "terms = ?", "embedding = ?", "embedder = ?", "edited_at = ?"]
+            if text is not None and text != row["text"]:
+                sets += ["text = ?", "terms = ?", "embedding = ?", "embedder = ?", "edited_at = ?", "tokens = ?"]
                 args += [
                     text,
                     index_text(text),
                     vector[0].tobytes() if vector is not None else None,
                     self.embedder.name,
                     ts,
+                    token_estimate(text),
                 ]
                 before["text"], after["text"] = row["text"], text
-            for key in editable:
-                if key in changes and changes[key] != row[key]:
+            for key, value in edits.items():
+                if value != row[key]:
                     sets.append(f"{key} = ?")
-                    args.append(changes[key] or ("" if key == "context" else None))
-                    before[key], after[key] = row[key], changes[key]
+                    args.append(value)
+                    before[key], after[key] = row[key], value
             action = "update"
             if state == "invalidated" and row["state"] != "invalidated":
                 sets += ["state = 'invalidated'", "invalidation_reason = ?", "invalidated_at = ?"]
@@ -1086,7 +1129,7 @@ class LocalStore:
                 index.remove([memory_id])
             elif vector is not None or row["state"] != "valid":
                 vec = vector[0] if vector is not None else np.frombuffer(updated["embedding"], dtype=np.float32)
-                index.add([memory_id], vec[None, :], [updated["seq"]])
+                index.add([memory_id], vec[None, :], [updated["seq"]], [updated["tokens"]])
         return unit_detail(updated)
 
     async def history(self, bank: str, memory_id: str) -> list[dict[str, Any]]:
@@ -1265,12 +1308,10 @@ class LocalStore:
             return counts
 
         counts = await self.ledger.read(read)
-        names = sorted(counts)
+        names = sorted(counts, key=lambda n: (-counts[n], n))  # Hindsight's order: count, then tag
         if q:
-            import fnmatch
-
-            pattern = q.lower() if "*" in q else f"*{q.lower()}*"
-            names = [n for n in names if fnmatch.fnmatchcase(n.lower(), pattern)]
+            pattern = rules.tag_pattern(q)
+            names = [n for n in names if pattern.fullmatch(n)]
         page = names[offset : offset + limit]
         return {
             "items": [{"tag": n, "count": counts[n]} for n in page],

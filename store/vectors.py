@@ -51,9 +51,11 @@ class BankIndex:
         self.ann_threshold = ann_threshold
         self.ids: list[str] = []
         self.row: dict[str, int] = {}
-        # The store's row key (``seq``) of each live id, when the caller gives it: a recall then
-        # reads its rows by primary key, one B-tree descent instead of two.
+        # The store's row key (``seq``) and token cost of each live id, when the caller gives them:
+        # a recall then picks what fits its budget without reading rows, and reads the rows it
+        # returns by primary key, one B-tree descent instead of two.
         self.seq: dict[str, int] = {}
+        self.tokens: dict[str, int] = {}
         self._matrix = np.zeros((0, dim), dtype=np.float32)
         self._alive = np.zeros(0, dtype=bool)
         self.size = 0
@@ -76,10 +78,18 @@ class BankIndex:
         """``hnsw`` once the graph answers searches, else ``exact``."""
         return "hnsw" if self._ann is not None else "exact"
 
-    def add(self, ids: Sequence[str], vectors: Vector, seqs: Sequence[int] | None = None) -> None:
+    def add(
+        self,
+        ids: Sequence[str],
+        vectors: Vector,
+        seqs: Sequence[int] | None = None,
+        tokens: Sequence[int] | None = None,
+    ) -> None:
         with self.lock:
             if seqs is not None:
                 self.seq.update(zip(ids, seqs, strict=True))
+            if tokens is not None:
+                self.tokens.update(zip(ids, tokens, strict=True))
             start, need = self.size, self.size + len(ids)
             if need > len(self._matrix):
                 cap = max(need, 2 * len(self._matrix), 1024)
@@ -107,6 +117,7 @@ class BankIndex:
             dead = []
             for memory_id in ids:
                 self.seq.pop(memory_id, None)
+                self.tokens.pop(memory_id, None)
                 row = self.row.pop(memory_id, None)
                 if row is not None:
                     self._alive[row] = False

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +134,10 @@ def test_memory_lifecycle_list_get_invalidate_history(http: httpx.Client) -> Non
     assert r.json()["invalidation_reason"] == "wrong"
     assert "Alice prefers dark roast coffee." not in recall_texts(http, "b", query="Alice coffee")
     assert http.get("/v1/default/banks/b/memories/list").json()["total"] == 3
-    assert http.get(f"/v1/default/banks/b/memories/{memory['id']}").status_code == 404
+    archived = http.get(f"/v1/default/banks/b/memories/{memory['id']}").json()  # kept, and says so
+    assert (archived["text"], archived["state"]) == (memory["text"], "invalidated")
+    r = http.patch(f"/v1/default/banks/b/memories/{memory['id']}", json={"text": "Alice prefers tea."})
+    assert r.json() == {"detail": "Cannot edit an invalidated memory; revert it to 'valid' first."}
 
     r = http.patch(f"/v1/default/banks/b/memories/{memory['id']}", json={"state": "valid"})
     assert r.json()["state"] == "valid"
@@ -215,12 +219,17 @@ def test_unknown_banks_and_bad_input_get_hindsights_answers(http: httpx.Client) 
     assert r.json()["detail"][0]["loc"] == ["body", "tags_match"]
     r = http.post("/v1/default/banks/b/memories/recall", json={})
     assert r.json()["detail"][0]["type"] == "missing"
-    r = http.post("/v1/default/banks/b/memories/recall", json={"query": "x" * 100_000})
-    assert r.status_code == 422
-    r = http.post("/v1/default/banks/b/memories/recall", json={"query": ""})
+    # A query of 100,000 characters is answered, as Hindsight answers it (its first 510 tokens are
+    # embedded); an empty one is refused with Hindsight's words.
+    long_query = " ".join(["Alice coffee"] * 8_334)[:100_000]
+    r = http.post("/v1/default/banks/b/memories/recall", json={"query": long_query})
     assert r.status_code == 200
+    assert "Alice prefers dark roast coffee." in [m["text"] for m in r.json()["results"]]
+    r = http.post("/v1/default/banks/b/memories/recall", json={"query": ""})
+    assert r.status_code == 422
+    assert r.json()["detail"][0]["msg"].endswith("query must contain at least one word character after normalization")
     r = http.post("/v1/default/banks/b/memories/recall", json={"query": "x", "tag_groups": [{"bogus": 1}]})
-    assert r.status_code == 400
+    assert r.status_code == 422
     r = http.get(f"/v1/default/banks/b/memories/{'0' * 32}")
     assert r.json() == {"detail": f"Memory unit '{'0' * 32}' not found"}
     for path, raw in (
@@ -428,10 +437,47 @@ def test_past_the_ann_threshold_recall_uses_the_graph_and_keeps_its_answers(tmp_
 
 
 @pytest.mark.anyio
+async def test_a_store_from_before_token_costs_gets_them_on_open(tmp_path: Path) -> None:
+    """Migration 0007 adds each memory's token cost to a store written before it (recall picks what
+    fits from these costs): after it, every row's cost is its text's, and recall spends the budget."""
+    import sqlite3
+
+    from proxy.ledger import Ledger
+    from store.embedder import HashingEmbedder
+    from store.local import LocalStore, RetainItem
+    from store.text import token_estimate
+
+    texts = ["Alice prefers dark roast coffee.", "服务 svc-1 的内网端口统一设为 9000", "短"]
+    ledger = Ledger.open(tmp_path, mirror=False)
+    await LocalStore(ledger, HashingEmbedder()).retain("b", [RetainItem(content=t) for t in texts])
+    ledger.close()
+    db = sqlite3.connect(tmp_path / "memwarden.db")  # back to the schema of 0006
+    db.execute("ALTER TABLE store_units DROP COLUMN tokens")
+    db.execute("DELETE FROM schema_migrations WHERE name = '0007_unit_tokens'")
+    db.commit()
+    db.close()
+
+    ledger = Ledger.open(tmp_path, mirror=False)
+    try:
+        costs = await ledger.read(lambda db: dict(db.execute("SELECT text, tokens FROM store_units").fetchall()))
+        assert costs == {t: token_estimate(t) for t in texts}
+        store = LocalStore(ledger, HashingEmbedder())
+        budget = token_estimate(texts[0]) + token_estimate(texts[2])
+        got = [
+            r["text"] for r in (await store.recall("b", {"query": "Alice coffee 短", "max_tokens": budget}))["results"]
+        ]
+        assert 1 <= len(got) < 3  # with costs of 0 all three would fit
+        assert sum(map(token_estimate, got)) <= budget
+    finally:
+        ledger.close()
+
+
+@pytest.mark.anyio
 async def test_recall_fills_the_token_budget_in_rank_order(tmp_path: Path) -> None:
-    """``max_tokens`` cuts the ranked list where the next memory would not fit, whatever the mix of
+    """``max_tokens`` is spent on the ranked list as Hindsight spends it, whatever the mix of
     lengths and scripts and whichever retriever found a memory, across the reads of growing size
-    that fetch the rows: the answer is the longest prefix of the uncut ranking that fits."""
+    that fetch the rows: in rank order, a memory that does not fit is skipped and later, shorter
+    ones still go in; when none fits, the first alone; none for a budget of 0 or less."""
     from proxy.ledger import Ledger
     from store.embedder import HashingEmbedder
     from store.local import LocalStore, RetainItem
@@ -453,14 +499,89 @@ async def test_recall_fills_the_token_budget_in_rank_order(tmp_path: Path) -> No
             whole = [r["text"] for r in uncut]
             assert len(whole) >= 300  # a retriever's pool, uncut
             assert sum(r["scores"]["keyword"] is not None for r in uncut[:40]) >= 10  # full-text rows among the first
-            for budget in (1, 40, 700, 2500, 4096):
+            skipped_then_filled = 0
+            for budget in (-1, 0, 1, 40, 700, 2500, 4096):
                 got = [r["text"] for r in (await store.recall("b", {"query": query, "max_tokens": budget}))["results"]]
-                used, expected = 0, []
+                used, expected, gap = 0, [], False
                 for text in whole:
-                    if expected and used + token_estimate(text) > budget:
-                        break
+                    if used + token_estimate(text) > budget:
+                        gap = True
+                        continue
+                    skipped_then_filled += gap
                     used += token_estimate(text)
                     expected.append(text)
+                if not expected and budget > 0:
+                    expected = whole[:1]
                 assert got == expected, (query, budget)
+            assert skipped_then_filled  # the data has memories that fit after one that did not
     finally:
         ledger.close()
+
+
+def test_bad_input_gets_hindsights_status_and_words(tmp_path: Path) -> None:
+    """The store on its own (governance off, as a client of a bare Hindsight sees it): each case of
+    ``tests/hindsight_cases.py`` gets the real server's status and message (the interop test keeps
+    the table true to the real server), and nothing refused is written."""
+    from tests.hindsight_cases import run_cases
+
+    with (
+        running_warden(local_settings(tmp_path, governance="off")) as url,
+        httpx.Client(base_url=url, timeout=60) as http,
+    ):
+        assert run_cases(http, "cases") == []
+        listed = http.get("/v1/default/banks/cases/memories/list").json()["items"]
+        assert sorted(m["text"] for m in listed) == [
+            "Alice prefers dark roast coffee.",
+            "Bob moved the deploy to Friday.",
+        ]
+        assert all(m["state"] == "valid" for m in listed)  # archived and restored by the cases
+        config = http.get("/v1/default/banks/cases/config").json()
+        assert config["overrides"] == {}  # every refused PATCH left the config alone
+        banks = {b["bank_id"] for b in http.get("/v1/default/banks").json()["banks"]}
+        assert banks == {"cases"}  # no refused bank id was created
+        r = http.put("/v1/default/banks/a%00b", json={})  # Hindsight's database answers this with a 500
+        assert r.json() == {"detail": "Bank id must not contain control characters"}
+        assert r.status_code == 400
+
+
+def test_tag_listing_matches_like_hindsight(tmp_path: Path) -> None:
+    """``GET …/tags?q=``: the whole tag, case-insensitively, ``*`` any run and ``_`` any one
+    character, ordered by count and then tag, as Hindsight's ``ILIKE`` lists them."""
+    from tests.hindsight_cases import tag_listings
+
+    with (
+        running_warden(local_settings(tmp_path, governance="off")) as url,
+        httpx.Client(base_url=url, timeout=60) as http,
+    ):
+        listed = tag_listings(http, "t")
+        assert listed["?q=user:*"] == (["user:alice", "user:bob"], 2, 100, 0)
+        assert listed["?q=USER:ALICE"] == (["user:alice"], 1, 100, 0)
+        assert listed["?q=user"] == ([], 0, 100, 0)  # no wildcard: the whole tag
+        assert listed["?q=t__m*"] == (["Team_A"], 1, 100, 0)
+        assert listed["?limit=0"] == ([], 3, 0, 0)
+        http.post(
+            "/v1/default/banks/t/memories", json={"items": [{"content": "Bob is on call.", "tags": ["user:bob"]}]}
+        )
+        items = http.get("/v1/default/banks/t/tags").json()["items"]
+        assert items == [
+            {"tag": "user:bob", "count": 2},
+            {"tag": "Team_A", "count": 1},
+            {"tag": "user:alice", "count": 1},
+        ]
+
+
+def test_an_items_timestamp_is_stored_as_hindsight_stores_it(http: httpx.Client) -> None:
+    """An ISO 8601 ``timestamp`` becomes the memory's instant in UTC (a naive one read as UTC),
+    ``unset`` stores no date, none means the time of the retain."""
+    items = [
+        {"content": "Alice prefers dark roast coffee.", "timestamp": "2024-01-15T10:30:00+02:00"},
+        {"content": "Bob moved the deploy to Friday.", "timestamp": "2024-01-15"},
+        {"content": "Carol runs the Berlin office.", "timestamp": "unset"},
+        {"content": "Dan is on call this week."},
+    ]
+    assert http.post("/v1/default/banks/d/memories", json={"items": items}).status_code == 200
+    listed = {m["text"][:3]: m for m in http.get("/v1/default/banks/d/memories/list").json()["items"]}
+    assert listed["Ali"]["mentioned_at"] == "2024-01-15T08:30:00+00:00"
+    assert listed["Bob"]["mentioned_at"] == "2024-01-15T00:00:00+00:00"
+    assert (listed["Car"]["mentioned_at"], listed["Car"]["date"]) == (None, None)
+    assert listed["Dan"]["mentioned_at"].startswith(datetime.now(UTC).strftime("%Y-%m-%d"))

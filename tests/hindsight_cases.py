@@ -1,0 +1,250 @@
+"""Bad input, and what the real Hindsight 1.1.0 answers to it: one table for two tests.
+
+``tests/test_local_store.py`` sends each request to memwarden's self-hosted store and expects
+Hindsight's answer; ``tests/test_interop_local.py`` sends it to the real server and checks that
+the answer written here is still Hindsight's. Run in order on one bank: some steps depend on the
+ones before (the memory is archived, then edited). ``{bank}`` and ``{mid}`` (the id of the memory
+about Bob) are filled in per server.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+SEED = [
+    {"content": "Alice prefers dark roast coffee.", "tags": ["user:alice", "Team_A"], "document_id": "d1"},
+    {"content": "Bob moved the deploy to Friday.", "tags": ["user:bob"], "document_id": "d2"},
+]
+B = "/v1/default/banks/{bank}"
+PATCH_MID = ("PATCH", f"{B}/memories/{{mid}}")
+RECALL = ("POST", f"{B}/memories/recall")
+CONFIG = ("PATCH", f"{B}/config")
+INVALID_AT = "Invalid timestamp/event_date format: 'bad'."
+
+# (method, path, JSON body or None, status, detail): a string detail is compared whole; a tuple is
+# (the start of loc, the start of msg) of the first error of a FastAPI 422 list.
+CASES: list[tuple[str, str, Any, int, Any]] = [
+    (*RECALL, {"query": ""}, 422, (["body", "query"], "Value error, query must contain at least one word")),
+    (*RECALL, {"query": " ?! "}, 422, (["body", "query"], "Value error, query must contain at least one word")),
+    (
+        *RECALL,
+        {"query": "coffee", "types": ["bogus"]},
+        422,
+        "Invalid fact type(s): bogus. Must be one of: experience, observation, world",
+    ),
+    (
+        *RECALL,
+        {"query": "coffee", "query_timestamp": "soon"},
+        400,
+        "Invalid query_timestamp format. Expected ISO "
+        "format (e.g., '2023-05-30T23:40:00'): Invalid isoformat string: 'soon'",
+    ),
+    (
+        *RECALL,
+        {"query": "coffee", "tags": ["user:bob"], "tag_groups": []},
+        422,
+        (["body"], "Value error, 'tags' and 'tag_groups' are mutually exclusive"),
+    ),
+    (*RECALL, {"query": "coffee", "tag_groups": [{"bogus": 1}]}, 422, (["body", "tag_groups"], "")),
+    (
+        "POST",
+        f"{B}/memories",
+        {"items": [{"content": "  "}]},
+        422,
+        (["body", "items", 0, "content"], "Value error, content cannot be empty"),
+    ),
+    (
+        "POST",
+        f"{B}/memories",
+        {"items": [{"content": "Carol likes tea.", "timestamp": "bad"}]},
+        422,
+        (["body", "items", 0, "timestamp"], f"Value error, {INVALID_AT}"),
+    ),
+    (
+        "POST",
+        f"{B}/memories",
+        {"items": [{"content": "Carol likes tea.", "timestamp": "0001-01-01"}]},
+        422,
+        (["body", "items", 0, "timestamp"], "Value error, timestamp year 1 is a placeholder"),
+    ),
+    (
+        "POST",
+        f"{B}/memories",
+        {"items": [{"content": "Carol likes tea.", "metadata": {"n": 1}}]},
+        422,
+        (["body", "items", 0, "metadata", "n"], "Input should be a valid string"),
+    ),
+    (
+        "POST",
+        f"{B}/memories",
+        {"items": [{"content": "Carol likes tea.", "context": 5}]},
+        422,
+        (["body", "items", 0, "context"], "Input should be a valid string"),
+    ),
+    (*CONFIG, {"updates": {"retain_mission": 5}}, 400, "retain_mission must be a string, got int"),
+    (*CONFIG, {"updates": {"retain_chunk_size": "big"}}, 400, "retain_chunk_size must be an integer, got str"),
+    (*CONFIG, {"updates": {"enable_observations": 1}}, 400, "enable_observations must be a boolean, got int"),
+    (
+        *CONFIG,
+        {"updates": {"disposition_empathy": 9}},
+        400,
+        "disposition_empathy must be an integer between 1 and 5, got 9",
+    ),
+    (*CONFIG, {"updates": {"disposition_empathy": True}}, 400, "disposition_empathy must be an integer, got bool"),
+    (
+        *CONFIG,
+        {"updates": {"recall_budget_fixed_mid": -5}},
+        400,
+        "recall_budget_fixed_mid must be a positive integer, got -5",
+    ),
+    (
+        *CONFIG,
+        {"updates": {"recall_budget_adaptive_low": 0}},
+        400,
+        "recall_budget_adaptive_low must be a positive number, got 0",
+    ),
+    (
+        *CONFIG,
+        {"updates": {"recall_budget_function": "nope"}},
+        400,
+        "recall_budget_function must be one of ['adaptive', 'fixed'], got 'nope'",
+    ),
+    (
+        *CONFIG,
+        {"updates": {"recall_budget_min": 50, "recall_budget_max": 10}},
+        400,
+        "recall_budget_min (50) must be <= recall_budget_max (10)",
+    ),
+    (
+        *CONFIG,
+        {"updates": {"recall_budget_min": 5000}},
+        400,
+        "recall_budget_min (5000) must be <= recall_budget_max (2000)",
+    ),
+    (
+        *CONFIG,
+        {"updates": {"consolidation_strategies": [{"scope": ["a"]}]}},
+        400,
+        "Invalid consolidation strategy at index 0: scope: Extra inputs are not permitted",
+    ),
+    (
+        *CONFIG,
+        {"updates": {"retain_strategies": {"": {}}}},
+        400,
+        "Strategy names must not be empty strings. Remove entries with empty names before saving.",
+    ),
+    (
+        *CONFIG,
+        {"updates": {"retain_strategies": {"fast": 5}}},
+        400,
+        "Invalid retain strategy 'fast': must be an object",
+    ),
+    (
+        *CONFIG,
+        {"updates": {"retain_strategies": {"fast": {"retain_chunk_size": "x"}}}},
+        400,
+        "Invalid retain strategy 'fast': retain_chunk_size must be an integer, got str",
+    ),
+    ("PUT", "/v1/default/banks/" + "y" * 193, {}, 400, "Bank id is too long: at most 192 bytes of UTF-8 are allowed"),
+    ("PUT", "/v1/default/banks/_{bank}", {}, 400, "Bank id must not start with '_': that prefix is reserved"),
+    (
+        "POST",
+        "/v1/default/banks/_{bank}/memories",
+        {"items": [{"content": "Dan likes tea."}]},
+        400,
+        "Bank id must not start with '_': that prefix is reserved",
+    ),
+    (
+        "PUT",
+        "/v1/default/banks/{bank}",
+        {"disposition": {"empathy": 4}},
+        422,
+        (["body", "disposition", "skepticism"], "Field required"),
+    ),
+    ("PUT", "/v1/default/banks/{bank}", {"name": 5}, 422, (["body", "name"], "Input should be a valid string")),
+    (
+        "PUT",
+        "/v1/default/banks/{bank}",
+        {"disposition_literalism": 0},
+        422,
+        (["body", "disposition_literalism"], "Input should be greater than or equal to 1"),
+    ),
+    ("GET", f"{B}/memories/not-a-uuid", None, 400, "Invalid memory_id: 'not-a-uuid' is not a valid UUID"),
+    (*PATCH_MID, {}, 422, (["body"], "Value error, Provide at least one field to update.")),
+    (*PATCH_MID, {"state": "gone"}, 422, (["body"], "Value error, state must be 'valid' or 'invalidated'.")),
+    (
+        *PATCH_MID,
+        {"fact_type": "observation"},
+        422,
+        (["body"], "Value error, fact_type must be 'world' or 'experience'."),
+    ),
+    (*PATCH_MID, {"text": "  "}, 400, "text must not be empty."),
+    (
+        *PATCH_MID,
+        {"occurred_start": "9999-12-31"},
+        400,
+        "Date year 9999 is a placeholder, not a date; send '' to clear it.",
+    ),
+    (*PATCH_MID, {"state": "invalidated", "reason": "wrong"}, 200, None),
+    ("GET", f"{B}/memories/{{mid}}", None, 200, None),  # archived, still there
+    (
+        *PATCH_MID,
+        {"text": "Bob moved the deploy to Monday."},
+        400,
+        "Cannot edit an invalidated memory; revert it to 'valid' first.",
+    ),
+    (*PATCH_MID, {"state": "valid"}, 200, None),
+    (
+        "GET",
+        f"{B}/memories/list?limit=-1",
+        None,
+        422,
+        (["query", "limit"], "Input should be greater than or equal to 0"),
+    ),
+    ("GET", f"{B}/documents?offset=x", None, 422, (["query", "offset"], "Input should be a valid integer")),
+]
+
+# The tag listing's wildcard and paging: which tags each query lists (Hindsight's counts also take in
+# the observations it consolidates in the background, which memwarden does not make).
+TAG_QUERIES = ["", "?q=user:*", "?q=USER:ALICE", "?q=team%5Fa", "?q=*a*", "?q=user", "?q=t__m*", "?limit=0"]
+
+
+def seed(http: httpx.Client, bank: str) -> str:
+    """The bank with SEED in it; the id of the memory about Bob."""
+    http.put(f"/v1/default/banks/{bank}", json={}).raise_for_status()
+    http.post(f"/v1/default/banks/{bank}/memories", json={"items": SEED}).raise_for_status()
+    items = http.get(f"/v1/default/banks/{bank}/memories/list").json()["items"]
+    return str(next(m["id"] for m in items if m["text"].startswith("Bob")))
+
+
+def run_cases(http: httpx.Client, bank: str) -> list[str]:
+    """Every case against one server; the differences from the table (empty: none)."""
+    mid = seed(http, bank)
+    problems = []
+    for method, path, body, status, detail in CASES:
+        target = path.format(bank=bank, mid=mid)
+        r = http.request(method, target, json=body) if body is not None else http.request(method, target)
+        where = f"{method} {path} {body}"
+        if r.status_code != status:
+            problems.append(f"{where}: {r.status_code} {r.text[:300]}")
+            continue
+        got = r.json().get("detail") if status >= 400 else None
+        if isinstance(detail, str) and got != detail:
+            problems.append(f"{where}: {got!r}")
+        elif isinstance(detail, tuple):
+            loc, msg = detail
+            first = got[0] if isinstance(got, list) and got else {}
+            if first.get("loc", [])[: len(loc)] != loc or not str(first.get("msg", "")).startswith(msg):
+                problems.append(f"{where}: {got!r}")
+    return problems
+
+
+def tag_listings(http: httpx.Client, bank: str) -> dict[str, Any]:
+    http.post(f"/v1/default/banks/{bank}/memories", json={"items": SEED}).raise_for_status()
+    out = {}
+    for q in TAG_QUERIES:
+        page = http.get(f"/v1/default/banks/{bank}/tags{q}").json()
+        out[q] = (sorted(t["tag"] for t in page["items"]), page["total"], page["limit"], page["offset"])
+    return out
