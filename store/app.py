@@ -80,6 +80,12 @@ class ConfigIn(BaseModel):
     updates: dict[str, Any]
 
 
+class DocumentPatchIn(BaseModel):
+    """``UpdateDocumentRequest`` (the store keeps no observation scopes)."""
+
+    tags: list[str] | None = None
+
+
 class DispositionIn(BaseModel):
     skepticism: int = Field(ge=1, le=5)
     literalism: int = Field(ge=1, le=5)
@@ -306,7 +312,12 @@ async def wipe(store: LocalStore, request: Request) -> Any:
 
 
 def _tag_params(request: Request) -> dict[str, Any]:
-    return {"tags": request.query_params.getlist("tags"), "tags_match": request.query_params.get("tags_match")}
+    mode = request.query_params.get("tags_match")
+    if mode is not None and mode not in tagfilter.MODES:
+        expected = "'any', 'all', 'any_strict', 'all_strict' or 'exact'"
+        error = {"type": "literal_error", "loc": ["query", "tags_match"], "msg": f"Input should be {expected}"}
+        raise StoreError(422, [{**error, "input": mode, "ctx": {"expected": expected}}])
+    return {"tags": request.query_params.getlist("tags"), "tags_match": mode}
 
 
 async def list_memories(store: LocalStore, request: Request) -> Any:
@@ -379,11 +390,10 @@ async def document(store: LocalStore, request: Request) -> Any:
         return await store.get_document(bank, document_id)
     if request.method == "DELETE":
         return await store.delete_document(bank, document_id)
-    payload = await _body(request)
-    tags = payload.get("tags") if isinstance(payload, dict) else None
-    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-        raise StoreError(422, [{"type": "list_type", "loc": ["body", "tags"], "msg": "Input should be a valid list"}])
-    return await store.update_document_tags(bank, document_id, tags)
+    update: DocumentPatchIn = _model(DocumentPatchIn, await _body(request))
+    if update.tags is None:
+        raise StoreError(422, "At least one field (tags, observation_scopes) must be provided")
+    return await store.update_document_tags(bank, document_id, update.tags)
 
 
 async def tags(store: LocalStore, request: Request) -> Any:

@@ -323,7 +323,7 @@ class LocalStore:
         banks = [
             {
                 "bank_id": r["bank_id"],
-                "name": r["name"],
+                "name": r["name"] or r["bank_id"],
                 "disposition": _loads(r["disposition"], DEFAULT_DISPOSITION),
                 "mission": r["mission"],
                 "created_at": r["created_at"],
@@ -581,25 +581,30 @@ class LocalStore:
                 task.cancel()
 
     async def operation(self, bank: str, operation_id: str) -> dict[str, Any]:
+        """An async retain's status. As in Hindsight, an id that is not a UUID is a ``400`` and an
+        unknown one is answered with ``status: not_found`` (the bank is not looked up)."""
+        try:
+            uuid.UUID(operation_id)
+        except ValueError:
+            raise StoreError(400, f"Invalid operation_id format: {operation_id}") from None
         row = await self.ledger.read(
             lambda db: db.execute(
                 "SELECT * FROM store_operations WHERE bank_id = ? AND id = ?", (bank, operation_id)
             ).fetchone()
         )
-        if row is None:
-            raise StoreError(404, f"Operation '{operation_id}' not found")
+        found = row is not None
         return {
-            "operation_id": row["id"],
-            "status": row["status"],
-            "operation_type": row["type"],
-            "id": row["id"],
-            "task_type": row["type"],
+            "operation_id": operation_id,
+            "status": row["status"] if found else "not_found",
+            "operation_type": row["type"] if found else None,
+            "id": operation_id,
+            "task_type": row["type"] if found else None,
             "mental_model_id": None,
-            "created_at": row["created_at"],
-            "updated_at": row["updated_at"],
-            "completed_at": row["completed_at"],
-            "error_message": row["error_message"],
-            "retry_count": 0,
+            "created_at": row["created_at"] if found else None,
+            "updated_at": row["updated_at"] if found else None,
+            "completed_at": row["completed_at"] if found else None,
+            "error_message": row["error_message"] if found else None,
+            "retry_count": 0 if found else None,
             "next_retry_at": None,
             "progress": None,
             "result_metadata": None,
@@ -1179,7 +1184,8 @@ class LocalStore:
         index = self._indexes.get(bank)
         if index is not None:
             index.remove(ids)
-        return {"success": True, "message": f"Cleared {n} memory unit(s) from bank '{bank}'", "deleted_count": n}
+        which = f" of type '{fact_type}'" if fact_type else ""
+        return {"success": True, "message": f"Cleared {n} memory unit(s){which} from bank '{bank}'", "deleted_count": n}
 
     # -- documents, tags, stats -----------------------------------------------------------
 
@@ -1270,7 +1276,7 @@ class LocalStore:
             )
 
         await self.ledger.write(write)
-        return {"success": True, "message": f"Document '{document_id}' updated", "document_id": document_id}
+        return {"success": True}
 
     async def delete_document(self, bank: str, document_id: str) -> dict[str, Any]:
         await self.get_document(bank, document_id)

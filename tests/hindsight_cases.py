@@ -204,6 +204,15 @@ CASES: list[tuple[str, str, Any, int, Any]] = [
         (["query", "limit"], "Input should be greater than or equal to 0"),
     ),
     ("GET", f"{B}/documents?offset=x", None, 422, (["query", "offset"], "Input should be a valid integer")),
+    (
+        "GET",
+        f"{B}/memories/list?tags=a&tags_match=some",
+        None,
+        422,
+        (["query", "tags_match"], "Input should be 'any', 'all', 'any_strict', 'all_strict' or 'exact'"),
+    ),
+    ("GET", f"{B}/operations/not-an-op", None, 400, "Invalid operation_id format: not-an-op"),
+    ("PATCH", f"{B}/documents/d1", {}, 422, "At least one field (tags, observation_scopes) must be provided"),
 ]
 
 # The tag listing's wildcard and paging: which tags each query lists (Hindsight's counts also take in

@@ -120,6 +120,9 @@ def scenario(base: str, bank: str) -> dict[str, Any]:
         out["missing_memory"] = http.get(f"{p}/memories/{uuid.uuid4()}").json()
         out["bad_recall"] = http.post(f"{p}/memories/recall", json={"tags_match": "x"}).json()
         out["invalidate"] = http.patch(f"{p}/memories/{memory_id}", json={"state": "invalidated", "reason": "r"}).json()
+        out["archived_memory"] = http.get(f"{p}/memories/{memory_id}").json()
+        out["retag_document"] = http.patch(f"{p}/documents/d1", json={"tags": ["team:b"]}).json()
+        out["missing_operation"] = http.get(f"{p}/operations/{uuid.uuid4()}").json()
         out["delete_document"] = http.delete(f"{p}/documents/d1").json()
         out["delete_bank"] = http.delete(p).json()
     return out
