@@ -6,7 +6,7 @@ before governance records anything), every other field is kept (``extra="allow"`
 passes through. Validators check and return the value the client sent: the forwarded item is the
 client's JSON, not a re-serialized model. Blank content is the exception: governance judges it
 (``content.empty``, the rest of the batch goes on) where Hindsight would refuse the whole request;
-``StoredItem`` adds Hindsight's refusal for what reaches the self-hosted store.
+the self-hosted store's ``StoredItem`` (``store/app.py``) adds Hindsight's refusal.
 """
 
 from __future__ import annotations
@@ -60,23 +60,4 @@ class MemoryItem(BaseModel):
                 f"timestamp year {when.year} is a placeholder, not a date; send a real date or 'unset' to store"
                 " without one."
             )
-        return v
-
-
-class StoredItem(MemoryItem):
-    """An item as the self-hosted store takes it: Hindsight's rule on blank content as well."""
-
-    @field_validator("content")
-    @classmethod
-    def _require_content(cls, v: str | list[dict[str, Any]]) -> str | list[dict[str, Any]]:
-        # Hindsight's rule: blank text is no content; a block list needs a non-blank text block or
-        # an attachment (image / file) block.
-        if isinstance(v, str):
-            if not v.strip():
-                raise ValueError("content cannot be empty")
-            return v
-        attachments = any(b.get("type") in ("image", "file") for b in v)
-        texts = any(isinstance(b.get("text"), str) and b["text"].strip() for b in v if b.get("type") == "text")
-        if not (attachments or texts):
-            raise ValueError("content cannot be empty")
         return v

@@ -86,13 +86,14 @@ async def send_json(
     await send({"type": "http.response.body", "body": body})
 
 
-def validation_detail(exc: ValidationError) -> list[dict[str, Any]]:
-    """pydantic errors in FastAPI's shape (what Hindsight answers with 422)."""
+def validation_detail(exc: ValidationError, where: tuple[str, ...] = ("body",)) -> list[dict[str, Any]]:
+    """pydantic errors in FastAPI's shape (what Hindsight answers with 422); ``where`` is where the
+    value came from (``("query", name)`` for a query parameter)."""
     out = []
     for err in exc.errors():
         item: dict[str, Any] = {
             "type": err["type"],
-            "loc": ["body", *err["loc"]],
+            "loc": [*where, *err["loc"]],
             "msg": err["msg"],
             "input": err.get("input"),
         }

@@ -12,15 +12,15 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from backends.models import StoredItem
+from backends.models import MemoryItem
 from policies.pipeline import extract_text
 from proxy.asgi import BodyError, dumps, parse_json, validation_detail
 from store import rules, tagfilter
@@ -42,6 +42,27 @@ FEATURES = {
     "store_document_text": True,
 }
 
+TagsMatch = Literal["any", "all", "any_strict", "all_strict", "exact"]  # store.tagfilter.MODES
+
+
+class StoredItem(MemoryItem):
+    """An item as the self-hosted store takes it: Hindsight's rule on blank content as well."""
+
+    @field_validator("content")
+    @classmethod
+    def _require_content(cls, v: str | list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+        # Hindsight's rule: blank text is no content; a block list needs a non-blank text block or
+        # an attachment (image / file) block.
+        if isinstance(v, str):
+            if not v.strip():
+                raise ValueError("content cannot be empty")
+            return v
+        attachments = any(b.get("type") in ("image", "file") for b in v)
+        texts = any(isinstance(b.get("text"), str) and b["text"].strip() for b in v if b.get("type") == "text")
+        if not (attachments or texts):
+            raise ValueError("content cannot be empty")
+        return v
+
 
 class RetainIn(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
@@ -58,7 +79,7 @@ class RecallIn(BaseModel):
     max_tokens: int = 4096
     trace: bool = False
     tags: list[str] | None = None
-    tags_match: Literal["any", "all", "any_strict", "all_strict", "exact"] = "any"
+    tags_match: TagsMatch = "any"
     tag_groups: list[dict[str, Any]] | None = None
     query_timestamp: str | None = None
 
@@ -148,29 +169,25 @@ def _model(cls: type[BaseModel], payload: Any) -> Any:
         raise StoreError(422, validation_detail(exc)) from None
 
 
-# Hindsight's paging parameters have a floor of 0 and no ceiling; SQLite's integers stop here.
-_INT_MAX = 2**63 - 1
+# Hindsight's query parameters, validated by pydantic as FastAPI validates them (so its errors are
+# FastAPI's): paging has a floor of 0 and no ceiling but SQLite's.
+_PAGE: TypeAdapter[int] = TypeAdapter(Annotated[int, Field(ge=0, le=2**63 - 1)])
+_TAGS_MATCH: TypeAdapter[str] = TypeAdapter(TagsMatch)
 
 
-def _int(request: Request, name: str, default: int) -> int:
-    """A paging query parameter (``limit``, ``offset``) as FastAPI validates ``int = Query(ge=0)``."""
+def _query(request: Request, name: str, adapter: TypeAdapter[Any], default: Any) -> Any:
     raw = request.query_params.get(name)
     if raw is None:
         return default
-    loc = ["query", name]
     try:
-        value = int(raw)
-    except ValueError:
-        msg = "Input should be a valid integer, unable to parse string as an integer"
-        raise StoreError(422, [{"type": "int_parsing", "loc": loc, "msg": msg, "input": raw}]) from None
-    if value < 0:
-        msg = "Input should be greater than or equal to 0"
-        raise StoreError(422, [{"type": "greater_than_equal", "loc": loc, "msg": msg, "input": raw, "ctx": {"ge": 0}}])
-    if value > _INT_MAX:
-        msg = f"Input should be less than or equal to {_INT_MAX}"
-        raise StoreError(
-            422, [{"type": "less_than_equal", "loc": loc, "msg": msg, "input": raw, "ctx": {"le": _INT_MAX}}]
-        )
+        return adapter.validate_python(raw)
+    except ValidationError as exc:
+        raise StoreError(422, validation_detail(exc, ("query", name))) from None
+
+
+def _int(request: Request, name: str, default: int) -> int:
+    """A paging parameter (``limit``, ``offset``)."""
+    value: int = _query(request, name, _PAGE, default)
     return value
 
 
@@ -312,12 +329,10 @@ async def wipe(store: LocalStore, request: Request) -> Any:
 
 
 def _tag_params(request: Request) -> dict[str, Any]:
-    mode = request.query_params.get("tags_match")
-    if mode is not None and mode not in tagfilter.MODES:
-        expected = "'any', 'all', 'any_strict', 'all_strict' or 'exact'"
-        error = {"type": "literal_error", "loc": ["query", "tags_match"], "msg": f"Input should be {expected}"}
-        raise StoreError(422, [{**error, "input": mode, "ctx": {"expected": expected}}])
-    return {"tags": request.query_params.getlist("tags"), "tags_match": mode}
+    return {
+        "tags": request.query_params.getlist("tags"),
+        "tags_match": _query(request, "tags_match", _TAGS_MATCH, None),
+    }
 
 
 async def list_memories(store: LocalStore, request: Request) -> Any:

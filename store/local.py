@@ -19,12 +19,12 @@ import json
 import sqlite3
 import threading
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from importlib import resources
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import structlog
@@ -66,6 +66,17 @@ class StoreError(Exception):
         super().__init__(str(detail))
         self.status = status
         self.detail = detail
+
+
+_T = TypeVar("_T")
+
+
+def obey(rule: Callable[..., _T], *args: Any) -> _T:
+    """Apply one of Hindsight's input rules (``store.rules``); its refusal is the client's ``400``."""
+    try:
+        return rule(*args)
+    except ValueError as exc:
+        raise StoreError(400, str(exc)) from None
 
 
 def bank_not_found(bank: str) -> StoreError:
@@ -236,10 +247,7 @@ class LocalStore:
         new bank's; inside the caller's transaction, so a refused id writes nothing."""
         if db.execute("SELECT 1 FROM store_banks WHERE bank_id = ?", (bank,)).fetchone() is not None:
             return
-        try:
-            rules.check_new_bank_id(bank)
-        except ValueError as exc:
-            raise StoreError(400, str(exc)) from None
+        obey(rules.check_new_bank_id, bank)
         db.execute("INSERT INTO store_banks (bank_id, created_at, updated_at) VALUES (?, ?, ?)", (bank, ts, ts))
 
     async def bank_row(self, bank: str) -> sqlite3.Row | None:
@@ -281,7 +289,7 @@ class LocalStore:
                 if fields.get(f"disposition_{trait}") is not None:
                     disposition[trait] = fields[f"disposition_{trait}"]
             overrides = _loads(row["overrides"], {})
-            self._check_config(config_keys, overrides)
+            obey(rules.check_config_updates, config_keys, {**known, **overrides})  # against the bank's config
             overrides.update(config_keys)
             db.execute(
                 "UPDATE store_banks SET name = COALESCE(?, name), mission = COALESCE(?, mission),"
@@ -359,15 +367,6 @@ class LocalStore:
 
     # -- config ---------------------------------------------------------------------------
 
-    @staticmethod
-    def _check_config(updates: Mapping[str, Any], overrides: Mapping[str, Any]) -> None:
-        """Hindsight's checks of config values, against the bank's config as it is (called in the
-        transaction that changes it)."""
-        try:
-            rules.check_config_updates(updates, {**hindsight_defaults(), **overrides})
-        except ValueError as exc:
-            raise StoreError(400, str(exc)) from None
-
     async def get_config(self, bank: str) -> dict[str, Any]:
         row = await self.require_bank(bank)
         overrides = _loads(row["overrides"], {})
@@ -387,7 +386,7 @@ class LocalStore:
             self._ensure_bank(db, bank, ts)
             row = db.execute("SELECT overrides FROM store_banks WHERE bank_id = ?", (bank,)).fetchone()
             overrides = _loads(row["overrides"], {})
-            self._check_config(updates, overrides)
+            obey(rules.check_config_updates, updates, {**known, **overrides})  # against the bank's config
             for key, value in updates.items():
                 if value is None:
                     overrides.pop(key, None)
@@ -583,10 +582,7 @@ class LocalStore:
     async def operation(self, bank: str, operation_id: str) -> dict[str, Any]:
         """An async retain's status. As in Hindsight, an id that is not a UUID is a ``400`` and an
         unknown one is answered with ``status: not_found`` (the bank is not looked up)."""
-        try:
-            uuid.UUID(operation_id)
-        except ValueError:
-            raise StoreError(400, f"Invalid operation_id format: {operation_id}") from None
+        obey(rules.check_operation_id, operation_id)
         row = await self.ledger.read(
             lambda db: db.execute(
                 "SELECT * FROM store_operations WHERE bank_id = ? AND id = ?", (bank, operation_id)
@@ -1038,10 +1034,7 @@ class LocalStore:
         return {"items": [unit_list_item(r) for r in rows], "total": total, "limit": limit, "offset": offset}
 
     async def _unit(self, bank: str, memory_id: str) -> sqlite3.Row:
-        try:
-            rules.check_memory_id(memory_id)
-        except ValueError as exc:
-            raise StoreError(400, str(exc)) from None
+        obey(rules.check_memory_id, memory_id)
         await self.require_bank(bank)
         row: sqlite3.Row | None = await self.ledger.read(
             lambda db: db.execute(
@@ -1067,15 +1060,17 @@ class LocalStore:
         text = changes.get("text")
         if text is not None and not text.strip():
             raise StoreError(400, "text must not be empty.")
-        dated = ("occurred_start", "occurred_end", "mentioned_at")
-        edits = {k: v for k, v in changes.items() if k in ("context", "fact_type", "entities") and v is not None}
-        try:
-            edits.update({k: rules.edit_date(changes[k] or "") for k in dated if k in changes})
-        except ValueError as exc:
-            raise StoreError(400, str(exc)) from None
-        if (text is not None or edits) and row["state"] != "valid":
+        edits = {k: v for k, v in changes.items() if k in ("context", "fact_type") and v is not None}
+        edits.update(
+            {
+                k: obey(rules.edit_date, changes[k] or "")
+                for k in ("occurred_start", "occurred_end", "mentioned_at")
+                if k in changes
+            }
+        )
+        # entities are taken (the store keeps none), and count as an edit, as in Hindsight
+        if (text is not None or edits or changes.get("entities") is not None) and row["state"] != "valid":
             raise StoreError(400, "Cannot edit an invalidated memory; revert it to 'valid' first.")
-        edits.pop("entities", None)  # accepted; the store keeps no entities
         vector = await asyncio.to_thread(self.embedder.passages, [text]) if text is not None else None
 
         def write(db: sqlite3.Connection) -> sqlite3.Row:

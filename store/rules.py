@@ -218,6 +218,14 @@ def check_memory_id(memory_id: str) -> None:
         raise ValueError(f"Invalid memory_id: '{memory_id}' is not a valid UUID") from None
 
 
+def check_operation_id(operation_id: str) -> None:
+    """An async operation's id, a UUID too."""
+    try:
+        uuid.UUID(operation_id)
+    except ValueError:
+        raise ValueError(f"Invalid operation_id format: {operation_id}") from None
+
+
 def _utc(when: datetime) -> str:
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC).isoformat()
 

@@ -195,6 +195,7 @@ CASES: list[tuple[str, str, Any, int, Any]] = [
         400,
         "Cannot edit an invalidated memory; revert it to 'valid' first.",
     ),
+    (*PATCH_MID, {"entities": ["Bob"]}, 400, "Cannot edit an invalidated memory; revert it to 'valid' first."),
     (*PATCH_MID, {"state": "valid"}, 200, None),
     (
         "GET",
