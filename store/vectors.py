@@ -41,10 +41,11 @@ HNSW_EF_CONSTRUCTION = 128
 # The graph takes in its tail once the tail passes this fraction of it (1/20).
 TAIL_FRACTION = 20
 _BUILD_THREADS = max(1, (os.cpu_count() or 2) - 1)  # leave a core to the server
-# The builder's scheduling niceness (Linux sets it per thread, and the graph's own worker threads
-# inherit it): the graph takes the CPU the server leaves. At the default priority a build beside a
-# batch retain took a third of the embedder's throughput here (142–163 vs 193–205 passages/s);
-# at 19 it took none (214–242), and the build still finished once the batch had.
+# The builder's scheduling niceness (Linux keeps one per thread, and threads the builder starts,
+# voyager's workers among them, inherit it): the graph takes the CPU the server leaves. At the
+# default priority a build beside a batch retain cost the embedder a fifth to a quarter of its
+# throughput here (142–163 vs 193–205 passages/s); at 19 nothing (214–242), and the build still
+# finished once the batch had.
 BUILD_NICENESS = 19
 
 
