@@ -19,9 +19,7 @@ Nothing of the graph is persisted: it is rebuilt on start.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sys
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -41,12 +39,6 @@ HNSW_EF_CONSTRUCTION = 128
 # The graph takes in its tail once the tail passes this fraction of it (1/20).
 TAIL_FRACTION = 20
 _BUILD_THREADS = max(1, (os.cpu_count() or 2) - 1)  # leave a core to the server
-# The builder's scheduling niceness (Linux keeps one per thread, and threads the builder starts,
-# voyager's workers among them, inherit it): the graph takes the CPU the server leaves. At the
-# default priority a build beside a batch retain cost the embedder a fifth to a quarter of its
-# throughput here (142–163 vs 193–205 passages/s); at 19 nothing (214–242), and the build still
-# finished once the batch had.
-BUILD_NICENESS = 19
 
 
 class BankIndex:
@@ -199,7 +191,6 @@ class BankIndex:
         many rows again, swapped in once built. Then the rows that arrived meanwhile are taken in
         (no add may come to ask). A failure leaves the matrix serving and the tail exact; the next
         add tries again."""
-        lower_priority()
         try:
             if graph is None:
                 graph = voyager.Index(
@@ -235,11 +226,3 @@ class BankIndex:
                     return False
             time.sleep(0.05)
         return self._ann is not None
-
-
-def lower_priority() -> None:
-    """Make the calling thread yield the CPU to the server's threads (``BUILD_NICENESS``); Linux
-    only — elsewhere a thread has no niceness of its own, and the call would renice the process."""
-    if sys.platform == "linux":
-        with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BUILD_NICENESS)

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import sys
-import threading
 import time
 from typing import Any
 
 import numpy as np
 import pytest
 
-from store.vectors import BUILD_NICENESS, BankIndex
+from store.vectors import BankIndex
 
 DIM = 64
 
@@ -233,26 +230,3 @@ def test_searches_run_while_the_graph_takes_in_its_tail() -> None:
     assert not errors, errors
     assert answered[0] > 0
     assert index._ann is graph  # 4,000 rows: within the room of the first graph (4,096)
-
-
-@pytest.mark.skipif(sys.platform != "linux", reason="a thread's own niceness is Linux's")
-def test_the_graph_is_built_at_a_low_priority_and_the_callers_is_untouched(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The build yields the CPU to the server's threads (a batch retain's embedding above all);
-    the thread that added the rows keeps its priority."""
-    seen: list[int] = []
-    index = BankIndex(DIM, "test", ann_threshold=500)
-    insert = index._insert
-
-    def watched_insert(*args: Any) -> None:
-        insert(*args)
-        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
-
-    monkeypatch.setattr(index, "_insert", watched_insert)
-    before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-    index.add(ids(600), vectors(600))
-    assert index.wait_ready(60)
-    deadline = time.monotonic() + 10
-    while not seen and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert seen == [max(before, BUILD_NICENESS)]
-    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before
