@@ -215,14 +215,25 @@ def table(rows: list[Row]) -> str:
 
 
 def machine() -> str:
-    cpu = platform.processor() or "unknown CPU"
+    """Cores, CPU model and its int8 dot-product instructions (the e5 engine's speed depends on
+    them most: 983 passages/s on 2 Xeon cores with AVX-512 VNNI, 202 on 2 EPYC cores with AVX2
+    alone), Python, OS."""
+    cpu, flags = platform.processor() or "unknown CPU", set[str]()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
+            elif line.startswith("flags"):  # after the model name; the first CPU's is enough
+                flags = set(line.split(":", 1)[1].split())
                 break
     except OSError:
         pass
+    if "avx512_vnni" in flags:
+        cpu += " (AVX-512 VNNI)"
+    elif "avx_vnni" in flags:
+        cpu += " (AVX-VNNI)"
+    elif "avx2" in flags:
+        cpu += " (AVX2, no VNNI)"
     return f"{os.cpu_count()} cores, {cpu}, Python {platform.python_version()}, {platform.system()}"
 
 
