@@ -22,6 +22,7 @@ from backends.retrying import RetryingBackend
 from backends.transport import BackendHTTP, HttpxRawSender, open_backend_http
 from proxy import retention
 from proxy.ledger import Ledger
+from proxy.memories import settle_interrupted
 from proxy.middleware import RequestContextMiddleware
 from proxy.routes import build_routes
 from proxy.settings import Settings, SettingsError
@@ -88,6 +89,9 @@ def create_app(
             )
             http = BackendHTTP(client=client, raw=HttpxRawSender(client))
             base_url = LOCAL_URL
+            activated, failed = await settle_interrupted(opened, local.held_documents)
+            if activated or failed:
+                log.warning("settled_interrupted_retains", active=activated, failed=failed)
             resumed = await local.resume()
             if resumed:
                 log.info("resumed_async_retains", operations=resumed)

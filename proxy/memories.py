@@ -2,8 +2,9 @@
 
 Statuses: ``pending`` (recorded, being forwarded), ``active`` (in the backend), ``review`` (held:
 conflicts with the memory holding its topic key), ``superseded``, ``archived``, ``failed`` (the
-backend refused or could not be reached; the client was told). Only ``active`` rows count for
-dedup and topic-key conflicts.
+backend refused or could not be reached, and the client was told; or, with the self-hosted store,
+the process stopped before the store answered: :func:`settle_interrupted`). Only ``active`` rows
+count for dedup and topic-key conflicts.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,7 @@ from starlette.types import Send
 
 from policies.pipeline import Judgement, KeyHolder
 from proxy.asgi import send_json
-from proxy.ledger import AuditEvent, append_events, now
+from proxy.ledger import AuditEvent, Ledger, append_events, now
 
 ACTION_OF_VERDICT = {
     "store": "add",
@@ -204,7 +205,7 @@ def transition(
     to: str,
     action: str,
     source: str,
-    request_id: str,
+    request_id: str | None,
     actor: str = "anonymous",
     rule: str | None = None,
     reason: str | None = None,
@@ -240,7 +241,7 @@ def mark_delivered(
     bank: str,
     memory_ids: Sequence[str],
     supersede: Sequence[tuple[str, str]],
-    request_id: str,
+    request_id: str | None,
     actor: str,
 ) -> None:
     """The backend took the items: pending → active; superseded keys retire their old holder."""
@@ -272,7 +273,7 @@ def mark_delivered(
 
 
 def mark_failed(
-    db: sqlite3.Connection, *, bank: str, memory_ids: Sequence[str], reason: str, request_id: str, actor: str
+    db: sqlite3.Connection, *, bank: str, memory_ids: Sequence[str], reason: str, request_id: str | None, actor: str
 ) -> None:
     """The backend refused or could not be reached: the rows are not active, and the log says why."""
     events = []
@@ -293,3 +294,43 @@ def mark_failed(
             )
         )
     append_events(db, events)
+
+
+INTERRUPTED = "interrupted: memwarden stopped before the store answered"
+
+
+async def settle_interrupted(
+    ledger: Ledger, held_documents: Callable[[str, Sequence[str]], Awaitable[set[str]]]
+) -> tuple[int, int]:
+    """Settle the verdicts a stopped process left ``pending`` (killed between its ledger write and
+    the store's answer; the client had no answer). A row whose document the store holds becomes
+    ``active``, as the lost ``mark_delivered`` would have made it (the supersedes it would have
+    applied are not: a topic-key conflict shows in the health report); any other becomes
+    ``failed`` with ``forward_failed``, so that a retry is stored and the row says what happened.
+    For the self-hosted store only, whose writes share the ledger's database; call it before
+    serving. Returns (activated, failed)."""
+    rows = await ledger.read(
+        lambda db: db.execute("SELECT bank, id, document_id FROM memories WHERE status = 'pending'").fetchall()
+    )
+    by_bank: dict[str, list[tuple[str, str | None]]] = {}
+    for bank, memory_id, document_id in rows:
+        by_bank.setdefault(bank, []).append((memory_id, document_id))
+    settled: list[tuple[str, list[str], list[str]]] = []
+    for bank, memories in by_bank.items():
+        held = await held_documents(bank, [d for _, d in memories if d])
+        settled.append(
+            (
+                bank,
+                [m for m, d in memories if d in held],
+                [m for m, d in memories if d not in held],
+            )
+        )
+
+    def write(db: sqlite3.Connection) -> None:
+        for bank, active, failed in settled:
+            mark_delivered(db, bank=bank, memory_ids=active, supersede=(), request_id=None, actor="memwarden")
+            mark_failed(db, bank=bank, memory_ids=failed, reason=INTERRUPTED, request_id=None, actor="memwarden")
+
+    if settled:
+        await ledger.write(write)
+    return sum(len(a) for _, a, _ in settled), sum(len(f) for _, _, f in settled)

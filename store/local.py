@@ -537,6 +537,34 @@ class LocalStore:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    async def held_documents(self, bank: str, document_ids: Sequence[str]) -> set[str]:
+        """Which of ``document_ids`` the store holds in ``bank``: written, or in an async retain it
+        acknowledged and has not finished yet."""
+        wanted = set(document_ids)
+
+        def read(db: sqlite3.Connection) -> set[str]:
+            held: set[str] = set()
+            ids = sorted(wanted)
+            for a in range(0, len(ids), 500):
+                chunk = ids[a : a + 500]
+                marks = ",".join("?" * len(chunk))
+                held.update(
+                    r[0]
+                    for r in db.execute(
+                        f"SELECT id FROM store_documents WHERE bank_id = ? AND id IN ({marks})",  # noqa: S608
+                        (bank, *chunk),
+                    )
+                )
+            for (payload,) in db.execute(
+                "SELECT payload FROM store_operations WHERE bank_id = ? AND status = 'pending'", (bank,)
+            ):
+                held.update(
+                    i.get("document_id") for i in json.loads(payload)["items"] if i.get("document_id") in wanted
+                )
+            return held
+
+        return await self.ledger.read(read) if wanted else set()
+
     async def resume(self) -> int:
         """Work off the async retains a previous process acknowledged but did not finish."""
         pending = await self.ledger.read(

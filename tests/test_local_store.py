@@ -408,8 +408,70 @@ def test_kill_9_mid_batch_loses_nothing_acknowledged_and_leaves_nothing_half_ind
         db.execute("INSERT INTO store_units_fts (store_units_fts) VALUES ('integrity-check')")  # raises if not in step
         units = db.execute("SELECT COUNT(*) FROM store_units").fetchone()[0]
         assert units == len(stored)
+        # The killed batch's verdicts were settled at the restart: failed, saying why; none pending.
+        statuses = dict(db.execute("SELECT status, COUNT(*) FROM memories GROUP BY status").fetchall())
+        assert statuses == {"active": len(acknowledged) + len(retry), "failed": len(big)}
+        reasons = {r[0] for r in db.execute("SELECT reason FROM memories WHERE status = 'failed'")}
+        assert reasons == {"interrupted: memwarden stopped before the store answered"}
     finally:
         db.close()
+
+
+@pytest.mark.anyio
+async def test_verdicts_left_pending_by_a_stopped_process_are_settled_against_the_store(tmp_path: Path) -> None:
+    import json
+
+    from proxy.ledger import Ledger
+    from proxy.memories import INTERRUPTED, settle_interrupted
+    from store.embedder import HashingEmbedder
+    from store.local import LocalStore, RetainItem
+
+    ledger = Ledger.open(tmp_path, mirror=False)
+    try:
+        store = LocalStore(ledger, HashingEmbedder())
+        await store.retain("b", [RetainItem(content="written before the kill", document_id="doc-written")])
+
+        def setup(db: Any) -> None:
+            # An async retain the store acknowledged and had not finished: its payload waits.
+            payload = {"items": [{"content": "queued", "document_id": "doc-queued"}]}
+            db.execute(
+                "INSERT INTO store_operations (id, bank_id, type, status, items_count, payload, created_at, updated_at)"
+                " VALUES ('op1', 'b', 'batch_retain', 'pending', 1, ?, 't', 't')",
+                (json.dumps(payload),),
+            )
+            for memory_id, bank, document_id, status in (
+                ("m-written", "b", "doc-written", "pending"),
+                ("m-queued", "b", "doc-queued", "pending"),
+                ("m-lost", "b", "doc-lost", "pending"),
+                ("m-other-bank", "c", "doc-written", "pending"),  # the same id, another bank
+                ("m-done", "b", "doc-written", "active"),
+            ):
+                db.execute(
+                    "INSERT INTO memories (id, bank, status, content, content_hash, document_id, created_at, updated_at)"
+                    " VALUES (?, ?, ?, 'x', 'h', ?, 't', 't')",
+                    (memory_id, bank, status, document_id),
+                )
+
+        await ledger.write(setup)
+        assert await settle_interrupted(ledger, store.held_documents) == (2, 2)
+        rows = await ledger.read(lambda db: db.execute("SELECT id, status, reason FROM memories").fetchall())
+        assert {r[0]: (r[1], r[2]) for r in rows} == {
+            "m-written": ("active", None),
+            "m-queued": ("active", None),
+            "m-lost": ("failed", INTERRUPTED),
+            "m-other-bank": ("failed", INTERRUPTED),
+            "m-done": ("active", None),
+        }
+        events = await ledger.read(
+            lambda db: db.execute("SELECT memory_id, action FROM audit_events ORDER BY seq").fetchall()
+        )
+        assert sorted((r[0], r[1]) for r in events) == [
+            ("m-lost", "forward_failed"),
+            ("m-other-bank", "forward_failed"),
+        ]
+        assert await settle_interrupted(ledger, store.held_documents) == (0, 0)  # nothing left pending
+    finally:
+        ledger.close()
 
 
 @pytest.mark.anyio
