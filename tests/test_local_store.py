@@ -417,6 +417,34 @@ def test_kill_9_mid_batch_loses_nothing_acknowledged_and_leaves_nothing_half_ind
         db.close()
 
 
+def test_at_start_a_delivery_the_ledger_missed_is_settled_from_what_the_store_holds(tmp_path: Path) -> None:
+    import sqlite3
+
+    settings = local_settings(tmp_path)
+    with running_warden(settings) as url, httpx.Client(base_url=url, timeout=30) as http:
+        retain_facts(http, "b")
+    # As if the process had died after the store's commit but before the ledger marked the
+    # delivery (every row still pending), and, for one item, before the store's commit.
+    db = sqlite3.connect(tmp_path / "memwarden.db")
+    try:
+        with db:
+            rows = db.execute("SELECT id, document_id FROM memories WHERE bank = 'b' ORDER BY content").fetchall()
+            assert len(rows) == len(FACTS)
+            db.execute("UPDATE memories SET status = 'pending' WHERE bank = 'b'")
+            lost_id, lost_doc = rows[0]
+            db.execute("DELETE FROM store_units WHERE bank_id = 'b' AND document_id = ?", (lost_doc,))
+            db.execute("DELETE FROM store_documents WHERE bank_id = 'b' AND id = ?", (lost_doc,))
+    finally:
+        db.close()
+    with running_warden(settings) as url, httpx.Client(base_url=url, timeout=30) as http:
+        page = http.get("/warden/v1/banks/b/memories", params={"limit": 100}).json()
+        statuses = {m["id"]: m["status"] for m in page["items"]}
+        assert statuses == {i: "failed" if i == lost_id else "active" for i, _ in rows}
+        shown = http.get(f"/warden/v1/banks/b/memories/{lost_id}").json()
+        assert shown["reason"] == "interrupted: memwarden stopped before the store answered"
+        assert [e["action"] for e in shown["events"]] == ["add", "forward_failed"]
+
+
 @pytest.mark.anyio
 async def test_verdicts_left_pending_by_a_stopped_process_are_settled_against_the_store(tmp_path: Path) -> None:
     import json
