@@ -21,7 +21,7 @@ import json
 import sqlite3
 import threading
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
@@ -55,6 +55,13 @@ class LedgerError(Exception):
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def chunked(values: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
+    """``values`` in runs of at most ``size``: one ``IN (?, …)`` list each, under SQLite's limit on
+    bound parameters."""
+    for i in range(0, len(values), size):
+        yield values[i : i + size]
 
 
 @dataclass

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 import numpy as np
 import structlog
 
-from proxy.ledger import AuditEvent, Ledger, append_events, now
+from proxy.ledger import AuditEvent, Ledger, append_events, chunked, now
 from store import rules, tagfilter
 from store.embedder import Embedder, Vector
 from store.text import index_text, match_query, query_terms, token_estimate
@@ -544,9 +544,7 @@ class LocalStore:
 
         def read(db: sqlite3.Connection) -> set[str]:
             held: set[str] = set()
-            ids = sorted(wanted)
-            for a in range(0, len(ids), 500):
-                chunk = ids[a : a + 500]
+            for chunk in chunked(sorted(wanted)):
                 marks = ",".join("?" * len(chunk))
                 held.update(
                     r[0]
