@@ -19,14 +19,14 @@ from urllib.parse import quote
 
 import httpx
 
-from backends.base import (
+from memwarden.backends.base import (
     JSON,
     BackendHealth,
     BackendRejected,
     BackendTimeout,
     BackendUnavailable,
 )
-from backends.transport import Body, HttpxRawSender, RawResponse, RawSender, SendError, is_timeout
+from memwarden.backends.transport import Body, HttpxRawSender, RawResponse, RawSender, SendError, is_timeout
 
 RETRYABLE_STATUS = frozenset({429, 502, 503, 504})
 

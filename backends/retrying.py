@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
-from backends.base import JSON, BackendHealth, BackendUnavailable, MemoryBackend
+from memwarden.backends.base import JSON, BackendHealth, BackendUnavailable, MemoryBackend
 
 T = TypeVar("T")
 

@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import vecmem_baseline
-from policies.pipeline import Pipeline
+from memwarden.policies.pipeline import Pipeline
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCES = [REPO / "tests" / "data" / "candidates.jsonl", REPO.parent / "shared" / "examples" / "candidates.jsonl"]

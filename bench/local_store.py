@@ -46,9 +46,9 @@ except ImportError:  # pragma: no cover - uvloop is a dependency except on Windo
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.proxy_overhead import free_port, machine, start, stop, wait_http
-from proxy.ledger import Ledger
-from store.embedder import make_embedder
-from store.local import LocalStore, RetainItem
+from memwarden.proxy.ledger import Ledger
+from memwarden.store.embedder import make_embedder
+from memwarden.store.local import LocalStore, RetainItem
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data"
@@ -278,7 +278,7 @@ def end_to_end(with_hindsight: bool) -> list[dict[str, Any]]:
                 [
                     sys.executable,
                     "-c",
-                    "from proxy.cli import main; main()",
+                    "from memwarden.proxy.cli import main; main()",
                     "serve",
                     "--port",
                     str(port),

@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.proxy_overhead import PY, free_port, machine, run_wrk, start, start_warden, stop, wait_http
-from policies.pipeline import Pipeline, resolve
+from memwarden.policies.pipeline import Pipeline, resolve
 
 REPO = Path(__file__).resolve().parent.parent
 UNIQUE_RETAIN = """

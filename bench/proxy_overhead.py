@@ -116,7 +116,7 @@ def start_warden_in(
     cmd = [
         PY,
         "-c",
-        "from proxy.cli import main; main()",
+        "from memwarden.proxy.cli import main; main()",
         "serve",
         "--upstream",
         upstream,

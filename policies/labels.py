@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from policies.fastre import PatternSet
-from policies.fastre import split_alternatives as _split_top
+from memwarden.policies.fastre import PatternSet
+from memwarden.policies.fastre import split_alternatives as _split_top
 
 TOPICS: tuple[str, ...] = ("business", "infra", "dev_tools", "code", "content", "research", "reflection")
 STAGES: tuple[str, ...] = ("decision", "process", "reference")

@@ -15,13 +15,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from policies.fastre import PatternSet
-from policies.labels import LabelClassifier, LabelError, Labels
-from policies.normalize import content_hash, content_hash_prepared
-from policies.quality import QualityFilter, prepare
-from policies.secrets import find_secrets, mask
-from policies.tags import LABEL_KEYS, canonicalize_tags, split_tag, tag_value
-from policies.topic_keys import Cardinality, derive_topic_key
+from memwarden.policies.fastre import PatternSet
+from memwarden.policies.labels import LabelClassifier, LabelError, Labels
+from memwarden.policies.normalize import content_hash, content_hash_prepared
+from memwarden.policies.quality import QualityFilter, prepare
+from memwarden.policies.secrets import find_secrets, mask
+from memwarden.policies.tags import LABEL_KEYS, canonicalize_tags, split_tag, tag_value
+from memwarden.policies.topic_keys import Cardinality, derive_topic_key
 
 Verdict = Literal["store", "redact", "reject", "duplicate", "review"]
 SecretsMode = Literal["reject", "redact"]

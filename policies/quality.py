@@ -20,8 +20,8 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from policies.fastre import PatternSet
-from policies.quality_rules import ALLOW_RULES, CJK, REJECT_RULES, STRUCTURED_PREFIXES, Rule
+from memwarden.policies.fastre import PatternSet
+from memwarden.policies.quality_rules import ALLOW_RULES, CJK, REJECT_RULES, STRUCTURED_PREFIXES, Rule
 
 _SPACE = re.compile(r"\s+")
 _CJK_CHAR = re.compile(f"[{CJK}]")

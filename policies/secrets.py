@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from policies.fastre import compile_fast
+from memwarden.policies.fastre import compile_fast
 
 
 @dataclass(frozen=True)

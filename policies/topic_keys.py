@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from policies.fastre import required_literals
+from memwarden.policies.fastre import required_literals
 
 Cardinality = Literal["single", "replace", "multi"]
 

@@ -17,19 +17,19 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from backends.hindsight import HindsightBackend
-from backends.retrying import RetryingBackend
-from backends.transport import BackendHTTP, HttpxRawSender, open_backend_http
-from proxy import retention
-from proxy.ledger import Ledger
-from proxy.memories import settle_interrupted
-from proxy.middleware import RequestContextMiddleware
-from proxy.routes import build_routes
-from proxy.settings import Settings, SettingsError
-from proxy.state import AppState, build_pipeline
-from store.app import create_local_app
-from store.embedder import Embedder, EmbedderError, make_embedder
-from store.local import LocalStore
+from memwarden.backends.hindsight import HindsightBackend
+from memwarden.backends.retrying import RetryingBackend
+from memwarden.backends.transport import BackendHTTP, HttpxRawSender, open_backend_http
+from memwarden.proxy import retention
+from memwarden.proxy.ledger import Ledger
+from memwarden.proxy.memories import settle_interrupted
+from memwarden.proxy.middleware import RequestContextMiddleware
+from memwarden.proxy.routes import build_routes
+from memwarden.proxy.settings import Settings, SettingsError
+from memwarden.proxy.state import AppState, build_pipeline
+from memwarden.store.app import create_local_app
+from memwarden.store.embedder import Embedder, EmbedderError, make_embedder
+from memwarden.store.local import LocalStore
 
 log = structlog.get_logger("memwarden")
 

@@ -19,9 +19,9 @@ from urllib.parse import parse_qsl
 import anyio
 from starlette.types import Receive, Scope, Send
 
-from proxy.asgi import send_json
-from proxy.ledger import event_from_row, verify_chain
-from proxy.state import AppState
+from memwarden.proxy.asgi import send_json
+from memwarden.proxy.ledger import event_from_row, verify_chain
+from memwarden.proxy.state import AppState
 
 MAX_LIMIT = 1000
 HEARTBEAT_SECONDS = 15.0

@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from proxy import __version__
-from proxy.settings import Settings, SettingsError, load_settings
+from memwarden.proxy import __version__
+from memwarden.proxy.settings import Settings, SettingsError, load_settings
 
 
 def _settings(config: Path | None, overrides: dict[str, Any]) -> Settings:
@@ -56,9 +56,9 @@ def serve(config: Path | None, host: str | None, port: int | None, data_dir: Pat
 
     import uvicorn
 
-    from proxy.app import check_runnable, create_app
-    from proxy.ledger import Ledger, LedgerError
-    from proxy.logging import configure_logging
+    from memwarden.proxy.app import check_runnable, create_app
+    from memwarden.proxy.ledger import Ledger, LedgerError
+    from memwarden.proxy.logging import configure_logging
 
     try:
         check_runnable(settings)
@@ -119,8 +119,8 @@ def classify(source: str, config: Path | None, data_dir: Path | None, bank: str)
     """
     import json
 
-    from policies.pipeline import resolve
-    from proxy.state import build_pipeline
+    from memwarden.policies.pipeline import resolve
+    from memwarden.proxy.state import build_pipeline
 
     settings = _settings(config, {})
     pipeline = build_pipeline(settings.governance)
@@ -214,7 +214,7 @@ def audit_tail(
 def _tail_db(data_dir: Path, follow: bool, bank: str | None, action: str | None, as_json: bool, lines: int) -> None:
     import time
 
-    from proxy.ledger import event_from_row
+    from memwarden.proxy.ledger import event_from_row
 
     db = _open_readonly(data_dir)
     where, params = ["1 = 1"], []
@@ -305,7 +305,7 @@ def audit_verify(config: Path | None, data_dir: Path | None, url: str | None) ->
             raise click.ClickException(f"cannot verify through {url}: {exc}") from None
         count, problems = result["events"], result["problems"]
     else:
-        from proxy.ledger import verify_chain
+        from memwarden.proxy.ledger import verify_chain
 
         directory = _data_dir(config, data_dir)
         db = _open_readonly(directory)
@@ -372,7 +372,7 @@ def config_snapshots(bank: str, config: Path | None, data_dir: Path | None, url:
             raise click.ClickException(f"cannot list snapshots through {url}: {exc}") from None
         items = r.json()["items"]
     else:
-        from proxy.config_guard import list_snapshots
+        from memwarden.proxy.config_guard import list_snapshots
 
         db = _open_readonly(_data_dir(config, data_dir))
         items = [s.summary() for s in list_snapshots(db, bank)]
@@ -652,7 +652,7 @@ def memories_list(
             params.append((key, value))
     params += [("tag", t) for t in tags]
     if data_dir is not None or config is not None:
-        from proxy.memories_api import FilterError, list_memories
+        from memwarden.proxy.memories_api import FilterError, list_memories
 
         try:
             page = list_memories(_open_readonly(_data_dir(config, data_dir)), bank, params)
@@ -680,7 +680,7 @@ def memories_show(
 ) -> None:
     """One memory with its event timeline."""
     if data_dir is not None or config is not None:
-        from proxy.memories_api import memory_account
+        from memwarden.proxy.memories_api import memory_account
 
         m = memory_account(_open_readonly(_data_dir(config, data_dir)), bank, memory_id)
         if m is None:

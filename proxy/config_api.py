@@ -22,8 +22,8 @@ from urllib.parse import parse_qsl
 import structlog
 from starlette.types import Message, Receive, Scope, Send
 
-from backends.base import BackendError, BackendRejected
-from policies.bank_config import (
+from memwarden.backends.base import BackendError, BackendRejected
+from memwarden.policies.bank_config import (
     WATCHABLE,
     ConfigInputError,
     MissionsMode,
@@ -34,8 +34,8 @@ from policies.bank_config import (
     validate_containers,
     watched_counts,
 )
-from proxy.asgi import BodyError, ClientGone, parse_json, read_body, replay, send_json
-from proxy.config_guard import (
+from memwarden.proxy.asgi import BodyError, ClientGone, parse_json, read_body, replay, send_json
+from memwarden.proxy.config_guard import (
     Snapshot,
     apply_rollback,
     get_snapshot,
@@ -46,11 +46,11 @@ from proxy.config_guard import (
     take_snapshot,
     templates_of,
 )
-from proxy.ledger import AuditEvent, append_events, now
-from proxy.memories import transition
-from proxy.middleware import note_backend_status, request_id_of
-from proxy.passthrough import forward
-from proxy.state import AppState
+from memwarden.proxy.ledger import AuditEvent, append_events, now
+from memwarden.proxy.memories import transition
+from memwarden.proxy.middleware import note_backend_status, request_id_of
+from memwarden.proxy.passthrough import forward
+from memwarden.proxy.state import AppState
 
 log = structlog.get_logger("memwarden.config")
 PROBLEM = "https://memwarden.dev/problems/"

@@ -33,8 +33,8 @@ from typing import Any
 
 import structlog
 
-from backends.base import BackendError, BackendRejected, MemoryBackend
-from policies.bank_config import (
+from memwarden.backends.base import BackendError, BackendRejected, MemoryBackend
+from memwarden.policies.bank_config import (
     WATCHABLE,
     Templates,
     drops,
@@ -42,9 +42,9 @@ from policies.bank_config import (
     settled,
     watched_counts,
 )
-from proxy.ledger import AuditEvent, Ledger, append_events, now
-from proxy.memories import transition
-from proxy.settings import ConfigGuardSettings
+from memwarden.proxy.ledger import AuditEvent, Ledger, append_events, now
+from memwarden.proxy.memories import transition
+from memwarden.proxy.settings import ConfigGuardSettings
 
 log = structlog.get_logger("memwarden.config")
 RESTORE_BATCH = 50

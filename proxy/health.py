@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from starlette.types import Receive, Scope, Send
 
-from backends.base import BackendUnavailable
-from proxy import __version__
-from proxy.asgi import send_json
-from proxy.middleware import note_backend_status
-from proxy.passthrough import relay, request_headers, target_of
-from proxy.state import AppState
+from memwarden.backends.base import BackendUnavailable
+from memwarden.proxy import __version__
+from memwarden.proxy.asgi import send_json
+from memwarden.proxy.middleware import note_backend_status
+from memwarden.proxy.passthrough import relay, request_headers, target_of
+from memwarden.proxy.state import AppState
 
 
 async def warden_health(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:

@@ -204,7 +204,7 @@ def _m0002_config_snapshots(db: sqlite3.Connection) -> None:
 
 
 def _m0003_local_store(db: sqlite3.Connection) -> None:
-    from store.schema import migrate_local_store
+    from memwarden.store.schema import migrate_local_store
 
     migrate_local_store(db)
 
@@ -243,7 +243,7 @@ def _m0006_unit_feedback(db: sqlite3.Connection) -> None:
 def _m0007_unit_tokens(db: sqlite3.Connection) -> None:
     # Each memory's cost against a recall's max_tokens, kept with the row: recall picks what fits
     # from the candidates' costs and reads only the rows it returns.
-    from store.text import token_estimate
+    from memwarden.store.text import token_estimate
 
     db.execute("ALTER TABLE store_units ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0")
     db.create_function("memwarden_tokens", 1, token_estimate, deterministic=True)

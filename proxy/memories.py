@@ -18,9 +18,9 @@ from typing import Any
 
 from starlette.types import Send
 
-from policies.pipeline import Judgement, KeyHolder
-from proxy.asgi import send_json
-from proxy.ledger import AuditEvent, Ledger, append_events, chunked, now
+from memwarden.policies.pipeline import Judgement, KeyHolder
+from memwarden.proxy.asgi import send_json
+from memwarden.proxy.ledger import AuditEvent, Ledger, append_events, chunked, now
 
 ACTION_OF_VERDICT = {
     "store": "add",

@@ -27,14 +27,14 @@ from urllib.parse import parse_qsl
 
 from starlette.types import Receive, Scope, Send
 
-from backends.base import BackendError, BackendRejected
-from policies.tag_query import spellings
-from proxy.asgi import read_object, send_json
-from proxy.ledger import AuditEvent, append_events
-from proxy.memories import Refused, transition
-from proxy.middleware import request_id_of
-from proxy.review_api import MEMORY_COLUMNS, memory_view
-from proxy.state import AppState
+from memwarden.backends.base import BackendError, BackendRejected
+from memwarden.policies.tag_query import spellings
+from memwarden.proxy.asgi import read_object, send_json
+from memwarden.proxy.ledger import AuditEvent, append_events
+from memwarden.proxy.memories import Refused, transition
+from memwarden.proxy.middleware import request_id_of
+from memwarden.proxy.review_api import MEMORY_COLUMNS, memory_view
+from memwarden.proxy.state import AppState
 
 STATUSES = ("pending", "active", "review", "rejected", "archived", "superseded", "failed")
 CURATABLE = ("world", "experience")  # Hindsight curates only these fact types

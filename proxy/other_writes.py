@@ -18,13 +18,13 @@ from typing import Any
 import structlog
 from starlette.types import Receive, Scope, Send
 
-from policies.labels import LabelError
-from policies.tags import canonicalize_tags, tag_value
-from proxy.asgi import ClientGone, read_body, replay, send_json
-from proxy.ledger import AuditEvent, append_events, now
-from proxy.middleware import request_id_of
-from proxy.passthrough import forward
-from proxy.state import AppState
+from memwarden.policies.labels import LabelError
+from memwarden.policies.tags import canonicalize_tags, tag_value
+from memwarden.proxy.asgi import ClientGone, read_body, replay, send_json
+from memwarden.proxy.ledger import AuditEvent, append_events, now
+from memwarden.proxy.middleware import request_id_of
+from memwarden.proxy.passthrough import forward
+from memwarden.proxy.state import AppState
 
 log = structlog.get_logger("memwarden.governance")
 MCP_RETAIN_TOOLS = frozenset({"retain", "sync_retain"})

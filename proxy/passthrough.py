@@ -17,11 +17,11 @@ import anyio
 import structlog
 from starlette.types import Message, Receive, Scope, Send
 
-from backends.base import BackendTimeout, BackendUnavailable
-from backends.hindsight import HindsightBackend
-from backends.transport import Body, BodyBrokenError, RawResponse
-from proxy.asgi import ClientGone, read_body, send_json
-from proxy.middleware import BodyTooLarge, note_backend_status, request_id_of
+from memwarden.backends.base import BackendTimeout, BackendUnavailable
+from memwarden.backends.hindsight import HindsightBackend
+from memwarden.backends.transport import Body, BodyBrokenError, RawResponse
+from memwarden.proxy.asgi import ClientGone, read_body, send_json
+from memwarden.proxy.middleware import BodyTooLarge, note_backend_status, request_id_of
 
 log = structlog.get_logger("memwarden.passthrough")
 

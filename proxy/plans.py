@@ -27,13 +27,13 @@ from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
-from proxy.asgi import read_object, send_json
-from proxy.ledger import AuditEvent, append_events, now
-from proxy.memories import Refused
-from proxy.memories_api import archive, restore
-from proxy.middleware import request_id_of
-from proxy.review_api import approve, reject
-from proxy.state import AppState
+from memwarden.proxy.asgi import read_object, send_json
+from memwarden.proxy.ledger import AuditEvent, append_events, now
+from memwarden.proxy.memories import Refused
+from memwarden.proxy.memories_api import archive, restore
+from memwarden.proxy.middleware import request_id_of
+from memwarden.proxy.review_api import approve, reject
+from memwarden.proxy.state import AppState
 
 # op -> the status its target must have, and what it does.
 OPS: dict[str, tuple[str, str]] = {
@@ -308,7 +308,7 @@ async def plans_route(state: AppState, scope: Scope, receive: Receive, send: Sen
         return
     operations = payload.get("operations")
     if payload.get("from") == "cleanup":
-        from proxy.reports import cleanup_candidates
+        from memwarden.proxy.reports import cleanup_candidates
 
         report = await cleanup_candidates(state, bank)
         operations = [{"op": "archive", "memory_id": c["id"]} for c in report["candidates"] if c["plannable"]]

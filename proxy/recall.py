@@ -30,15 +30,15 @@ from urllib.parse import parse_qsl, urlencode
 import structlog
 from starlette.types import Receive, Scope, Send
 
-from backends.base import BackendRejected, BackendUnavailable
-from policies.tag_query import TagQueryError, list_filters, normalize_request, spellings
-from proxy.asgi import BodyError, ClientGone, loads, parse_json, read_body, replay, send_json
-from proxy.middleware import note_backend_status
-from proxy.passthrough import forward, request_headers
-from proxy.state import AppState
-from store.app import recall_request
-from store.local import LocalStore, StoreError
-from store.tagfilter import TagFilterError
+from memwarden.backends.base import BackendRejected, BackendUnavailable
+from memwarden.policies.tag_query import TagQueryError, list_filters, normalize_request, spellings
+from memwarden.proxy.asgi import BodyError, ClientGone, loads, parse_json, read_body, replay, send_json
+from memwarden.proxy.middleware import note_backend_status
+from memwarden.proxy.passthrough import forward, request_headers
+from memwarden.proxy.state import AppState
+from memwarden.store.app import recall_request
+from memwarden.store.local import LocalStore, StoreError
+from memwarden.store.tagfilter import TagFilterError
 
 log = structlog.get_logger("memwarden.recall")
 PASSED_HEADERS_DROPPED = (b"content-length", b"transfer-encoding", b"connection", b"content-encoding")

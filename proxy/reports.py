@@ -23,10 +23,10 @@ from urllib.parse import parse_qsl
 
 from starlette.types import Receive, Scope, Send
 
-from backends.base import BackendError
-from proxy.asgi import send_json
-from proxy.retention import due
-from proxy.state import AppState
+from memwarden.backends.base import BackendError
+from memwarden.proxy.asgi import send_json
+from memwarden.proxy.retention import due
+from memwarden.proxy.state import AppState
 
 DOCUMENT_PAGE = 1000
 MAX_DOCUMENTS = 100_000

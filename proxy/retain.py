@@ -26,17 +26,17 @@ import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.types import Receive, Scope, Send
 
-from backends.base import BackendError, BackendUnavailable
-from backends.models import MemoryItem
-from policies.pipeline import ACCEPTED, FORWARDED, Judgement, resolve
-from policies.tags import canonicalize_tags, tag_value
-from proxy.asgi import BodyError, ClientGone, parse_json, read_body, replay, send_json, validation_detail
-from proxy.config_api import seed_in_background
-from proxy.memories import lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts
-from proxy.middleware import note_backend_status, request_id_of
-from proxy.passthrough import forward, request_headers
-from proxy.review_api import supersede_in_backend
-from proxy.state import AppState
+from memwarden.backends.base import BackendError, BackendUnavailable
+from memwarden.backends.models import MemoryItem
+from memwarden.policies.pipeline import ACCEPTED, FORWARDED, Judgement, resolve
+from memwarden.policies.tags import canonicalize_tags, tag_value
+from memwarden.proxy.asgi import BodyError, ClientGone, parse_json, read_body, replay, send_json, validation_detail
+from memwarden.proxy.config_api import seed_in_background
+from memwarden.proxy.memories import lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts
+from memwarden.proxy.middleware import note_backend_status, request_id_of
+from memwarden.proxy.passthrough import forward, request_headers
+from memwarden.proxy.review_api import supersede_in_backend
+from memwarden.proxy.state import AppState
 
 log = structlog.get_logger("memwarden.retain")
 WARDEN_PARAMS = frozenset({"dry_run", "warden"})

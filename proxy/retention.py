@@ -23,12 +23,12 @@ from urllib.parse import parse_qsl
 import structlog
 from starlette.types import Receive, Scope, Send
 
-from proxy.asgi import send_json
-from proxy.memories import Refused
-from proxy.memories_api import archive
-from proxy.middleware import request_id_of
-from proxy.settings import RetentionSettings
-from proxy.state import AppState
+from memwarden.proxy.asgi import send_json
+from memwarden.proxy.memories import Refused
+from memwarden.proxy.memories_api import archive
+from memwarden.proxy.middleware import request_id_of
+from memwarden.proxy.settings import RetentionSettings
+from memwarden.proxy.state import AppState
 
 log = structlog.get_logger("memwarden.retention")
 FIRST_RUN_DELAY = 60.0

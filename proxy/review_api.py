@@ -17,12 +17,12 @@ from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
-from backends.base import BackendError, BackendRejected
-from proxy.asgi import send_json
-from proxy.ledger import append_events
-from proxy.memories import Refused, answer, transition
-from proxy.middleware import request_id_of
-from proxy.state import AppState
+from memwarden.backends.base import BackendError, BackendRejected
+from memwarden.proxy.asgi import send_json
+from memwarden.proxy.ledger import append_events
+from memwarden.proxy.memories import Refused, answer, transition
+from memwarden.proxy.middleware import request_id_of
+from memwarden.proxy.state import AppState
 
 MEMORY_COLUMNS = (
     "id, bank, status, content, content_hash, topic, stage, topic_key, tags, hit_count, document_id,"

@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
-from proxy.audit_api import list_audit, stream_audit, verify_audit
-from proxy.config_api import (
+from memwarden.proxy.audit_api import list_audit, stream_audit, verify_audit
+from memwarden.proxy.config_api import (
     bank_config,
     bank_profile,
     destructive,
@@ -20,18 +20,24 @@ from proxy.config_api import (
     rollback_snapshot,
     show_snapshot,
 )
-from proxy.health import hindsight_health, warden_health
-from proxy.memories_api import archive_memory, list_ledger_memories, memory_detail, memory_feedback, restore_memory
-from proxy.other_writes import document_patch, files_retain, mcp
-from proxy.passthrough import forward
-from proxy.plans import apply_route, plan_route, plans_route
-from proxy.recall import explain, governed_list, governed_recall, governed_tags
-from proxy.reports import cleanup_route, health_route
-from proxy.retain import governed_retain
-from proxy.retention import run_retention
-from proxy.review_api import approve_review, list_review, reject_review
-from proxy.state import AppState
-from proxy.store_api import reembed
+from memwarden.proxy.health import hindsight_health, warden_health
+from memwarden.proxy.memories_api import (
+    archive_memory,
+    list_ledger_memories,
+    memory_detail,
+    memory_feedback,
+    restore_memory,
+)
+from memwarden.proxy.other_writes import document_patch, files_retain, mcp
+from memwarden.proxy.passthrough import forward
+from memwarden.proxy.plans import apply_route, plan_route, plans_route
+from memwarden.proxy.recall import explain, governed_list, governed_recall, governed_tags
+from memwarden.proxy.reports import cleanup_route, health_route
+from memwarden.proxy.retain import governed_retain
+from memwarden.proxy.retention import run_retention
+from memwarden.proxy.review_api import approve_review, list_review, reject_review
+from memwarden.proxy.state import AppState
+from memwarden.proxy.store_api import reembed
 
 BANK = "/v1/default/banks/{bank_id}"
 Handler = Callable[[AppState, Scope, Receive, Send], Awaitable[None]]

@@ -7,16 +7,16 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from backends.base import MemoryBackend
-from backends.hindsight import HindsightBackend
-from policies.labels import TOPIC_ALIASES, LabelClassifier
-from policies.pipeline import Pipeline
-from policies.quality import QualityFilter
-from policies.quality_rules import Rule
-from proxy.ledger import Ledger
-from proxy.locks import BankLocks
-from proxy.settings import GovernanceSettings, Settings
-from store.local import LocalStore
+from memwarden.backends.base import MemoryBackend
+from memwarden.backends.hindsight import HindsightBackend
+from memwarden.policies.labels import TOPIC_ALIASES, LabelClassifier
+from memwarden.policies.pipeline import Pipeline
+from memwarden.policies.quality import QualityFilter
+from memwarden.policies.quality_rules import Rule
+from memwarden.proxy.ledger import Ledger
+from memwarden.proxy.locks import BankLocks
+from memwarden.proxy.settings import GovernanceSettings, Settings
+from memwarden.store.local import LocalStore
 
 
 def build_pipeline(governance: GovernanceSettings) -> Pipeline:

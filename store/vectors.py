@@ -28,7 +28,7 @@ import numpy as np
 import structlog
 import voyager
 
-from store.embedder import Vector
+from memwarden.store.embedder import Vector
 
 log = structlog.get_logger("memwarden.store")
 # Searches wanting more neighbours than this go to the matrix: a graph walk that wide costs more

@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
-from proxy.app import create_app
-from proxy.settings import Settings, load_settings
+from memwarden.proxy.app import create_app
+from memwarden.proxy.settings import Settings, load_settings
 from tests.servers import serve_in_thread
 from tests.upstream import UpstreamProbe, create_upstream
 

@@ -60,7 +60,7 @@ def spawn_memwarden(*args: str, cwd: Path, env: dict[str, str] | None = None) ->
     """``memwarden`` as a user runs it, in its own process (the environment's MEMWARDEN_* dropped)."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("MEMWARDEN_")}
     return subprocess.Popen(
-        [sys.executable, "-c", "from proxy.cli import main; main()", *args],
+        [sys.executable, "-c", "from memwarden.proxy.cli import main; main()", *args],
         cwd=cwd,
         env={**base, **(env or {})},
         stdout=subprocess.DEVNULL,

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proxy.ledger import GENESIS, AuditEvent, Ledger, append_events, verify_chain
+from memwarden.proxy.ledger import GENESIS, AuditEvent, Ledger, append_events, verify_chain
 from tests.conftest import asgi_warden, make_settings, running_warden
 from tests.upstream import UpstreamProbe, create_upstream
 
@@ -28,7 +28,7 @@ FACTS = ["决定用激活码订阅模式", "still broken", "项目使用 Python 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMWARDEN_")}
     return subprocess.run(
-        [sys.executable, "-c", "from proxy.cli import main; main()", *args],
+        [sys.executable, "-c", "from memwarden.proxy.cli import main; main()", *args],
         capture_output=True,
         text=True,
         timeout=60,
@@ -240,7 +240,7 @@ def test_cli_classify_contract(tmp_path: Path) -> None:
     assert rows[3]["tags"] == ["topic:dev_tools", "stage:decision", "user:ops"]
     assert rows[2]["content_hash"] == rows[4]["content_hash"]
     piped = subprocess.run(
-        [sys.executable, "-c", "from proxy.cli import main; main()", "classify", "-"],
+        [sys.executable, "-c", "from memwarden.proxy.cli import main; main()", "classify", "-"],
         input="still broken\n",
         capture_output=True,
         text=True,
@@ -263,7 +263,7 @@ def test_cli_tail_follow_prints_new_events(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "from proxy.cli import main; main()",
+            "from memwarden.proxy.cli import main; main()",
             "audit",
             "tail",
             "-f",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies.bank_config import (
+from memwarden.policies.bank_config import (
     ConfigInputError,
     Templates,
     check_fields,

@@ -15,7 +15,7 @@ import pytest
 
 from tests.servers import free_port, spawn_memwarden, wait_memwarden
 
-MEMWARDEN = [sys.executable, "-c", "from proxy.cli import main; main()"]
+MEMWARDEN = [sys.executable, "-c", "from memwarden.proxy.cli import main; main()"]
 
 
 def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -91,7 +91,7 @@ def test_a_corrupt_database_is_a_clear_error_and_is_not_replaced(tmp_path: Path)
 def test_a_locked_database_is_a_clear_error(tmp_path: Path) -> None:
     import sqlite3
 
-    from proxy.ledger import Ledger
+    from memwarden.proxy.ledger import Ledger
 
     Ledger.open(tmp_path).close()
     holder = sqlite3.connect(tmp_path / "memwarden.db", isolation_level=None)

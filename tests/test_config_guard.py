@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from proxy.ledger import Ledger
+from memwarden.proxy.ledger import Ledger
 from tests.conftest import make_settings, running_warden
 from tests.mini_hindsight import Faults, MiniHindsight
 from tests.servers import serve_in_thread
@@ -386,7 +386,7 @@ def test_concurrent_patches_on_one_bank_are_serialized(rig_factory: Any) -> None
 def test_snapshots_are_listed_by_the_cli(rig_factory: Any) -> None:
     from click.testing import CliRunner
 
-    from proxy.cli import main
+    from memwarden.proxy.cli import main
 
     rig = rig_factory()
     rig.retain("b", facts(3))
@@ -421,7 +421,7 @@ def test_snapshots_survive_in_the_ledger(rig_factory: Any) -> None:
 def test_cli_rollback_previews_asks_and_restores(rig_factory: Any) -> None:
     from click.testing import CliRunner
 
-    from proxy.cli import main
+    from memwarden.proxy.cli import main
 
     rig = rig_factory()
     rig.retain("b", facts(6))

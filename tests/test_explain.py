@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from proxy.settings import load_settings
+from memwarden.proxy.settings import load_settings
 from tests.conftest import running_warden
 
 FACTS = [
@@ -127,7 +127,7 @@ def test_explain_refuses_bad_input_clearly(url: str) -> None:
 
 
 def test_memwarden_explain_prints_the_account(url: str) -> None:
-    memwarden = [sys.executable, "-c", "from proxy.cli import main; main()", "explain"]
+    memwarden = [sys.executable, "-c", "from memwarden.proxy.cli import main; main()", "explain"]
     cmd = [*memwarden, "b", "staging port", "--url", url]
     text = subprocess.run(
         [*cmd, "--tag", "topic=infra", "--tags-match", "all_strict"],

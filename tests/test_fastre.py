@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policies.fastre import PatternSet, _flatten, expand_literals, required_literals
-from policies.labels import LabelClassifier
-from policies.quality import QualityFilter, prepare
+from memwarden.policies.fastre import PatternSet, _flatten, expand_literals, required_literals
+from memwarden.policies.labels import LabelClassifier
+from memwarden.policies.quality import QualityFilter, prepare
 
 DATA = Path(__file__).parent / "data" / "candidates.jsonl"
 TEXTS = [prepare(json.loads(line)["text"]) for line in DATA.read_text(encoding="utf-8").splitlines()]

@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
-from backends.base import BackendRejected, BackendTimeout, BackendUnavailable, MemoryBackend
-from backends.hindsight import HindsightBackend, bank_path
-from backends.transport import is_timeout
+from memwarden.backends.base import BackendRejected, BackendTimeout, BackendUnavailable, MemoryBackend
+from memwarden.backends.hindsight import HindsightBackend, bank_path
+from memwarden.backends.transport import is_timeout
 from tests.servers import free_port
 
 pytestmark = pytest.mark.anyio

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from proxy.asgi import dumps, loads
+from memwarden.proxy.asgi import dumps, loads
 
 VALUES: list[Any] = [
     {"results": [{"text": '支付团队 ✓ "quoted"\n\t', "scores": {"final": 0.016393442622950821, "semantic": None}}]},

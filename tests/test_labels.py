@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from policies.labels import LabelClassifier, LabelError
-from policies.quality import prepare
+from memwarden.policies.labels import LabelClassifier, LabelError
+from memwarden.policies.quality import prepare
 
 CLASSIFIER = LabelClassifier()
 

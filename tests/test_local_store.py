@@ -13,7 +13,7 @@ import httpx
 import pytest
 from hindsight_client import Hindsight
 
-from proxy.settings import Settings, load_settings
+from memwarden.proxy.settings import Settings, load_settings
 from tests.conftest import running_warden
 
 
@@ -449,10 +449,10 @@ def test_at_start_a_delivery_the_ledger_missed_is_settled_from_what_the_store_ho
 async def test_verdicts_left_pending_by_a_stopped_process_are_settled_against_the_store(tmp_path: Path) -> None:
     import json
 
-    from proxy.ledger import Ledger
-    from proxy.memories import INTERRUPTED, settle_interrupted
-    from store.embedder import HashingEmbedder
-    from store.local import LocalStore, RetainItem
+    from memwarden.proxy.ledger import Ledger
+    from memwarden.proxy.memories import INTERRUPTED, settle_interrupted
+    from memwarden.store.embedder import HashingEmbedder
+    from memwarden.store.local import LocalStore, RetainItem
 
     ledger = Ledger.open(tmp_path, mirror=False)
     try:
@@ -504,10 +504,10 @@ async def test_verdicts_left_pending_by_a_stopped_process_are_settled_against_th
 
 @pytest.mark.anyio
 async def test_a_full_disk_is_a_clear_error_and_writes_nothing(tmp_path: Path) -> None:
-    from proxy.ledger import Ledger
-    from store.app import create_local_app
-    from store.embedder import HashingEmbedder
-    from store.local import LocalStore
+    from memwarden.proxy.ledger import Ledger
+    from memwarden.store.app import create_local_app
+    from memwarden.store.embedder import HashingEmbedder
+    from memwarden.store.local import LocalStore
 
     ledger = Ledger.open(tmp_path, mirror=False)
     try:
@@ -572,10 +572,10 @@ async def test_a_store_from_before_token_costs_gets_them_on_open(tmp_path: Path)
     fits from these costs): after it, every row's cost is its text's, and recall spends the budget."""
     import sqlite3
 
-    from proxy.ledger import Ledger
-    from store.embedder import HashingEmbedder
-    from store.local import LocalStore, RetainItem
-    from store.text import token_estimate
+    from memwarden.proxy.ledger import Ledger
+    from memwarden.store.embedder import HashingEmbedder
+    from memwarden.store.local import LocalStore, RetainItem
+    from memwarden.store.text import token_estimate
 
     texts = ["Alice prefers dark roast coffee.", "服务 svc-1 的内网端口统一设为 9000", "短"]
     ledger = Ledger.open(tmp_path, mirror=False)
@@ -608,10 +608,10 @@ async def test_recall_fills_the_token_budget_in_rank_order(tmp_path: Path) -> No
     lengths and scripts and whichever retriever found a memory, across the reads of growing size
     that fetch the rows: in rank order, a memory that does not fit is skipped and later, shorter
     ones still go in; when none fits, the first alone; none for a budget of 0 or less."""
-    from proxy.ledger import Ledger
-    from store.embedder import HashingEmbedder
-    from store.local import LocalStore, RetainItem
-    from store.text import token_estimate
+    from memwarden.proxy.ledger import Ledger
+    from memwarden.store.embedder import HashingEmbedder
+    from memwarden.store.local import LocalStore, RetainItem
+    from memwarden.store.text import token_estimate
 
     texts = []
     for i in range(400):

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 import structlog
 
-from proxy.logging import configure_logging
-from proxy.settings import ServerSettings
+from memwarden.proxy.logging import configure_logging
+from memwarden.proxy.settings import ServerSettings
 
 
 class FakeTTY(io.StringIO):

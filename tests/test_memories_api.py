@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from proxy.settings import load_settings
+from memwarden.proxy.settings import load_settings
 from tests.conftest import running_warden
 
 FACTS = [
@@ -163,7 +163,7 @@ def test_the_memories_commands(http: httpx.Client, tmp_path: Path) -> None:
     import sys
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        cmd = [sys.executable, "-c", "from proxy.cli import main; main()", "memories", *args]
+        cmd = [sys.executable, "-c", "from memwarden.proxy.cli import main; main()", "memories", *args]
         return subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
 
     def memwarden(*args: str) -> str:

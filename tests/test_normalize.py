@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policies.normalize import content_hash, content_hash_prepared, normalize
-from policies.quality import prepare
+from memwarden.policies.normalize import content_hash, content_hash_prepared, normalize
+from memwarden.policies.quality import prepare
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from proxy.settings import load_settings
+from memwarden.proxy.settings import load_settings
 from tests.conftest import running_warden
 
 FACTS = [
@@ -237,7 +237,7 @@ def test_health_report(http: httpx.Client) -> None:
 
 
 def test_report_commands(http: httpx.Client) -> None:
-    cmd = [sys.executable, "-c", "from proxy.cli import main; main()", "report"]
+    cmd = [sys.executable, "-c", "from memwarden.proxy.cli import main; main()", "report"]
     out = subprocess.run(
         [*cmd, "health", "b", "--url", str(http.base_url)], capture_output=True, text=True, timeout=60, check=True
     ).stdout
@@ -253,7 +253,7 @@ def test_report_commands(http: httpx.Client) -> None:
 
 
 def test_plan_commands(http: httpx.Client) -> None:
-    base = [sys.executable, "-c", "from proxy.cli import main; main()", "plan"]
+    base = [sys.executable, "-c", "from memwarden.proxy.cli import main; main()", "plan"]
     url = ["--url", str(http.base_url)]
     a = ids(http)[FACTS[1]]
 

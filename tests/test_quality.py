@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from policies.quality import QualityFilter
-from policies.quality_rules import ALLOW_RULES, REJECT_RULES, Rule
+from memwarden.policies.quality import QualityFilter
+from memwarden.policies.quality_rules import ALLOW_RULES, REJECT_RULES, Rule
 
 FILTER = QualityFilter()
 
@@ -54,7 +54,7 @@ def test_reject_rule_spares_its_counter_examples(rule: Rule, text: str) -> None:
     ids=lambda x: x.id if isinstance(x, Rule) else x[:30],
 )
 def test_allow_rule_vouches_for_its_examples(rule: Rule, text: str) -> None:
-    from policies.quality import prepare
+    from memwarden.policies.quality import prepare
 
     assert FILTER.fires(rule.id, prepare(text))
 
@@ -65,7 +65,7 @@ def test_allow_rule_vouches_for_its_examples(rule: Rule, text: str) -> None:
     ids=lambda x: x.id if isinstance(x, Rule) else x[:30],
 )
 def test_allow_rule_does_not_vouch_for_its_counter_examples(rule: Rule, text: str) -> None:
-    from policies.quality import prepare
+    from memwarden.policies.quality import prepare
 
     assert not FILTER.fires(rule.id, prepare(text))
 

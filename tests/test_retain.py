@@ -334,12 +334,12 @@ async def test_backend_down_gives_502_and_the_rows_marked_failed(tmp_path: Path)
 
 
 async def test_a_request_records_all_its_verdicts_or_none(warden: Warden, monkeypatch: pytest.MonkeyPatch) -> None:
-    import proxy.memories
+    from memwarden.proxy import memories
 
     def explode(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(proxy.memories, "append_events", explode)
+    monkeypatch.setattr(memories, "append_events", explode)
     with pytest.raises(RuntimeError):
         await warden.retain("决定用激活码订阅模式", "项目使用 Python 3.11。")
     assert warden.rows("SELECT * FROM memories") == []

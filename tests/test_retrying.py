@@ -8,9 +8,9 @@ from typing import Any
 import httpx
 import pytest
 
-from backends.base import BackendRejected, BackendUnavailable, MemoryBackend
-from backends.hindsight import HindsightBackend
-from backends.retrying import RetryingBackend
+from memwarden.backends.base import BackendRejected, BackendUnavailable, MemoryBackend
+from memwarden.backends.hindsight import HindsightBackend
+from memwarden.backends.retrying import RetryingBackend
 
 pytestmark = pytest.mark.anyio
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies.secrets import find_secrets, mask
+from memwarden.policies.secrets import find_secrets, mask
 
 
 @pytest.mark.parametrize(

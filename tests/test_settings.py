@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from proxy.settings import Settings, SettingsError, load_settings
+from memwarden.proxy.settings import Settings, SettingsError, load_settings
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from policies.bank_config import KNOWN_FIELDS
-from store.local import hindsight_defaults
-from store.rules import CONFIG_FIELD_TYPES, check_config_updates, check_new_bank_id, mentioned_at, tag_pattern
+from memwarden.policies.bank_config import KNOWN_FIELDS
+from memwarden.store.local import hindsight_defaults
+from memwarden.store.rules import CONFIG_FIELD_TYPES, check_config_updates, check_new_bank_id, mentioned_at, tag_pattern
 
 
 def test_every_config_field_has_its_type() -> None:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policies.tag_query import (
+from memwarden.policies.tag_query import (
     MAX_EXACT_LEAVES,
     TagQueryError,
     list_filters,
@@ -18,7 +18,7 @@ from policies.tag_query import (
     rewrite_leaf,
     spellings,
 )
-from store import tagfilter
+from memwarden.store import tagfilter
 
 MODES = ["any", "all", "any_strict", "all_strict", "exact"]
 KEYS = ["topic", "user", "stage"]

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policies.tags import canonical_tag, canonicalize_tags, tag_value
+from memwarden.policies.tags import canonical_tag, canonicalize_tags, tag_value
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from policies.quality import prepare
-from policies.topic_keys import derive_topic_key, slug
+from memwarden.policies.quality import prepare
+from memwarden.policies.topic_keys import derive_topic_key, slug
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from store.vectors import BankIndex
+from memwarden.store.vectors import BankIndex
 
 DIM = 64
 
