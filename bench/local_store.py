@@ -46,7 +46,7 @@ except ImportError:  # pragma: no cover - uvloop is a dependency except on Windo
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.proxy_overhead import free_port, machine, start, stop, wait_http
-from memwarden.proxy.ledger import Ledger
+from memwarden.db.database import Database
 from memwarden.store.embedder import make_embedder
 from memwarden.store.local import LocalStore, RetainItem
 
@@ -74,7 +74,7 @@ def is_zh(text: str) -> bool:
 async def quality(embedder_kind: str, engine: str = "auto") -> list[dict[str, Any]]:
     facts, questions, distractors = retrieval_set()
     with tempfile.TemporaryDirectory() as tmp:
-        ledger = Ledger.open(Path(tmp), mirror=False)
+        ledger = Database.open(Path(tmp), mirror=False)
         try:
             store = LocalStore(ledger, make_embedder(embedder_kind, engine=engine))
             items = [RetainItem(content=t, document_id=fid) for fid, t in facts.items()]
@@ -161,7 +161,7 @@ async def scale(sizes: list[int], e5_sizes: list[int]) -> list[dict[str, Any]]:
     for embedder_kind in ("hashing", "e5"):
         for n in sizes if embedder_kind == "hashing" else e5_sizes:
             with tempfile.TemporaryDirectory() as tmp:
-                ledger = Ledger.open(Path(tmp), mirror=False)
+                ledger = Database.open(Path(tmp), mirror=False)
                 try:
                     store = LocalStore(ledger, make_embedder(embedder_kind))
                     texts = filler(n)

@@ -20,8 +20,8 @@ from starlette.responses import JSONResponse, Response
 from memwarden.backends.hindsight import HindsightBackend
 from memwarden.backends.retrying import RetryingBackend
 from memwarden.backends.transport import BackendHTTP, HttpxRawSender, open_backend_http
+from memwarden.db.database import Database
 from memwarden.proxy import retention
-from memwarden.proxy.ledger import Ledger
 from memwarden.proxy.memories import settle_interrupted
 from memwarden.proxy.middleware import RequestContextMiddleware
 from memwarden.proxy.routes import build_routes
@@ -68,7 +68,7 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
 
 
 def create_app(
-    settings: Settings, *, backend_client: httpx.AsyncClient | None = None, ledger: Ledger | None = None
+    settings: Settings, *, backend_client: httpx.AsyncClient | None = None, ledger: Database | None = None
 ) -> Starlette:
     """Build the app. ``backend_client`` replaces the client the lifespan would create; ``ledger``
     is an already opened ledger (the CLI opens it first, to report an unusable one clearly). The
@@ -78,7 +78,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        opened = ledger or Ledger.open(settings.data_dir)
+        opened = ledger or Database.open(settings.data_dir)
         local: LocalStore | None = None
         if settings.backend == "local":
             # memwarden is the memory server: its own Hindsight-compatible app over the local

@@ -56,14 +56,14 @@ def serve(config: Path | None, host: str | None, port: int | None, data_dir: Pat
 
     import uvicorn
 
+    from memwarden.db.database import Database, DatabaseError
     from memwarden.proxy.app import check_runnable, create_app
-    from memwarden.proxy.ledger import Ledger, LedgerError
     from memwarden.proxy.logging import configure_logging
 
     try:
         check_runnable(settings)
-        ledger = Ledger.open(settings.data_dir)  # a corrupt or unusable data directory: say so now
-    except (SettingsError, LedgerError) as exc:
+        ledger = Database.open(settings.data_dir)  # a corrupt or unusable data directory: say so now
+    except (SettingsError, DatabaseError) as exc:
         raise click.ClickException(str(exc)) from None
     configure_logging(settings.server)
     app = create_app(settings, ledger=ledger)
@@ -214,7 +214,7 @@ def audit_tail(
 def _tail_db(data_dir: Path, follow: bool, bank: str | None, action: str | None, as_json: bool, lines: int) -> None:
     import time
 
-    from memwarden.proxy.ledger import event_from_row
+    from memwarden.db.audit import event_from_row
 
     db = _open_readonly(data_dir)
     where, params = ["1 = 1"], []
@@ -305,7 +305,7 @@ def audit_verify(config: Path | None, data_dir: Path | None, url: str | None) ->
             raise click.ClickException(f"cannot verify through {url}: {exc}") from None
         count, problems = result["events"], result["problems"]
     else:
-        from memwarden.proxy.ledger import verify_chain
+        from memwarden.db.audit import verify_chain
 
         directory = _data_dir(config, data_dir)
         db = _open_readonly(directory)
@@ -652,7 +652,7 @@ def memories_list(
             params.append((key, value))
     params += [("tag", t) for t in tags]
     if data_dir is not None or config is not None:
-        from memwarden.proxy.memories_api import FilterError, list_memories
+        from memwarden.db.memories import FilterError, list_memories
 
         try:
             page = list_memories(_open_readonly(_data_dir(config, data_dir)), bank, params)
@@ -680,7 +680,7 @@ def memories_show(
 ) -> None:
     """One memory with its event timeline."""
     if data_dir is not None or config is not None:
-        from memwarden.proxy.memories_api import memory_account
+        from memwarden.db.memories import memory_account
 
         m = memory_account(_open_readonly(_data_dir(config, data_dir)), bank, memory_id)
         if m is None:

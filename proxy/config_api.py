@@ -23,6 +23,9 @@ import structlog
 from starlette.types import Message, Receive, Scope, Send
 
 from memwarden.backends.base import BackendError, BackendRejected
+from memwarden.db.audit import AuditEvent
+from memwarden.db.common import now
+from memwarden.db.memories import move
 from memwarden.policies.bank_config import (
     WATCHABLE,
     ConfigInputError,
@@ -46,8 +49,6 @@ from memwarden.proxy.config_guard import (
     take_snapshot,
     templates_of,
 )
-from memwarden.proxy.ledger import AuditEvent, append_events, now
-from memwarden.proxy.memories import transition
 from memwarden.proxy.middleware import note_backend_status, request_id_of
 from memwarden.proxy.passthrough import forward
 from memwarden.proxy.state import AppState
@@ -485,22 +486,18 @@ def _archive_deleted(
     query, args = "SELECT id FROM memories WHERE bank = ? AND status = 'active'", [bank]
     if document_id is not None:
         query, args = query + " AND document_id = ?", [bank, document_id]
-    events = [
-        transition(
-            db,
-            bank=bank,
-            memory_id=row["id"],
-            frm="active",
-            to="archived",
-            action="archive",
-            source="config",
-            request_id=request_id,
-            rule=reason,
-            reason=f"deleted in the backend ({reason}); snapshot {snapshot_id} can restore it",
-        )
-        for row in db.execute(query, args).fetchall()
-    ]
-    append_events(db, events)
+    move(
+        db,
+        [row["id"] for row in db.execute(query, args).fetchall()],
+        bank=bank,
+        frm="active",
+        to="archived",
+        action="archive",
+        source="config",
+        request_id=request_id,
+        rule=reason,
+        reason=f"deleted in the backend ({reason}); snapshot {snapshot_id} can restore it",
+    )
 
 
 # -- bank profile (PUT/PATCH a bank) --------------------------------------------------------------

@@ -34,6 +34,10 @@ from typing import Any
 import structlog
 
 from memwarden.backends.base import BackendError, BackendRejected, MemoryBackend
+from memwarden.db.audit import AuditEvent, append_events
+from memwarden.db.common import chunked, now
+from memwarden.db.database import Database
+from memwarden.db.memories import transition
 from memwarden.policies.bank_config import (
     WATCHABLE,
     Templates,
@@ -42,8 +46,6 @@ from memwarden.policies.bank_config import (
     settled,
     watched_counts,
 )
-from memwarden.proxy.ledger import AuditEvent, Ledger, append_events, now
-from memwarden.proxy.memories import transition
 from memwarden.proxy.settings import ConfigGuardSettings
 
 log = structlog.get_logger("memwarden.config")
@@ -203,7 +205,7 @@ def _dump(value: Any) -> str:
 async def take_snapshot(
     *,
     memory: MemoryBackend,
-    ledger: Ledger,
+    ledger: Database,
     cfg: ConfigGuardSettings,
     bank: str,
     reason: str,
@@ -277,7 +279,9 @@ async def take_snapshot(
     return snap
 
 
-async def set_outcome(ledger: Ledger, snapshot: Snapshot, outcome: str, detail: Any = None, change: Any = None) -> None:
+async def set_outcome(
+    ledger: Database, snapshot: Snapshot, outcome: str, detail: Any = None, change: Any = None
+) -> None:
     snapshot.outcome, snapshot.outcome_detail = outcome, detail
     if change is not None:
         snapshot.change = change
@@ -349,8 +353,7 @@ class RollbackResult:
 
 def _ledger_rows(db: sqlite3.Connection, bank: str, document_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
-    for i in range(0, len(document_ids), 500):
-        chunk = list(document_ids[i : i + 500])
+    for chunk in chunked(document_ids):
         marks = ",".join("?" * len(chunk))
         for row in db.execute(
             f"SELECT id, status, document_id, item, event_time FROM memories WHERE bank = ?"  # noqa: S608
@@ -364,7 +367,7 @@ def _ledger_rows(db: sqlite3.Connection, bank: str, document_ids: Sequence[str])
 
 
 async def plan_rollback(
-    *, memory: MemoryBackend, ledger: Ledger, cfg: ConfigGuardSettings, snapshot: Snapshot
+    *, memory: MemoryBackend, ledger: Database, cfg: ConfigGuardSettings, snapshot: Snapshot
 ) -> RollbackPlan:
     bank = snapshot.bank
     try:
@@ -406,7 +409,7 @@ async def plan_rollback(
 async def apply_rollback(
     *,
     memory: MemoryBackend,
-    ledger: Ledger,
+    ledger: Database,
     cfg: ConfigGuardSettings,
     snapshot: Snapshot,
     plan: RollbackPlan,

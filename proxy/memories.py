@@ -1,175 +1,17 @@
-"""Memory rows in the ledger: what the retain pipeline looks up and records.
-
-Statuses: ``pending`` (recorded, being forwarded), ``active`` (in the backend), ``review`` (held:
-conflicts with the memory holding its topic key), ``superseded``, ``archived``, ``failed`` (the
-backend refused or could not be reached, and the client was told; or, with the self-hosted store,
-the process stopped before the store answered: :func:`settle_interrupted`). Only ``active`` rows
-count for dedup and topic-key conflicts.
-"""
+"""Refusals of operations on memories, and the settling of verdicts a stopped process left
+pending (the rows themselves: :mod:`memwarden.db.memories`)."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
-import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from starlette.types import Send
 
-from memwarden.policies.pipeline import Judgement, KeyHolder
+from memwarden.db.database import Database
+from memwarden.db.memories import mark_delivered, mark_failed, pending_rows
 from memwarden.proxy.asgi import send_json
-from memwarden.proxy.ledger import AuditEvent, Ledger, append_events, chunked, now
-
-ACTION_OF_VERDICT = {
-    "store": "add",
-    "redact": "redact",
-    "duplicate": "duplicate",
-    "reject": "reject",
-    "review": "review",
-}
-PREVIEW_CHARS = 200
-
-
-@dataclass(frozen=True)
-class Facts:
-    """What the bank already holds, for :func:`policies.pipeline.resolve`."""
-
-    active_hashes: dict[str, str]
-    key_holders: dict[str, KeyHolder]
-
-
-def lookup_facts(db: sqlite3.Connection, bank: str, hashes: Iterable[str], keys: Iterable[str]) -> Facts:
-    hashes, keys = sorted(set(hashes)), sorted(set(keys))
-    active: dict[str, str] = {}
-    holders: dict[str, KeyHolder] = {}
-    for chunk in chunked(hashes):
-        marks = ",".join("?" * len(chunk))
-        for row in db.execute(
-            f"SELECT id, content_hash FROM memories WHERE bank = ? AND status = 'active' AND content_hash IN ({marks})",  # noqa: S608
-            (bank, *chunk),
-        ):
-            active.setdefault(row["content_hash"], row["id"])
-    for chunk in chunked(keys):
-        marks = ",".join("?" * len(chunk))
-        for row in db.execute(
-            f"SELECT id, topic_key, content_hash FROM memories WHERE bank = ? AND status = 'active'"  # noqa: S608
-            f" AND topic_key IN ({marks}) ORDER BY created_at DESC",
-            (bank, *chunk),
-        ):
-            holders.setdefault(row["topic_key"], KeyHolder(row["id"], row["content_hash"]))
-    return Facts(active, holders)
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """Ids given to the items of one request (by index) and the events written."""
-
-    memory_ids: dict[int, str]
-
-
-def record_verdicts(
-    db: sqlite3.Connection,
-    *,
-    bank: str,
-    judgements: Sequence[Judgement],
-    items: Sequence[dict[str, Any]],
-    request_id: str,
-    actor: str,
-    source: str,
-    record_rows: bool = True,
-) -> Recorded:
-    """Write every verdict of one request: rows for stored and held items, hit counts for
-    duplicates, one audit event per item. ``items`` are the items as they would be forwarded."""
-    ts = now()
-    ids: dict[int, str] = {}
-    events: list[AuditEvent] = []
-    for j in judgements:
-        memory_id = None
-        j = j._replace(existing_id=real_id(j.existing_id, ids), supersedes=real_id(j.supersedes, ids))
-        if record_rows and j.verdict in ("store", "redact", "review"):
-            memory_id = uuid.uuid4().hex
-            item = items[j.position]
-            db.execute(
-                "INSERT INTO memories (id, bank, status, content, content_hash, topic, stage, topic_key, cardinality,"
-                " tags, document_id, item, rule, reason, conflict_with, event_time, created_at, updated_at, request_id)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    memory_id,
-                    bank,
-                    "pending" if j.verdict != "review" else "review",
-                    j.text,
-                    j.content_hash,
-                    j.topic,
-                    j.stage,
-                    j.topic_key,
-                    j.cardinality,
-                    json.dumps(list(j.tags), ensure_ascii=False),
-                    item.get("document_id"),
-                    json.dumps(item, ensure_ascii=False),
-                    j.rule,
-                    j.reason,
-                    j.existing_id,
-                    item.get("timestamp") if isinstance(item.get("timestamp"), str) else ts,
-                    ts,
-                    ts,
-                    request_id,
-                ),
-            )
-            ids[j.position] = memory_id
-        elif record_rows and j.verdict == "duplicate" and j.existing_id:
-            db.execute(
-                "UPDATE memories SET hit_count = hit_count + 1, updated_at = ? WHERE id = ?", (ts, j.existing_id)
-            )
-            memory_id = j.existing_id
-        events.append(
-            AuditEvent(
-                action=ACTION_OF_VERDICT[j.verdict],
-                bank=bank,
-                memory_id=memory_id,
-                actor=actor,
-                source=source,
-                rule=j.rule,
-                reason=j.reason,
-                after=_after(j, items[j.position] if j.position < len(items) else {}),
-                request_id=request_id,
-            )
-        )
-    append_events(db, events)
-    return Recorded(ids)
-
-
-def _after(j: Judgement, item: dict[str, Any]) -> dict[str, Any]:
-    after: dict[str, Any] = {
-        "verdict": j.verdict,
-        "content_hash": j.content_hash or None,
-        "preview": j.text[:PREVIEW_CHARS] if j.text else None,  # secrets are already masked in j.text
-        "topic": j.topic,
-        "stage": j.stage,
-        "topic_key": j.topic_key,
-        "tags": list(j.tags),
-    }
-    if item.get("document_id"):
-        after["document_id"] = item["document_id"]
-    if j.existing_id:
-        after["existing_id"] = j.existing_id
-    if j.secrets:
-        after["secrets"] = list(j.secrets)
-    if j.non_text_blocks:
-        after["unfiltered_blocks"] = j.non_text_blocks  # images/files passed without judgement
-    return after
-
-
-PENDING_PREFIX = "request-item-"
-
-
-def real_id(ref: str | None, ids: Mapping[int, str]) -> str | None:
-    """A memory id for ``ref``: resolve() names an earlier item of the same request
-    ``request-item-<position>`` (it had no id yet); once recorded, that is ``ids[position]``."""
-    if ref and ref.startswith(PENDING_PREFIX):
-        return ids.get(int(ref[len(PENDING_PREFIX) :]))
-    return ref
 
 
 class Refused(Exception):
@@ -191,122 +33,11 @@ async def answer(send: Send, work: Awaitable[dict[str, Any]]) -> None:
     await send_json(send, 200, body)
 
 
-def transition(
-    db: sqlite3.Connection,
-    *,
-    bank: str,
-    memory_id: str,
-    frm: str,
-    to: str,
-    action: str,
-    source: str,
-    request_id: str | None,
-    actor: str = "anonymous",
-    rule: str | None = None,
-    reason: str | None = None,
-    by: str | None = None,
-) -> AuditEvent | None:
-    """Move one memory from status ``frm`` to ``to``; return the event saying so (None when the
-    memory was not in ``frm`` any more — nothing changed, nothing to say). The caller appends it."""
-    changed = db.execute(
-        "UPDATE memories SET status = ?, updated_at = ? WHERE id = ? AND status = ?", (to, now(), memory_id, frm)
-    ).rowcount
-    if not changed:
-        return None
-    after: dict[str, Any] = {"status": to}
-    if by:
-        after["by"] = by
-    return AuditEvent(
-        action=action,
-        bank=bank,
-        memory_id=memory_id,
-        actor=actor,
-        source=source,
-        rule=rule,
-        reason=reason,
-        before={"status": frm},
-        after=after,
-        request_id=request_id,
-    )
-
-
-def mark_delivered(
-    db: sqlite3.Connection,
-    *,
-    bank: str,
-    memory_ids: Sequence[str],
-    supersede: Sequence[tuple[str, str]],
-    request_id: str | None,
-    actor: str,
-) -> None:
-    """The backend took the items: pending → active; superseded keys retire their old holder."""
-    ts = now()
-    for chunk in chunked(list(memory_ids)):
-        marks = ",".join("?" * len(chunk))
-        db.execute(
-            f"UPDATE memories SET status = 'active', updated_at = ? WHERE status = 'pending' AND id IN ({marks})",  # noqa: S608
-            (ts, *chunk),
-        )
-    events = [
-        transition(
-            db,
-            bank=bank,
-            memory_id=old_id,
-            frm="active",
-            to="superseded",
-            action="supersede",
-            source="retain",
-            request_id=request_id,
-            actor=actor,
-            rule="topic_key.replace",
-            reason=f"superseded by {new_id}",
-            by=new_id,
-        )
-        for new_id, old_id in supersede
-    ]
-    append_events(db, events)
-
-
-def mark_failed(
-    db: sqlite3.Connection, *, bank: str, memory_ids: Sequence[str], reason: str, request_id: str | None, actor: str
-) -> None:
-    """The backend refused or could not be reached: the rows are not active, and the log says why."""
-    events = []
-    for memory_id in memory_ids:
-        db.execute("UPDATE memories SET reason = ? WHERE id = ?", (reason, memory_id))
-        events.append(
-            transition(
-                db,
-                bank=bank,
-                memory_id=memory_id,
-                frm="pending",
-                to="failed",
-                action="forward_failed",
-                source="retain",
-                request_id=request_id,
-                actor=actor,
-                reason=reason,
-            )
-        )
-    append_events(db, events)
-
-
 INTERRUPTED = "interrupted: memwarden stopped before the store answered"
-# The pending rows of every bank, through the (bank, status) index: the banks found one by one
-# (each the next one up the index), then each bank's pending rows. A plain ``WHERE status =
-# 'pending'`` reads the whole table at every start (25 ms at 300,000 memories, warm; this 0.13 ms).
-_PENDING = """
-    WITH RECURSIVE banks (bank) AS (
-        SELECT MIN(bank) FROM memories
-        UNION ALL
-        SELECT (SELECT MIN(bank) FROM memories WHERE bank > banks.bank) FROM banks WHERE banks.bank IS NOT NULL
-    )
-    SELECT m.bank, m.id, m.document_id FROM banks JOIN memories AS m ON m.bank = banks.bank AND m.status = 'pending'
-"""
 
 
 async def settle_interrupted(
-    ledger: Ledger, held_documents: Callable[[str, Sequence[str]], Awaitable[set[str]]]
+    ledger: Database, held_documents: Callable[[str, Sequence[str]], Awaitable[set[str]]]
 ) -> tuple[int, int]:
     """Settle the verdicts a stopped process left ``pending`` (killed between its ledger write and
     the store's answer; the client had no answer). A row whose document the store holds becomes
@@ -315,7 +46,7 @@ async def settle_interrupted(
     ``failed`` with ``forward_failed``, so that a retry is stored and the row says what happened.
     For the self-hosted store only, whose writes share the ledger's database; call it before
     serving. Returns (activated, failed)."""
-    rows = await ledger.read(lambda db: db.execute(_PENDING).fetchall())
+    rows = await ledger.read(pending_rows)
     if not rows:
         return 0, 0
     by_bank: dict[str, list[tuple[str, str | None]]] = {}

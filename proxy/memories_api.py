@@ -28,83 +28,25 @@ from urllib.parse import parse_qsl
 from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendError, BackendRejected
-from memwarden.policies.tag_query import spellings
+from memwarden.db.audit import AuditEvent, append_events
+from memwarden.db.memories import (
+    FilterError,
+    list_memories,
+    memory_account,
+    memory_row,
+    move,
+)
 from memwarden.proxy.asgi import read_object, send_json
-from memwarden.proxy.ledger import AuditEvent, append_events
-from memwarden.proxy.memories import Refused, transition
+from memwarden.proxy.memories import Refused
 from memwarden.proxy.middleware import request_id_of
-from memwarden.proxy.review_api import MEMORY_COLUMNS, memory_view
 from memwarden.proxy.state import AppState
 
-STATUSES = ("pending", "active", "review", "rejected", "archived", "superseded", "failed")
 CURATABLE = ("world", "experience")  # Hindsight curates only these fact types
 UNIT_PAGE = 1000
 
 
 def _bad(loc: str, msg: str, value: Any) -> dict[str, Any]:
     return {"detail": [{"type": "value_error", "loc": ["query", loc], "msg": msg, "input": value}]}
-
-
-class FilterError(ValueError):
-    """A list filter that is not valid: ``loc`` names it."""
-
-    def __init__(self, loc: str, msg: str, value: Any) -> None:
-        super().__init__(msg)
-        self.loc, self.value = loc, value
-
-
-def list_memories(db: sqlite3.Connection, bank: str, query: list[tuple[str, str]]) -> dict[str, Any]:
-    """One page of the ledger's memories for ``query`` (``status`` comma-separated, ``topic``,
-    ``stage``, ``topic_key``, ``tag`` repeatable in either spelling, ``q``, ``limit``, ``offset``).
-    A pure read, shared by the API and the command line's ``--data-dir`` mode."""
-    one = dict(query)
-    where, args = ["bank = ?"], [bank]
-    statuses = [s for k, v in query if k == "status" for s in v.split(",") if s]
-    for status in statuses:
-        if status not in STATUSES:
-            raise FilterError("status", f"must be one of {', '.join(STATUSES)}", status)
-    if statuses:
-        where.append(f"status IN ({','.join('?' * len(statuses))})")
-        args += statuses
-    for column in ("topic", "stage", "topic_key"):
-        if one.get(column):
-            where.append(f"{column} = ?")
-            args.append(one[column])
-    for tag in (v for k, v in query if k == "tag" and v):
-        forms = spellings(tag)
-        marks = ",".join("?" * len(forms))
-        where.append(f"EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value IN ({marks}))")  # noqa: S608
-        args += forms
-    if one.get("q"):
-        where.append("instr(lower(content), lower(?)) > 0")
-        args.append(one["q"])
-    try:
-        limit, offset = int(one.get("limit", "100")), int(one.get("offset", "0"))
-    except ValueError:
-        raise FilterError("limit", "limit and offset must be integers", one.get("limit")) from None
-    if not 1 <= limit <= 1000 or offset < 0:
-        raise FilterError("limit", "limit must be 1..1000 and offset ≥ 0", limit)
-    clause = " AND ".join(where)
-    rows = db.execute(
-        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause} ORDER BY created_at DESC, id LIMIT ? OFFSET ?",  # noqa: S608
-        (*args, limit, offset),
-    ).fetchall()
-    total = db.execute(f"SELECT count(*) FROM memories WHERE {clause}", args).fetchone()[0]  # noqa: S608
-    return {"bank_id": bank, "items": [memory_view(r) for r in rows], "total": total, "limit": limit, "offset": offset}
-
-
-def memory_account(db: sqlite3.Connection, bank: str, memory_id: str) -> dict[str, Any] | None:
-    """One memory with its item, feedback score and audit timeline (None: unknown). A pure read."""
-    row = _row(db, bank, memory_id)
-    if row is None:
-        return None
-    events = _events(db, memory_id)
-    view = memory_view(row) or {}
-    view.update(rule=row["rule"], reason=row["reason"], item=json.loads(row["item"] or "{}"))
-    feedback = [e["after"] for e in events if e["action"] == "feedback" and e["after"]]
-    view["feedback"] = {"score": sum(int(f.get("score", 0)) for f in feedback), "count": len(feedback)}
-    view["events"] = events
-    return view
 
 
 async def list_ledger_memories(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
@@ -118,33 +60,11 @@ async def list_ledger_memories(state: AppState, scope: Scope, receive: Receive, 
     await send_json(send, 200, page)
 
 
-def _row(db: sqlite3.Connection, bank: str, memory_id: str) -> sqlite3.Row | None:
-    row: sqlite3.Row | None = db.execute(
-        f"SELECT {MEMORY_COLUMNS}, item, rule, reason FROM memories WHERE bank = ? AND id = ?",  # noqa: S608
-        (bank, memory_id),
-    ).fetchone()
-    return row
-
-
 async def _memory_or_404(state: AppState, bank: str, memory_id: str, send: Send) -> sqlite3.Row | None:
-    row = await state.ledger.read(lambda db: _row(db, bank, memory_id))
+    row = await state.ledger.read(lambda db: memory_row(db, bank, memory_id))
     if row is None:
         await send_json(send, 404, {"detail": f"Memory '{memory_id}' not found in bank '{bank}'"})
     return row
-
-
-def _events(db: sqlite3.Connection, memory_id: str) -> list[dict[str, Any]]:
-    out = []
-    for e in db.execute(
-        "SELECT seq, id, ts, action, actor, source, rule, reason, before, after, request_id FROM audit_events"
-        " WHERE memory_id = ? ORDER BY seq",
-        (memory_id,),
-    ):
-        event = dict(e)
-        for key in ("before", "after"):
-            event[key] = json.loads(event[key]) if event[key] else None
-        out.append(event)
-    return out
 
 
 async def memory_detail(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
@@ -219,8 +139,8 @@ async def _set_state(state: AppState, bank: str, units: list[dict[str, Any]], to
     return done
 
 
-async def _locked_row(state: AppState, bank: str, memory_id: str, want: str, verb: str) -> sqlite3.Row:
-    row = await state.ledger.read(lambda db: _row(db, bank, memory_id))
+async def _lockedmemory_row(state: AppState, bank: str, memory_id: str, want: str, verb: str) -> sqlite3.Row:
+    row = await state.ledger.read(lambda db: memory_row(db, bank, memory_id))
     if row is None:
         raise Refused(404, f"Memory '{memory_id}' not found in bank '{bank}'")
     if row["status"] != want:
@@ -246,7 +166,7 @@ async def archive(
             return await archive(
                 state, bank, memory_id, reason=reason, request_id=request_id, action=action, source=source, locked=True
             )
-    row = await _locked_row(state, bank, memory_id, "active", "archived")
+    row = await _lockedmemory_row(state, bank, memory_id, "active", "archived")
     document_id = row["document_id"]
     siblings = await state.ledger.read(
         lambda db: db.execute(
@@ -279,7 +199,7 @@ async def restore(
     if not locked:
         async with state.bank_locks(bank):
             return await restore(state, bank, memory_id, reason=reason, request_id=request_id, locked=True)
-    row = await _locked_row(state, bank, memory_id, "archived", "restored")
+    row = await _lockedmemory_row(state, bank, memory_id, "archived", "restored")
     document_id = row["document_id"]
     try:
         units = await _document_units(state, bank, document_id, "invalidated") if document_id else []
@@ -346,10 +266,10 @@ async def _record(
     reason: str,
 ) -> None:
     def write(db: sqlite3.Connection) -> None:
-        event = transition(
+        move(
             db,
+            [memory_id],
             bank=bank,
-            memory_id=memory_id,
             frm=frm,
             to=to,
             action=action,
@@ -357,7 +277,6 @@ async def _record(
             request_id=request_id,
             reason=reason,
         )
-        append_events(db, [event])
 
     await state.ledger.write(write)
 

@@ -18,10 +18,11 @@ from typing import Any
 import structlog
 from starlette.types import Receive, Scope, Send
 
+from memwarden.db.audit import AuditEvent, append_events
+from memwarden.db.common import now
 from memwarden.policies.labels import LabelError
 from memwarden.policies.tags import canonicalize_tags, tag_value
 from memwarden.proxy.asgi import ClientGone, read_body, replay, send_json
-from memwarden.proxy.ledger import AuditEvent, append_events, now
 from memwarden.proxy.middleware import request_id_of
 from memwarden.proxy.passthrough import forward
 from memwarden.proxy.state import AppState

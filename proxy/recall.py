@@ -22,7 +22,6 @@ With ``governance.mode = "off"`` for the bank, both pass through untouched.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -31,6 +30,7 @@ import structlog
 from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendRejected, BackendUnavailable
+from memwarden.db.memories import withheld_documents
 from memwarden.policies.tag_query import TagQueryError, list_filters, normalize_request, spellings
 from memwarden.proxy.asgi import BodyError, ClientGone, loads, parse_json, read_body, replay, send_json
 from memwarden.proxy.middleware import note_backend_status
@@ -44,27 +44,6 @@ log = structlog.get_logger("memwarden.recall")
 PASSED_HEADERS_DROPPED = (b"content-length", b"transfer-encoding", b"connection", b"content-encoding")
 # GET .../memories/list fanned out: how many rows one spelling may contribute, at most.
 FAN_OUT_PAGE = 1000
-
-
-def withheld_documents(db: sqlite3.Connection, bank: str, document_ids: Sequence[str]) -> set[str]:
-    """Of ``document_ids``, those holding a memory memwarden archived, superseded or rejected and
-    none that is active (or on its way there)."""
-    if not document_ids:
-        return set()
-    out: set[str] = set()
-    ids = list(dict.fromkeys(document_ids))
-    for i in range(0, len(ids), 500):
-        chunk = ids[i : i + 500]
-        marks = ",".join("?" * len(chunk))
-        sql = (
-            "SELECT document_id, SUM(status IN ('archived', 'superseded', 'rejected')) AS gone,"  # noqa: S608
-            " SUM(status IN ('active', 'pending')) AS live FROM memories"
-            f" WHERE bank = ? AND document_id IN ({marks}) GROUP BY document_id"
-        )
-        for row in db.execute(sql, (bank, *chunk)):
-            if row["gone"] and not row["live"]:
-                out.add(row["document_id"])
-    return out
 
 
 async def _backend_json(state: AppState, scope: Scope, method: str, target: str, body: bytes | None) -> Any:

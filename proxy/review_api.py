@@ -18,24 +18,11 @@ from typing import Any
 from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendError, BackendRejected
+from memwarden.db.memories import MEMORY_COLUMNS, memory_view, move
 from memwarden.proxy.asgi import send_json
-from memwarden.proxy.ledger import append_events
-from memwarden.proxy.memories import Refused, answer, transition
+from memwarden.proxy.memories import Refused, answer
 from memwarden.proxy.middleware import request_id_of
 from memwarden.proxy.state import AppState
-
-MEMORY_COLUMNS = (
-    "id, bank, status, content, content_hash, topic, stage, topic_key, tags, hit_count, document_id,"
-    " conflict_with, created_at, updated_at"
-)
-
-
-def memory_view(row: sqlite3.Row | None) -> dict[str, Any] | None:
-    if row is None:
-        return None
-    out = dict(row)
-    out["tags"] = json.loads(out["tags"])
-    return out
 
 
 async def list_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
@@ -106,35 +93,30 @@ async def approve(state: AppState, bank: str, memory_id: str, *, request_id: str
             note = f"still in the backend: {exc}"
 
     def record(db: sqlite3.Connection) -> None:
-        events = [
-            transition(
+        move(
+            db,
+            [memory_id],
+            bank=bank,
+            frm="review",
+            to="active",
+            action="approve",
+            source="review",
+            request_id=request_id,
+        )
+        if old is not None:
+            move(
                 db,
+                [old["id"]],
                 bank=bank,
-                memory_id=memory_id,
-                frm="review",
-                to="active",
-                action="approve",
+                frm="active",
+                to="superseded",
+                action="supersede",
                 source="review",
                 request_id=request_id,
+                rule="topic_key.conflict",
+                reason=f"superseded by approved {memory_id}; {note}",
+                by=memory_id,
             )
-        ]
-        if old is not None:
-            events.append(
-                transition(
-                    db,
-                    bank=bank,
-                    memory_id=old["id"],
-                    frm="active",
-                    to="superseded",
-                    action="supersede",
-                    source="review",
-                    request_id=request_id,
-                    rule="topic_key.conflict",
-                    reason=f"superseded by approved {memory_id}; {note}",
-                    by=memory_id,
-                )
-            )
-        append_events(db, events)
 
     await state.ledger.write(record)
     return {
@@ -155,17 +137,16 @@ async def reject(state: AppState, bank: str, memory_id: str, *, request_id: str)
     await _held_for_review(state, bank, memory_id)
 
     def record(db: sqlite3.Connection) -> None:
-        event = transition(
+        move(
             db,
+            [memory_id],
             bank=bank,
-            memory_id=memory_id,
             frm="review",
             to="rejected",
             action="reject_review",
             source="review",
             request_id=request_id,
         )
-        append_events(db, [event])
 
     await state.ledger.write(record)
     return {"id": memory_id, "status": "rejected"}

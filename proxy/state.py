@@ -9,11 +9,11 @@ from typing import Any
 
 from memwarden.backends.base import MemoryBackend
 from memwarden.backends.hindsight import HindsightBackend
+from memwarden.db.database import Database
 from memwarden.policies.labels import TOPIC_ALIASES, LabelClassifier
 from memwarden.policies.pipeline import Pipeline
 from memwarden.policies.quality import QualityFilter
 from memwarden.policies.quality_rules import Rule
-from memwarden.proxy.ledger import Ledger
 from memwarden.proxy.locks import BankLocks
 from memwarden.proxy.settings import GovernanceSettings, Settings
 from memwarden.store.local import LocalStore
@@ -41,7 +41,7 @@ class AppState:
     memory: MemoryBackend  # JSON calls of the governed routes: the backend behind its wrappers
     read_retries: int
     pipeline: Pipeline
-    ledger: Ledger
+    ledger: Database
     local: LocalStore | None = None  # the self-hosted store, when memwarden is the memory server
     bank_locks: BankLocks = field(default_factory=BankLocks)  # config changes: one at a time per bank
     seeded: set[str] = field(default_factory=set)  # banks whose missions were seeded (or are being)

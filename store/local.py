@@ -1,6 +1,6 @@
 """The self-hosted store: memwarden as the memory server (SPEC §6).
 
-All rows live in the ledger's database (one store, one writer thread: :class:`proxy.ledger.Ledger`);
+All rows live in the ledger's database (one store, one writer thread: :class:`memwarden.db.database.Database`);
 reads run on the ledger's reader threads, embedding and vector search on worker threads, never on
 the event loop. Vectors are kept in memory per bank for exact search (a float32 matrix, built from
 the BLOBs on first use) and appended to as memories arrive.
@@ -29,9 +29,12 @@ from typing import Any, TypeVar
 import numpy as np
 import structlog
 
-from memwarden.proxy.ledger import AuditEvent, Ledger, append_events, chunked, now
+from memwarden.db.audit import AuditEvent, append_events
+from memwarden.db.common import chunked, now
+from memwarden.db.database import Database
 from memwarden.store import rules, tagfilter
 from memwarden.store.embedder import Embedder, Vector
+from memwarden.store.schema import STORE_MIGRATIONS
 from memwarden.store.text import index_text, match_query, query_terms, token_estimate
 from memwarden.store.vectors import BankIndex
 
@@ -229,7 +232,8 @@ class RetainItem:
 
 
 class LocalStore:
-    def __init__(self, ledger: Ledger, embedder: Embedder, *, ann_threshold: int = 20_000) -> None:
+    def __init__(self, ledger: Database, embedder: Embedder, *, ann_threshold: int = 20_000) -> None:
+        ledger.migrate_sync(STORE_MIGRATIONS)
         self.ledger = ledger
         self.embedder = embedder
         self.ann_threshold = ann_threshold

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import sqlite3
 
+from memwarden.db.migrations import Migration, run_script
+from memwarden.store.text import token_estimate
+
 SCHEMA = """
 CREATE TABLE store_banks (
     bank_id TEXT PRIMARY KEY,
@@ -96,7 +99,27 @@ CREATE INDEX store_operations_status ON store_operations (status, created_at);
 """
 
 
-def migrate_local_store(db: sqlite3.Connection) -> None:
-    from memwarden.proxy.ledger import _run_script
+def _m0003_local_store(db: sqlite3.Connection) -> None:
+    run_script(db, SCHEMA)
 
-    _run_script(db, SCHEMA)
+
+def _m0006_unit_feedback(db: sqlite3.Connection) -> None:
+    # Operators' feedback on a memory nudges the self-hosted store's ranking of its facts.
+    db.execute("ALTER TABLE store_units ADD COLUMN feedback INTEGER NOT NULL DEFAULT 0")
+
+
+def _m0007_unit_tokens(db: sqlite3.Connection) -> None:
+    # Each memory's cost against a recall's max_tokens, kept with the row: recall picks what fits
+    # from the candidates' costs and reads only the rows it returns.
+    db.execute("ALTER TABLE store_units ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0")
+    db.create_function("memwarden_tokens", 1, token_estimate, deterministic=True)
+    db.execute("UPDATE store_units SET tokens = memwarden_tokens(text)")
+
+
+# Applied when the store attaches to the database (:class:`memwarden.store.local.LocalStore`); the
+# names continue the ledger's numbering, which they shared when one list held both.
+STORE_MIGRATIONS: tuple[Migration, ...] = (
+    ("0003_local_store", _m0003_local_store),
+    ("0006_unit_feedback", _m0006_unit_feedback),
+    ("0007_unit_tokens", _m0007_unit_tokens),
+)

@@ -17,7 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memwarden.proxy.ledger import GENESIS, AuditEvent, Ledger, append_events, verify_chain
+from memwarden.db.audit import GENESIS, AuditEvent, append_events, verify_chain
+from memwarden.db.database import Database
 from tests.conftest import asgi_warden, make_settings, running_warden
 from tests.upstream import UpstreamProbe, create_upstream
 
@@ -73,7 +74,7 @@ async def test_verify_endpoint(warden: httpx.AsyncClient) -> None:
 
 
 def test_mirror_file_follows_the_database(tmp_path: Path) -> None:
-    ledger = Ledger.open(tmp_path)
+    ledger = Database.open(tmp_path)
     try:
         ledger.write_sync(lambda db: append_events(db, [AuditEvent(action="add", bank="b") for _ in range(3)]))
         lines = [json.loads(x) for x in (tmp_path / "audit.jsonl").read_text().splitlines()]
@@ -84,12 +85,12 @@ def test_mirror_file_follows_the_database(tmp_path: Path) -> None:
         ledger.close()
     # A crash between commit and mirror: the mirror is re-synced on the next open.
     (tmp_path / "audit.jsonl").write_text("\n".join((tmp_path / "audit.jsonl").read_text().splitlines()[:1]) + "\n")
-    Ledger.open(tmp_path).close()
+    Database.open(tmp_path).close()
     assert [json.loads(x)["seq"] for x in (tmp_path / "audit.jsonl").read_text().splitlines()] == [1, 2, 3]
 
 
 def test_events_cannot_be_changed_through_sql(tmp_path: Path) -> None:
-    ledger = Ledger.open(tmp_path)
+    ledger = Database.open(tmp_path)
     ledger.write_sync(lambda db: append_events(db, [AuditEvent(action="add")]))
     ledger.close()
     db = sqlite3.connect(tmp_path / "memwarden.db")
@@ -120,7 +121,7 @@ def tamper(tmp_path: Path, *statements: str) -> None:
 def test_cli_verify_names_the_edited_or_deleted_event(
     tmp_path: Path, statements: tuple[str, ...], expected: str
 ) -> None:
-    ledger = Ledger.open(tmp_path)
+    ledger = Database.open(tmp_path)
     ledger.write_sync(lambda db: append_events(db, [AuditEvent(action="add", reason=str(i)) for i in range(6)]))
     ledger.close()
     ok = cli("audit", "verify", "--data-dir", str(tmp_path))
@@ -144,7 +145,7 @@ def test_chain_verifies_after_any_sequence_of_events(
     tmp_path_factory: pytest.TempPathFactory, events: list[tuple[str, str]]
 ) -> None:
     directory = tmp_path_factory.mktemp("chain")
-    ledger = Ledger.open(directory, mirror=False)
+    ledger = Database.open(directory, mirror=False)
     try:
         for action, reason in events:
             ledger.write_sync(lambda db, a=action, r=reason: append_events(db, [AuditEvent(action=a, reason=r)]))
@@ -156,7 +157,7 @@ def test_chain_verifies_after_any_sequence_of_events(
 
 
 def test_cli_tail_reads_the_data_directory(tmp_path: Path) -> None:
-    ledger = Ledger.open(tmp_path)
+    ledger = Database.open(tmp_path)
     ledger.write_sync(
         lambda db: append_events(
             db,
@@ -256,7 +257,7 @@ def test_cli_classify_contract(tmp_path: Path) -> None:
 
 
 def test_cli_tail_follow_prints_new_events(tmp_path: Path) -> None:
-    ledger = Ledger.open(tmp_path)
+    ledger = Database.open(tmp_path)
     ledger.write_sync(lambda db: append_events(db, [AuditEvent(action="add", bank="b1")]))
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMWARDEN_")}
     proc = subprocess.Popen(

@@ -91,9 +91,9 @@ def test_a_corrupt_database_is_a_clear_error_and_is_not_replaced(tmp_path: Path)
 def test_a_locked_database_is_a_clear_error(tmp_path: Path) -> None:
     import sqlite3
 
-    from memwarden.proxy.ledger import Ledger
+    from memwarden.db.database import Database
 
-    Ledger.open(tmp_path).close()
+    Database.open(tmp_path).close()
     holder = sqlite3.connect(tmp_path / "memwarden.db", isolation_level=None)
     try:
         holder.execute("BEGIN EXCLUSIVE")  # another process holds the database

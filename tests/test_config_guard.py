@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from memwarden.proxy.ledger import Ledger
+from memwarden.db.database import Database
 from tests.conftest import make_settings, running_warden
 from tests.mini_hindsight import Faults, MiniHindsight
 from tests.servers import serve_in_thread
@@ -405,7 +405,7 @@ def test_snapshots_survive_in_the_ledger(rig_factory: Any) -> None:
     rig = rig_factory()
     rig.retain("b", facts(2))
     assert rig.client.patch("/v1/default/banks/b/config", json={"retain_mission": "x"}).status_code == 200
-    ledger = Ledger.open(rig.data_dir, mirror=False)
+    ledger = Database.open(rig.data_dir, mirror=False)
     try:
         rows = ledger.read_sync(
             lambda db: db.execute("SELECT bank, reason, inventory FROM config_snapshots").fetchall()

@@ -449,12 +449,12 @@ def test_at_start_a_delivery_the_ledger_missed_is_settled_from_what_the_store_ho
 async def test_verdicts_left_pending_by_a_stopped_process_are_settled_against_the_store(tmp_path: Path) -> None:
     import json
 
-    from memwarden.proxy.ledger import Ledger
+    from memwarden.db.database import Database
     from memwarden.proxy.memories import INTERRUPTED, settle_interrupted
     from memwarden.store.embedder import HashingEmbedder
     from memwarden.store.local import LocalStore, RetainItem
 
-    ledger = Ledger.open(tmp_path, mirror=False)
+    ledger = Database.open(tmp_path, mirror=False)
     try:
         store = LocalStore(ledger, HashingEmbedder())
         await store.retain("b", [RetainItem(content="written before the kill", document_id="doc-written")])
@@ -504,12 +504,12 @@ async def test_verdicts_left_pending_by_a_stopped_process_are_settled_against_th
 
 @pytest.mark.anyio
 async def test_a_full_disk_is_a_clear_error_and_writes_nothing(tmp_path: Path) -> None:
-    from memwarden.proxy.ledger import Ledger
+    from memwarden.db.database import Database
     from memwarden.store.app import create_local_app
     from memwarden.store.embedder import HashingEmbedder
     from memwarden.store.local import LocalStore
 
-    ledger = Ledger.open(tmp_path, mirror=False)
+    ledger = Database.open(tmp_path, mirror=False)
     try:
         app = create_local_app(LocalStore(ledger, HashingEmbedder()))
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://store") as client:
@@ -568,17 +568,17 @@ def test_past_the_ann_threshold_recall_uses_the_graph_and_keeps_its_answers(tmp_
 
 @pytest.mark.anyio
 async def test_a_store_from_before_token_costs_gets_them_on_open(tmp_path: Path) -> None:
-    """Migration 0007 adds each memory's token cost to a store written before it (recall picks what
+    """Migration 0007 (the store's, applied when it attaches) adds each memory's token cost to a store written before it (recall picks what
     fits from these costs): after it, every row's cost is its text's, and recall spends the budget."""
     import sqlite3
 
-    from memwarden.proxy.ledger import Ledger
+    from memwarden.db.database import Database
     from memwarden.store.embedder import HashingEmbedder
     from memwarden.store.local import LocalStore, RetainItem
     from memwarden.store.text import token_estimate
 
     texts = ["Alice prefers dark roast coffee.", "服务 svc-1 的内网端口统一设为 9000", "短"]
-    ledger = Ledger.open(tmp_path, mirror=False)
+    ledger = Database.open(tmp_path, mirror=False)
     await LocalStore(ledger, HashingEmbedder()).retain("b", [RetainItem(content=t) for t in texts])
     ledger.close()
     db = sqlite3.connect(tmp_path / "memwarden.db")  # back to the schema of 0006
@@ -587,11 +587,11 @@ async def test_a_store_from_before_token_costs_gets_them_on_open(tmp_path: Path)
     db.commit()
     db.close()
 
-    ledger = Ledger.open(tmp_path, mirror=False)
+    ledger = Database.open(tmp_path, mirror=False)
     try:
+        store = LocalStore(ledger, HashingEmbedder())  # the store brings its own migrations
         costs = await ledger.read(lambda db: dict(db.execute("SELECT text, tokens FROM store_units").fetchall()))
         assert costs == {t: token_estimate(t) for t in texts}
-        store = LocalStore(ledger, HashingEmbedder())
         budget = token_estimate(texts[0]) + token_estimate(texts[2])
         got = [
             r["text"] for r in (await store.recall("b", {"query": "Alice coffee 短", "max_tokens": budget}))["results"]
@@ -608,7 +608,7 @@ async def test_recall_fills_the_token_budget_in_rank_order(tmp_path: Path) -> No
     lengths and scripts and whichever retriever found a memory, across the reads of growing size
     that fetch the rows: in rank order, a memory that does not fit is skipped and later, shorter
     ones still go in; when none fits, the first alone; none for a budget of 0 or less."""
-    from memwarden.proxy.ledger import Ledger
+    from memwarden.db.database import Database
     from memwarden.store.embedder import HashingEmbedder
     from memwarden.store.local import LocalStore, RetainItem
     from memwarden.store.text import token_estimate
@@ -620,7 +620,7 @@ async def test_recall_fills_the_token_budget_in_rank_order(tmp_path: Path) -> No
         texts.append(
             f"report {i} on the budget review {mark} {filler}" if i % 3 else f"预算评审第 {i} 号报告 {mark} {filler}"
         )
-    ledger = Ledger.open(tmp_path, mirror=False)
+    ledger = Database.open(tmp_path, mirror=False)
     try:
         store = LocalStore(ledger, HashingEmbedder())
         await store.retain("b", [RetainItem(content=t) for t in texts])

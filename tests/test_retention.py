@@ -138,7 +138,15 @@ def test_the_scheduled_job_runs_by_itself(tmp_path: Path) -> None:
 
 
 def test_memwarden_retention_run(http: httpx.Client) -> None:
-    cmd = [sys.executable, "-c", "from memwarden.proxy.cli import main; main()", "retention", "run", "--url", str(http.base_url)]
+    cmd = [
+        sys.executable,
+        "-c",
+        "from memwarden.proxy.cli import main; main()",
+        "retention",
+        "run",
+        "--url",
+        str(http.base_url),
+    ]
     dry = subprocess.run([*cmd, "--dry-run"], capture_output=True, text=True, timeout=60, check=True).stdout
     assert "OLD-PROCESS" in dry
     assert "4 due; 4 would be archived" in dry

@@ -1,0 +1,148 @@
+"""The audit log: append-only, hash-chained events.
+
+Each event's hash covers its fields and the previous event's hash, so an edited or deleted event
+is detected by :func:`verify_chain`. Events are appended inside the caller's transaction
+(:func:`append_events`); the database mirrors and publishes them after the commit
+(:meth:`memwarden.db.database.Database.write`), collected per writer thread by :func:`collecting`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from memwarden.db.common import now
+
+GENESIS = "0" * 64
+EVENT_FIELDS = (
+    "id",
+    "ts",
+    "bank",
+    "memory_id",
+    "action",
+    "actor",
+    "source",
+    "rule",
+    "reason",
+    "before",
+    "after",
+    "request_id",
+)
+
+
+@dataclass
+class AuditEvent:
+    """One entry of the audit log. ``before``/``after`` are JSON-able snapshots (never secrets)."""
+
+    action: str
+    bank: str | None = None
+    memory_id: str | None = None
+    actor: str = "anonymous"
+    source: str = "api"
+    rule: str | None = None
+    reason: str | None = None
+    before: Any = None
+    after: Any = None
+    request_id: str | None = None
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    ts: str = field(default_factory=now)
+    seq: int | None = None
+    prev_hash: str | None = None
+    hash: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """A shallow dict: ``dataclasses.asdict`` deep-copied ``before``/``after``, which made 100
+        events cost 24–30 ms in the ledger's one writer instead of ~7."""
+        return {f: getattr(self, f) for f in _EVENT_ATTRS}
+
+
+_EVENT_ATTRS = tuple(f.name for f in fields(AuditEvent))
+
+
+def event_hash(seq: int, event: dict[str, Any], prev_hash: str) -> str:
+    payload = [seq, *(event.get(f) for f in EVENT_FIELDS), prev_hash]
+    data = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(data.encode()).hexdigest()
+
+
+# Events appended by the transaction running on this thread, for mirroring after its commit.
+_appended = threading.local()
+
+
+@contextlib.contextmanager
+def collecting() -> Iterator[list[dict[str, Any]]]:
+    """Collect, as dicts, the events :func:`append_events` appends on this thread meanwhile."""
+    events: list[dict[str, Any]] = []
+    _appended.events = events
+    try:
+        yield events
+    finally:
+        _appended.events = None
+
+
+def append_events(db: sqlite3.Connection, events: Iterable[AuditEvent | None]) -> list[AuditEvent]:
+    """Append ``events`` to the chain inside the caller's transaction; fills seq/prev_hash/hash.
+    None entries (a :func:`memwarden.db.memories.transition` that changed nothing) are skipped."""
+    last = db.execute("SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1").fetchone()
+    seq, prev = (last[0], last[1]) if last else (0, GENESIS)
+    out = []
+    pending: list[dict[str, Any]] | None = getattr(_appended, "events", None)
+    for event in events:
+        if event is None:
+            continue
+        seq += 1
+        row = event.as_dict()
+        for key in ("before", "after"):
+            if row[key] is not None:
+                row[key] = json.dumps(row[key], ensure_ascii=False, sort_keys=True)
+        digest = event_hash(seq, row, prev)
+        db.execute(
+            "INSERT INTO audit_events (seq, id, ts, bank, memory_id, action, actor, source, rule, reason, before,"
+            " after, request_id, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (seq, *(row[f] for f in EVENT_FIELDS), prev, digest),
+        )
+        event.seq, event.prev_hash, event.hash = seq, prev, digest
+        prev = digest
+        out.append(event)
+        if pending is not None:
+            pending.append(event.as_dict())
+    return out
+
+
+def event_from_row(row: sqlite3.Row) -> dict[str, Any]:
+    out = dict(row)
+    for key in ("before", "after"):
+        if out.get(key) is not None:
+            out[key] = json.loads(out[key])
+    return out
+
+
+@dataclass(frozen=True)
+class ChainProblem:
+    seq: int
+    problem: str
+
+
+def verify_chain(rows: Iterable[sqlite3.Row | dict[str, Any]]) -> list[ChainProblem]:
+    """Check seq continuity, prev_hash links and every hash; list what is wrong (empty: intact)."""
+    problems = []
+    expected_seq, prev = 1, GENESIS
+    for raw in rows:
+        row = dict(raw)
+        seq = int(row["seq"])
+        if seq != expected_seq:
+            missing = f"{expected_seq}" if seq == expected_seq + 1 else f"{expected_seq}-{seq - 1}"
+            problems.append(ChainProblem(expected_seq, f"event(s) {missing} deleted"))
+        if row["prev_hash"] != prev:
+            problems.append(ChainProblem(seq, "chain broken: prev_hash does not match the previous event"))
+        if event_hash(seq, row, row["prev_hash"]) != row["hash"]:
+            problems.append(ChainProblem(seq, "event edited: its hash does not match its content"))
+        expected_seq, prev = seq + 1, row["hash"]
+    return problems

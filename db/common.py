@@ -1,0 +1,17 @@
+"""Timestamps and batching shared by the repositories."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def chunked(values: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
+    """``values`` in runs of at most ``size``: one ``IN (?, …)`` list each, under SQLite's limit on
+    bound parameters."""
+    for i in range(0, len(values), size):
+        yield values[i : i + size]

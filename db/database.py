@@ -1,0 +1,214 @@
+"""memwarden's database: one SQLite file in the data directory, shared by the ledger (memories,
+the review queue, config snapshots, plans, the audit log) and the self-hosted store's tables.
+
+WAL, **one writer**: every write runs on a single dedicated thread, inside one transaction
+(``BEGIN IMMEDIATE`` … ``COMMIT``), so a request records all its verdicts or none. Reads run on
+their own connections in a small thread pool, off the event loop. After each commit the audit
+events the transaction appended are appended to ``audit.jsonl`` (a mirror that ``tail -f`` can
+follow; re-synced from the database on start) and published to live subscribers (the
+server-sent-events stream).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sqlite3
+import threading
+from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from memwarden.db.audit import AuditEvent, append_events, collecting, event_from_row
+from memwarden.db.migrations import LEDGER_MIGRATIONS, Migration, migrate
+
+READER_MMAP_BYTES = 1 << 30  # address space only: SQLite maps no more than the file
+READER_CACHE_KIB = 16 * 1024
+
+T = TypeVar("T")
+
+
+class DatabaseError(Exception):
+    """The database cannot be opened or used (corrupt, locked, not a memwarden database)."""
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
+    db.row_factory = sqlite3.Row
+    db.execute("PRAGMA busy_timeout = 10000")
+    db.execute("PRAGMA foreign_keys = ON")
+    return db
+
+
+class Database:
+    """The data directory's database. Create with :meth:`open`; close with :meth:`close`."""
+
+    def __init__(self, path: Path, *, jsonl: Path | None) -> None:
+        self.path = path
+        self.jsonl = jsonl
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-writer")
+        self._readers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ledger-reader")
+        self._local = threading.local()
+        self._reader_dbs: list[sqlite3.Connection] = []
+        self._mirror_file: Any = None
+        self._write_db: sqlite3.Connection | None = None
+        self._subscribers: set[asyncio.Queue[dict[str, Any]]] = set()
+
+    @classmethod
+    def open(cls, data_dir: Path, *, mirror: bool = True) -> Database:
+        """Open (creating if needed) ``<data_dir>/memwarden.db``; raise :class:`DatabaseError` clearly."""
+        try:
+            data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DatabaseError(f"cannot create the data directory {data_dir}: {exc}") from None
+        path = data_dir / "memwarden.db"
+        ledger = cls(path, jsonl=data_dir / "audit.jsonl" if mirror else None)
+        try:
+            ledger._writer.submit(ledger._open_writer).result()
+        except sqlite3.DatabaseError as exc:
+            ledger.close()
+            if "locked" in str(exc):
+                raise DatabaseError(
+                    f"{path} is locked by another process (another memwarden on the same data directory?)"
+                ) from None
+            raise DatabaseError(f"{path} cannot be used as memwarden's database: {exc}") from None
+        return ledger
+
+    def _open_writer(self) -> None:
+        db = connect(self.path)
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        integrity = db.execute("PRAGMA quick_check").fetchone()[0]
+        if integrity != "ok":
+            raise sqlite3.DatabaseError(f"integrity check failed: {integrity}")
+        migrate(db, LEDGER_MIGRATIONS)
+        db.execute("BEGIN IMMEDIATE")  # fails now, clearly, if another process holds the write lock
+        db.execute("ROLLBACK")
+        self._write_db = db
+        self._resync_mirror(db)
+
+    def _resync_mirror(self, db: sqlite3.Connection) -> None:
+        """Append to audit.jsonl whatever the database has beyond it (a crash between the two)."""
+        if self.jsonl is None:
+            return
+        last = 0
+        if self.jsonl.exists():
+            with self.jsonl.open("rb") as fh:
+                with contextlib.suppress(OSError):
+                    fh.seek(-65536, 2)
+                tail = fh.read().splitlines()
+            for line in reversed(tail):
+                with contextlib.suppress(ValueError, KeyError):
+                    last = int(json.loads(line)["seq"])
+                    break
+        rows = db.execute("SELECT * FROM audit_events WHERE seq > ? ORDER BY seq", (last,)).fetchall()
+        self._mirror([event_from_row(r) for r in rows])
+
+    def _mirror(self, events: list[dict[str, Any]]) -> None:
+        if self.jsonl is None or not events:
+            return
+        if self._mirror_file is None:
+            self._mirror_file = self.jsonl.open("a", encoding="utf-8")
+        self._mirror_file.write("".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in events))
+        self._mirror_file.flush()
+
+    def _read_db(self) -> sqlite3.Connection:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = connect(self.path)
+            db.execute("PRAGMA query_only = ON")
+            # Reads through a memory map and a larger page cache: fetching the ~200 rows a recall
+            # returns at 100,000 memories took 4.3 ms with read() calls, 1.7 ms this way (measured).
+            db.execute(f"PRAGMA mmap_size = {READER_MMAP_BYTES}")
+            db.execute(f"PRAGMA cache_size = -{READER_CACHE_KIB}")
+            self._local.db = db
+            self._reader_dbs.append(db)
+        return db
+
+    # -- public API -----------------------------------------------------------------------
+
+    async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(db)`` in one transaction on the writer thread. Events it appended are mirrored
+        and published after the commit."""
+        loop = asyncio.get_running_loop()
+        result, events = await loop.run_in_executor(self._writer, self._transaction, fn)
+        self._publish(events)
+        return result
+
+    async def audit(self, *events: AuditEvent) -> None:
+        """Append ``events`` to the audit log in a transaction of their own."""
+        await self.write(lambda db: append_events(db, events))
+
+    def migrate_sync(self, steps: Sequence[Migration]) -> list[str]:
+        """Apply ``steps`` not yet applied (on the writer thread, each in its own transaction):
+        how a component that owns tables of its own (the self-hosted store) brings them."""
+
+        def run() -> list[str]:
+            if self._write_db is None:
+                raise DatabaseError("the database is closed")
+            return migrate(self._write_db, steps)
+
+        return self._writer.submit(run).result()
+
+    def write_sync(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """The same, for callers without an event loop (the CLI)."""
+        result, events = self._writer.submit(self._transaction, fn).result()
+        self._publish(events)
+        return result
+
+    def _transaction(self, fn: Callable[[sqlite3.Connection], T]) -> tuple[T, list[dict[str, Any]]]:
+        db = self._write_db
+        if db is None:
+            raise DatabaseError("the ledger is closed")
+        with collecting() as events:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(db)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        self._mirror(events)
+        return result, events
+
+    def _publish(self, events: list[dict[str, Any]]) -> None:
+        for queue in list(self._subscribers):
+            for event in events:
+                with contextlib.suppress(asyncio.QueueFull):
+                    queue.put_nowait(event)
+
+    async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._readers, lambda: fn(self._read_db()))
+
+    def read_sync(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        return self._readers.submit(lambda: fn(self._read_db())).result()
+
+    @contextlib.asynccontextmanager
+    async def subscribe(self) -> AsyncIterator[asyncio.Queue[dict[str, Any]]]:
+        """New audit events as they are committed (for the live stream)."""
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=10_000)
+        self._subscribers.add(queue)
+        try:
+            yield queue
+        finally:
+            self._subscribers.discard(queue)
+
+    def close(self) -> None:
+        def close_writer() -> None:
+            if self._write_db is not None:
+                self._write_db.close()
+                self._write_db = None
+            if self._mirror_file is not None:
+                self._mirror_file.close()
+                self._mirror_file = None
+
+        with contextlib.suppress(RuntimeError):
+            self._writer.submit(close_writer).result()
+        self._writer.shutdown(wait=True)
+        self._readers.shutdown(wait=True)
+        for db in self._reader_dbs:
+            db.close()
+        self._reader_dbs.clear()

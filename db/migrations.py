@@ -1,0 +1,172 @@
+"""Schema migrations: named functions applied in order, each recorded in ``schema_migrations``.
+
+The ledger's tables are migrated here (:data:`LEDGER_MIGRATIONS`); the self-hosted store owns
+its tables and brings its own steps (``memwarden.store.schema``), applied through the same
+:func:`migrate` when the store attaches to the database. Names are global: a step is applied once
+per database, whoever brings it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+
+from memwarden.db.common import now
+
+Migration = tuple[str, Callable[[sqlite3.Connection], None]]
+
+
+def run_script(db: sqlite3.Connection, script: str) -> None:
+    """Execute statement by statement: ``executescript`` would commit the caller's transaction."""
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            db.execute(buffer)
+            buffer = ""
+    if buffer.strip():
+        raise ValueError(f"incomplete SQL statement in migration: {buffer.strip()[:80]}")
+
+
+def _m0001_initial(db: sqlite3.Connection) -> None:
+    run_script(
+        db,
+        """
+        CREATE TABLE memories (
+            id TEXT PRIMARY KEY,
+            bank TEXT NOT NULL,
+            status TEXT NOT NULL,
+            content TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            topic TEXT,
+            stage TEXT,
+            topic_key TEXT,
+            cardinality TEXT,
+            tags TEXT NOT NULL DEFAULT '[]',
+            hit_count INTEGER NOT NULL DEFAULT 0,
+            document_id TEXT,
+            item TEXT NOT NULL DEFAULT '{}',
+            rule TEXT,
+            reason TEXT,
+            conflict_with TEXT,
+            event_time TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            request_id TEXT
+        );
+        CREATE INDEX memories_bank_hash ON memories (bank, content_hash, status);
+        CREATE INDEX memories_bank_key ON memories (bank, topic_key, status);
+        CREATE INDEX memories_bank_status ON memories (bank, status, created_at);
+
+        CREATE TABLE audit_events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            ts TEXT NOT NULL,
+            bank TEXT,
+            memory_id TEXT,
+            action TEXT NOT NULL,
+            actor TEXT,
+            source TEXT,
+            rule TEXT,
+            reason TEXT,
+            before TEXT,
+            after TEXT,
+            request_id TEXT,
+            prev_hash TEXT NOT NULL,
+            hash TEXT NOT NULL
+        );
+        CREATE INDEX audit_bank ON audit_events (bank, seq);
+        CREATE INDEX audit_action ON audit_events (action, seq);
+        CREATE INDEX audit_memory ON audit_events (memory_id, seq);
+        CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit_events
+            BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END;
+        CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit_events
+            BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END;
+        """,
+    )
+
+
+def _m0002_config_snapshots(db: sqlite3.Connection) -> None:
+    run_script(
+        db,
+        """
+        CREATE TABLE config_snapshots (
+            id TEXT PRIMARY KEY,
+            bank TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            request_id TEXT,
+            settled INTEGER NOT NULL,
+            config TEXT NOT NULL,
+            overrides TEXT NOT NULL,
+            stats TEXT NOT NULL,
+            counts TEXT NOT NULL,
+            inventory TEXT NOT NULL,
+            change TEXT,
+            outcome TEXT,
+            outcome_detail TEXT,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX config_snapshots_bank ON config_snapshots (bank, created_at);
+        CREATE TABLE banks_seen (
+            bank TEXT PRIMARY KEY,
+            first_seen TEXT NOT NULL,
+            seeded_at TEXT
+        );
+        """,
+    )
+
+
+def _m0004_memories_by_document(db: sqlite3.Connection) -> None:
+    # The read path asks, for every recall, which of the results' documents memwarden retired.
+    db.execute("CREATE INDEX memories_bank_document ON memories (bank, document_id)")
+
+
+def _m0005_plans(db: sqlite3.Connection) -> None:
+    run_script(
+        db,
+        """
+        CREATE TABLE plans (
+            id TEXT PRIMARY KEY,
+            bank TEXT NOT NULL,
+            status TEXT NOT NULL,
+            phrase TEXT NOT NULL,
+            reason TEXT,
+            operations TEXT NOT NULL,
+            result TEXT,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            applied_at TEXT
+        );
+        CREATE INDEX plans_bank ON plans (bank, created_at);
+        """,
+    )
+
+
+LEDGER_MIGRATIONS: tuple[Migration, ...] = (
+    ("0001_initial", _m0001_initial),
+    ("0002_config_snapshots", _m0002_config_snapshots),
+    ("0004_memories_by_document", _m0004_memories_by_document),
+    ("0005_plans", _m0005_plans),
+)
+
+
+def migrate(db: sqlite3.Connection, steps: Sequence[Migration]) -> list[str]:
+    """Apply those of ``steps`` not yet recorded, in order, each in its own transaction; return
+    their names. Call outside any transaction."""
+    db.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    done = {row[0] for row in db.execute("SELECT name FROM schema_migrations")}
+    applied = []
+    for name, step in steps:
+        if name in done:
+            continue
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            step(db)
+            db.execute("INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)", (name, now()))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        applied.append(name)
+    return applied
