@@ -13,19 +13,49 @@ from __future__ import annotations
 
 import json
 from datetime import MAXYEAR, MINYEAR, datetime
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidatorFunctionWrapHandler, field_validator
+
+
+# A multimodal item's content blocks, discriminated on ``type`` as Hindsight's are (its names, so
+# that a refusal's ``loc`` reads as Hindsight's). Checked only: the item forwarded keeps the
+# client's blocks as sent.
+class TextContentBlock(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: Literal["text"]
+    text: str
+
+
+class ImageContentBlock(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: Literal["image"]
+    source: dict[str, Any]
+
+
+class FileContentBlock(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: Literal["file"]
+    source: dict[str, Any]
+
+
+ContentBlockItem = Annotated[TextContentBlock | ImageContentBlock | FileContentBlock, Field(discriminator="type")]
 
 
 class MemoryItem(BaseModel):
     model_config = ConfigDict(extra="allow")
-    content: str | list[dict[str, Any]]
+    content: str | list[ContentBlockItem]
     tags: list[str] | None = None
     document_id: str | None = None
     timestamp: str | None = None
     context: str | None = None
     metadata: dict[str, str] | None = None
+
+    @field_validator("content", mode="wrap")
+    @classmethod
+    def _content_as_sent(cls, v: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        handler(v)  # Hindsight's checks, with its error locations
+        return v
 
     @field_validator("tags", mode="before")
     @classmethod

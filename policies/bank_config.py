@@ -40,7 +40,20 @@ GROUP_TYPES = frozenset({"value", "multi-values", "text", "multi-text", "map"})
 
 
 class ConfigInputError(ValueError):
-    """The client's config change cannot be used; the message says why (answered with 400/422)."""
+    """The client's config change cannot be used; the message says why. ``status`` and ``detail``
+    are the answer Hindsight gives to it: 400 with the message, or 422 with FastAPI's error list
+    where Hindsight's request model refuses the body before its own checks."""
+
+    def __init__(self, message: str, *, status: int = 400, detail: Any = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.detail = message if detail is None else detail
+
+
+def unknown_fields_message(unknown: Sequence[str]) -> str:
+    """Hindsight's refusal of fields it does not know. It names ten valid fields, taken from a set
+    (so which ten varies by process); memwarden names the first ten in sorted order."""
+    return f"Unknown configuration fields: {sorted(unknown)}. Valid configurable fields: {sorted(KNOWN_FIELDS)[:10]}..."
 
 
 def field_name(key: str) -> str:
@@ -56,7 +69,18 @@ def parse_updates(body: Any) -> tuple[dict[str, Any], str]:
     if "updates" in body:
         updates = body["updates"]
         if not isinstance(updates, dict):
-            raise ConfigInputError("'updates' must be an object of config fields")
+            raise ConfigInputError(
+                "'updates' must be an object of config fields",
+                status=422,
+                detail=[
+                    {
+                        "type": "dict_type",
+                        "loc": ["body", "updates"],
+                        "msg": "Input should be a valid dictionary",
+                        "input": updates,
+                    }
+                ],
+            )
         if len(body) > 1:
             others = sorted(k for k in body if k != "updates")
             raise ConfigInputError(f"fields next to 'updates' are not allowed: {others}")
@@ -67,7 +91,7 @@ def parse_updates(body: Any) -> tuple[dict[str, Any], str]:
 def check_fields(updates: Mapping[str, Any], extra_fields: Sequence[str] = ()) -> None:
     unknown = sorted(k for k in updates if k not in KNOWN_FIELDS and k not in extra_fields)
     if unknown:
-        raise ConfigInputError(f"Unknown configuration fields: {unknown}")
+        raise ConfigInputError(unknown_fields_message(unknown))
 
 
 def _value(raw: Any, where: str) -> dict[str, Any]:

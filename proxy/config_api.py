@@ -164,7 +164,7 @@ async def bank_config(state: AppState, scope: Scope, receive: Receive, send: Sen
         check_fields(updates, state.settings.config_guard.extra_fields)
         validate_containers(updates)  # before the snapshot: bad input leaves no trace but the 400
     except ConfigInputError as exc:
-        await send_json(send, 400, {"detail": str(exc)})
+        await send_json(send, exc.status, {"detail": exc.detail})
         return
     replace = [k.strip() for k in (_header(scope, b"x-warden-replace") or "").split(",") if k.strip()]
     await guarded_change(state, scope, send, bank, reason="config_patch", updates=updates, replace=replace)
@@ -200,7 +200,7 @@ async def guarded_change(
                 )
             except ConfigInputError as exc:
                 await set_outcome(state.ledger, snap, "refused", {"reason": str(exc)})
-                await send_json(send, 400, {"detail": str(exc)})
+                await send_json(send, exc.status, {"detail": exc.detail})
                 return
         try:
             answer = (

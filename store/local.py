@@ -32,6 +32,7 @@ import structlog
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import chunked, now
 from memwarden.db.database import Database
+from memwarden.policies.bank_config import unknown_fields_message
 from memwarden.store import rules, tagfilter
 from memwarden.store.embedder import Embedder, Vector
 from memwarden.store.schema import STORE_MIGRATIONS
@@ -380,7 +381,7 @@ class LocalStore:
         known = hindsight_defaults()
         unknown = sorted(k for k in updates if k not in known)
         if unknown:
-            raise StoreError(400, f"Unknown configuration fields: {unknown}")
+            raise StoreError(400, unknown_fields_message(unknown))
         labels = updates.get("entity_labels")
         if labels is not None and not (isinstance(labels, list) and all(isinstance(g, dict) for g in labels)):
             raise StoreError(400, "Invalid entity_labels format: expected a list of label groups")

@@ -299,7 +299,7 @@ def test_destructive_policy_block_and_allow(rig_factory: Any, policy: str, heade
         ({"entity_labels": [{"key": "topic", "type": "colour", "values": []}]}, 400, "is not one of"),
         ({"entity_labels": [{"key": "topic", "values": [{"value": ""}]}]}, 400, "non-empty string"),
         ({"updates": {"retain_missoin": "typo"}}, 400, "Unknown configuration fields: ['retain_missoin']"),
-        ({"updates": "everything"}, 400, "'updates' must be an object"),
+        ({"updates": "everything"}, 422, "Input should be a valid dictionary"),  # Hindsight's model refuses it
         ({"updates": {}, "extra": 1}, 400, "next to 'updates'"),
         ([1, 2], 400, "must be a JSON object"),
     ],
@@ -311,7 +311,7 @@ def test_bad_config_input_is_refused_and_changes_nothing(
     rig.mini.bank("b").overrides["retain_mission"] = "kept"
     r = rig.client.patch("/v1/default/banks/b/config", json=body)
     assert r.status_code == status, r.text
-    assert fragment in r.json()["detail"]
+    assert fragment in r.text
     assert rig.mini.bank("b").patches == []
     assert rig.mini.bank("b").overrides == {"retain_mission": "kept"}
     assert rig.snapshots("b") == []  # refused before anything was read or recorded
