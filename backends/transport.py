@@ -23,7 +23,7 @@ import httpx
 import yarl
 from httpx_aiohttp import AiohttpTransport
 
-from memwarden.proxy.settings import HindsightSettings
+from memwarden.settings import HindsightSettings
 
 Headers = Iterable[tuple[str, str]]
 Body = AsyncIterable[bytes] | bytes | None

@@ -20,7 +20,7 @@ import anyio
 from starlette.types import Receive, Scope, Send
 
 from memwarden.db.audit import event_from_row, verify_chain
-from memwarden.proxy.asgi import send_json
+from memwarden.fronts.asgi import send_json
 from memwarden.proxy.state import AppState
 
 MAX_LIMIT = 1000

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from memwarden.proxy import __version__
-from memwarden.proxy.settings import Settings, SettingsError, load_settings
+from memwarden.settings import Settings, SettingsError, load_settings
 
 
 def _settings(config: Path | None, overrides: dict[str, Any]) -> Settings:

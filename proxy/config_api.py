@@ -26,6 +26,7 @@ from memwarden.backends.base import BackendError, BackendRejected
 from memwarden.db.audit import AuditEvent
 from memwarden.db.common import now
 from memwarden.db.memories import move
+from memwarden.fronts.asgi import BodyError, ClientGone, parse_json, read_body, replay, send_json
 from memwarden.policies.bank_config import (
     WATCHABLE,
     ConfigInputError,
@@ -37,7 +38,6 @@ from memwarden.policies.bank_config import (
     validate_containers,
     watched_counts,
 )
-from memwarden.proxy.asgi import BodyError, ClientGone, parse_json, read_body, replay, send_json
 from memwarden.proxy.config_guard import (
     Snapshot,
     apply_rollback,

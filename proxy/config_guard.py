@@ -46,7 +46,7 @@ from memwarden.policies.bank_config import (
     settled,
     watched_counts,
 )
-from memwarden.proxy.settings import ConfigGuardSettings
+from memwarden.settings import ConfigGuardSettings
 
 log = structlog.get_logger("memwarden.config")
 RESTORE_BATCH = 50

@@ -5,8 +5,8 @@ from __future__ import annotations
 from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendUnavailable
+from memwarden.fronts.asgi import send_json
 from memwarden.proxy import __version__
-from memwarden.proxy.asgi import send_json
 from memwarden.proxy.middleware import note_backend_status
 from memwarden.proxy.passthrough import relay, request_headers, target_of
 from memwarden.proxy.state import AppState

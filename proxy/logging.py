@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 import structlog
 
-from memwarden.proxy.settings import ServerSettings
+from memwarden.settings import ServerSettings
 
 
 def configure_logging(settings: ServerSettings, *, stream: TextIO | None = None) -> None:

@@ -11,7 +11,7 @@ from starlette.types import Send
 
 from memwarden.db.database import Database
 from memwarden.db.memories import mark_delivered, mark_failed, pending_rows
-from memwarden.proxy.asgi import send_json
+from memwarden.fronts.asgi import send_json
 
 
 class Refused(Exception):

@@ -36,7 +36,7 @@ from memwarden.db.memories import (
     memory_row,
     move,
 )
-from memwarden.proxy.asgi import read_object, send_json
+from memwarden.fronts.asgi import read_object, send_json
 from memwarden.proxy.memories import Refused
 from memwarden.proxy.middleware import request_id_of
 from memwarden.proxy.state import AppState

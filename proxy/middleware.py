@@ -16,7 +16,7 @@ from typing import Any
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memwarden.proxy.asgi import send_json
+from memwarden.fronts.asgi import send_json
 
 log = structlog.get_logger("memwarden.access")
 

@@ -20,9 +20,9 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import now
+from memwarden.fronts.asgi import ClientGone, read_body, replay, send_json
 from memwarden.policies.labels import LabelError
 from memwarden.policies.tags import canonicalize_tags, tag_value
-from memwarden.proxy.asgi import ClientGone, read_body, replay, send_json
 from memwarden.proxy.middleware import request_id_of
 from memwarden.proxy.passthrough import forward
 from memwarden.proxy.state import AppState

@@ -20,7 +20,7 @@ from starlette.types import Message, Receive, Scope, Send
 from memwarden.backends.base import BackendTimeout, BackendUnavailable
 from memwarden.backends.hindsight import HindsightBackend
 from memwarden.backends.transport import Body, BodyBrokenError, RawResponse
-from memwarden.proxy.asgi import ClientGone, read_body, send_json
+from memwarden.fronts.asgi import ClientGone, read_body, send_json
 from memwarden.proxy.middleware import BodyTooLarge, note_backend_status, request_id_of
 
 log = structlog.get_logger("memwarden.passthrough")

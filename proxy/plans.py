@@ -29,7 +29,7 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import now
-from memwarden.proxy.asgi import read_object, send_json
+from memwarden.fronts.asgi import read_object, send_json
 from memwarden.proxy.memories import Refused
 from memwarden.proxy.memories_api import archive, restore
 from memwarden.proxy.middleware import request_id_of

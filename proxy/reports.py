@@ -24,7 +24,7 @@ from urllib.parse import parse_qsl
 from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendError
-from memwarden.proxy.asgi import send_json
+from memwarden.fronts.asgi import send_json
 from memwarden.proxy.retention import due
 from memwarden.proxy.state import AppState
 

@@ -27,11 +27,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendError, BackendUnavailable
-from memwarden.backends.models import MemoryItem
 from memwarden.db.memories import lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts
+from memwarden.fronts.asgi import BodyError, ClientGone, parse_json, read_body, replay, send_json, validation_detail
+from memwarden.fronts.hindsight.models import MemoryItem
 from memwarden.policies.pipeline import ACCEPTED, FORWARDED, Judgement, resolve
 from memwarden.policies.tags import canonicalize_tags, tag_value
-from memwarden.proxy.asgi import BodyError, ClientGone, parse_json, read_body, replay, send_json, validation_detail
 from memwarden.proxy.config_api import seed_in_background
 from memwarden.proxy.middleware import note_backend_status, request_id_of
 from memwarden.proxy.passthrough import forward, request_headers

@@ -23,12 +23,12 @@ from urllib.parse import parse_qsl
 import structlog
 from starlette.types import Receive, Scope, Send
 
-from memwarden.proxy.asgi import send_json
+from memwarden.fronts.asgi import send_json
 from memwarden.proxy.memories import Refused
 from memwarden.proxy.memories_api import archive
 from memwarden.proxy.middleware import request_id_of
-from memwarden.proxy.settings import RetentionSettings
 from memwarden.proxy.state import AppState
+from memwarden.settings import RetentionSettings
 
 log = structlog.get_logger("memwarden.retention")
 FIRST_RUN_DELAY = 60.0

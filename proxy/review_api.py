@@ -19,7 +19,7 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendError, BackendRejected
 from memwarden.db.memories import MEMORY_COLUMNS, memory_view, move
-from memwarden.proxy.asgi import send_json
+from memwarden.fronts.asgi import send_json
 from memwarden.proxy.memories import Refused, answer
 from memwarden.proxy.middleware import request_id_of
 from memwarden.proxy.state import AppState

@@ -15,7 +15,7 @@ from memwarden.policies.pipeline import Pipeline
 from memwarden.policies.quality import QualityFilter
 from memwarden.policies.quality_rules import Rule
 from memwarden.proxy.locks import BankLocks
-from memwarden.proxy.settings import GovernanceSettings, Settings
+from memwarden.settings import GovernanceSettings, Settings
 from memwarden.store.local import LocalStore
 
 

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from memwarden.proxy.app import create_app
-from memwarden.proxy.settings import Settings, load_settings
+from memwarden.settings import Settings, load_settings
 from tests.servers import serve_in_thread
 from tests.upstream import UpstreamProbe, create_upstream
 

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from memwarden.proxy.settings import load_settings
+from memwarden.settings import load_settings
 from tests.conftest import running_warden
 from tests.hindsight_cases import run_cases, tag_listings
 

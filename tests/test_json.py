@@ -1,4 +1,4 @@
-"""``proxy.asgi``'s JSON: orjson where it can, the standard library for what orjson refuses; a
+"""``memwarden.fronts.asgi``'s JSON: orjson where it can, the standard library for what orjson refuses; a
 client reads the same values either way."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from memwarden.proxy.asgi import dumps, loads
+from memwarden.fronts.asgi import dumps, loads
 
 VALUES: list[Any] = [
     {"results": [{"text": '支付团队 ✓ "quoted"\n\t', "scores": {"final": 0.016393442622950821, "semantic": None}}]},

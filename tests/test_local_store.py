@@ -13,7 +13,7 @@ import httpx
 import pytest
 from hindsight_client import Hindsight
 
-from memwarden.proxy.settings import Settings, load_settings
+from memwarden.settings import Settings, load_settings
 from tests.conftest import running_warden
 
 
@@ -505,7 +505,7 @@ async def test_verdicts_left_pending_by_a_stopped_process_are_settled_against_th
 @pytest.mark.anyio
 async def test_a_full_disk_is_a_clear_error_and_writes_nothing(tmp_path: Path) -> None:
     from memwarden.db.database import Database
-    from memwarden.store.app import create_local_app
+    from memwarden.fronts.hindsight.store_app import create_local_app
     from memwarden.store.embedder import HashingEmbedder
     from memwarden.store.local import LocalStore
 

@@ -11,7 +11,7 @@ import pytest
 import structlog
 
 from memwarden.proxy.logging import configure_logging
-from memwarden.proxy.settings import ServerSettings
+from memwarden.settings import ServerSettings
 
 
 class FakeTTY(io.StringIO):

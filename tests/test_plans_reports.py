@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from memwarden.proxy.settings import load_settings
+from memwarden.settings import load_settings
 from tests.conftest import running_warden
 
 FACTS = [

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from memwarden.proxy.settings import RetentionSettings, load_settings
+from memwarden.settings import RetentionSettings, load_settings
 from tests.conftest import running_warden
 
 

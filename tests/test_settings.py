@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from memwarden.proxy.settings import Settings, SettingsError, load_settings
+from memwarden.settings import Settings, SettingsError, load_settings
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -6,7 +6,7 @@ before governance records anything), every other field is kept (``extra="allow"`
 passes through. Validators check and return the value the client sent: the forwarded item is the
 client's JSON, not a re-serialized model. Blank content is the exception: governance judges it
 (``content.empty``, the rest of the batch goes on) where Hindsight would refuse the whole request;
-the self-hosted store's ``StoredItem`` (``store/app.py``) adds Hindsight's refusal.
+the self-hosted store's ``StoredItem`` (``fronts/hindsight/store_app.py``) adds Hindsight's refusal.
 """
 
 from __future__ import annotations

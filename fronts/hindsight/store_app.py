@@ -20,9 +20,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from memwarden.backends.models import MemoryItem
+from memwarden.fronts.asgi import BodyError, dumps, parse_json, validation_detail
+from memwarden.fronts.hindsight.models import MemoryItem
 from memwarden.policies.pipeline import extract_text
-from memwarden.proxy.asgi import BodyError, dumps, parse_json, validation_detail
 from memwarden.store import rules, tagfilter
 from memwarden.store.local import LocalStore, RetainItem, StoreError
 from memwarden.store.tagfilter import TagFilterError
@@ -195,7 +195,7 @@ Handler = Callable[[LocalStore, Request], Awaitable[Any]]
 
 
 def json_response(payload: Any, status: int = 200) -> Response:
-    """Every answer of the store, written by ``proxy.asgi.dumps`` (orjson)."""
+    """Every answer of the store, written by ``memwarden.fronts.asgi.dumps`` (orjson)."""
     return Response(dumps(payload), status_code=status, media_type="application/json")
 
 
