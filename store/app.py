@@ -24,8 +24,10 @@ from memwarden.backends.models import MemoryItem
 from memwarden.policies.pipeline import extract_text
 from memwarden.proxy.asgi import BodyError, dumps, parse_json, validation_detail
 from memwarden.store import rules, tagfilter
-from memwarden.store.local import LocalStore, RetainItem, StoreError
+from memwarden.store.errors import StoreError
+from memwarden.store.local import LocalStore
 from memwarden.store.tagfilter import TagFilterError
+from memwarden.store.writes import RetainItem
 
 API_VERSION = "1.1.0"
 FEATURES = {
