@@ -1,1 +1,1 @@
-"""memwarden's self-hosted memory store (SPEC §6)."""
+"""memwarden's self-hosted memory store: memwarden as the memory server, behind Hindsight's API."""

@@ -9,7 +9,8 @@
 * ``openai``: any OpenAI-compatible ``/v1/embeddings`` URL.
 
 A bank remembers the ``name`` of the embedder that wrote its vectors; vectors of another name are
-never mixed into a search (see :class:`store.local.LocalStore`).
+never mixed into a search (see :mod:`store.index_cache`, :func:`store.writes.retain` and
+:mod:`store.reembed`).
 """
 
 from __future__ import annotations

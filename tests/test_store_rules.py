@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memwarden.policies.bank_config import KNOWN_FIELDS
-from memwarden.store.local import hindsight_defaults
+from memwarden.store.banks import hindsight_defaults
 from memwarden.store.rules import CONFIG_FIELD_TYPES, check_config_updates, check_new_bank_id, mentioned_at, tag_pattern
 
 

@@ -9,7 +9,6 @@ Shapes, status codes and error bodies are Hindsight's (checked against the real 
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -24,8 +23,10 @@ from memwarden.fronts.asgi import BodyError, dumps, parse_json, validation_detai
 from memwarden.fronts.hindsight.models import MemoryItem
 from memwarden.policies.pipeline import extract_text
 from memwarden.store import rules, tagfilter
-from memwarden.store.local import LocalStore, RetainItem, StoreError
+from memwarden.store.errors import StoreError, storage_failure
+from memwarden.store.local import LocalStore
 from memwarden.store.tagfilter import TagFilterError
+from memwarden.store.writes import RetainItem
 
 API_VERSION = "1.1.0"
 FEATURES = {
@@ -206,11 +207,11 @@ def create_local_app(store: LocalStore) -> Starlette:
                 result = await handler(store, request)
             except StoreError as exc:
                 return json_response({"detail": exc.detail}, exc.status)
-            except sqlite3.OperationalError as exc:
-                # Nothing was written (the transaction rolled back); say why in the client's terms.
-                if "full" in str(exc):
-                    return json_response({"detail": f"memwarden's database is full: {exc}"}, 507)
-                return json_response({"detail": f"memwarden's database is busy: {exc}"}, 503)
+            except Exception as exc:
+                failure = storage_failure(exc)
+                if failure is None:
+                    raise
+                return json_response({"detail": failure.detail}, failure.status)
             return result if isinstance(result, Response) else json_response(result)
 
         return Route(path, endpoint, methods=methods)

@@ -1,0 +1,129 @@
+"""Documents: the text a retain wrote under one document id (an item without one gets its own) and
+the memories made of it; list, get, re-tag and delete."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memwarden.db.common import now
+from memwarden.db.database import Database
+from memwarden.store import tagfilter
+from memwarden.store.banks import require_bank
+from memwarden.store.errors import StoreError
+from memwarden.store.index_cache import IndexCache
+from memwarden.store.shapes import document_item, loads
+
+
+async def list_documents(ledger: Database, bank: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    await require_bank(ledger, bank)
+    limit, offset = int(params.get("limit", 100)), int(params.get("offset", 0))
+    predicate = tagfilter.build(params.get("tags") or None, params.get("tags_match") or "any", None)
+    q = params.get("q")
+
+    def read(db: sqlite3.Connection) -> tuple[list[tuple[sqlite3.Row, int]], int]:
+        counts = dict(
+            db.execute(
+                "SELECT document_id, COUNT(*) FROM store_units WHERE bank_id = ? GROUP BY document_id", (bank,)
+            ).fetchall()
+        )
+        rows = db.execute(
+            "SELECT * FROM store_documents WHERE bank_id = ? ORDER BY created_at DESC, id", (bank,)
+        ).fetchall()
+        kept = [
+            r
+            for r in rows
+            if (predicate is None or predicate(frozenset(loads(r["tags"], []))))
+            and (not q or q.lower() in (r["id"] + " " + (r["original_text"] or "")).lower())
+        ]
+        return [(r, counts.get(r["id"], 0)) for r in kept[offset : offset + limit]], len(kept)
+
+    rows, total = await ledger.read(read)
+    return {
+        "items": [document_item(r, n) for r, n in rows],
+        "total": total,
+        "limit": limit,
+        "offset": offset,
+        "total_is_estimate": False,
+    }
+
+
+async def get_document(ledger: Database, bank: str, document_id: str) -> dict[str, Any]:
+    await require_bank(ledger, bank)
+
+    def read(db: sqlite3.Connection) -> tuple[sqlite3.Row | None, dict[str, int]]:
+        row = db.execute("SELECT * FROM store_documents WHERE bank_id = ? AND id = ?", (bank, document_id)).fetchone()
+        types = dict(
+            db.execute(
+                "SELECT fact_type, COUNT(*) FROM store_units WHERE bank_id = ? AND document_id = ? GROUP BY fact_type",
+                (bank, document_id),
+            ).fetchall()
+        )
+        return row, types
+
+    row, types = await ledger.read(read)
+    if row is None:
+        raise StoreError(404, "Document not found")
+    item = document_item(row, sum(types.values()))
+    return {
+        "id": item["id"],
+        "bank_id": bank,
+        "original_text": row["original_text"],
+        "content_hash": row["content_hash"],
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+        "memory_unit_count": item["memory_unit_count"],
+        "nodes_by_fact_type": {
+            "world": types.get("world", 0),
+            "experience": types.get("experience", 0),
+            "observation": 0,
+        },
+        "tags": item["tags"],
+        "document_metadata": item["document_metadata"],
+        "retain_params": item["retain_params"],
+        "observation_scopes": None,
+        "attachments": None,
+    }
+
+
+async def update_document_tags(ledger: Database, bank: str, document_id: str, tags: Sequence[str]) -> dict[str, Any]:
+    await get_document(ledger, bank, document_id)
+
+    def write(db: sqlite3.Connection) -> None:
+        encoded = json.dumps(sorted(set(tags)), ensure_ascii=False)
+        ts = now()
+        db.execute(
+            "UPDATE store_documents SET tags = ?, updated_at = ? WHERE bank_id = ? AND id = ?",
+            (encoded, ts, bank, document_id),
+        )
+        db.execute(
+            "UPDATE store_units SET tags = ?, updated_at = ? WHERE bank_id = ? AND document_id = ?",
+            (encoded, ts, bank, document_id),
+        )
+
+    await ledger.write(write)
+    return {"success": True}
+
+
+async def delete_document(ledger: Database, indexes: IndexCache, bank: str, document_id: str) -> dict[str, Any]:
+    await get_document(ledger, bank, document_id)
+
+    def write(db: sqlite3.Connection) -> list[str]:
+        ids = [
+            r[0]
+            for r in db.execute("SELECT id FROM store_units WHERE bank_id = ? AND document_id = ?", (bank, document_id))
+        ]
+        db.execute("DELETE FROM store_units WHERE bank_id = ? AND document_id = ?", (bank, document_id))
+        db.execute("DELETE FROM store_documents WHERE bank_id = ? AND id = ?", (bank, document_id))
+        return ids
+
+    ids = await ledger.write(write)
+    indexes.remove(bank, ids)
+    return {
+        "success": True,
+        "message": f"Document '{document_id}' and {len(ids)} associated memory units deleted successfully",
+        "document_id": document_id,
+        "memory_units_deleted": len(ids),
+    }

@@ -1,0 +1,151 @@
+"""Async retains: acknowledged once their payload is committed (a row of ``store_operations``),
+worked off in the background, and resumed at start when a previous process stopped before
+finishing them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import structlog
+
+from memwarden.db.common import chunked, now
+from memwarden.db.database import Database
+from memwarden.store import rules
+from memwarden.store.banks import ensure_bank
+from memwarden.store.errors import obey
+from memwarden.store.writes import RetainItem
+
+log = structlog.get_logger("memwarden.store")
+# What works off an operation: the store's retain (bank, items, document tags).
+Retain = Callable[[str, Sequence[RetainItem], Sequence[str]], Awaitable[int]]
+
+
+class Operations:
+    def __init__(self, ledger: Database, retain: Retain) -> None:
+        self.ledger = ledger
+        self._retain = retain
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def submit(self, bank: str, payload: dict[str, Any], items_count: int) -> str:
+        operation_id = str(uuid.uuid4())
+
+        def write(db: sqlite3.Connection) -> None:
+            ts = now()
+            ensure_bank(db, bank, ts)
+            db.execute(
+                "INSERT INTO store_operations (id, bank_id, type, status, items_count, payload, created_at, updated_at)"
+                " VALUES (?, ?, 'batch_retain', 'pending', ?, ?, ?, ?)",
+                (operation_id, bank, items_count, json.dumps(payload, ensure_ascii=False), ts, ts),
+            )
+
+        await self.ledger.write(write)
+        self._spawn(self._run(operation_id))
+        return operation_id
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def held_documents(self, bank: str, document_ids: Sequence[str]) -> set[str]:
+        """Which of ``document_ids`` the store holds in ``bank``: written, or in an async retain it
+        acknowledged and has not finished yet."""
+        wanted = set(document_ids)
+
+        def read(db: sqlite3.Connection) -> set[str]:
+            held: set[str] = set()
+            for chunk in chunked(sorted(wanted)):
+                marks = ",".join("?" * len(chunk))
+                held.update(
+                    r[0]
+                    for r in db.execute(
+                        f"SELECT id FROM store_documents WHERE bank_id = ? AND id IN ({marks})",  # noqa: S608
+                        (bank, *chunk),
+                    )
+                )
+            for (payload,) in db.execute(
+                "SELECT payload FROM store_operations WHERE bank_id = ? AND status = 'pending'", (bank,)
+            ):
+                held.update(
+                    i.get("document_id") for i in json.loads(payload)["items"] if i.get("document_id") in wanted
+                )
+            return held
+
+        return await self.ledger.read(read) if wanted else set()
+
+    async def resume(self) -> int:
+        """Work off the async retains a previous process acknowledged but did not finish."""
+        pending = await self.ledger.read(
+            lambda db: [
+                r[0] for r in db.execute("SELECT id FROM store_operations WHERE status = 'pending' ORDER BY created_at")
+            ]
+        )
+        for operation_id in pending:
+            self._spawn(self._run(operation_id))
+        return len(pending)
+
+    async def _run(self, operation_id: str) -> None:
+        row = await self.ledger.read(
+            lambda db: db.execute("SELECT * FROM store_operations WHERE id = ?", (operation_id,)).fetchone()
+        )
+        if row is None or row["status"] != "pending":
+            return
+        payload = json.loads(row["payload"])
+        status, error = "completed", None
+        try:
+            await self._retain(
+                row["bank_id"], [RetainItem(**i) for i in payload["items"]], payload.get("document_tags") or []
+            )
+        except Exception as exc:
+            status, error = "failed", f"{type(exc).__name__}: {exc}"
+            log.error("async_retain_failed", operation_id=operation_id, error=error)
+        ts = now()
+        # A failed operation keeps its payload: nothing acknowledged is dropped, and it can be retried.
+        await self.ledger.write(
+            lambda db: db.execute(
+                "UPDATE store_operations SET status = ?, error_message = ?, updated_at = ?, completed_at = ?,"
+                " payload = CASE WHEN ? = 'completed' THEN NULL ELSE payload END WHERE id = ?",
+                (status, error, ts, ts, status, operation_id),
+            )
+        )
+
+    async def drain(self, grace: float = 10.0) -> None:
+        if self._tasks:
+            _, pending = await asyncio.wait(set(self._tasks), timeout=grace)
+            for task in pending:
+                task.cancel()
+
+    async def status(self, bank: str, operation_id: str) -> dict[str, Any]:
+        """An async retain's status. As in Hindsight, an id that is not a UUID is a ``400`` and an
+        unknown one is answered with ``status: not_found`` (the bank is not looked up)."""
+        obey(rules.check_operation_id, operation_id)
+        row = await self.ledger.read(
+            lambda db: db.execute(
+                "SELECT * FROM store_operations WHERE bank_id = ? AND id = ?", (bank, operation_id)
+            ).fetchone()
+        )
+        found = row is not None
+        return {
+            "operation_id": operation_id,
+            "status": row["status"] if found else "not_found",
+            "operation_type": row["type"] if found else None,
+            "id": operation_id,
+            "task_type": row["type"] if found else None,
+            "mental_model_id": None,
+            "created_at": row["created_at"] if found else None,
+            "updated_at": row["updated_at"] if found else None,
+            "completed_at": row["completed_at"] if found else None,
+            "error_message": row["error_message"] if found else None,
+            "retry_count": 0 if found else None,
+            "next_retry_at": None,
+            "progress": None,
+            "result_metadata": None,
+            "details": None,
+            "child_operations": None,
+            "task_payload": None,
+        }

@@ -1,0 +1,244 @@
+"""Hybrid recall: the semantic retriever (the bank's vector index, :mod:`store.index_cache`) and the
+keyword retriever (:mod:`store.keyword`) run at once; their candidates pass the status, type and tag
+filters; :mod:`store.fusion` fuses the two rankings, nudges them by feedback and fills the
+``max_tokens`` budget; the picked rows are read by primary key and shaped as Hindsight's answer.
+
+Reads run on the ledger's reader threads, embedding and vector search on worker threads, never on
+the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections import ChainMap
+from collections.abc import Mapping, Sequence
+from functools import partial
+from typing import Any
+
+from memwarden.db.database import Database
+from memwarden.store import tagfilter
+from memwarden.store.banks import require_bank
+from memwarden.store.embedder import Embedder, Vector
+from memwarden.store.explain import explain_recall
+from memwarden.store.feedback import Feedback
+from memwarden.store.fusion import RRF_K, fill_budget, nudge, ranking, rrf
+from memwarden.store.index_cache import IndexCache
+from memwarden.store.keyword import TermStats, keyword_arm
+from memwarden.store.shapes import loads
+from memwarden.store.text import query_terms
+from memwarden.store.vectors import BankIndex
+
+BUDGET_POOL = {"low": 100, "mid": 300, "high": 1000}
+# What recall reads of a candidate (not its vector: the index has it), as a plain tuple in this
+# order: RecallRow's fields, and the unpacking where recall shapes its answer.
+RECALL_COLUMNS = (
+    "id, text, context, fact_type, tags, metadata, document_id, mentioned_at, occurred_start, occurred_end, state"
+)
+RecallRow = tuple[str, str, str, str, str, str, str | None, str | None, str | None, str | None, str]
+Hits = list[tuple[str, float]]  # a retriever's ranking: (memory id, score), best first
+Embedding = asyncio.Future[tuple[Vector, Hits | None]]
+
+
+def embed_and_search(embedder: Embedder, query: str, loaded: BankIndex | None, pool: int) -> tuple[Vector, Hits | None]:
+    """The query's vector and, when the bank's index was loaded already, its ``pool`` nearest
+    memories, on the same worker thread (a hand-off between threads costs ~0.7 ms on this kind of
+    machine)."""
+    vector = embedder.query(query)
+    return vector, None if loaded is None else loaded.search(vector, pool)
+
+
+async def semantic_arm(
+    embedding: Embedding | None, index: BankIndex, loaded: BankIndex | None, pool: int, limit: int
+) -> Hits:
+    """The semantic retriever's ``limit`` best: the search run beside the embedding when it was
+    of this index for this many, else a search of ``index`` on a worker thread."""
+    if embedding is None:
+        return []
+    vector, searched = await embedding
+    if searched is not None and index is loaded and limit == pool:
+        return searched
+    return await asyncio.to_thread(index.search, vector, limit)
+
+
+def filter_rows(
+    db: sqlite3.Connection,
+    *,
+    ids: list[str],
+    types: Sequence[str] | None,
+    predicate: tagfilter.Predicate | None,
+) -> tuple[set[str], dict[str, str]]:
+    """The candidates the status, ``types`` and tag filters admit, and the others' reasons."""
+    kept: set[str] = set()
+    excluded: dict[str, str] = {}
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        sql = f"SELECT id, fact_type, tags, state FROM store_units WHERE id IN ({marks})"  # noqa: S608
+        for r in db.execute(sql, chunk):
+            if r["state"] != "valid":
+                excluded[r["id"]] = f"status: {r['state']}"
+            elif types is not None and r["fact_type"] not in types:
+                excluded[r["id"]] = f"type {r['fact_type']} not in types {list(types)}"
+            elif predicate is not None and not predicate(frozenset(json.loads(r["tags"]))):
+                excluded[r["id"]] = "tag filter"
+            else:
+                kept.add(r["id"])
+    return kept, excluded
+
+
+def fetch(db: sqlite3.Connection, *, picked: list[str], seq_of: Mapping[str, int], index: BankIndex) -> list[RecallRow]:
+    """The picked rows, in their order, by primary key (the row key the full-text arm read, else
+    the vector index's); one archived or replaced since it was ranked is left out."""
+    cursor = db.cursor()
+    cursor.row_factory = None  # plain tuples: ~200 rows, each field read once
+    found: dict[str, RecallRow] = {}
+    keys = [k for k in (seq_of.get(m, index.seq.get(m)) for m in picked) if k is not None]
+    for start in range(0, len(keys), 900):  # under SQLite's limit on bound variables
+        chunk = keys[start : start + 900]
+        sql = f"SELECT {RECALL_COLUMNS} FROM store_units WHERE seq IN ({','.join('?' * len(chunk))})"  # noqa: S608
+        found.update((r[0], r) for r in cursor.execute(sql, chunk))
+    return [r for m in picked if (r := found.get(m)) is not None and r[-1] == "valid"]  # r[-1]: state
+
+
+async def recall(
+    ledger: Database,
+    embedder: Embedder,
+    indexes: IndexCache,
+    feedback: Feedback,
+    terms: TermStats,
+    bank: str,
+    request: Mapping[str, Any],
+    *,
+    arms: tuple[str, ...] = ("semantic", "keyword"),
+    explain: bool = False,
+) -> dict[str, Any]:
+    """Hybrid recall. ``arms`` selects the retrievers (both by default; one alone for the
+    retrieval-quality benchmark). With ``explain``, the answer also carries ``explain``: the
+    query vector's head, the full-text query, and every candidate either retriever produced
+    with its ranks and scores, returned or excluded and why."""
+    query: str = request["query"]
+    types = request.get("types")
+    predicate = tagfilter.build(request.get("tags"), request.get("tags_match", "any"), request.get("tag_groups"))
+    pool = BUDGET_POOL.get(request.get("budget") or "mid", 300)
+    max_tokens = 4096 if request.get("max_tokens") is None else int(request["max_tokens"])
+    # The query is embedded while the bank is looked up and the keyword arm runs (neither
+    # needs the vector): the embedding is most of a recall's time. When the bank's vector index
+    # is loaded already, the same thread searches it too.
+    loaded = indexes.loaded(bank)
+    embedding = (
+        asyncio.ensure_future(asyncio.to_thread(embed_and_search, embedder, query, loaded, pool))
+        if query.strip() and "semantic" in arms
+        else None
+    )
+    try:
+        await require_bank(ledger, bank)
+    except BaseException:
+        if embedding is not None:
+            embedding.cancel()
+        raise
+    index = await indexes.get(bank)
+    words = query_terms(query) if "keyword" in arms else []
+    fts: str | None = None
+    # Candidates' row keys and token costs, from the full-text arm (the vector index has its own).
+    seq_of: dict[str, int] = {}
+    cost_of: dict[str, int] = {}
+    excluded: dict[str, str] = {}
+
+    limit = pool
+    for _ in range(4):  # widen the pools when the filters leave too few
+        # The two retrievers run at once (numpy and SQLite both release the GIL).
+        semantic, hits = await asyncio.gather(
+            semantic_arm(embedding, index, loaded, pool, limit),
+            ledger.read(partial(keyword_arm, bank=bank, words=words, limit=limit, terms=terms)),
+        )
+        lexical, fts = hits.ranked, hits.fts
+        seq_of.update(hits.seq)
+        cost_of.update(hits.tokens)
+        candidates = list(dict.fromkeys([*(i for i, _ in semantic), *(i for i, _ in lexical)]))
+        if types is not None or predicate is not None or explain:
+            kept, dropped = await ledger.read(partial(filter_rows, ids=candidates, types=types, predicate=predicate))
+            excluded.update(dropped)
+        else:  # both retrievers hold only this bank's valid memories: nothing to look up
+            kept = set(candidates)
+        exhausted = len(semantic) < limit and len(lexical) < limit
+        if len(kept) >= min(pool, 50) or exhausted:
+            break
+        limit *= 4
+    sem = {i: s for i, s in semantic if i in kept}
+    lex = {i: s for i, s in lexical if i in kept}
+    votes = await feedback.votes(bank)
+    fused = nudge(rrf([sorted(sem, key=lambda i: -sem[i]), sorted(lex, key=lambda i: -lex[i])]), votes)
+    top_lex = max(lex.values(), default=0.0) or 1.0
+    # Token costs: the full-text arm's, else the vector index's (a memory that left the index since
+    # it was ranked, archived or replaced, has none).
+    costs = ChainMap(cost_of, index.tokens)
+    picked = fill_budget(ranking(fused), costs, max_tokens)
+    chosen = await ledger.read(partial(fetch, picked=picked, seq_of=seq_of, index=index))
+    used = sum(costs.get(r[0], 0) for r in chosen)
+    results: list[dict[str, Any]] = []
+    for memory_id, text, context, fact_type, tags, metadata, document_id, mentioned, start, end, _ in chosen:
+        results.append(
+            {
+                "id": memory_id,
+                "text": text,
+                "type": fact_type,
+                "entities": None,
+                "context": context or None,
+                "occurred_start": start,
+                "occurred_end": end,
+                "mentioned_at": mentioned,
+                "document_id": document_id,
+                "metadata": loads(metadata, {}),
+                "chunk_id": None,
+                "tags": loads(tags, []),
+                "source_fact_ids": None,
+                "scores": {
+                    "final": fused[memory_id],
+                    "reranker": None,
+                    "semantic": sem.get(memory_id),
+                    "keyword": (lex[memory_id] / top_lex) if memory_id in lex else None,
+                },
+                "attachments": None,
+            }
+        )
+    trace = None
+    if request.get("trace"):
+        trace = {
+            "engine": "memwarden-local",
+            "embedder": embedder.name,
+            "vector_index": index.kind,
+            "fts_query": fts,
+            "semantic_candidates": len(semantic),
+            "keyword_candidates": len(lexical),
+            "admitted": len(kept),
+            "excluded_by_filters": len(candidates) - len(kept),
+            "fusion": f"reciprocal rank fusion, k={RRF_K}",
+            "max_tokens": max_tokens,
+            "tokens_used": used,
+        }
+    answer: dict[str, Any] = {
+        "results": results,
+        "trace": trace,
+        "entities": None,
+        "chunks": None,
+        "source_facts": None,
+        "source_facts_truncated": None,
+    }
+    if explain:
+        answer["explain"] = await explain_recall(
+            ledger,
+            embedder.name,
+            None if embedding is None else (await embedding)[0],
+            fts,
+            semantic,
+            lexical,
+            fused,
+            [r[0] for r in chosen],
+            excluded,
+            max_tokens,
+            used,
+            votes,
+        )
+    return answer

@@ -1,0 +1,142 @@
+"""Retain: each item becomes one memory, a row of ``store_units`` (there is no LLM extraction here:
+each retained item is one ``world`` fact), and the items that share a document id one row of
+``store_documents``."""
+
+# SQL statements read better whole.
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import sqlite3
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from memwarden.db.common import now
+from memwarden.db.database import Database
+from memwarden.store import rules
+from memwarden.store.banks import ensure_bank
+from memwarden.store.embedder import Embedder
+from memwarden.store.errors import StoreError
+from memwarden.store.index_cache import IndexCache
+from memwarden.store.text import index_text, token_estimate
+
+
+@dataclass
+class RetainItem:
+    content: str
+    document_id: str | None = None
+    tags: list[str] = field(default_factory=list)
+    context: str | None = None
+    metadata: dict[str, Any] | None = None
+    timestamp: str | None = None
+
+
+async def retain(
+    ledger: Database,
+    embedder: Embedder,
+    indexes: IndexCache,
+    bank: str,
+    items: Sequence[RetainItem],
+    document_tags: Sequence[str] = (),
+) -> int:
+    """Store ``items`` (one memory each) atomically: every row, its FTS entry and its vector in
+    one transaction. A document id already present is replaced, as Hindsight does."""
+    if not items:
+        return 0
+    vectors = await asyncio.to_thread(embedder.passages, [i.content for i in items])
+    ids = [uuid.uuid4().hex for _ in items]
+    costs = [token_estimate(i.content) for i in items]
+    name = embedder.name
+
+    def write(db: sqlite3.Connection) -> tuple[list[str], list[int]]:
+        ts = now()
+        ensure_bank(db, bank, ts)
+        row = db.execute("SELECT embedder FROM store_banks WHERE bank_id = ?", (bank,)).fetchone()
+        if row["embedder"] and row["embedder"] != name:
+            raise StoreError(
+                409,
+                f"Bank '{bank}' holds vectors of the embedder {row['embedder']!r}, not {name!r}: "
+                "re-embed it before writing with another model",
+            )
+        replaced: list[str] = []
+        seqs = [0] * len(items)
+        by_doc: dict[str, list[int]] = {}
+        for i, item in enumerate(items):
+            by_doc.setdefault(item.document_id or uuid.uuid4().hex, []).append(i)
+        for doc, positions in by_doc.items():
+            replaced += [
+                r[0]
+                for r in db.execute("SELECT id FROM store_units WHERE bank_id = ? AND document_id = ?", (bank, doc))
+            ]
+            db.execute("DELETE FROM store_units WHERE bank_id = ? AND document_id = ?", (bank, doc))
+            first = items[positions[0]]
+            text = "\n".join(items[p].content for p in positions)
+            tags = sorted({*document_tags, *(t for p in positions for t in items[p].tags)})
+            params = {
+                k: v
+                for k, v in {
+                    "context": first.context,
+                    "metadata": first.metadata,
+                    "event_date": first.timestamp,
+                }.items()
+                if v
+            }
+            db.execute(
+                "INSERT INTO store_documents (bank_id, id, original_text, content_hash, tags, metadata, retain_params,"
+                " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (bank_id, id) DO UPDATE SET"
+                " original_text = excluded.original_text, content_hash = excluded.content_hash, tags = excluded.tags,"
+                " metadata = excluded.metadata, retain_params = excluded.retain_params, updated_at = excluded.updated_at",
+                (
+                    bank,
+                    doc,
+                    text,
+                    hashlib.sha256(text.encode()).hexdigest(),
+                    json.dumps(tags, ensure_ascii=False),
+                    json.dumps(first.metadata, ensure_ascii=False) if first.metadata else None,
+                    json.dumps(params, ensure_ascii=False) if params else None,
+                    ts,
+                    ts,
+                ),
+            )
+            for p in positions:
+                item = items[p]
+                unit_tags = sorted({*document_tags, *item.tags})
+                cursor = db.execute(
+                    "INSERT INTO store_units (id, bank_id, document_id, text, terms, context, fact_type, tags, metadata,"
+                    " mentioned_at, created_at, updated_at, embedder, embedding, tokens)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        ids[p],
+                        bank,
+                        doc,
+                        item.content,
+                        index_text(item.content),
+                        item.context or "",
+                        "world",
+                        json.dumps(unit_tags, ensure_ascii=False),
+                        json.dumps(item.metadata or {}, ensure_ascii=False),
+                        rules.mentioned_at(item.timestamp, ts),
+                        ts,
+                        ts,
+                        name,
+                        vectors[p].astype(np.float32).tobytes(),
+                        costs[p],
+                    ),
+                )
+                seqs[p] = cursor.lastrowid or 0  # always set by an INSERT into this table
+        db.execute(
+            "UPDATE store_banks SET embedder = COALESCE(embedder, ?), last_write_at = ?, last_document_at = ?,"
+            " updated_at = ? WHERE bank_id = ?",
+            (name, ts, ts, ts, bank),
+        )
+        return replaced, seqs
+
+    replaced, seqs = await ledger.write(write)
+    await indexes.replace(bank, replaced, ids, vectors, seqs, costs)
+    return len(items)
