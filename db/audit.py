@@ -146,3 +146,49 @@ def verify_chain(rows: Iterable[sqlite3.Row | dict[str, Any]]) -> list[ChainProb
             problems.append(ChainProblem(seq, "event edited: its hash does not match its content"))
         expected_seq, prev = seq + 1, row["hash"]
     return problems
+
+
+# -- reads (the command line's --data-dir modes read the log through these) ---------------------
+
+
+def last_seq(db: sqlite3.Connection) -> int:
+    """The latest event's sequence number (0: the log is empty)."""
+    return int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM audit_events").fetchone()[0])
+
+
+def _matching(bank: str | None, actions: list[str] | None) -> tuple[str, list[Any]]:
+    """``WHERE`` clause and parameters: the events of ``bank`` (None: every bank) whose action is one
+    of ``actions`` (None: any; empty: none)."""
+    where: list[str] = ["1 = 1"]
+    params: list[Any] = []
+    if bank:
+        where.append("bank = ?")
+        params.append(bank)
+    if actions is not None:
+        where.append(f"action IN ({','.join('?' * len(actions))})")
+        params.extend(actions)
+    return " AND ".join(where), params
+
+
+def latest_events(
+    db: sqlite3.Connection, count: int, *, bank: str | None = None, actions: list[str] | None = None
+) -> list[dict[str, Any]]:
+    """The last ``count`` events of ``bank`` with one of ``actions`` (see :func:`_matching`), oldest first."""
+    clause, params = _matching(bank, actions)
+    sql = f"SELECT * FROM audit_events WHERE {clause} ORDER BY seq DESC LIMIT ?"  # noqa: S608
+    return [event_from_row(r) for r in reversed(db.execute(sql, (*params, count)).fetchall())]
+
+
+def events_after(
+    db: sqlite3.Connection, seq: int, *, bank: str | None = None, actions: list[str] | None = None
+) -> list[dict[str, Any]]:
+    """Every event after ``seq`` of ``bank`` with one of ``actions`` (see :func:`_matching`), in order."""
+    clause, params = _matching(bank, actions)
+    sql = f"SELECT * FROM audit_events WHERE {clause} AND seq > ? ORDER BY seq"  # noqa: S608
+    return [event_from_row(r) for r in db.execute(sql, (*params, seq))]
+
+
+def stored_events(db: sqlite3.Connection) -> list[sqlite3.Row]:
+    """Every event as stored, in order: what :func:`verify_chain` checks (``before``/``after`` as
+    their JSON text, which the hashes cover)."""
+    return db.execute("SELECT * FROM audit_events ORDER BY seq").fetchall()

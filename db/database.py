@@ -212,3 +212,16 @@ class Database:
         for db in self._reader_dbs:
             db.close()
         self._reader_dbs.clear()
+
+
+def connect_readonly(path: Path) -> sqlite3.Connection:
+    """A read-only connection to the database at ``path`` (which exists), for reading it while a
+    server may be writing it (the command line's ``--data-dir`` modes); :class:`DatabaseError` when
+    it is not memwarden's database."""
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db.row_factory = sqlite3.Row
+        db.execute("SELECT 1 FROM audit_events LIMIT 1")
+    except sqlite3.DatabaseError as exc:
+        raise DatabaseError(f"{path} cannot be read as memwarden's database: {exc}") from None
+    return db

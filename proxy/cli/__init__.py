@@ -1,0 +1,44 @@
+"""The ``memwarden`` command line: the ``main`` group; each command group in a module of its own.
+
+Commands that talk to a running memwarden go through :mod:`memwarden.proxy.cli.client`; the
+``--data-dir`` modes read the database read-only through :mod:`memwarden.proxy.cli.offline`.
+"""
+
+from __future__ import annotations
+
+import click
+
+from memwarden.proxy import __version__
+from memwarden.proxy.cli.audit import audit_group
+from memwarden.proxy.cli.classify import classify
+from memwarden.proxy.cli.config import config_group
+from memwarden.proxy.cli.explain import explain_command
+from memwarden.proxy.cli.memories import memories_group
+from memwarden.proxy.cli.plans import plan_group
+from memwarden.proxy.cli.reports import report_group
+from memwarden.proxy.cli.retention import retention_group
+from memwarden.proxy.cli.serve import serve
+from memwarden.proxy.cli.store import store_group
+
+__all__ = ["main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="memwarden")
+def main() -> None:
+    """memwarden: a governance proxy for AI-agent memory."""
+
+
+for command in (
+    serve,
+    classify,
+    audit_group,
+    config_group,
+    store_group,
+    explain_command,
+    memories_group,
+    retention_group,
+    plan_group,
+    report_group,
+):
+    main.add_command(command)

@@ -1,0 +1,77 @@
+"""``memwarden classify``: the retain pipeline's verdicts on candidates, no server needed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memwarden.proxy.cli.common import CONFIG_FILE_OPTION, settings
+
+
+@click.command()
+@click.argument("source", default="-", type=click.Path(allow_dash=True, dir_okay=False, path_type=str))
+@CONFIG_FILE_OPTION
+@click.option("--data-dir", type=click.Path(path_type=Path), help="Accepted for symmetry; classify reads no data.")
+@click.option("--bank", default="", help="Judge as this bank would (per-bank secrets mode).")
+def classify(source: str, config: Path | None, data_dir: Path | None, bank: str) -> None:
+    """Judge memory candidates with the retain pipeline, no server needed.
+
+    Reads FILE (or standard input with -): JSON lines with "text" or "content" (and optional
+    "tags"), or plain lines. Prints one JSON object per input line: verdict, rule, reason, topic,
+    stage, topic_key, tags, content_hash. Duplicates and topic-key conflicts are judged within
+    the input, as if it were one retain request.
+
+    \b
+    Example:
+        printf '默认模型：gpt-4.1\\nstill broken\\n' | memwarden classify -
+    """
+    from memwarden.policies.pipeline import resolve
+    from memwarden.proxy.state import build_pipeline
+
+    governance = settings(config, {}).governance
+    pipeline = build_pipeline(governance)
+    secrets = governance.secrets_for(bank)
+    entries = _read_entries(source)
+    judged = [pipeline.judge(i, content, tags, secrets=secrets) for i, (content, tags) in enumerate(entries)]
+    for j in resolve(judged, active_hashes={}, key_holders={}):
+        out = {
+            "verdict": j.verdict,
+            "rule": j.rule,
+            "reason": j.reason,
+            "topic": j.topic,
+            "stage": j.stage,
+            "topic_key": j.topic_key,
+            "tags": list(j.tags),
+            "content_hash": j.content_hash or None,
+        }
+        click.echo(json.dumps(out, ensure_ascii=False))
+
+
+def _read_entries(source: str) -> list[tuple[Any, list[str]]]:
+    """The candidates in ``source``: (content, tags) of each non-blank line."""
+    entries: list[tuple[Any, list[str]]] = []
+    with click.open_file(source, "rb") as stream:
+        for number, raw in enumerate(stream, start=1):
+            try:
+                line = raw.decode("utf-8").strip()
+            except UnicodeDecodeError:
+                raise click.ClickException(f"line {number} is not valid UTF-8") from None
+            if not line:
+                continue
+            content: Any = line
+            tags: list[str] = []
+            if line.startswith("{"):
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    obj = None
+                if isinstance(obj, dict) and ("text" in obj or "content" in obj):
+                    content = obj.get("text", obj.get("content"))
+                    tags = [t for t in obj.get("tags") or [] if isinstance(t, str)]
+                    if not isinstance(content, str | list):
+                        raise click.ClickException(f"line {number}: text/content must be a string or a block list")
+            entries.append((content, tags))
+    return entries
