@@ -334,7 +334,7 @@ async def test_backend_down_gives_502_and_the_rows_marked_failed(tmp_path: Path)
 
 
 async def test_a_request_records_all_its_verdicts_or_none(warden: Warden, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memwarden.proxy import memories
+    from memwarden.db import memories
 
     def explode(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("disk on fire")
