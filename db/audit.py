@@ -14,7 +14,7 @@ import json
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -125,6 +125,71 @@ def event_from_row(row: sqlite3.Row) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class EventFilter:
+    """A ``WHERE`` clause over ``audit_events`` and its parameters; build one with :func:`event_filter`."""
+
+    where: str
+    params: tuple[Any, ...]
+
+
+def event_filter(
+    *,
+    bank: str | None = None,
+    actions: Sequence[str] | None = None,
+    after_seq: int | None = None,
+    since_ts: str | None = None,
+) -> EventFilter:
+    """Events of ``bank``, with one of ``actions`` (an empty list matches none), after sequence
+    number ``after_seq`` or at or after the ISO timestamp ``since_ts``."""
+    where: list[str] = ["1 = 1"]
+    params: list[Any] = []
+    if bank:
+        where.append("bank = ?")
+        params.append(bank)
+    if actions is not None:
+        where.append(f"action IN ({','.join('?' * len(actions))})")
+        params.extend(actions)
+    if after_seq is not None:
+        where.append("seq > ?")
+        params.append(after_seq)
+    elif since_ts is not None:
+        where.append("ts >= ?")
+        params.append(since_ts)
+    return EventFilter(" AND ".join(where), tuple(params))
+
+
+def fetch_events(db: sqlite3.Connection, where: EventFilter, limit: int) -> list[dict[str, Any]]:
+    """The first ``limit`` events matching ``where``, in order."""
+    rows = db.execute(f"SELECT * FROM audit_events WHERE {where.where} ORDER BY seq LIMIT ?", (*where.params, limit))  # noqa: S608
+    return [event_from_row(r) for r in rows]
+
+
+def events_after(db: sqlite3.Connection, where: EventFilter, after: int, limit: int) -> list[dict[str, Any]]:
+    """The first ``limit`` events matching ``where`` after sequence number ``after`` (a page of a backlog)."""
+    return fetch_events(db, EventFilter(f"({where.where}) AND seq > ?", (*where.params, after)), limit)
+
+
+def latest_events(db: sqlite3.Connection, where: EventFilter, count: int) -> list[dict[str, Any]]:
+    """The last ``count`` events matching ``where``, in order."""
+    rows = db.execute(
+        f"SELECT * FROM audit_events WHERE {where.where} ORDER BY seq DESC LIMIT ?",  # noqa: S608
+        (*where.params, count),
+    ).fetchall()
+    return [event_from_row(r) for r in reversed(rows)]
+
+
+def last_seq(db: sqlite3.Connection) -> int:
+    """The sequence number of the newest event (0: none yet)."""
+    seq: int = db.execute("SELECT COALESCE(MAX(seq), 0) FROM audit_events").fetchone()[0]
+    return seq
+
+
+def all_event_rows(db: sqlite3.Connection) -> list[sqlite3.Row]:
+    """Every event, in order, as stored (for :func:`verify_chain`)."""
+    return db.execute("SELECT * FROM audit_events ORDER BY seq").fetchall()
+
+
+@dataclass(frozen=True)
 class ChainProblem:
     seq: int
     problem: str
@@ -146,49 +211,3 @@ def verify_chain(rows: Iterable[sqlite3.Row | dict[str, Any]]) -> list[ChainProb
             problems.append(ChainProblem(seq, "event edited: its hash does not match its content"))
         expected_seq, prev = seq + 1, row["hash"]
     return problems
-
-
-# -- reads (the command line's --data-dir modes read the log through these) ---------------------
-
-
-def last_seq(db: sqlite3.Connection) -> int:
-    """The latest event's sequence number (0: the log is empty)."""
-    return int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM audit_events").fetchone()[0])
-
-
-def _matching(bank: str | None, actions: list[str] | None) -> tuple[str, list[Any]]:
-    """``WHERE`` clause and parameters: the events of ``bank`` (None: every bank) whose action is one
-    of ``actions`` (None: any; empty: none)."""
-    where: list[str] = ["1 = 1"]
-    params: list[Any] = []
-    if bank:
-        where.append("bank = ?")
-        params.append(bank)
-    if actions is not None:
-        where.append(f"action IN ({','.join('?' * len(actions))})")
-        params.extend(actions)
-    return " AND ".join(where), params
-
-
-def latest_events(
-    db: sqlite3.Connection, count: int, *, bank: str | None = None, actions: list[str] | None = None
-) -> list[dict[str, Any]]:
-    """The last ``count`` events of ``bank`` with one of ``actions`` (see :func:`_matching`), oldest first."""
-    clause, params = _matching(bank, actions)
-    sql = f"SELECT * FROM audit_events WHERE {clause} ORDER BY seq DESC LIMIT ?"  # noqa: S608
-    return [event_from_row(r) for r in reversed(db.execute(sql, (*params, count)).fetchall())]
-
-
-def events_after(
-    db: sqlite3.Connection, seq: int, *, bank: str | None = None, actions: list[str] | None = None
-) -> list[dict[str, Any]]:
-    """Every event after ``seq`` of ``bank`` with one of ``actions`` (see :func:`_matching`), in order."""
-    clause, params = _matching(bank, actions)
-    sql = f"SELECT * FROM audit_events WHERE {clause} AND seq > ? ORDER BY seq"  # noqa: S608
-    return [event_from_row(r) for r in db.execute(sql, (*params, seq))]
-
-
-def stored_events(db: sqlite3.Connection) -> list[sqlite3.Row]:
-    """Every event as stored, in order: what :func:`verify_chain` checks (``before``/``after`` as
-    their JSON text, which the hashes cover)."""
-    return db.execute("SELECT * FROM audit_events ORDER BY seq").fetchall()

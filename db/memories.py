@@ -409,6 +409,41 @@ def memory_row(db: sqlite3.Connection, bank: str, memory_id: str) -> sqlite3.Row
     return row
 
 
+def row_by_id(db: sqlite3.Connection, memory_id: str, *, bank: str | None = None) -> sqlite3.Row | None:
+    """The whole row of one memory (of ``bank``, when given); None: unknown."""
+    if bank is None:
+        row: sqlite3.Row | None = db.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    else:
+        row = db.execute("SELECT * FROM memories WHERE id = ? AND bank = ?", (memory_id, bank)).fetchone()
+    return row
+
+
+def active_siblings(db: sqlite3.Connection, bank: str, document_id: str | None, memory_id: str) -> int:
+    """How many other active memories share ``memory_id``'s document."""
+    count: int = db.execute(
+        "SELECT count(*) FROM memories WHERE bank = ? AND document_id = ? AND status = 'active' AND id != ?",
+        (bank, document_id, memory_id),
+    ).fetchone()[0]
+    return count
+
+
+def review_queue(db: sqlite3.Connection, bank: str) -> list[dict[str, Any]]:
+    """The items held for review, oldest first, each beside the memory it conflicts with."""
+    held = db.execute(
+        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE bank = ? AND status = 'review'"  # noqa: S608
+        " ORDER BY created_at",
+        (bank,),
+    ).fetchall()
+    out = []
+    for row in held:
+        other = db.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?",  # noqa: S608
+            (row["conflict_with"],),
+        ).fetchone()
+        out.append({"held": memory_view(row), "conflicts_with": memory_view(other)})
+    return out
+
+
 def memory_events(db: sqlite3.Connection, memory_id: str) -> list[dict[str, Any]]:
     out = []
     for e in db.execute(
@@ -440,3 +475,68 @@ def withheld_documents(db: sqlite3.Connection, bank: str, document_ids: Sequence
             if row["gone"] and not row["live"]:
                 out.add(row["document_id"])
     return out
+
+
+def restorable_rows(db: sqlite3.Connection, bank: str, document_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """The ledger's copies (active or archived rows, with the items as forwarded) of the memories of
+    ``document_ids``, by document, oldest first: what a config rollback re-creates."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for chunk in chunked(document_ids):
+        marks = ",".join("?" * len(chunk))
+        for row in db.execute(
+            f"SELECT id, status, document_id, item, event_time FROM memories WHERE bank = ?"  # noqa: S608
+            f" AND status IN ('active', 'archived') AND document_id IN ({marks}) ORDER BY created_at",
+            (bank, *chunk),
+        ):
+            out.setdefault(row["document_id"], []).append(
+                {"id": row["id"], "status": row["status"], "item": json.loads(row["item"])}
+            )
+    return out
+
+
+def active_ids(db: sqlite3.Connection, bank: str, document_id: str | None = None) -> list[str]:
+    """The ids of the bank's active memories (those of one document, when given)."""
+    query, args = "SELECT id FROM memories WHERE bank = ? AND status = 'active'", [bank]
+    if document_id is not None:
+        query, args = query + " AND document_id = ?", [bank, document_id]
+    return [row["id"] for row in db.execute(query, args).fetchall()]
+
+
+def retag_document(
+    db: sqlite3.Connection, bank: str, document_id: str, tags: list[str], labels: Mapping[str, str], request_id: str
+) -> None:
+    """A document was re-tagged in the backend: its rows take the tags (and the ``topic``/``stage``
+    labels among them), each with an ``update`` event; one event says so when the ledger has none."""
+    rows = db.execute(
+        "SELECT id, tags FROM memories WHERE bank = ? AND document_id = ?", (bank, document_id)
+    ).fetchall()
+    events = []
+    for row in rows:
+        db.execute(
+            "UPDATE memories SET tags = ?, topic = COALESCE(?, topic), stage = COALESCE(?, stage), updated_at = ?"
+            " WHERE id = ?",
+            (json.dumps(tags, ensure_ascii=False), labels.get("topic"), labels.get("stage"), now(), row["id"]),
+        )
+        events.append(
+            AuditEvent(
+                action="update",
+                bank=bank,
+                memory_id=row["id"],
+                source="document_retag",
+                before={"tags": json.loads(row["tags"])},
+                after={"tags": tags},
+                request_id=request_id,
+            )
+        )
+    if not rows:
+        events.append(
+            AuditEvent(
+                action="update",
+                bank=bank,
+                source="document_retag",
+                reason=f"document {document_id}",
+                after={"tags": tags},
+                request_id=request_id,
+            )
+        )
+    append_events(db, events)

@@ -19,7 +19,16 @@ from urllib.parse import parse_qsl
 import anyio
 from starlette.types import Receive, Scope, Send
 
-from memwarden.db.audit import event_from_row, verify_chain
+from memwarden.db.audit import (
+    EventFilter,
+    all_event_rows,
+    event_filter,
+    events_after,
+    fetch_events,
+    last_seq,
+    latest_events,
+    verify_chain,
+)
 from memwarden.fronts.asgi import send_json
 from memwarden.proxy.state import AppState
 
@@ -31,22 +40,16 @@ class QueryError(ValueError):
     pass
 
 
-def parse_filters(query: dict[str, str]) -> tuple[str, list[Any], int]:
-    """SQL ``WHERE`` clause and parameters for the audit filters, and the row limit."""
-    where: list[str] = ["1 = 1"]
-    params: list[Any] = []
-    if query.get("bank"):
-        where.append("bank = ?")
-        params.append(query["bank"])
+def parse_filters(query: dict[str, str]) -> tuple[EventFilter, int]:
+    """The audit filters (the events' ``WHERE``), and the row limit."""
+    actions = None
     if query.get("action"):
         actions = [a.strip() for a in query["action"].split(",") if a.strip()]
-        where.append(f"action IN ({','.join('?' * len(actions))})")
-        params.extend(actions)
+    after_seq, since_ts = None, None
     since = query.get("since", "").strip()
     if since:
         if since.isdigit():
-            where.append("seq > ?")
-            params.append(int(since))
+            after_seq = int(since)
         else:
             from datetime import datetime
 
@@ -54,26 +57,21 @@ def parse_filters(query: dict[str, str]) -> tuple[str, list[Any], int]:
                 datetime.fromisoformat(since)
             except ValueError:
                 raise QueryError(f"since must be a sequence number or an ISO timestamp, got {since!r}") from None
-            where.append("ts >= ?")
-            params.append(since)
+            since_ts = since
     raw_limit = query.get("limit", "100")
     if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= MAX_LIMIT:
         raise QueryError(f"limit must be an integer from 1 to {MAX_LIMIT}, got {raw_limit!r}")
-    return " AND ".join(where), params, int(raw_limit)
+    where = event_filter(bank=query.get("bank") or None, actions=actions, after_seq=after_seq, since_ts=since_ts)
+    return where, int(raw_limit)
 
 
 def _query(scope: Scope) -> dict[str, str]:
     return dict(parse_qsl(scope.get("query_string", b"").decode("utf-8", "replace")))
 
 
-def fetch_events(db: sqlite3.Connection, where: str, params: list[Any], limit: int) -> list[dict[str, Any]]:
-    rows = db.execute(f"SELECT * FROM audit_events WHERE {where} ORDER BY seq LIMIT ?", (*params, limit))  # noqa: S608
-    return [event_from_row(r) for r in rows]
-
-
 async def list_audit(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     try:
-        where, params, limit = parse_filters(_query(scope))
+        where, limit = parse_filters(_query(scope))
     except QueryError as exc:
         await send_json(send, 422, {"detail": str(exc)})
         return
@@ -84,30 +82,26 @@ async def list_audit(state: AppState, scope: Scope, receive: Receive, send: Send
         return
 
     def read(db: sqlite3.Connection) -> tuple[list[dict[str, Any]], int]:
-        last = db.execute("SELECT COALESCE(MAX(seq), 0) FROM audit_events").fetchone()[0]
+        last = last_seq(db)
         if tail:
-            rows = db.execute(
-                f"SELECT * FROM audit_events WHERE {where} ORDER BY seq DESC LIMIT ?",  # noqa: S608
-                (*params, int(tail)),
-            ).fetchall()
-            return [event_from_row(r) for r in reversed(rows)], last
-        return fetch_events(db, where, params, limit), last
+            return latest_events(db, where, int(tail)), last
+        return fetch_events(db, where, limit), last
 
-    events, last_seq = await state.ledger.read(read)
-    await send_json(send, 200, {"events": events, "next": events[-1]["seq"] if events else None, "last_seq": last_seq})
+    events, newest = await state.ledger.read(read)
+    await send_json(send, 200, {"events": events, "next": events[-1]["seq"] if events else None, "last_seq": newest})
 
 
 async def verify_audit(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     def check(db: sqlite3.Connection) -> tuple[int, list[dict[str, Any]]]:
-        rows = db.execute("SELECT * FROM audit_events ORDER BY seq").fetchall()
+        rows = all_event_rows(db)
         return len(rows), [{"seq": p.seq, "problem": p.problem} for p in verify_chain(rows)]
 
     count, problems = await state.ledger.read(check)
     await send_json(send, 200, {"ok": not problems, "events": count, "problems": problems})
 
 
-def _page(where: str, params: list[Any], after: int) -> Callable[[sqlite3.Connection], list[dict[str, Any]]]:
-    return lambda db: fetch_events(db, f"({where}) AND seq > ?", [*params, after], 500)
+def _page(where: EventFilter, after: int) -> Callable[[sqlite3.Connection], list[dict[str, Any]]]:
+    return lambda db: events_after(db, where, after, 500)
 
 
 def _sse(event: dict[str, Any]) -> bytes:
@@ -125,7 +119,7 @@ async def stream_audit(state: AppState, scope: Scope, receive: Receive, send: Se
         await send_json(send, 422, {"detail": f"Last-Event-ID must be a sequence number, got {last_id!r}"})
         return
     try:
-        where, params, _ = parse_filters({**query, "since": last_id or query.get("since", ""), "limit": "1"})
+        where, _ = parse_filters({**query, "since": last_id or query.get("since", ""), "limit": "1"})
     except QueryError as exc:
         await send_json(send, 422, {"detail": str(exc)})
         return
@@ -155,7 +149,7 @@ async def stream_audit(state: AppState, scope: Scope, receive: Receive, send: Se
         tg.start_soon(watch_disconnect)
         sent = int(last_id or 0)
         while True:  # the backlog, in pages, then live
-            page = await state.ledger.read(_page(where, params, sent))
+            page = await state.ledger.read(_page(where, sent))
             for event in page:
                 await send({"type": "http.response.body", "body": _sse(event), "more_body": True})
                 sent = event["seq"]

@@ -24,8 +24,9 @@ from starlette.types import Message, Receive, Scope, Send
 
 from memwarden.backends.base import BackendError, BackendRejected
 from memwarden.db.audit import AuditEvent
-from memwarden.db.common import now
-from memwarden.db.memories import move
+from memwarden.db.banks import mark_seeded, seeded_at
+from memwarden.db.memories import active_ids, move
+from memwarden.db.snapshots import Snapshot, get_snapshot, list_snapshots
 from memwarden.fronts.asgi import BodyError, ClientGone, parse_json, read_body, replay, send_json
 from memwarden.policies.bank_config import (
     WATCHABLE,
@@ -39,10 +40,7 @@ from memwarden.policies.bank_config import (
     watched_counts,
 )
 from memwarden.proxy.config_guard import (
-    Snapshot,
     apply_rollback,
-    get_snapshot,
-    list_snapshots,
     plan_rollback,
     set_outcome,
     settle,
@@ -368,10 +366,7 @@ def seed_in_background(state: AppState, bank: str) -> None:
 
 async def _seed(state: AppState, bank: str) -> None:
     cfg = state.settings.config_guard
-    done = await state.ledger.read(
-        lambda db: db.execute("SELECT seeded_at FROM banks_seen WHERE bank = ?", (bank,)).fetchone()
-    )
-    if done is not None and done["seeded_at"]:
+    if await state.ledger.read(lambda db: seeded_at(db, bank)):
         return
     try:
         async with state.bank_locks(bank):
@@ -396,14 +391,7 @@ async def _seed(state: AppState, bank: str) -> None:
         state.seed_retry_at[bank] = time.monotonic() + SEED_RETRY_SECONDS
         log.warning("seed_failed", bank=bank, error=str(exc), retry_in_s=SEED_RETRY_SECONDS)
         return
-    ts = now()
-    await state.ledger.write(
-        lambda db: db.execute(
-            "INSERT INTO banks_seen (bank, first_seen, seeded_at) VALUES (?, ?, ?)"
-            " ON CONFLICT (bank) DO UPDATE SET seeded_at = excluded.seeded_at",
-            (bank, ts, ts),
-        )
-    )
+    await state.ledger.write(lambda db: mark_seeded(db, bank))
     log.info("bank_seeded", bank=bank, keys=sorted(sent))
 
 
@@ -483,12 +471,9 @@ def _archive_deleted(
 ) -> None:
     """The backend deleted them: the ledger's rows stop counting as active (dedup would otherwise
     call a re-sent fact a duplicate of something gone), and the log says why. Content is kept."""
-    query, args = "SELECT id FROM memories WHERE bank = ? AND status = 'active'", [bank]
-    if document_id is not None:
-        query, args = query + " AND document_id = ?", [bank, document_id]
     move(
         db,
-        [row["id"] for row in db.execute(query, args).fetchall()],
+        active_ids(db, bank, document_id),
         bank=bank,
         frm="active",
         to="archived",

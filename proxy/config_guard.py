@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import sqlite3
 import time
 import uuid
@@ -35,9 +34,10 @@ import structlog
 
 from memwarden.backends.base import BackendError, BackendRejected, MemoryBackend
 from memwarden.db.audit import AuditEvent, append_events
-from memwarden.db.common import chunked, now
+from memwarden.db.common import now
 from memwarden.db.database import Database
-from memwarden.db.memories import transition
+from memwarden.db.memories import restorable_rows, transition
+from memwarden.db.snapshots import Snapshot, insert_snapshot, set_outcome_row
 from memwarden.policies.bank_config import (
     WATCHABLE,
     Templates,
@@ -129,79 +129,6 @@ async def inventory(memory: MemoryBackend, bank: str, page: int) -> dict[str, li
 # -- snapshots ------------------------------------------------------------------------------------
 
 
-@dataclass
-class Snapshot:
-    id: str
-    bank: str
-    created_at: str
-    reason: str
-    settled: bool
-    config: dict[str, Any]
-    overrides: dict[str, Any]
-    stats: dict[str, Any]
-    counts: dict[str, int]
-    inventory: dict[str, list[dict[str, Any]]]
-    request_id: str | None = None
-    change: Any = None
-    outcome: str | None = None
-    outcome_detail: Any = None
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "bank": self.bank,
-            "created_at": self.created_at,
-            "reason": self.reason,
-            "settled": self.settled,
-            "counts": self.counts,
-            "memories": len(self.inventory.get("memories", [])),
-            "documents": len(self.inventory.get("documents", [])),
-            "override_keys": sorted(self.overrides),
-            "change": self.change,
-            "outcome": self.outcome,
-            "outcome_detail": self.outcome_detail,
-            "request_id": self.request_id,
-        }
-
-
-def snapshot_from_row(row: sqlite3.Row) -> Snapshot:
-    def load(v: str | None) -> Any:
-        return None if v is None else json.loads(v)
-
-    return Snapshot(
-        id=row["id"],
-        bank=row["bank"],
-        created_at=row["created_at"],
-        reason=row["reason"],
-        settled=bool(row["settled"]),
-        config=load(row["config"]),
-        overrides=load(row["overrides"]),
-        stats=load(row["stats"]),
-        counts=load(row["counts"]),
-        inventory=load(row["inventory"]),
-        request_id=row["request_id"],
-        change=load(row["change"]),
-        outcome=row["outcome"],
-        outcome_detail=load(row["outcome_detail"]),
-    )
-
-
-def list_snapshots(db: sqlite3.Connection, bank: str, limit: int = 100) -> list[Snapshot]:
-    rows = db.execute(
-        "SELECT * FROM config_snapshots WHERE bank = ? ORDER BY created_at DESC, rowid DESC LIMIT ?", (bank, limit)
-    ).fetchall()
-    return [snapshot_from_row(r) for r in rows]
-
-
-def get_snapshot(db: sqlite3.Connection, bank: str, snapshot_id: str) -> Snapshot | None:
-    row = db.execute("SELECT * FROM config_snapshots WHERE bank = ? AND id = ?", (bank, snapshot_id)).fetchone()
-    return snapshot_from_row(row) if row else None
-
-
-def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
 async def take_snapshot(
     *,
     memory: MemoryBackend,
@@ -235,24 +162,7 @@ async def take_snapshot(
     )
 
     def store(db: sqlite3.Connection) -> None:
-        db.execute(
-            "INSERT INTO config_snapshots (id, bank, created_at, reason, request_id, settled, config, overrides, stats,"
-            " counts, inventory, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                snap.id,
-                bank,
-                snap.created_at,
-                reason,
-                request_id,
-                int(is_settled),
-                _dump(snap.config),
-                _dump(snap.overrides),
-                _dump(stats),
-                _dump(snap.counts),
-                _dump(snap.inventory),
-                snap.created_at,
-            ),
-        )
+        insert_snapshot(db, snap)
         append_events(
             db,
             [
@@ -286,14 +196,7 @@ async def set_outcome(
     if change is not None:
         snapshot.change = change
 
-    def update(db: sqlite3.Connection) -> None:
-        db.execute(
-            "UPDATE config_snapshots SET outcome = ?, outcome_detail = ?, change = COALESCE(?, change), updated_at = ?"
-            " WHERE id = ?",
-            (outcome, _dump(detail), None if change is None else _dump(change), now(), snapshot.id),
-        )
-
-    await ledger.write(update)
+    await ledger.write(lambda db: set_outcome_row(db, snapshot.id, outcome, detail, change))
 
 
 # -- rollback -------------------------------------------------------------------------------------
@@ -351,21 +254,6 @@ class RollbackResult:
         }
 
 
-def _ledger_rows(db: sqlite3.Connection, bank: str, document_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {}
-    for chunk in chunked(document_ids):
-        marks = ",".join("?" * len(chunk))
-        for row in db.execute(
-            f"SELECT id, status, document_id, item, event_time FROM memories WHERE bank = ?"  # noqa: S608
-            f" AND status IN ('active', 'archived') AND document_id IN ({marks}) ORDER BY created_at",
-            (bank, *chunk),
-        ):
-            out.setdefault(row["document_id"], []).append(
-                {"id": row["id"], "status": row["status"], "item": json.loads(row["item"])}
-            )
-    return out
-
-
 async def plan_rollback(
     *, memory: MemoryBackend, ledger: Database, cfg: ConfigGuardSettings, snapshot: Snapshot
 ) -> RollbackPlan:
@@ -392,7 +280,7 @@ async def plan_rollback(
     ]
     lost_docs = [d["id"] for d in snapshot.inventory["documents"] if d["id"] not in present_docs]
     wanted = sorted({*lost_docs, *(u["document_id"] for u in lost_units if u.get("document_id"))})
-    rows = await ledger.read(lambda db: _ledger_rows(db, bank, wanted))
+    rows = await ledger.read(lambda db: restorable_rows(db, bank, wanted))
     unrestorable = [d for d in wanted if d not in rows]
     unrestorable += [f"memory:{u['id']}" for u in lost_units if not u.get("document_id")]
     return RollbackPlan(

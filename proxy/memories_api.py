@@ -31,6 +31,7 @@ from memwarden.backends.base import BackendError, BackendRejected
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.memories import (
     FilterError,
+    active_siblings,
     list_memories,
     memory_account,
     memory_row,
@@ -168,12 +169,7 @@ async def archive(
             )
     row = await _lockedmemory_row(state, bank, memory_id, "active", "archived")
     document_id = row["document_id"]
-    siblings = await state.ledger.read(
-        lambda db: db.execute(
-            "SELECT count(*) FROM memories WHERE bank = ? AND document_id = ? AND status = 'active' AND id != ?",
-            (bank, document_id, memory_id),
-        ).fetchone()[0]
-    )
+    siblings = await state.ledger.read(lambda db: active_siblings(db, bank, document_id, memory_id))
     if siblings:
         raise Refused(
             409,

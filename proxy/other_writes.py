@@ -18,8 +18,7 @@ from typing import Any
 import structlog
 from starlette.types import Receive, Scope, Send
 
-from memwarden.db.audit import AuditEvent, append_events
-from memwarden.db.common import now
+from memwarden.db.memories import retag_document
 from memwarden.fronts.asgi import ClientGone, read_body, replay, send_json
 from memwarden.policies.labels import LabelError
 from memwarden.policies.tags import canonicalize_tags, tag_value
@@ -135,40 +134,6 @@ async def document_patch(state: AppState, scope: Scope, receive: Receive, send: 
     await forward(state.backend, {**scope, "headers": headers}, replay(new_body), send, retries=0)
     status = scope.get("state", {}).get("backend_status")
     if isinstance(status, int) and 200 <= status < 300:  # the ledger follows only what the backend did
-        await state.ledger.write(lambda db: _retag(db, bank, document_id, canonical, labels, request_id_of(scope)))
-
-
-def _retag(db: Any, bank: str, document_id: str, tags: list[str], labels: dict[str, str], request_id: str) -> None:
-    rows = db.execute(
-        "SELECT id, tags FROM memories WHERE bank = ? AND document_id = ?", (bank, document_id)
-    ).fetchall()
-    events = []
-    for row in rows:
-        db.execute(
-            "UPDATE memories SET tags = ?, topic = COALESCE(?, topic), stage = COALESCE(?, stage), updated_at = ?"
-            " WHERE id = ?",
-            (json.dumps(tags, ensure_ascii=False), labels.get("topic"), labels.get("stage"), now(), row["id"]),
+        await state.ledger.write(
+            lambda db: retag_document(db, bank, document_id, canonical, labels, request_id_of(scope))
         )
-        events.append(
-            AuditEvent(
-                action="update",
-                bank=bank,
-                memory_id=row["id"],
-                source="document_retag",
-                before={"tags": json.loads(row["tags"])},
-                after={"tags": tags},
-                request_id=request_id,
-            )
-        )
-    if not rows:
-        events.append(
-            AuditEvent(
-                action="update",
-                bank=bank,
-                source="document_retag",
-                reason=f"document {document_id}",
-                after={"tags": tags},
-                request_id=request_id,
-            )
-        )
-    append_events(db, events)

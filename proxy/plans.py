@@ -18,7 +18,6 @@ Statuses: ``planned`` → ``applying`` → ``applied`` | ``partially_applied``; 
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import uuid
 from collections.abc import Awaitable, Callable
@@ -28,7 +27,16 @@ from typing import Any
 from starlette.types import Receive, Scope, Send
 
 from memwarden.db.audit import AuditEvent, append_events
-from memwarden.db.common import now
+from memwarden.db.plans import (
+    claim_plan,
+    current_target_state,
+    finish_plan,
+    get_plan,
+    insert_plan,
+    list_plans,
+    plan_target,
+    target_state,
+)
 from memwarden.fronts.asgi import read_object, send_json
 from memwarden.proxy.memories import Refused
 from memwarden.proxy.memories_api import archive, restore
@@ -44,23 +52,10 @@ OPS: dict[str, tuple[str, str]] = {
     "reject": ("review", "dropped, kept in the ledger as rejected"),
 }
 MAX_OPERATIONS = 1000
-PLAN_COLUMNS = "id, bank, status, phrase, reason, operations, result, created_at, expires_at, applied_at"
-LIST_PLANS = f"SELECT {PLAN_COLUMNS} FROM plans WHERE bank = ? ORDER BY created_at DESC"  # noqa: S608
 
 
 def _problem(status: int, detail: Any) -> tuple[int, dict[str, Any]]:
     return status, {"detail": detail}
-
-
-def plan_view(row: sqlite3.Row) -> dict[str, Any]:
-    out = dict(row)
-    out["operations"] = json.loads(out["operations"])
-    out["result"] = json.loads(out["result"]) if out["result"] else None
-    return out
-
-
-def _target_state(row: sqlite3.Row) -> dict[str, Any]:
-    return {"status": row["status"], "content_hash": row["content_hash"], "updated_at": row["updated_at"]}
 
 
 def check_operations(db: sqlite3.Connection, bank: str, operations: Any) -> tuple[list[dict[str, Any]], list[str]]:
@@ -80,10 +75,7 @@ def check_operations(db: sqlite3.Connection, bank: str, operations: Any) -> tupl
             problems.append(f"{where}: memory {memory_id} appears twice")
             continue
         seen.add(memory_id)
-        row = db.execute(
-            "SELECT id, status, content, content_hash, updated_at FROM memories WHERE bank = ? AND id = ?",
-            (bank, memory_id),
-        ).fetchone()
+        row = plan_target(db, bank, memory_id)
         if row is None:
             problems.append(f"{where}: no memory {memory_id} in bank '{bank}'")
             continue
@@ -96,7 +88,7 @@ def check_operations(db: sqlite3.Connection, bank: str, operations: Any) -> tupl
                 "op": op["op"],
                 "memory_id": memory_id,
                 "content": row["content"],
-                "expected": _target_state(row),
+                "expected": target_state(row),
                 "effect": effect,
             }
         )
@@ -115,17 +107,15 @@ async def create_plan(
         planned, problems = check_operations(db, bank, operations)
         if problems:
             return planned, problems
-        db.execute(
-            f"INSERT INTO plans ({PLAN_COLUMNS}) VALUES (?, ?, 'planned', ?, ?, ?, NULL, ?, ?, NULL)",  # noqa: S608
-            (
-                plan_id,
-                bank,
-                phrase,
-                reason,
-                json.dumps(planned, ensure_ascii=False),
-                created.isoformat(),
-                expires.isoformat(),
-            ),
+        insert_plan(
+            db,
+            plan_id=plan_id,
+            bank=bank,
+            phrase=phrase,
+            reason=reason,
+            operations=planned,
+            created_at=created.isoformat(),
+            expires_at=expires.isoformat(),
         )
         append_events(
             db,
@@ -152,10 +142,7 @@ async def create_plan(
 
 
 async def show(state: AppState, bank: str, plan_id: str) -> dict[str, Any] | None:
-    row = await state.ledger.read(
-        lambda db: db.execute(f"SELECT {PLAN_COLUMNS} FROM plans WHERE bank = ? AND id = ?", (bank, plan_id)).fetchone()  # noqa: S608
-    )
-    return plan_view(row) if row is not None else None
+    return await state.ledger.read(lambda db: get_plan(db, bank, plan_id))
 
 
 Runner = Callable[..., Awaitable[dict[str, Any]]]
@@ -199,11 +186,7 @@ async def apply_plan(
         return _problem(409, f"plan {plan_id} is {plan['status']}{when}; a plan is applied once")
     if datetime.now(UTC) > datetime.fromisoformat(plan["expires_at"]):
         return _problem(410, f"plan {plan_id} expired at {plan['expires_at']}; make a new one")
-    claimed = await state.ledger.write(
-        lambda db: (
-            db.execute("UPDATE plans SET status = 'applying' WHERE id = ? AND status = 'planned'", (plan_id,)).rowcount
-        )
-    )
+    claimed = await state.ledger.write(lambda db: claim_plan(db, plan_id))
     if not claimed:
         return _problem(409, f"plan {plan_id} is already being applied")
 
@@ -213,10 +196,7 @@ async def apply_plan(
         def changed_targets(db: sqlite3.Connection) -> list[dict[str, Any]]:
             out = []
             for op in operations:
-                row = db.execute(
-                    "SELECT status, content_hash, updated_at FROM memories WHERE id = ?", (op["memory_id"],)
-                ).fetchone()
-                now_state = _target_state(row) if row is not None else None
+                now_state = current_target_state(db, op["memory_id"])
                 if now_state != op["expected"]:
                     out.append({"memory_id": op["memory_id"], "expected": op["expected"], "now": now_state})
             return out
@@ -263,10 +243,7 @@ async def _finish(
     state: AppState, bank: str, plan_id: str, status: str, result: dict[str, Any], request_id: str
 ) -> None:
     def write(db: sqlite3.Connection) -> None:
-        db.execute(
-            "UPDATE plans SET status = ?, result = ?, applied_at = ? WHERE id = ?",
-            (status, json.dumps(result, ensure_ascii=False), now(), plan_id),
-        )
+        finish_plan(db, plan_id, status, result)
         append_events(
             db,
             [
@@ -291,10 +268,8 @@ async def plans_route(state: AppState, scope: Scope, receive: Receive, send: Sen
     """``GET`` lists a bank's plans; ``POST`` makes one."""
     bank: str = scope["path_params"]["bank_id"]
     if scope["method"] == "GET":
-        rows = await state.ledger.read(lambda db: db.execute(LIST_PLANS, (bank,)).fetchall())
         items = []
-        for row in rows:
-            view = plan_view(row)
+        for view in await state.ledger.read(lambda db: list_plans(db, bank)):
             view["operations"] = len(view["operations"])
             view.pop("phrase")
             items.append(view)

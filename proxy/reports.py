@@ -24,8 +24,9 @@ from urllib.parse import parse_qsl
 from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendError
+from memwarden.db.reports import active_oldest_first, active_per_document, health_counts
+from memwarden.db.retention import due_for_retention
 from memwarden.fronts.asgi import send_json
-from memwarden.proxy.retention import due
 from memwarden.proxy.state import AppState
 
 DOCUMENT_PAGE = 1000
@@ -36,21 +37,10 @@ async def cleanup_candidates(state: AppState, bank: str) -> dict[str, Any]:
     """The cleanup report's data (a pure read)."""
     at = datetime.now(UTC)
 
-    def read(db: sqlite3.Connection) -> tuple[list[sqlite3.Row], list[dict[str, Any]], dict[str, int]]:
-        rows = db.execute(
-            "SELECT id, content, content_hash, topic, stage, topic_key, tags, document_id, created_at,"
-            " COALESCE(event_time, created_at) AS born FROM memories WHERE bank = ? AND status = 'active'"
-            " ORDER BY born, created_at",
-            (bank,),
-        ).fetchall()
-        expired = due(db, state.settings.retention, bank=bank, at=at)
-        per_document = dict(
-            db.execute(
-                "SELECT document_id, count(*) FROM memories WHERE bank = ? AND status = 'active' GROUP BY document_id",
-                (bank,),
-            ).fetchall()
-        )
-        return rows, expired, per_document
+    def read(db: sqlite3.Connection) -> tuple[list[sqlite3.Row], list[dict[str, Any]], dict[str | None, int]]:
+        rows = active_oldest_first(db, bank)
+        expired = due_for_retention(db, state.settings.retention.period_for, bank=bank, at=at)
+        return rows, expired, active_per_document(db, bank)
 
     rows, expired, per_document = await state.ledger.read(read)
     found: dict[str, dict[str, Any]] = {}
@@ -123,68 +113,9 @@ async def _backend_documents(state: AppState, bank: str) -> set[str] | None:
 async def health(state: AppState, bank: str, days: int) -> dict[str, Any]:
     since = (datetime.now(UTC) - timedelta(days=days)).isoformat()
 
-    def read(db: sqlite3.Connection) -> dict[str, Any]:
-        statuses = dict(
-            db.execute("SELECT status, count(*) FROM memories WHERE bank = ? GROUP BY status", (bank,)).fetchall()
-        )
-        new = dict(
-            db.execute(
-                "SELECT status, count(*) FROM memories WHERE bank = ? AND created_at >= ? GROUP BY status",
-                (bank, since),
-            ).fetchall()
-        )
-        actions = dict(
-            db.execute(
-                "SELECT action, count(*) FROM audit_events WHERE bank = ? AND ts >= ? GROUP BY action", (bank, since)
-            ).fetchall()
-        )
-        conflicts = db.execute(
-            "SELECT topic_key, count(*) AS n FROM memories WHERE bank = ? AND status = 'active'"
-            " AND topic_key IS NOT NULL AND cardinality IN ('single', 'replace') GROUP BY topic_key HAVING n > 1",
-            (bank,),
-        ).fetchall()
-        documents = [
-            r[0]
-            for r in db.execute(
-                "SELECT DISTINCT document_id FROM memories"
-                " WHERE bank = ? AND status = 'active' AND document_id IS NOT NULL",
-                (bank,),
-            )
-        ]
-        known = {
-            r[0]
-            for r in db.execute(
-                "SELECT DISTINCT document_id FROM memories WHERE bank = ? AND document_id IS NOT NULL", (bank,)
-            )
-        }
-        store = None
-        if state.local is not None:
-            name = state.local.embedder.name
-            row = db.execute(
-                "SELECT count(*) AS rows_, sum(embedding IS NOT NULL AND embedder = ?) AS vectors FROM store_units"
-                " WHERE bank_id = ?",
-                (name, bank),
-            ).fetchone()
-            total_rows = db.execute("SELECT count(*) FROM store_units").fetchone()[0]
-            fts = db.execute("SELECT count(*) FROM store_units_fts_docsize").fetchone()[0]
-            store = {
-                "rows": row["rows_"],
-                "vectors": row["vectors"] or 0,
-                "embedder": name,
-                "all_banks_rows": total_rows,
-                "all_banks_fulltext_entries": fts,
-            }
-        return {
-            "statuses": statuses,
-            "new": new,
-            "actions": actions,
-            "conflicts": [{"topic_key": r[0], "active": r[1]} for r in conflicts],
-            "documents": documents,
-            "known_documents": known,
-            "store": store,
-        }
-
-    data = await state.ledger.read(read)
+    data = await state.ledger.read(lambda db: health_counts(db, bank, since))
+    # The self-hosted store's rows vs vectors vs full-text entries (a read of its own tables).
+    store = await state.local.index_counts(bank) if state.local is not None else None
     cleanup = await cleanup_candidates(state, bank)
     backend_docs = await _backend_documents(state, bank)
     reasons_critical: list[str] = []
@@ -199,7 +130,6 @@ async def health(state: AppState, bank: str, days: int) -> dict[str, Any]:
         unknown = len(backend_docs - data["known_documents"])
         if unknown:
             reasons_attention.append(f"{unknown} backend documents memwarden never saw (written around it)")
-    store = data["store"]
     if store is not None:
         if store["vectors"] != store["rows"]:
             reasons_critical.append(

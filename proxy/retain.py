@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendError, BackendUnavailable
-from memwarden.db.memories import lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts
+from memwarden.db.memories import lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts, row_by_id
 from memwarden.fronts.asgi import BodyError, ClientGone, parse_json, read_body, replay, send_json, validation_detail
 from memwarden.fronts.hindsight.models import MemoryItem
 from memwarden.policies.pipeline import ACCEPTED, FORWARDED, Judgement, resolve
@@ -297,7 +297,7 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
 
 async def _retire(state: AppState, bank: str, memory_id: str) -> None:
     """Take a superseded memory out of the backend where that is safe (the ledger keeps it)."""
-    row = await state.ledger.read(lambda db: db.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone())
+    row = await state.ledger.read(lambda db: row_by_id(db, memory_id))
     if row is None:
         return
     try:

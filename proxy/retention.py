@@ -15,64 +15,22 @@ minute after start), by ``POST /warden/v1/retention/run[?dry_run=true&bank=]`` a
 from __future__ import annotations
 
 import asyncio
-import sqlite3
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl
 
 import structlog
 from starlette.types import Receive, Scope, Send
 
+from memwarden.db.retention import due_for_retention
 from memwarden.fronts.asgi import send_json
 from memwarden.proxy.memories import Refused
 from memwarden.proxy.memories_api import archive
 from memwarden.proxy.middleware import request_id_of
 from memwarden.proxy.state import AppState
-from memwarden.settings import RetentionSettings
 
 log = structlog.get_logger("memwarden.retention")
 FIRST_RUN_DELAY = 60.0
-
-
-def _parse(ts: str) -> datetime | None:
-    try:
-        parsed = datetime.fromisoformat(ts.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def due(db: sqlite3.Connection, settings: RetentionSettings, *, bank: str | None, at: datetime) -> list[dict[str, Any]]:
-    """The active memories whose period has passed at ``at``, oldest first."""
-    where, args = "status = 'active'", []
-    if bank is not None:
-        where += " AND bank = ?"
-        args.append(bank)
-    out = []
-    for row in db.execute(
-        f"SELECT id, bank, content, topic, stage, COALESCE(event_time, created_at) AS born FROM memories WHERE {where}",  # noqa: S608
-        args,
-    ):
-        days = settings.period_for(row["topic"], row["stage"])
-        born = _parse(row["born"] or "")
-        if days is None or born is None:
-            continue
-        age = at - born
-        if age > timedelta(days=days):
-            out.append(
-                {
-                    "id": row["id"],
-                    "bank": row["bank"],
-                    "topic": row["topic"],
-                    "stage": row["stage"],
-                    "content": row["content"],
-                    "event_time": row["born"],
-                    "age_days": round(age.total_seconds() / 86400, 1),
-                    "period_days": days,
-                }
-            )
-    out.sort(key=lambda m: str(m["event_time"]))
-    return out
 
 
 async def run(
@@ -81,7 +39,7 @@ async def run(
     """One retention pass: what is due, and (unless ``dry_run``) what was archived or skipped."""
     settings = state.settings.retention
     now = datetime.now(UTC)
-    candidates = await state.ledger.read(lambda db: due(db, settings, bank=bank, at=now))
+    candidates = await state.ledger.read(lambda db: due_for_retention(db, settings.period_for, bank=bank, at=now))
     archived: list[str] = []
     skipped: list[dict[str, Any]] = []
     if not dry_run:

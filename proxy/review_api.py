@@ -18,7 +18,7 @@ from typing import Any
 from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendError, BackendRejected
-from memwarden.db.memories import MEMORY_COLUMNS, memory_view, move
+from memwarden.db.memories import move, review_queue, row_by_id
 from memwarden.fronts.asgi import send_json
 from memwarden.proxy.memories import Refused, answer
 from memwarden.proxy.middleware import request_id_of
@@ -28,28 +28,11 @@ from memwarden.proxy.state import AppState
 async def list_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank: str = scope["path_params"]["bank_id"]
 
-    def read(db: sqlite3.Connection) -> list[dict[str, Any]]:
-        held = db.execute(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE bank = ? AND status = 'review'"  # noqa: S608
-            " ORDER BY created_at",
-            (bank,),
-        ).fetchall()
-        out = []
-        for row in held:
-            other = db.execute(
-                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?",  # noqa: S608
-                (row["conflict_with"],),
-            ).fetchone()
-            out.append({"held": memory_view(row), "conflicts_with": memory_view(other)})
-        return out
-
-    await send_json(send, 200, {"bank_id": bank, "items": await state.ledger.read(read)})
+    await send_json(send, 200, {"bank_id": bank, "items": await state.ledger.read(lambda db: review_queue(db, bank))})
 
 
 async def _held(state: AppState, bank: str, memory_id: str) -> sqlite3.Row | None:
-    return await state.ledger.read(
-        lambda db: db.execute("SELECT * FROM memories WHERE id = ? AND bank = ?", (memory_id, bank)).fetchone()
-    )
+    return await state.ledger.read(lambda db: row_by_id(db, memory_id, bank=bank))
 
 
 async def _held_for_review(state: AppState, bank: str, memory_id: str) -> sqlite3.Row:

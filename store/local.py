@@ -186,3 +186,6 @@ class LocalStore:
 
     async def stats(self, bank: str) -> dict[str, Any]:
         return await stats.stats(self.ledger, bank)
+
+    async def index_counts(self, bank: str) -> dict[str, Any]:
+        return await stats.index_counts(self.ledger, self.embedder.name, bank)

@@ -73,3 +73,26 @@ async def stats(ledger: Database, bank: str) -> dict[str, Any]:
         "failed_consolidation": 0,
         "total_observations": 0,
     }
+
+
+async def index_counts(ledger: Database, name: str, bank: str) -> dict[str, Any]:
+    """The bank's rows and its vectors from the current embedder, and (every bank) rows vs
+    full-text entries: the health report's consistency check of the store's indexes."""
+
+    def read(db: sqlite3.Connection) -> dict[str, Any]:
+        row = db.execute(
+            "SELECT count(*) AS rows_, sum(embedding IS NOT NULL AND embedder = ?) AS vectors FROM store_units"
+            " WHERE bank_id = ?",
+            (name, bank),
+        ).fetchone()
+        total_rows = db.execute("SELECT count(*) FROM store_units").fetchone()[0]
+        fts = db.execute("SELECT count(*) FROM store_units_fts_docsize").fetchone()[0]
+        return {
+            "rows": row["rows_"],
+            "vectors": row["vectors"] or 0,
+            "embedder": name,
+            "all_banks_rows": total_rows,
+            "all_banks_fulltext_entries": fts,
+        }
+
+    return await ledger.read(read)

@@ -63,21 +63,22 @@ def audit_tail(
 
 
 def _tail_db(data_dir: Path, follow: bool, bank: str | None, action: str | None, as_json: bool, lines: int) -> None:
-    from memwarden.db.audit import events_after, last_seq, latest_events
+    from memwarden.db.audit import event_filter, events_after, last_seq, latest_events
 
     db = open_readonly(data_dir)
-    actions = [a for a in action.split(",") if a] if action else None
+    where = event_filter(bank=bank, actions=[a for a in action.split(",") if a] if action else None)
     last = 0
-    for event in latest_events(db, lines, bank=bank, actions=actions):
+    for event in latest_events(db, where, lines):
         click.echo(_format_event(event, as_json))
         last = event["seq"]
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends a follow
         while follow:
             last = max(last, last_seq(db))
             time.sleep(0.5)
-            for event in events_after(db, last, bank=bank, actions=actions):
-                click.echo(_format_event(event, as_json))
-                last = event["seq"]
+            while page := events_after(db, where, last, 1000):
+                for event in page:
+                    click.echo(_format_event(event, as_json))
+                last = page[-1]["seq"]
 
 
 def _tail_url(client: Client, follow: bool, bank: str | None, action: str | None, as_json: bool, lines: int) -> None:
@@ -130,9 +131,9 @@ def audit_verify(config: Path | None, data_dir: Path | None, url: str | None) ->
 def _verify_db(directory: Path) -> tuple[int, list[dict[str, Any]]]:
     """The number of events and the chain's problems, with events deleted from its end that
     ``audit.jsonl`` still mirrors."""
-    from memwarden.db.audit import stored_events, verify_chain
+    from memwarden.db.audit import all_event_rows, verify_chain
 
-    rows = stored_events(open_readonly(directory))
+    rows = all_event_rows(open_readonly(directory))
     problems = [{"seq": p.seq, "problem": p.problem} for p in verify_chain(rows)]
     mirror = directory / "audit.jsonl"
     if mirror.exists():

@@ -44,7 +44,7 @@ def config_snapshots(bank: str, config: Path | None, data_dir: Path | None, url:
         failure = f"cannot list snapshots through {url}"
         items = Client(url).read("banks", bank, "snapshots", failure=failure, timeout=30)["items"]
     else:
-        from memwarden.proxy.config_guard import list_snapshots
+        from memwarden.db.snapshots import list_snapshots
 
         items = [s.summary() for s in list_snapshots(open_data_dir(config, data_dir), bank)]
     if not items and not as_json:
