@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
@@ -15,3 +16,9 @@ def chunked(values: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
     bound parameters."""
     for i in range(0, len(values), size):
         yield values[i : i + size]
+
+
+# The connection and row types the layers above name in their transaction functions: they compose
+# transactions from the repositories' functions, and never write SQL of their own.
+Connection = sqlite3.Connection
+Row = sqlite3.Row

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from typing import Any
 
 import orjson
 from pydantic import ValidationError
 from starlette.types import Message, Receive, Send
+
+from memwarden.governance.errors import Refused
 
 
 class ClientGone(Exception):
@@ -194,3 +196,13 @@ async def read_object(receive: Receive, send: Send) -> dict[str, Any] | None:
         await send_json(send, 422, {"detail": detail})
         return None
     return payload
+
+
+async def answer(send: Send, work: Awaitable[dict[str, Any]]) -> None:
+    """Answer ``work``'s result with 200, or its :class:`Refused` with the refusal's status."""
+    try:
+        body = await work
+    except Refused as exc:
+        await send_json(send, exc.status, {"detail": exc.detail})
+        return
+    await send_json(send, 200, body)

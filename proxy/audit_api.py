@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl
@@ -29,8 +28,9 @@ from memwarden.db.audit import (
     latest_events,
     verify_chain,
 )
+from memwarden.db.common import Connection
 from memwarden.fronts.asgi import send_json
-from memwarden.proxy.state import AppState
+from memwarden.governance.state import AppState
 
 MAX_LIMIT = 1000
 HEARTBEAT_SECONDS = 15.0
@@ -81,7 +81,7 @@ async def list_audit(state: AppState, scope: Scope, receive: Receive, send: Send
         await send_json(send, 422, {"detail": f"tail must be an integer from 1 to {MAX_LIMIT}, got {tail!r}"})
         return
 
-    def read(db: sqlite3.Connection) -> tuple[list[dict[str, Any]], int]:
+    def read(db: Connection) -> tuple[list[dict[str, Any]], int]:
         last = last_seq(db)
         if tail:
             return latest_events(db, where, int(tail)), last
@@ -92,7 +92,7 @@ async def list_audit(state: AppState, scope: Scope, receive: Receive, send: Send
 
 
 async def verify_audit(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    def check(db: sqlite3.Connection) -> tuple[int, list[dict[str, Any]]]:
+    def check(db: Connection) -> tuple[int, list[dict[str, Any]]]:
         rows = all_event_rows(db)
         return len(rows), [{"seq": p.seq, "problem": p.problem} for p in verify_chain(rows)]
 
@@ -100,7 +100,7 @@ async def verify_audit(state: AppState, scope: Scope, receive: Receive, send: Se
     await send_json(send, 200, {"ok": not problems, "events": count, "problems": problems})
 
 
-def _page(where: EventFilter, after: int) -> Callable[[sqlite3.Connection], list[dict[str, Any]]]:
+def _page(where: EventFilter, after: int) -> Callable[[Connection], list[dict[str, Any]]]:
     return lambda db: events_after(db, where, after, 500)
 
 

@@ -13,8 +13,6 @@ Config changes and destructive operations on one bank are serialized (one lock p
 
 from __future__ import annotations
 
-import sqlite3
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qsl
@@ -23,37 +21,36 @@ import structlog
 from starlette.types import Message, Receive, Scope, Send
 
 from memwarden.backends.base import BackendError, BackendRejected
-from memwarden.db.audit import AuditEvent
-from memwarden.db.banks import mark_seeded, seeded_at
-from memwarden.db.memories import active_ids, move
 from memwarden.db.snapshots import Snapshot, get_snapshot, list_snapshots
 from memwarden.fronts.asgi import BodyError, ClientGone, parse_json, read_body, replay, send_json
-from memwarden.policies.bank_config import (
-    WATCHABLE,
-    ConfigInputError,
-    MissionsMode,
-    check_fields,
-    drops,
-    parse_updates,
-    plan_update,
-    validate_containers,
-    watched_counts,
+from memwarden.governance.config_changes import (
+    Repair,
+    archive_deleted,
+    audit_patch,
+    governed,
+    missions_mode,
+    verify_and_repair,
 )
-from memwarden.proxy.config_guard import (
+from memwarden.governance.config_guard import (
     apply_rollback,
     plan_rollback,
     set_outcome,
-    settle,
     take_snapshot,
     templates_of,
 )
+from memwarden.governance.state import AppState
+from memwarden.policies.bank_config import (
+    ConfigInputError,
+    check_fields,
+    parse_updates,
+    plan_update,
+    validate_containers,
+)
 from memwarden.proxy.middleware import note_backend_status, request_id_of
 from memwarden.proxy.passthrough import forward
-from memwarden.proxy.state import AppState
 
 log = structlog.get_logger("memwarden.config")
 PROBLEM = "https://memwarden.dev/problems/"
-SEED_RETRY_SECONDS = 300.0  # a bank whose seeding failed is tried again after this long
 
 
 async def problem(
@@ -93,18 +90,6 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-def _governed(state: AppState, bank: str) -> bool:
-    return state.settings.governance.mode_for(bank) != "off"
-
-
-def missions_mode(state: AppState, bank: str) -> MissionsMode:
-    """Missions change what a bank's config says, so a bank in ``shadow`` mode (observe, change
-    nothing) gets none; the snapshot/verify/rollback safety net applies in every mode but ``off``."""
-    if state.settings.governance.mode_for(bank) == "shadow":
-        return "off"
-    return state.settings.config_guard.missions.mode
-
-
 async def _backend_failed(send: Send, scope: Scope, exc: BackendError, what: str) -> None:
     if isinstance(exc, BackendRejected):
         note_backend_status(scope, exc.status)
@@ -140,7 +125,7 @@ async def snapshot_or_fail(
 async def bank_config(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank: str = scope["path_params"]["bank_id"]
     method = scope["method"]
-    if method == "GET" or not _governed(state, bank):
+    if method == "GET" or not governed(state, bank):
         await forward(state.backend, scope, receive, send, retries=state.read_retries if method == "GET" else 0)
         return
     try:
@@ -207,91 +192,29 @@ async def guarded_change(
                 else await state.memory.delete_config(bank)
             )
         except BackendError as exc:
-            await _audit_patch(state, snap, sent, overridden or [], request_id, failed=str(exc))
+            await audit_patch(state, snap, sent, overridden or [], request_id, failed=str(exc))
             await set_outcome(state.ledger, snap, "failed", {"reason": str(exc)}, change=sent)
             await _backend_failed(send, scope, exc, "applying the change (the snapshot was taken; nothing changed)")
             return
         note_backend_status(scope, 200)
-        await _audit_patch(state, snap, sent, overridden or [], request_id)
+        await audit_patch(state, snap, sent, overridden or [], request_id)
         headers = [(b"x-warden-snapshot", snap.id.encode())]
         if overridden:
             headers.append((b"x-warden-overridden", ",".join(overridden).encode()))
-        try:
-            verdict = await _verify(state, snap, request_id)
-        except BackendError as exc:
+        repair = await verify_and_repair(state, snap, request_id, change=sent)
+        if repair.outcome == "unverified":
             # The change is in; whether it cost memories is unknown. Say so, keep the snapshot.
-            await set_outcome(state.ledger, snap, "unverified", {"reason": str(exc)}, change=sent)
             await send_json(send, 200, answer, headers=[*headers, (b"x-warden-verify", b"failed: backend unavailable")])
             return
-        if not verdict:
-            await set_outcome(state.ledger, snap, "kept", {"counts": snap.counts}, change=sent)
+        if repair.outcome == "kept":
             await send_json(send, 200, answer, headers=headers)
             return
-        await set_outcome(state.ledger, snap, "dropped", {"dropped": verdict}, change=sent)
-        await _roll_back_and_answer(state, scope, send, snap, verdict, request_id, headers)
+        await _answer_repair(send, snap, repair, headers)
 
 
-async def _audit_patch(
-    state: AppState,
-    snap: Snapshot,
-    sent: dict[str, Any] | None,
-    overridden: list[str],
-    request_id: str | None,
-    *,
-    failed: str | None = None,
-) -> None:
-    await state.ledger.audit(
-        AuditEvent(
-            action="config_patch",
-            bank=snap.bank,
-            source="config",
-            reason=(f"backend refused: {failed}" if failed else None)
-            or ("config reset to server defaults" if sent is None else None),
-            before={"overrides": snap.overrides},
-            after={"updates": sent, "overridden": overridden, "snapshot_id": snap.id, "applied": not failed},
-            request_id=request_id,
-        )
-    )
-
-
-async def _verify(state: AppState, snap: Snapshot, request_id: str | None) -> dict[str, dict[str, int]]:
-    """Settle, re-read, compare; audit the verdict; the watched counts that dropped (empty: fine)."""
-    cfg = state.settings.config_guard
-    stats, is_settled, waited = await settle(state.memory, snap.bank, cfg)
-    counts = watched_counts(stats, WATCHABLE)
-    watched_before = {k: snap.counts.get(k, 0) for k in cfg.watched}
-    dropped = drops(watched_before, counts, cfg.tolerance)
-
-    summary = (
-        "watched counts dropped: " + ", ".join(f"{k} {v['before']} → {v['after']}" for k, v in dropped.items())
-        if dropped
-        else "no watched count dropped"
-    )
-    await state.ledger.audit(
-        AuditEvent(
-            action="config_verify",
-            bank=snap.bank,
-            source="config",
-            rule="config.drop" if dropped else "config.ok",
-            reason=summary + ("" if is_settled else f" (bank not settled after {waited:.1f} s)"),
-            before={"counts": snap.counts, "snapshot_id": snap.id},
-            after={"counts": counts, "dropped": dropped, "settled": is_settled},
-            request_id=request_id,
-        )
-    )
-    return dropped
-
-
-async def _roll_back_and_answer(
-    state: AppState,
-    scope: Scope,
-    send: Send,
-    snap: Snapshot,
-    dropped: dict[str, dict[str, int]],
-    request_id: str,
-    headers: list[tuple[bytes, bytes]],
-) -> None:
-    cfg = state.settings.config_guard
+async def _answer_repair(send: Send, snap: Snapshot, repair: Repair, headers: list[tuple[bytes, bytes]]) -> None:
+    """The client's answer to a change that lost memories: 409 once rolled back, 502 otherwise."""
+    dropped, plan, result = repair.dropped, repair.plan, repair.result
     what = ", ".join(f"{k} {v['before']} → {v['after']} ({v['delta']:+d})" for k, v in dropped.items())
 
     async def incomplete(title: str, why: str, restored: dict[str, Any] | None) -> None:
@@ -308,19 +231,13 @@ async def _roll_back_and_answer(
             restored=restored,
         )
 
-    try:
-        plan = await plan_rollback(memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap)
-    except BackendError as exc:
-        await set_outcome(state.ledger, snap, "rollback_incomplete", {"dropped": dropped, "error": str(exc)})
+    if plan is None or result is None:
         await incomplete(
             "Config change lost memories; rollback could not start",
-            f"The backend failed before the rollback could be planned: {exc}",
+            f"The backend failed before the rollback could be planned: {repair.error}",
             None,
         )
         return
-    result = await apply_rollback(
-        memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap, plan=plan, request_id=request_id
-    )
     if not result.complete:
         await incomplete(
             "Config change lost memories; rollback incomplete",
@@ -349,50 +266,6 @@ async def _roll_back_and_answer(
 
 
 # -- missions on first sight ----------------------------------------------------------------------
-
-
-def seed_in_background(state: AppState, bank: str) -> None:
-    """The first time memwarden sees a bank (missions ``seed`` or ``enforce``), put the mission
-    templates in its config — in the background, through the same guarded change, so the request
-    that revealed the bank is not held up. Once done it is recorded in the ledger; a failure is
-    logged and retried on the next sight."""
-    if missions_mode(state, bank) == "off" or bank in state.seeded:
-        return
-    if time.monotonic() < state.seed_retry_at.get(bank, 0.0):
-        return  # the last attempt failed recently: not on every request
-    state.seeded.add(bank)
-    state.spawn(_seed(state, bank))
-
-
-async def _seed(state: AppState, bank: str) -> None:
-    cfg = state.settings.config_guard
-    if await state.ledger.read(lambda db: seeded_at(db, bank)):
-        return
-    try:
-        async with state.bank_locks(bank):
-            snap = await take_snapshot(
-                memory=state.memory, ledger=state.ledger, cfg=cfg, bank=bank, reason="seed", request_id=None
-            )
-            sent, _ = plan_update({}, snap.overrides, mode=missions_mode(state, bank), templates=templates_of(cfg))
-            if sent:
-                await state.memory.patch_config(bank, sent)
-                await _audit_patch(state, snap, sent, [], None)
-                dropped = await _verify(state, snap, None)
-                if dropped:
-                    await set_outcome(state.ledger, snap, "dropped", {"dropped": dropped}, change=sent)
-                    plan = await plan_rollback(memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap)
-                    await apply_rollback(
-                        memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap, plan=plan, request_id=None
-                    )
-                    return
-            await set_outcome(state.ledger, snap, "kept", {"counts": snap.counts}, change=sent or None)
-    except BackendError as exc:
-        state.seeded.discard(bank)
-        state.seed_retry_at[bank] = time.monotonic() + SEED_RETRY_SECONDS
-        log.warning("seed_failed", bank=bank, error=str(exc), retry_in_s=SEED_RETRY_SECONDS)
-        return
-    await state.ledger.write(lambda db: mark_seeded(db, bank))
-    log.info("bank_seeded", bank=bank, keys=sorted(sent))
 
 
 # -- destructive routes ---------------------------------------------------------------------------
@@ -429,7 +302,7 @@ async def _destructive_allowed(state: AppState, scope: Scope, send: Send, bank: 
 async def destructive(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     """``DELETE`` a bank, its memories, or one document."""
     bank: str = scope["path_params"]["bank_id"]
-    if not _governed(state, bank):
+    if not governed(state, bank):
         await forward(state.backend, scope, receive, send, retries=0)
         return
     document_id: str | None = scope["path_params"].get("document_id")
@@ -458,31 +331,10 @@ async def destructive(state: AppState, scope: Scope, receive: Receive, send: Sen
             ok = 200 <= status < 300
             await set_outcome(state.ledger, snap, "applied" if ok else "failed", {"backend_status": status})
             if ok:
-                await state.ledger.write(
-                    lambda db: _archive_deleted(db, bank, reason, document_id, snap.id, request_id)
-                )
+                await state.ledger.write(lambda db: archive_deleted(db, bank, reason, document_id, snap.id, request_id))
 
         # The ledger follows the backend before the client hears back: whoever reads next sees both.
         await forward(state.backend, scope, replay(body), before_end(send, record), retries=0)
-
-
-def _archive_deleted(
-    db: sqlite3.Connection, bank: str, reason: str, document_id: str | None, snapshot_id: str, request_id: str
-) -> None:
-    """The backend deleted them: the ledger's rows stop counting as active (dedup would otherwise
-    call a re-sent fact a duplicate of something gone), and the log says why. Content is kept."""
-    move(
-        db,
-        active_ids(db, bank, document_id),
-        bank=bank,
-        frm="active",
-        to="archived",
-        action="archive",
-        source="config",
-        request_id=request_id,
-        rule=reason,
-        reason=f"deleted in the backend ({reason}); snapshot {snapshot_id} can restore it",
-    )
 
 
 # -- bank profile (PUT/PATCH a bank) --------------------------------------------------------------
@@ -491,7 +343,7 @@ def _archive_deleted(
 async def bank_profile(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     """Bank create/update carries a flat subset of config fields: snapshotted and verified."""
     bank: str = scope["path_params"]["bank_id"]
-    if not _governed(state, bank):
+    if not governed(state, bank):
         await forward(state.backend, scope, receive, send, retries=0)
         return
     try:
@@ -514,21 +366,10 @@ async def bank_profile(state: AppState, scope: Scope, receive: Receive, send: Se
 
 
 async def _verify_profile_change(state: AppState, snap: Snapshot, request_id: str) -> None:
-    cfg = state.settings.config_guard
     async with state.bank_locks(snap.bank):
-        try:
-            dropped = await _verify(state, snap, request_id)
-            if not dropped:
-                await set_outcome(state.ledger, snap, "kept", {"counts": snap.counts})
-                return
-            await set_outcome(state.ledger, snap, "dropped", {"dropped": dropped})
-            plan = await plan_rollback(memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap)
-            await apply_rollback(
-                memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap, plan=plan, request_id=request_id
-            )
-        except BackendError as exc:
-            await set_outcome(state.ledger, snap, "unverified", {"reason": str(exc)})
-            log.warning("profile_change_unverified", bank=snap.bank, error=str(exc))
+        repair = await verify_and_repair(state, snap, request_id)
+    if repair.outcome in ("unverified", "rollback_incomplete"):
+        log.warning("profile_change_unverified", bank=snap.bank, outcome=repair.outcome, error=repair.error)
 
 
 # -- /warden/v1 snapshots -------------------------------------------------------------------------

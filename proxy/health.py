@@ -6,10 +6,10 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendUnavailable
 from memwarden.fronts.asgi import send_json
+from memwarden.governance.state import AppState
 from memwarden.proxy import __version__
 from memwarden.proxy.middleware import note_backend_status
 from memwarden.proxy.passthrough import relay, request_headers, target_of
-from memwarden.proxy.state import AppState
 
 
 async def warden_health(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:

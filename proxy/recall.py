@@ -33,10 +33,10 @@ from memwarden.backends.base import BackendRejected, BackendUnavailable
 from memwarden.db.memories import withheld_documents
 from memwarden.fronts.asgi import BodyError, ClientGone, loads, parse_json, read_body, replay, send_json
 from memwarden.fronts.hindsight.store_app import recall_request
+from memwarden.governance.state import AppState
 from memwarden.policies.tag_query import TagQueryError, list_filters, normalize_request, spellings
 from memwarden.proxy.middleware import note_backend_status
 from memwarden.proxy.passthrough import forward, request_headers
-from memwarden.proxy.state import AppState
 from memwarden.store.local import LocalStore, StoreError
 from memwarden.store.tagfilter import TagFilterError
 

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
+from memwarden.governance.state import AppState
 from memwarden.proxy.audit_api import list_audit, stream_audit, verify_audit
 from memwarden.proxy.config_api import (
     bank_config,
@@ -36,7 +37,6 @@ from memwarden.proxy.reports import cleanup_route, health_route
 from memwarden.proxy.retain import governed_retain
 from memwarden.proxy.retention import run_retention
 from memwarden.proxy.review_api import approve_review, list_review, reject_review
-from memwarden.proxy.state import AppState
 from memwarden.proxy.store_api import reembed
 
 BANK = "/v1/default/banks/{bank_id}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from starlette.types import Receive, Scope, Send
 
 from memwarden.fronts.asgi import send_json
-from memwarden.proxy.state import AppState
+from memwarden.governance.state import AppState
 from memwarden.store.embedder import EmbedderError
 from memwarden.store.local import StoreError
 

@@ -450,7 +450,7 @@ async def test_verdicts_left_pending_by_a_stopped_process_are_settled_against_th
     import json
 
     from memwarden.db.database import Database
-    from memwarden.proxy.memories import INTERRUPTED, settle_interrupted
+    from memwarden.governance.recovery import INTERRUPTED, settle_interrupted
     from memwarden.store.embedder import HashingEmbedder
     from memwarden.store.local import LocalStore, RetainItem
 

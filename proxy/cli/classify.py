@@ -28,8 +28,8 @@ def classify(source: str, config: Path | None, data_dir: Path | None, bank: str)
     Example:
         printf '默认模型：gpt-4.1\\nstill broken\\n' | memwarden classify -
     """
+    from memwarden.governance.state import build_pipeline
     from memwarden.policies.pipeline import resolve
-    from memwarden.proxy.state import build_pipeline
 
     governance = settings(config, {}).governance
     pipeline = build_pipeline(governance)

@@ -3,11 +3,11 @@ running on it meanwhile)."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import click
 
+from memwarden.db.common import Connection
 from memwarden.proxy.cli.common import settings
 
 
@@ -16,7 +16,7 @@ def data_dir(config: Path | None, directory: Path | None) -> Path:
     return settings(config, {"data_dir": str(directory)} if directory else {}).data_dir
 
 
-def open_readonly(directory: Path) -> sqlite3.Connection:
+def open_readonly(directory: Path) -> Connection:
     """The database in ``directory``, read-only; a one-line error when there is none or it is not
     memwarden's."""
     from memwarden.db.database import DatabaseError, connect_readonly
@@ -30,6 +30,6 @@ def open_readonly(directory: Path) -> sqlite3.Connection:
         raise click.ClickException(str(exc)) from None
 
 
-def open_data_dir(config: Path | None, directory: Path | None) -> sqlite3.Connection:
+def open_data_dir(config: Path | None, directory: Path | None) -> Connection:
     """:func:`open_readonly` on :func:`data_dir`."""
     return open_readonly(data_dir(config, directory))

@@ -1,37 +1,12 @@
-"""Refusals of operations on memories, and the settling of verdicts a stopped process left
-pending (the rows themselves: :mod:`memwarden.db.memories`)."""
+"""Recovery at start: the verdicts a stopped process left pending."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
-from starlette.types import Send
-
+from memwarden.db.common import Connection
 from memwarden.db.database import Database
 from memwarden.db.memories import mark_delivered, mark_failed, pending_rows
-from memwarden.fronts.asgi import send_json
-
-
-class Refused(Exception):
-    """An operation on a memory that cannot be done: ``status`` and ``detail`` are the HTTP answer.
-    Nothing was changed, or what was left is named in ``detail``."""
-
-    def __init__(self, status: int, detail: str) -> None:
-        super().__init__(detail)
-        self.status, self.detail = status, detail
-
-
-async def answer(send: Send, work: Awaitable[dict[str, Any]]) -> None:
-    """Answer ``work``'s result with 200, or its :class:`Refused` with the refusal's status."""
-    try:
-        body = await work
-    except Refused as exc:
-        await send_json(send, exc.status, {"detail": exc.detail})
-        return
-    await send_json(send, 200, body)
-
 
 INTERRUPTED = "interrupted: memwarden stopped before the store answered"
 
@@ -63,7 +38,7 @@ async def settle_interrupted(
             )
         )
 
-    def write(db: sqlite3.Connection) -> None:
+    def write(db: Connection) -> None:
         for bank, active, failed in settled:
             mark_delivered(db, bank=bank, memory_ids=active, supersede=(), request_id=None, actor="memwarden")
             mark_failed(db, bank=bank, memory_ids=failed, reason=INTERRUPTED, request_id=None, actor="memwarden")

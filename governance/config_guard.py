@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import sqlite3
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -34,7 +33,7 @@ import structlog
 
 from memwarden.backends.base import BackendError, BackendRejected, MemoryBackend
 from memwarden.db.audit import AuditEvent, append_events
-from memwarden.db.common import now
+from memwarden.db.common import Connection, now
 from memwarden.db.database import Database
 from memwarden.db.memories import restorable_rows, transition
 from memwarden.db.snapshots import Snapshot, insert_snapshot, set_outcome_row
@@ -161,7 +160,7 @@ async def take_snapshot(
         request_id=request_id,
     )
 
-    def store(db: sqlite3.Connection) -> None:
+    def store(db: Connection) -> None:
         insert_snapshot(db, snap)
         append_events(
             db,
@@ -360,7 +359,7 @@ async def apply_rollback(
 
 
 def _record_restored(
-    db: sqlite3.Connection,
+    db: Connection,
     bank: str,
     rows: Sequence[Mapping[str, Any]],
     snapshot_id: str,

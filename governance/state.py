@@ -10,11 +10,11 @@ from typing import Any
 from memwarden.backends.base import MemoryBackend
 from memwarden.backends.hindsight import HindsightBackend
 from memwarden.db.database import Database
+from memwarden.governance.locks import BankLocks
 from memwarden.policies.labels import TOPIC_ALIASES, LabelClassifier
 from memwarden.policies.pipeline import Pipeline
 from memwarden.policies.quality import QualityFilter
 from memwarden.policies.quality_rules import Rule
-from memwarden.proxy.locks import BankLocks
 from memwarden.settings import GovernanceSettings, Settings
 from memwarden.store.local import LocalStore
 

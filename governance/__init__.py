@@ -1,0 +1,5 @@
+"""Governance: the services every front calls — review, archive and restore, plans, reports,
+retention, the config guard and the mission seeder, recovery at start. Typed inputs and outputs,
+no ASGI: a service raises :class:`memwarden.governance.errors.Refused` for an operation it cannot
+do, and the front decides how to answer it.
+"""

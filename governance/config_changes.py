@@ -1,0 +1,205 @@
+"""Guarded config changes, the service side: the audit of a change, its verification against the
+snapshot, the rollback when it lost memories (one :func:`verify_and_repair` for every path), and
+the missions seeded into a bank the first time memwarden sees it."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from memwarden.backends.base import BackendError
+from memwarden.db.audit import AuditEvent
+from memwarden.db.banks import mark_seeded, seeded_at
+from memwarden.db.common import Connection
+from memwarden.db.memories import active_ids, move
+from memwarden.db.snapshots import Snapshot
+from memwarden.governance.config_guard import (
+    RollbackPlan,
+    RollbackResult,
+    apply_rollback,
+    plan_rollback,
+    set_outcome,
+    settle,
+    take_snapshot,
+    templates_of,
+)
+from memwarden.governance.state import AppState
+from memwarden.policies.bank_config import (
+    WATCHABLE,
+    MissionsMode,
+    drops,
+    plan_update,
+    watched_counts,
+)
+
+log = structlog.get_logger("memwarden.config")
+SEED_RETRY_SECONDS = 300.0  # a bank whose seeding failed is tried again after this long
+
+
+def governed(state: AppState, bank: str) -> bool:
+    return state.settings.governance.mode_for(bank) != "off"
+
+
+def missions_mode(state: AppState, bank: str) -> MissionsMode:
+    """Missions change what a bank's config says, so a bank in ``shadow`` mode (observe, change
+    nothing) gets none; the snapshot/verify/rollback safety net applies in every mode but ``off``."""
+    if state.settings.governance.mode_for(bank) == "shadow":
+        return "off"
+    return state.settings.config_guard.missions.mode
+
+
+async def audit_patch(
+    state: AppState,
+    snap: Snapshot,
+    sent: dict[str, Any] | None,
+    overridden: list[str],
+    request_id: str | None,
+    *,
+    failed: str | None = None,
+) -> None:
+    await state.ledger.audit(
+        AuditEvent(
+            action="config_patch",
+            bank=snap.bank,
+            source="config",
+            reason=(f"backend refused: {failed}" if failed else None)
+            or ("config reset to server defaults" if sent is None else None),
+            before={"overrides": snap.overrides},
+            after={"updates": sent, "overridden": overridden, "snapshot_id": snap.id, "applied": not failed},
+            request_id=request_id,
+        )
+    )
+
+
+async def verify(state: AppState, snap: Snapshot, request_id: str | None) -> dict[str, dict[str, int]]:
+    """Settle, re-read, compare; audit the verdict; the watched counts that dropped (empty: fine)."""
+    cfg = state.settings.config_guard
+    stats, is_settled, waited = await settle(state.memory, snap.bank, cfg)
+    counts = watched_counts(stats, WATCHABLE)
+    watched_before = {k: snap.counts.get(k, 0) for k in cfg.watched}
+    dropped = drops(watched_before, counts, cfg.tolerance)
+
+    summary = (
+        "watched counts dropped: " + ", ".join(f"{k} {v['before']} → {v['after']}" for k, v in dropped.items())
+        if dropped
+        else "no watched count dropped"
+    )
+    await state.ledger.audit(
+        AuditEvent(
+            action="config_verify",
+            bank=snap.bank,
+            source="config",
+            rule="config.drop" if dropped else "config.ok",
+            reason=summary + ("" if is_settled else f" (bank not settled after {waited:.1f} s)"),
+            before={"counts": snap.counts, "snapshot_id": snap.id},
+            after={"counts": counts, "dropped": dropped, "settled": is_settled},
+            request_id=request_id,
+        )
+    )
+    return dropped
+
+
+@dataclass(frozen=True)
+class Repair:
+    """What :func:`verify_and_repair` found and did. ``outcome``: ``kept`` (no watched count
+    dropped), ``unverified`` (the backend failed while verifying: whether memories were lost is
+    unknown), ``rolled_back`` (they were, and the rollback is complete) or ``rollback_incomplete``
+    (it could not be planned, or stopped: ``error`` says why; the snapshot can resume it)."""
+
+    outcome: str
+    dropped: dict[str, dict[str, int]] = field(default_factory=dict)
+    plan: RollbackPlan | None = None
+    result: RollbackResult | None = None
+    error: str | None = None
+
+
+async def verify_and_repair(
+    state: AppState, snap: Snapshot, request_id: str | None, *, change: dict[str, Any] | None = None
+) -> Repair:
+    """After a guarded change: settle, verify against the snapshot, and roll back when a watched
+    count dropped. Records the outcome on the snapshot; the one path for a client PATCH, a bank
+    profile change and the mission seeder. Call with the bank's lock held."""
+    cfg = state.settings.config_guard
+    try:
+        dropped = await verify(state, snap, request_id)
+    except BackendError as exc:
+        await set_outcome(state.ledger, snap, "unverified", {"reason": str(exc)}, change=change)
+        return Repair("unverified", error=str(exc))
+    if not dropped:
+        await set_outcome(state.ledger, snap, "kept", {"counts": snap.counts}, change=change)
+        return Repair("kept")
+    await set_outcome(state.ledger, snap, "dropped", {"dropped": dropped}, change=change)
+    try:
+        plan = await plan_rollback(memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap)
+    except BackendError as exc:
+        await set_outcome(state.ledger, snap, "rollback_incomplete", {"dropped": dropped, "error": str(exc)})
+        return Repair("rollback_incomplete", dropped, error=str(exc))
+    result = await apply_rollback(
+        memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap, plan=plan, request_id=request_id
+    )
+    outcome = "rolled_back" if result.complete else "rollback_incomplete"
+    return Repair(outcome, dropped, plan, result, result.error)
+
+
+def seed_in_background(state: AppState, bank: str) -> None:
+    """The first time memwarden sees a bank (missions ``seed`` or ``enforce``), put the mission
+    templates in its config — in the background, through the same guarded change, so the request
+    that revealed the bank is not held up. Once done it is recorded in the ledger; a failure is
+    logged and retried on the next sight."""
+    if missions_mode(state, bank) == "off" or bank in state.seeded:
+        return
+    if time.monotonic() < state.seed_retry_at.get(bank, 0.0):
+        return  # the last attempt failed recently: not on every request
+    state.seeded.add(bank)
+    state.spawn(_seed(state, bank))
+
+
+async def _seed(state: AppState, bank: str) -> None:
+    cfg = state.settings.config_guard
+    if await state.ledger.read(lambda db: seeded_at(db, bank)):
+        return
+    try:
+        async with state.bank_locks(bank):
+            snap = await take_snapshot(
+                memory=state.memory, ledger=state.ledger, cfg=cfg, bank=bank, reason="seed", request_id=None
+            )
+            sent, _ = plan_update({}, snap.overrides, mode=missions_mode(state, bank), templates=templates_of(cfg))
+            if sent:
+                await state.memory.patch_config(bank, sent)
+                await audit_patch(state, snap, sent, [], None)
+                repair = await verify_and_repair(state, snap, None, change=sent)
+                if repair.outcome == "unverified" or (repair.outcome == "rollback_incomplete" and not repair.result):
+                    raise BackendError(repair.error or "verification failed")  # tried again later
+                if repair.outcome != "kept":
+                    return
+            else:
+                await set_outcome(state.ledger, snap, "kept", {"counts": snap.counts}, change=None)
+    except BackendError as exc:
+        state.seeded.discard(bank)
+        state.seed_retry_at[bank] = time.monotonic() + SEED_RETRY_SECONDS
+        log.warning("seed_failed", bank=bank, error=str(exc), retry_in_s=SEED_RETRY_SECONDS)
+        return
+    await state.ledger.write(lambda db: mark_seeded(db, bank))
+    log.info("bank_seeded", bank=bank, keys=sorted(sent))
+
+
+def archive_deleted(
+    db: Connection, bank: str, reason: str, document_id: str | None, snapshot_id: str, request_id: str
+) -> None:
+    """The backend deleted them: the ledger's rows stop counting as active (dedup would otherwise
+    call a re-sent fact a duplicate of something gone), and the log says why. Content is kept."""
+    move(
+        db,
+        active_ids(db, bank, document_id),
+        bank=bank,
+        frm="active",
+        to="archived",
+        action="archive",
+        source="config",
+        request_id=request_id,
+        rule=reason,
+        reason=f"deleted in the backend ({reason}); snapshot {snapshot_id} can restore it",
+    )

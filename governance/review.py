@@ -1,0 +1,111 @@
+"""The review queue's decisions: approve a held item (it supersedes the memory it conflicted with) or reject it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from memwarden.backends.base import BackendError, BackendRejected
+from memwarden.db.common import Connection, Row
+from memwarden.db.memories import move, row_by_id
+from memwarden.governance.errors import Refused
+from memwarden.governance.state import AppState
+
+
+async def _held(state: AppState, bank: str, memory_id: str) -> Row | None:
+    return await state.ledger.read(lambda db: row_by_id(db, memory_id, bank=bank))
+
+
+async def _held_for_review(state: AppState, bank: str, memory_id: str) -> Row:
+    """The held row; :class:`Refused` 404 (unknown) / 409 (not held)."""
+    row = await _held(state, bank, memory_id)
+    if row is None:
+        raise Refused(404, f"no memory {memory_id} in bank '{bank}'")
+    if row["status"] != "review":
+        raise Refused(409, f"memory {memory_id} is {row['status']}, not held for review")
+    return row
+
+
+async def supersede_in_backend(state: AppState, bank: str, old: Row | dict[str, Any]) -> str:
+    """Remove a superseded memory's document from the backend when that is safe; say what happened."""
+    document_id = old["document_id"] or ""
+    if not document_id.startswith("mw-"):
+        return "kept in the backend (its document is the client's)"
+    try:
+        await state.memory.delete_document(bank, document_id)
+    except BackendRejected as exc:
+        if exc.status == 404:
+            return "already gone from the backend"
+        raise
+    return f"document {document_id} removed from the backend"
+
+
+async def approve(state: AppState, bank: str, memory_id: str, *, request_id: str) -> dict[str, Any]:
+    """Forward a held item; it becomes active and supersedes the memory it conflicted with."""
+    row = await _held_for_review(state, bank, memory_id)
+    item = json.loads(row["item"])
+    try:
+        await state.memory.retain(bank, {"items": [item], "async": False})
+    except BackendError as exc:
+        raise Refused(502, f"the backend did not take the approved item: {exc}") from exc
+    old = await _held(state, bank, row["conflict_with"]) if row["conflict_with"] else None
+    note = ""
+    if old is not None and old["status"] == "active":
+        try:
+            note = await supersede_in_backend(state, bank, old)
+        except BackendError as exc:
+            note = f"still in the backend: {exc}"
+
+    def record(db: Connection) -> None:
+        move(
+            db,
+            [memory_id],
+            bank=bank,
+            frm="review",
+            to="active",
+            action="approve",
+            source="review",
+            request_id=request_id,
+        )
+        if old is not None:
+            move(
+                db,
+                [old["id"]],
+                bank=bank,
+                frm="active",
+                to="superseded",
+                action="supersede",
+                source="review",
+                request_id=request_id,
+                rule="topic_key.conflict",
+                reason=f"superseded by approved {memory_id}; {note}",
+                by=memory_id,
+            )
+
+    await state.ledger.write(record)
+    return {
+        "id": memory_id,
+        "status": "active",
+        "superseded": old["id"] if old is not None else None,
+        "backend": note or None,
+    }
+
+
+async def reject(state: AppState, bank: str, memory_id: str, *, request_id: str) -> dict[str, Any]:
+    """Drop a held item (kept in the ledger as ``rejected``)."""
+    await _held_for_review(state, bank, memory_id)
+
+    def record(db: Connection) -> None:
+        move(
+            db,
+            [memory_id],
+            bank=bank,
+            frm="review",
+            to="rejected",
+            action="reject_review",
+            source="review",
+            request_id=request_id,
+        )
+
+    await state.ledger.write(record)
+    return {"id": memory_id, "status": "rejected"}
