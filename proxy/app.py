@@ -22,10 +22,10 @@ from memwarden.backends.retrying import RetryingBackend
 from memwarden.backends.transport import BackendHTTP, HttpxRawSender, open_backend_http
 from memwarden.db.database import Database
 from memwarden.fronts.hindsight.store_app import create_local_app
+from memwarden.fronts.middleware import RequestContextMiddleware
 from memwarden.governance import retention
 from memwarden.governance.recovery import settle_interrupted
 from memwarden.governance.state import AppState, build_pipeline
-from memwarden.proxy.middleware import RequestContextMiddleware
 from memwarden.proxy.routes import build_routes
 from memwarden.settings import Settings, SettingsError
 from memwarden.store.embedder import Embedder, EmbedderError, make_embedder

@@ -11,33 +11,29 @@ from collections.abc import Awaitable, Callable
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
-from memwarden.governance.state import AppState
-from memwarden.proxy.audit_api import list_audit, stream_audit, verify_audit
-from memwarden.proxy.config_api import (
-    bank_config,
-    bank_profile,
-    destructive,
-    list_bank_snapshots,
-    rollback_snapshot,
-    show_snapshot,
-)
-from memwarden.proxy.health import hindsight_health, warden_health
-from memwarden.proxy.memories_api import (
+from memwarden.fronts.admin.audit import list_audit, stream_audit, verify_audit
+from memwarden.fronts.admin.explain import explain
+from memwarden.fronts.admin.health import warden_health
+from memwarden.fronts.admin.memories import (
     archive_memory,
     list_ledger_memories,
     memory_detail,
     memory_feedback,
     restore_memory,
 )
-from memwarden.proxy.other_writes import document_patch, files_retain, mcp
-from memwarden.proxy.passthrough import forward
-from memwarden.proxy.plans import apply_route, plan_route, plans_route
-from memwarden.proxy.recall import explain, governed_list, governed_recall, governed_tags
-from memwarden.proxy.reports import cleanup_route, health_route
-from memwarden.proxy.retain import governed_retain
-from memwarden.proxy.retention import run_retention
-from memwarden.proxy.review_api import approve_review, list_review, reject_review
-from memwarden.proxy.store_api import reembed
+from memwarden.fronts.admin.plans import apply_route, plan_route, plans_route
+from memwarden.fronts.admin.reports import cleanup_route, health_route
+from memwarden.fronts.admin.retention import run_retention
+from memwarden.fronts.admin.review import approve_review, list_review, reject_review
+from memwarden.fronts.admin.snapshots import list_bank_snapshots, rollback_snapshot, show_snapshot
+from memwarden.fronts.admin.store import reembed
+from memwarden.fronts.hindsight.config import bank_config, bank_profile, destructive
+from memwarden.fronts.hindsight.health import hindsight_health
+from memwarden.fronts.hindsight.passthrough import forward
+from memwarden.fronts.hindsight.recall import governed_list, governed_recall, governed_tags
+from memwarden.fronts.hindsight.retain import governed_retain
+from memwarden.fronts.hindsight.writes import document_patch, files_retain, mcp
+from memwarden.governance.state import AppState
 
 BANK = "/v1/default/banks/{bank_id}"
 Handler = Callable[[AppState, Scope, Receive, Send], Awaitable[None]]

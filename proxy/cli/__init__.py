@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from memwarden.proxy import __version__
+from memwarden import __version__
 from memwarden.proxy.cli.audit import audit_group
 from memwarden.proxy.cli.classify import classify
 from memwarden.proxy.cli.config import config_group

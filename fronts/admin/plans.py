@@ -24,13 +24,13 @@ from memwarden.db.plans import (
     list_plans,
 )
 from memwarden.fronts.asgi import read_object, send_json
+from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.plans import (
     apply_plan,
     create_plan,
     show,
 )
 from memwarden.governance.state import AppState
-from memwarden.proxy.middleware import request_id_of
 
 # -- routes -------------------------------------------------------------------------------------
 

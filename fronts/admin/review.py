@@ -15,9 +15,9 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.db.memories import review_queue
 from memwarden.fronts.asgi import answer, send_json
+from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.review import approve, reject
 from memwarden.governance.state import AppState
-from memwarden.proxy.middleware import request_id_of
 
 
 async def list_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:

@@ -19,9 +19,9 @@ from urllib.parse import parse_qsl
 from starlette.types import Receive, Scope, Send
 
 from memwarden.fronts.asgi import send_json
+from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.retention import run
 from memwarden.governance.state import AppState
-from memwarden.proxy.middleware import request_id_of
 
 
 async def run_retention(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:

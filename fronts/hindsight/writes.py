@@ -20,11 +20,11 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.db.memories import retag_document
 from memwarden.fronts.asgi import ClientGone, read_body, replay, send_json
+from memwarden.fronts.hindsight.passthrough import forward
+from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.state import AppState
 from memwarden.policies.labels import LabelError
 from memwarden.policies.tags import canonicalize_tags, tag_value
-from memwarden.proxy.middleware import request_id_of
-from memwarden.proxy.passthrough import forward
 
 log = structlog.get_logger("memwarden.governance")
 MCP_RETAIN_TOOLS = frozenset({"retain", "sync_retain"})

@@ -34,13 +34,13 @@ from memwarden.db.memories import (
     memory_row,
 )
 from memwarden.fronts.asgi import read_object, send_json
+from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.archive import (
     archive,
     restore,
 )
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
-from memwarden.proxy.middleware import request_id_of
 
 
 def _bad(loc: str, msg: str, value: Any) -> dict[str, Any]:

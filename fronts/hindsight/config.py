@@ -20,9 +20,12 @@ from urllib.parse import parse_qsl
 import structlog
 from starlette.types import Message, Receive, Scope, Send
 
-from memwarden.backends.base import BackendError, BackendRejected
-from memwarden.db.snapshots import Snapshot, get_snapshot, list_snapshots
+from memwarden.backends.base import BackendError
+from memwarden.db.snapshots import Snapshot
 from memwarden.fronts.asgi import BodyError, ClientGone, parse_json, read_body, replay, send_json
+from memwarden.fronts.errors import backend_failed, problem
+from memwarden.fronts.hindsight.passthrough import forward
+from memwarden.fronts.middleware import note_backend_status, request_id_of
 from memwarden.governance.config_changes import (
     Repair,
     archive_deleted,
@@ -32,8 +35,6 @@ from memwarden.governance.config_changes import (
     verify_and_repair,
 )
 from memwarden.governance.config_guard import (
-    apply_rollback,
-    plan_rollback,
     set_outcome,
     take_snapshot,
     templates_of,
@@ -46,26 +47,8 @@ from memwarden.policies.bank_config import (
     plan_update,
     validate_containers,
 )
-from memwarden.proxy.middleware import note_backend_status, request_id_of
-from memwarden.proxy.passthrough import forward
 
 log = structlog.get_logger("memwarden.config")
-PROBLEM = "https://memwarden.dev/problems/"
-
-
-async def problem(
-    send: Send,
-    status: int,
-    kind: str,
-    title: str,
-    detail: str,
-    *,
-    headers: list[tuple[bytes, bytes]] | None = None,
-    **extra: Any,
-) -> None:
-    """An RFC 9457 problem body; ``detail`` keeps Hindsight clients' error display working."""
-    body = {"type": PROBLEM + kind, "title": title, "status": status, "detail": detail, **extra}
-    await send_json(send, status, body, headers=headers or [], content_type=b"application/problem+json")
 
 
 def before_end(send: Send, hook: Callable[[int], Awaitable[None]]) -> Send:
@@ -90,16 +73,6 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-async def _backend_failed(send: Send, scope: Scope, exc: BackendError, what: str) -> None:
-    if isinstance(exc, BackendRejected):
-        note_backend_status(scope, exc.status)
-        body = exc.body if isinstance(exc.body, dict) else {"detail": exc.body}
-        await send_json(send, exc.status, body)
-        return
-    note_backend_status(scope, "unreachable")
-    await send_json(send, 502, {"detail": f"Backend unavailable while {what}: {exc}"})
-
-
 async def snapshot_or_fail(
     state: AppState, scope: Scope, send: Send, bank: str, reason: str, nothing: str
 ) -> Snapshot | None:
@@ -115,7 +88,7 @@ async def snapshot_or_fail(
             request_id=request_id_of(scope),
         )
     except BackendError as exc:
-        await _backend_failed(send, scope, exc, f"taking the snapshot ({nothing})")
+        await backend_failed(send, scope, exc, f"taking the snapshot ({nothing})")
         return None
 
 
@@ -194,7 +167,7 @@ async def guarded_change(
         except BackendError as exc:
             await audit_patch(state, snap, sent, overridden or [], request_id, failed=str(exc))
             await set_outcome(state.ledger, snap, "failed", {"reason": str(exc)}, change=sent)
-            await _backend_failed(send, scope, exc, "applying the change (the snapshot was taken; nothing changed)")
+            await backend_failed(send, scope, exc, "applying the change (the snapshot was taken; nothing changed)")
             return
         note_backend_status(scope, 200)
         await audit_patch(state, snap, sent, overridden or [], request_id)
@@ -373,63 +346,3 @@ async def _verify_profile_change(state: AppState, snap: Snapshot, request_id: st
 
 
 # -- /warden/v1 snapshots -------------------------------------------------------------------------
-
-
-async def list_bank_snapshots(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    bank: str = scope["path_params"]["bank_id"]
-    snaps = await state.ledger.read(lambda db: list_snapshots(db, bank))
-    await send_json(send, 200, {"bank_id": bank, "items": [s.summary() for s in snaps]})
-
-
-async def show_snapshot(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    bank: str = scope["path_params"]["bank_id"]
-    snap = await state.ledger.read(lambda db: get_snapshot(db, bank, scope["path_params"]["snapshot_id"]))
-    if snap is None:
-        await send_json(send, 404, {"detail": f"no snapshot {scope['path_params']['snapshot_id']} for bank {bank}"})
-        return
-    await send_json(
-        send,
-        200,
-        {
-            **snap.summary(),
-            "config": snap.config,
-            "overrides": snap.overrides,
-            "stats": snap.stats,
-            "inventory": snap.inventory,
-        },
-    )
-
-
-async def rollback_snapshot(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    """``?preview=true``: what a rollback would do; otherwise do it (resumes an incomplete one)."""
-    bank: str = scope["path_params"]["bank_id"]
-    snapshot_id: str = scope["path_params"]["snapshot_id"]
-    query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
-    preview = query.get("preview", "").lower() in ("1", "true", "yes")
-    cfg = state.settings.config_guard
-    snap = await state.ledger.read(lambda db: get_snapshot(db, bank, snapshot_id))
-    if snap is None:
-        await send_json(send, 404, {"detail": f"no snapshot {snapshot_id} for bank {bank}"})
-        return
-    async with state.bank_locks(bank):
-        try:
-            plan = await plan_rollback(memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap)
-        except BackendError as exc:
-            await _backend_failed(send, scope, exc, "planning the rollback (nothing was changed)")
-            return
-        if preview:
-            await send_json(send, 200, {"preview": True, "bank_id": bank, "plan": plan.as_dict()})
-            return
-        result = await apply_rollback(
-            memory=state.memory,
-            ledger=state.ledger,
-            cfg=cfg,
-            snapshot=snap,
-            plan=plan,
-            request_id=request_id_of(scope),
-            source="manual",
-        )
-    status = 200 if result.complete else 502
-    await send_json(
-        send, status, {"preview": False, "bank_id": bank, "plan": plan.as_dict(), "result": result.as_dict()}
-    )

@@ -21,7 +21,7 @@ from memwarden.backends.base import BackendTimeout, BackendUnavailable
 from memwarden.backends.hindsight import HindsightBackend
 from memwarden.backends.transport import Body, BodyBrokenError, RawResponse
 from memwarden.fronts.asgi import ClientGone, read_body, send_json
-from memwarden.proxy.middleware import BodyTooLarge, note_backend_status, request_id_of
+from memwarden.fronts.middleware import BodyTooLarge, note_backend_status, request_id_of
 
 log = structlog.get_logger("memwarden.passthrough")
 

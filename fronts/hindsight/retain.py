@@ -30,13 +30,13 @@ from memwarden.backends.base import BackendError, BackendUnavailable
 from memwarden.db.memories import lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts, row_by_id
 from memwarden.fronts.asgi import BodyError, ClientGone, parse_json, read_body, replay, send_json, validation_detail
 from memwarden.fronts.hindsight.models import MemoryItem
+from memwarden.fronts.hindsight.passthrough import forward, request_headers
+from memwarden.fronts.middleware import note_backend_status, request_id_of
 from memwarden.governance.config_changes import seed_in_background
 from memwarden.governance.review import supersede_in_backend
 from memwarden.governance.state import AppState
 from memwarden.policies.pipeline import ACCEPTED, FORWARDED, Judgement, resolve
 from memwarden.policies.tags import canonicalize_tags, tag_value
-from memwarden.proxy.middleware import note_backend_status, request_id_of
-from memwarden.proxy.passthrough import forward, request_headers
 
 log = structlog.get_logger("memwarden.retain")
 WARDEN_PARAMS = frozenset({"dry_run", "warden"})

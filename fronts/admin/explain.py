@@ -1,0 +1,134 @@
+"""``POST /warden/v1/banks/{bank}/explain``: a recall with every candidate, its ranks, its scores,
+and why it was kept or excluded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.types import Receive, Scope, Send
+
+from memwarden.backends.base import BackendError
+from memwarden.db.memories import withheld_documents
+from memwarden.fronts.asgi import BodyError, ClientGone, parse_json, read_body, send_json
+from memwarden.fronts.errors import backend_failed
+from memwarden.fronts.hindsight.store_app import recall_request
+from memwarden.governance.state import AppState
+from memwarden.policies.tag_query import TagQueryError, normalize_request
+from memwarden.store.local import LocalStore, StoreError
+from memwarden.store.tagfilter import TagFilterError
+
+WITHHELD = "withheld: its document holds only memories memwarden archived, superseded or rejected"
+
+
+async def explain(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    """``POST /warden/v1/banks/{bank}/explain``: one recall, white-box (SPEC §5).
+
+    The body is a recall body. The answer: the tag filter as sent and as expanded; the query
+    vector's head, the full-text query, each retriever's candidate count and every candidate with
+    its ranks and semantic / keyword / fused scores, returned or excluded and why (status, type,
+    tag filter, the max_tokens budget, memwarden's ledger). In the self-hosted store all of it is
+    memwarden's own; in front of Hindsight the candidates are what Hindsight returned, its
+    ``trace`` is passed on as ``backend_trace``, and memwarden's own exclusions are added."""
+    bank: str = scope["path_params"]["bank_id"]
+    try:
+        raw = await read_body(receive)
+    except ClientGone:
+        return
+    try:
+        payload = parse_json(raw)
+    except BodyError as exc:
+        await send_json(send, 422, {"detail": exc.detail})
+        return
+    try:
+        if state.local is not None:
+            payload = recall_request(payload)
+        elif not isinstance(payload, dict) or not isinstance(payload.get("query"), str):
+            raise StoreError(422, [{"type": "missing", "loc": ["body", "query"], "msg": "Field required"}])
+        body, normalized = normalize_request(payload)
+    except StoreError as exc:
+        await send_json(send, exc.status, {"detail": exc.detail})
+        return
+    except TagQueryError as exc:
+        await send_json(send, 400, {"detail": str(exc)})
+        return
+    filters = ("tags", "tags_match", "tag_groups")
+    account: dict[str, Any] = {
+        "bank_id": bank,
+        "query": body["query"],
+        "tag_filter": {
+            "sent": {k: payload[k] for k in filters if payload.get(k) is not None},
+            "expanded": {k: body[k] for k in filters if body.get(k) is not None},
+            "normalized": normalized,
+        },
+    }
+    try:
+        if state.local is not None:
+            account.update(await _explain_local(state.local, bank, body))
+        else:
+            account.update(await _explain_backend(state, bank, body))
+    except StoreError as exc:
+        await send_json(send, exc.status, {"detail": exc.detail})
+        return
+    except TagFilterError as exc:
+        await send_json(send, 400, {"detail": f"Invalid tag_groups: {exc}"})
+        return
+    except BackendError as exc:
+        await backend_failed(send, scope, exc)
+        return
+    candidates: list[dict[str, Any]] = account["candidates"]
+    documents = [c["document_id"] for c in candidates if c["outcome"] == "returned" and c.get("document_id")]
+    withheld = await state.ledger.read(lambda db: withheld_documents(db, bank, documents)) if documents else set()
+    for c in candidates:
+        if c["outcome"] == "returned" and c.get("document_id") in withheld:
+            c["outcome"], c["reason"] = "excluded", WITHHELD
+    reasons: dict[str, int] = {}
+    for c in candidates:
+        if c["outcome"] == "excluded":
+            key = str(c["reason"]).split(" (")[0]
+            reasons[key] = reasons.get(key, 0) + 1
+    account["summary"] = {
+        "candidates": len(candidates),
+        "returned": sum(1 for c in candidates if c["outcome"] == "returned"),
+        "excluded": reasons,
+    }
+    await send_json(send, 200, account)
+
+
+async def _explain_local(store: LocalStore, bank: str, body: dict[str, Any]) -> dict[str, Any]:
+    answer = await store.recall(bank, body, explain=True)
+    return {"backend": "local", **answer["explain"]}
+
+
+async def _explain_backend(state: AppState, bank: str, body: dict[str, Any]) -> dict[str, Any]:
+    answer = await state.memory.recall(bank, {**body, "trace": True})
+    results = answer.get("results") if isinstance(answer, dict) else None
+    candidates = []
+    for n, r in enumerate(results if isinstance(results, list) else [], 1):
+        if not isinstance(r, dict):
+            continue
+        scores: dict[str, Any] = r["scores"] if isinstance(r.get("scores"), dict) else {}
+        candidates.append(
+            {
+                "id": r.get("id"),
+                "text": r.get("text"),
+                "document_id": r.get("document_id"),
+                "tags": r.get("tags"),
+                "type": r.get("type"),
+                "semantic": {"rank": None, "score": scores.get("semantic")},
+                "keyword": {"rank": None, "score": scores.get("keyword")},
+                "fused": scores.get("final"),
+                "rank": n,
+                "outcome": "returned",
+                "reason": None,
+            }
+        )
+    return {
+        "backend": "hindsight",
+        "embedder": None,
+        "query_vector_head": None,
+        "note": "Hindsight embeds the query itself and does not return the vector; the candidates are the"
+        " results it returned (its exclusions are in backend_trace), plus memwarden's own",
+        "arms": None,
+        "backend_trace": answer.get("trace") if isinstance(answer, dict) else None,
+        "candidates": candidates,
+    }

@@ -1,0 +1,78 @@
+"""``/warden/v1/banks/{bank}/snapshots``: config snapshots, one with what changed, and a rollback with its preview."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl
+
+from starlette.types import Receive, Scope, Send
+
+from memwarden.backends.base import BackendError
+from memwarden.db.snapshots import get_snapshot, list_snapshots
+from memwarden.fronts.asgi import send_json
+from memwarden.fronts.errors import backend_failed
+from memwarden.fronts.middleware import request_id_of
+from memwarden.governance.config_guard import (
+    apply_rollback,
+    plan_rollback,
+)
+from memwarden.governance.state import AppState
+
+
+async def list_bank_snapshots(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    bank: str = scope["path_params"]["bank_id"]
+    snaps = await state.ledger.read(lambda db: list_snapshots(db, bank))
+    await send_json(send, 200, {"bank_id": bank, "items": [s.summary() for s in snaps]})
+
+
+async def show_snapshot(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    bank: str = scope["path_params"]["bank_id"]
+    snap = await state.ledger.read(lambda db: get_snapshot(db, bank, scope["path_params"]["snapshot_id"]))
+    if snap is None:
+        await send_json(send, 404, {"detail": f"no snapshot {scope['path_params']['snapshot_id']} for bank {bank}"})
+        return
+    await send_json(
+        send,
+        200,
+        {
+            **snap.summary(),
+            "config": snap.config,
+            "overrides": snap.overrides,
+            "stats": snap.stats,
+            "inventory": snap.inventory,
+        },
+    )
+
+
+async def rollback_snapshot(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    """``?preview=true``: what a rollback would do; otherwise do it (resumes an incomplete one)."""
+    bank: str = scope["path_params"]["bank_id"]
+    snapshot_id: str = scope["path_params"]["snapshot_id"]
+    query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+    preview = query.get("preview", "").lower() in ("1", "true", "yes")
+    cfg = state.settings.config_guard
+    snap = await state.ledger.read(lambda db: get_snapshot(db, bank, snapshot_id))
+    if snap is None:
+        await send_json(send, 404, {"detail": f"no snapshot {snapshot_id} for bank {bank}"})
+        return
+    async with state.bank_locks(bank):
+        try:
+            plan = await plan_rollback(memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap)
+        except BackendError as exc:
+            await backend_failed(send, scope, exc, "planning the rollback (nothing was changed)")
+            return
+        if preview:
+            await send_json(send, 200, {"preview": True, "bank_id": bank, "plan": plan.as_dict()})
+            return
+        result = await apply_rollback(
+            memory=state.memory,
+            ledger=state.ledger,
+            cfg=cfg,
+            snapshot=snap,
+            plan=plan,
+            request_id=request_id_of(scope),
+            source="manual",
+        )
+    status = 200 if result.complete else 502
+    await send_json(
+        send, status, {"preview": False, "bank_id": bank, "plan": plan.as_dict(), "result": result.as_dict()}
+    )

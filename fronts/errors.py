@@ -1,0 +1,40 @@
+"""Error answers the fronts share: a backend's failure as the client sees it, and problem details
+(RFC 9457) for memwarden's own refusals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.types import Scope, Send
+
+from memwarden.backends.base import BackendError, BackendRejected
+from memwarden.fronts.asgi import send_json
+from memwarden.fronts.middleware import note_backend_status
+
+PROBLEM = "https://memwarden.dev/problems/"
+
+
+async def problem(
+    send: Send,
+    status: int,
+    kind: str,
+    title: str,
+    detail: str,
+    *,
+    headers: list[tuple[bytes, bytes]] | None = None,
+    **extra: Any,
+) -> None:
+    """An RFC 9457 problem body; ``detail`` keeps Hindsight clients' error display working."""
+    body = {"type": PROBLEM + kind, "title": title, "status": status, "detail": detail, **extra}
+    await send_json(send, status, body, headers=headers or [], content_type=b"application/problem+json")
+
+
+async def backend_failed(send: Send, scope: Scope, exc: BackendError, what: str | None = None) -> None:
+    """A 4xx of the backend is the client's answer, as sent; anything else is 502 saying what failed."""
+    if isinstance(exc, BackendRejected):
+        note_backend_status(scope, exc.status)
+        body = exc.body if isinstance(exc.body, dict) else {"detail": exc.body}
+        await send_json(send, exc.status, body)
+        return
+    note_backend_status(scope, "unreachable")
+    await send_json(send, 502, {"detail": f"Backend unavailable{f' while {what}' if what else ''}: {exc}"})
