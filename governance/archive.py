@@ -7,11 +7,8 @@ from typing import Any
 
 from memwarden.backends.base import BackendError, BackendRejected
 from memwarden.db.common import Connection, Row
-from memwarden.db.memories import (
-    active_siblings,
-    memory_row,
-    move,
-)
+from memwarden.db.memories import move
+from memwarden.db.memory_reads import active_siblings, memory_row
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
 

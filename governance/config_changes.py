@@ -14,7 +14,8 @@ from memwarden.backends.base import BackendError
 from memwarden.db.audit import AuditEvent
 from memwarden.db.banks import mark_seeded, seeded_at
 from memwarden.db.common import Connection
-from memwarden.db.memories import active_ids, move
+from memwarden.db.memories import move
+from memwarden.db.memory_reads import active_ids
 from memwarden.db.snapshots import Snapshot
 from memwarden.governance.config_guard import (
     RollbackPlan,

@@ -35,7 +35,8 @@ from memwarden.backends.base import BackendError, BackendRejected, MemoryBackend
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import Connection, now
 from memwarden.db.database import Database
-from memwarden.db.memories import restorable_rows, transition
+from memwarden.db.memories import transition
+from memwarden.db.memory_reads import restorable_rows
 from memwarden.db.snapshots import Snapshot, insert_snapshot, set_outcome_row
 from memwarden.policies.bank_config import (
     WATCHABLE,

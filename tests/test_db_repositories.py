@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.db import audit, banks, memories, plans, reports, retention, snapshots
+from memwarden.db import audit, banks, memories, memory_reads, plans, reports, retention, snapshots
 from memwarden.db.database import Database
 
 
@@ -177,7 +177,7 @@ def test_move_writes_an_event_only_for_rows_that_moved(ledger: Database) -> None
     assert [(e["memory_id"], e["before"], e["after"]) for e in logged] == [
         ("a", {"status": "active"}, {"status": "archived"})
     ]
-    statuses = {m: ledger.read_sync(lambda db, m=m: memories.row_by_id(db, m))["status"] for m in ("a", "r")}
+    statuses = {m: ledger.read_sync(lambda db, m=m: memory_reads.row_by_id(db, m))["status"] for m in ("a", "r")}
     assert statuses == {"a": "archived", "r": "review"}
     # Nothing left in ``frm``: no change, no event.
     again = ledger.write_sync(
@@ -198,12 +198,12 @@ def test_active_ids_siblings_and_rows_by_bank(ledger: Database) -> None:
         add_memory(db, "o1", document_id="d1", bank="other")
 
     ledger.write_sync(fill)
-    assert sorted(ledger.read_sync(lambda db: memories.active_ids(db, "b"))) == ["a1", "a2", "a3"]
-    assert sorted(ledger.read_sync(lambda db: memories.active_ids(db, "b", "d1"))) == ["a1", "a2"]
-    assert ledger.read_sync(lambda db: memories.active_siblings(db, "b", "d1", "a1")) == 1
-    assert ledger.read_sync(lambda db: memories.active_siblings(db, "b", "d2", "a3")) == 0
-    assert ledger.read_sync(lambda db: memories.row_by_id(db, "o1", bank="b")) is None
-    assert ledger.read_sync(lambda db: memories.row_by_id(db, "o1")) is not None
+    assert sorted(ledger.read_sync(lambda db: memory_reads.active_ids(db, "b"))) == ["a1", "a2", "a3"]
+    assert sorted(ledger.read_sync(lambda db: memory_reads.active_ids(db, "b", "d1"))) == ["a1", "a2"]
+    assert ledger.read_sync(lambda db: memory_reads.active_siblings(db, "b", "d1", "a1")) == 1
+    assert ledger.read_sync(lambda db: memory_reads.active_siblings(db, "b", "d2", "a3")) == 0
+    assert ledger.read_sync(lambda db: memory_reads.row_by_id(db, "o1", bank="b")) is None
+    assert ledger.read_sync(lambda db: memory_reads.row_by_id(db, "o1")) is not None
 
 
 def test_restorable_rows_across_chunks(ledger: Database) -> None:
@@ -214,7 +214,7 @@ def test_restorable_rows_across_chunks(ledger: Database) -> None:
 
     ledger.write_sync(fill)
     wanted = [f"d{n}" for n in range(1200)] + ["unknown"]
-    rows = ledger.read_sync(lambda db: memories.restorable_rows(db, "b", wanted))
+    rows = ledger.read_sync(lambda db: memory_reads.restorable_rows(db, "b", wanted))
     assert len(rows) == 1200
     assert rows["d7"] == [{"id": "m7", "status": "archived", "item": {"content": "content of m7", "document_id": "d7"}}]
     assert rows["d1100"][0]["status"] == "active"
@@ -225,10 +225,10 @@ def test_retag_updates_the_documents_rows_with_one_event_each(ledger: Database) 
     ledger.write_sync(
         lambda db: memories.retag_document(db, "b", "d", ["topic:dev", "y"], {"topic": "dev"}, request_id="q")
     )
-    row = ledger.read_sync(lambda db: memories.row_by_id(db, "a"))
+    row = ledger.read_sync(lambda db: memory_reads.row_by_id(db, "a"))
     assert row is not None
     assert (json.loads(row["tags"]), row["topic"]) == (["topic:dev", "y"], "dev")
-    assert json.loads(ledger.read_sync(lambda db: memories.row_by_id(db, "c"))["tags"]) == []
+    assert json.loads(ledger.read_sync(lambda db: memory_reads.row_by_id(db, "c"))["tags"]) == []
     ledger.write_sync(lambda db: memories.retag_document(db, "b", "nothing", ["z"], {}, request_id="q"))
     logged = events(ledger)
     assert [(e["memory_id"], e["before"], e["after"]) for e in logged] == [
@@ -244,9 +244,9 @@ def test_review_queue_pairs_each_held_item_with_its_conflict(ledger: Database) -
         db.execute("UPDATE memories SET conflict_with = 'holder' WHERE id = 'held'")
 
     ledger.write_sync(fill)
-    queue = ledger.read_sync(lambda db: memories.review_queue(db, "b"))
+    queue = ledger.read_sync(lambda db: memory_reads.review_queue(db, "b"))
     assert [(q["held"]["id"], q["conflicts_with"]["id"]) for q in queue] == [("held", "holder")]
-    assert ledger.read_sync(lambda db: memories.review_queue(db, "c")) == []
+    assert ledger.read_sync(lambda db: memory_reads.review_queue(db, "c")) == []
 
 
 # -- retention and reports ------------------------------------------------------------------------

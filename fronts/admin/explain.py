@@ -8,7 +8,7 @@ from typing import Any
 from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendError
-from memwarden.db.memories import withheld_documents
+from memwarden.db.memory_reads import withheld_documents
 from memwarden.fronts.asgi import BodyError, ClientGone, parse_json, read_body, send_json
 from memwarden.fronts.errors import backend_failed
 from memwarden.fronts.hindsight.store_app import recall_request

@@ -27,12 +27,7 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import Row
-from memwarden.db.memories import (
-    FilterError,
-    list_memories,
-    memory_account,
-    memory_row,
-)
+from memwarden.db.memory_reads import FilterError, list_memories, memory_account, memory_row
 from memwarden.fronts.asgi import read_object, send_json
 from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.archive import (

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from starlette.types import Receive, Scope, Send
 
-from memwarden.db.memories import review_queue
+from memwarden.db.memory_reads import review_queue
 from memwarden.fronts.asgi import answer, send_json
 from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.review import approve, reject

@@ -30,7 +30,7 @@ import structlog
 from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendUnavailable
-from memwarden.db.memories import withheld_documents
+from memwarden.db.memory_reads import withheld_documents
 from memwarden.fronts.asgi import BodyError, ClientGone, loads, parse_json, read_body, replay, send_json
 from memwarden.fronts.hindsight.passthrough import forward, request_headers
 from memwarden.fronts.middleware import note_backend_status

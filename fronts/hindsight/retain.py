@@ -27,7 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendError, BackendUnavailable
-from memwarden.db.memories import lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts, row_by_id
+from memwarden.db.memories import lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts
+from memwarden.db.memory_reads import row_by_id
 from memwarden.fronts.asgi import BodyError, ClientGone, parse_json, read_body, replay, send_json, validation_detail
 from memwarden.fronts.hindsight.models import MemoryItem
 from memwarden.fronts.hindsight.passthrough import forward, request_headers

@@ -67,7 +67,7 @@ def memories_list(
             params.append((key, value))
     params += [("tag", t) for t in tags]
     if data_dir is not None or config is not None:
-        from memwarden.db.memories import FilterError, list_memories
+        from memwarden.db.memory_reads import FilterError, list_memories
 
         try:
             page = list_memories(open_data_dir(config, data_dir), bank, params)
@@ -95,7 +95,7 @@ def memories_show(
 ) -> None:
     """One memory with its event timeline."""
     if data_dir is not None or config is not None:
-        from memwarden.db.memories import memory_account
+        from memwarden.db.memory_reads import memory_account
 
         m = memory_account(open_data_dir(config, data_dir), bank, memory_id)
         if m is None:

@@ -1,0 +1,191 @@
+"""The memories as the layers above read them: an operator's listing and one memory's account,
+the review queue, what a recall must withhold, what a rollback can restore."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from memwarden.db.common import chunked
+from memwarden.policies.tag_query import spellings
+
+STATUSES = ("pending", "active", "review", "rejected", "archived", "superseded", "failed")
+
+
+MEMORY_COLUMNS = (
+    "id, bank, status, content, content_hash, topic, stage, topic_key, tags, hit_count, document_id,"
+    " conflict_with, created_at, updated_at"
+)
+
+
+def memory_view(row: sqlite3.Row | None) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    out = dict(row)
+    out["tags"] = json.loads(out["tags"])
+    return out
+
+
+class FilterError(ValueError):
+    """A list filter that is not valid: ``loc`` names it."""
+
+    def __init__(self, loc: str, msg: str, value: Any) -> None:
+        super().__init__(msg)
+        self.loc, self.value = loc, value
+
+
+def list_memories(db: sqlite3.Connection, bank: str, query: list[tuple[str, str]]) -> dict[str, Any]:
+    """One page of the ledger's memories for ``query`` (``status`` comma-separated, ``topic``,
+    ``stage``, ``topic_key``, ``tag`` repeatable in either spelling, ``q``, ``limit``, ``offset``).
+    A pure read, shared by the API and the command line's ``--data-dir`` mode."""
+    one = dict(query)
+    where, args = ["bank = ?"], [bank]
+    statuses = [s for k, v in query if k == "status" for s in v.split(",") if s]
+    for status in statuses:
+        if status not in STATUSES:
+            raise FilterError("status", f"must be one of {', '.join(STATUSES)}", status)
+    if statuses:
+        where.append(f"status IN ({','.join('?' * len(statuses))})")
+        args += statuses
+    for column in ("topic", "stage", "topic_key"):
+        if one.get(column):
+            where.append(f"{column} = ?")
+            args.append(one[column])
+    for tag in (v for k, v in query if k == "tag" and v):
+        forms = spellings(tag)
+        marks = ",".join("?" * len(forms))
+        where.append(f"EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value IN ({marks}))")  # noqa: S608
+        args += forms
+    if one.get("q"):
+        where.append("instr(lower(content), lower(?)) > 0")
+        args.append(one["q"])
+    try:
+        limit, offset = int(one.get("limit", "100")), int(one.get("offset", "0"))
+    except ValueError:
+        raise FilterError("limit", "limit and offset must be integers", one.get("limit")) from None
+    if not 1 <= limit <= 1000 or offset < 0:
+        raise FilterError("limit", "limit must be 1..1000 and offset ≥ 0", limit)
+    clause = " AND ".join(where)
+    rows = db.execute(
+        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause} ORDER BY created_at DESC, id LIMIT ? OFFSET ?",  # noqa: S608
+        (*args, limit, offset),
+    ).fetchall()
+    total = db.execute(f"SELECT count(*) FROM memories WHERE {clause}", args).fetchone()[0]  # noqa: S608
+    return {"bank_id": bank, "items": [memory_view(r) for r in rows], "total": total, "limit": limit, "offset": offset}
+
+
+def memory_account(db: sqlite3.Connection, bank: str, memory_id: str) -> dict[str, Any] | None:
+    """One memory with its item, feedback score and audit timeline (None: unknown). A pure read."""
+    row = memory_row(db, bank, memory_id)
+    if row is None:
+        return None
+    events = memory_events(db, memory_id)
+    view = memory_view(row) or {}
+    view.update(rule=row["rule"], reason=row["reason"], item=json.loads(row["item"] or "{}"))
+    feedback = [e["after"] for e in events if e["action"] == "feedback" and e["after"]]
+    view["feedback"] = {"score": sum(int(f.get("score", 0)) for f in feedback), "count": len(feedback)}
+    view["events"] = events
+    return view
+
+
+def memory_row(db: sqlite3.Connection, bank: str, memory_id: str) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = db.execute(
+        f"SELECT {MEMORY_COLUMNS}, item, rule, reason FROM memories WHERE bank = ? AND id = ?",  # noqa: S608
+        (bank, memory_id),
+    ).fetchone()
+    return row
+
+
+def row_by_id(db: sqlite3.Connection, memory_id: str, *, bank: str | None = None) -> sqlite3.Row | None:
+    """The whole row of one memory (of ``bank``, when given); None: unknown."""
+    if bank is None:
+        row: sqlite3.Row | None = db.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    else:
+        row = db.execute("SELECT * FROM memories WHERE id = ? AND bank = ?", (memory_id, bank)).fetchone()
+    return row
+
+
+def active_siblings(db: sqlite3.Connection, bank: str, document_id: str | None, memory_id: str) -> int:
+    """How many other active memories share ``memory_id``'s document."""
+    count: int = db.execute(
+        "SELECT count(*) FROM memories WHERE bank = ? AND document_id = ? AND status = 'active' AND id != ?",
+        (bank, document_id, memory_id),
+    ).fetchone()[0]
+    return count
+
+
+def review_queue(db: sqlite3.Connection, bank: str) -> list[dict[str, Any]]:
+    """The items held for review, oldest first, each beside the memory it conflicts with."""
+    held = db.execute(
+        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE bank = ? AND status = 'review'"  # noqa: S608
+        " ORDER BY created_at",
+        (bank,),
+    ).fetchall()
+    out = []
+    for row in held:
+        other = db.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?",  # noqa: S608
+            (row["conflict_with"],),
+        ).fetchone()
+        out.append({"held": memory_view(row), "conflicts_with": memory_view(other)})
+    return out
+
+
+def memory_events(db: sqlite3.Connection, memory_id: str) -> list[dict[str, Any]]:
+    out = []
+    for e in db.execute(
+        "SELECT seq, id, ts, action, actor, source, rule, reason, before, after, request_id FROM audit_events"
+        " WHERE memory_id = ? ORDER BY seq",
+        (memory_id,),
+    ):
+        event = dict(e)
+        for key in ("before", "after"):
+            event[key] = json.loads(event[key]) if event[key] else None
+        out.append(event)
+    return out
+
+
+def withheld_documents(db: sqlite3.Connection, bank: str, document_ids: Sequence[str]) -> set[str]:
+    """Of ``document_ids``, those holding a memory memwarden archived, superseded or rejected and
+    none that is active (or on its way there)."""
+    if not document_ids:
+        return set()
+    out: set[str] = set()
+    for chunk in chunked(list(dict.fromkeys(document_ids))):
+        marks = ",".join("?" * len(chunk))
+        sql = (
+            "SELECT document_id, SUM(status IN ('archived', 'superseded', 'rejected')) AS gone,"  # noqa: S608
+            " SUM(status IN ('active', 'pending')) AS live FROM memories"
+            f" WHERE bank = ? AND document_id IN ({marks}) GROUP BY document_id"
+        )
+        for row in db.execute(sql, (bank, *chunk)):
+            if row["gone"] and not row["live"]:
+                out.add(row["document_id"])
+    return out
+
+
+def restorable_rows(db: sqlite3.Connection, bank: str, document_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """The ledger's copies (active or archived rows, with the items as forwarded) of the memories of
+    ``document_ids``, by document, oldest first: what a config rollback re-creates."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for chunk in chunked(document_ids):
+        marks = ",".join("?" * len(chunk))
+        for row in db.execute(
+            f"SELECT id, status, document_id, item, event_time FROM memories WHERE bank = ?"  # noqa: S608
+            f" AND status IN ('active', 'archived') AND document_id IN ({marks}) ORDER BY created_at",
+            (bank, *chunk),
+        ):
+            out.setdefault(row["document_id"], []).append(
+                {"id": row["id"], "status": row["status"], "item": json.loads(row["item"])}
+            )
+    return out
+
+
+def active_ids(db: sqlite3.Connection, bank: str, document_id: str | None = None) -> list[str]:
+    """The ids of the bank's active memories (those of one document, when given)."""
+    query, args = "SELECT id FROM memories WHERE bank = ? AND status = 'active'", [bank]
+    if document_id is not None:
+        query, args = query + " AND document_id = ?", [bank, document_id]
+    return [row["id"] for row in db.execute(query, args).fetchall()]
