@@ -13,7 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.servers import free_port, spawn_memwarden, wait_memwarden
+from testing.loopback import free_port
+from tests.servers import spawn_memwarden, wait_memwarden
 
 MEMWARDEN = [sys.executable, "-c", "from memwarden.proxy.cli import main; main()"]
 
@@ -119,7 +120,6 @@ def test_help_shows_an_example() -> None:
     assert "memwarden serve --upstream http://127.0.0.1:8888" in result.stdout
 
 
-@pytest.mark.slow
 def test_serve_upstream_proxies_and_logs_one_json_line_per_request(upstream_url: str, tmp_path: Path) -> None:
     port = free_port()
     proc = subprocess.Popen(
