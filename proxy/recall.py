@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode
 
 import structlog
@@ -32,13 +32,15 @@ from starlette.types import Receive, Scope, Send
 from memwarden.backends.base import BackendRejected, BackendUnavailable
 from memwarden.db.memories import withheld_documents
 from memwarden.fronts.asgi import BodyError, ClientGone, loads, parse_json, read_body, replay, send_json
-from memwarden.fronts.hindsight.store_app import recall_request
 from memwarden.policies.tag_query import TagQueryError, list_filters, normalize_request, spellings
 from memwarden.proxy.middleware import note_backend_status
 from memwarden.proxy.passthrough import forward, request_headers
 from memwarden.proxy.state import AppState
-from memwarden.store.local import LocalStore, StoreError
+from memwarden.store.errors import StoreError
 from memwarden.store.tagfilter import TagFilterError
+
+if TYPE_CHECKING:  # the self-hosted store (and its vector stack) is imported only when it serves
+    from memwarden.store.local import LocalStore
 
 log = structlog.get_logger("memwarden.recall")
 PASSED_HEADERS_DROPPED = (b"content-length", b"transfer-encoding", b"connection", b"content-encoding")
@@ -287,6 +289,8 @@ async def explain(state: AppState, scope: Scope, receive: Receive, send: Send) -
         return
     try:
         if state.local is not None:
+            from memwarden.fronts.hindsight.store_app import recall_request
+
             payload = recall_request(payload)
         elif not isinstance(payload, dict) or not isinstance(payload.get("query"), str):
             raise StoreError(422, [{"type": "missing", "loc": ["body", "query"], "msg": "Field required"}])

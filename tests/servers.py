@@ -10,12 +10,17 @@ from pathlib import Path
 
 from testing.loopback import wait_http
 
+MAIN = "from memwarden.proxy.cli import main; main()"
 
-def spawn_memwarden(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    """``memwarden`` as a user runs it, in its own process (the environment's MEMWARDEN_* dropped)."""
+
+def spawn_memwarden(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, code: str = MAIN
+) -> subprocess.Popen[str]:
+    """``memwarden`` as a user runs it, in its own process (the environment's MEMWARDEN_* dropped);
+    ``code`` is the program that runs the command line, for tests that prepare the process first."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("MEMWARDEN_")}
     return subprocess.Popen(
-        [sys.executable, "-c", "from memwarden.proxy.cli import main; main()", *args],
+        [sys.executable, "-c", code, *args],
         cwd=cwd,
         env={**base, **(env or {})},
         stdout=subprocess.DEVNULL,
