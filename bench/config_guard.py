@@ -3,37 +3,35 @@
 
 1. The real Hindsight 1.1.0 (``scripts/hindsight-up``; fake LLM), banks of 0 and 50 memories
    (and 200 without ``--quick``), retained straight into Hindsight.
-2. The stateful stand-in of the tests (``tests/mini_hindsight.py``), which answers from memory, so
-   that what is left is memwarden's own cost at 1k and 10k memories (inventory paging, snapshot
-   storage), with its snapshot's size in the ledger.
+2. The Hindsight stand-in the tests use (``testing/standin.py``: the self-hosted store's Hindsight
+   API on SQLite, hashing embedder, in this process), whose PATCH costs little, so that what is
+   left is memwarden's own cost at 1k and 10k memories (inventory paging, snapshot storage), with
+   its snapshot's size in the ledger.
 
 Each row: the median of ``--reps`` PATCHes that change ``retain_mission``. Nothing is dropped, so
 no rollback runs (the rollback's cost is the re-retain of what was lost: Hindsight's retain time).
+Of the added time, the part the backend spends answering the inventory's listing (every memory
+and document, in pages of 500, as the snapshot reads them) is measured straight against it too:
+what is left is memwarden's own.
 
-Usage: python bench/config_guard.py [--quick] [--reps 7] [--no-hindsight] [--json FILE]
+Usage: python -m bench.config_guard [--quick] [--reps 7] [--no-hindsight] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sqlite3
 import statistics
-import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.proxy_overhead import machine, start_warden_in, stop
-from tests.mini_hindsight import MiniHindsight
-from tests.servers import serve_in_thread
-
-REPO = Path(__file__).resolve().parent.parent
+from bench.harness import hindsight, machine, markdown_table, wait_settled, warden_in_front, write_json
+from testing.standin import running_standin
 
 
 def facts(n: int) -> list[str]:
@@ -64,40 +62,49 @@ def snapshot_bytes(data_dir: Path) -> int:
     return int(row[0]) if row else 0
 
 
+def listing_ms(base: str, bank: str, reps: int, page: int = 500) -> float:
+    """Listing the bank's memories and documents page by page, as the snapshot's inventory does."""
+    times = []
+    with httpx.Client(base_url=base, timeout=300) as http:
+        for _ in range(reps):
+            started = time.perf_counter()
+            for what in ("memories/list", "documents"):
+                offset = 0
+                while True:
+                    r = http.get(f"/v1/default/banks/{bank}/{what}", params={"limit": page, "offset": offset})
+                    items = r.raise_for_status().json()["items"]
+                    offset += len(items)
+                    if len(items) < page:
+                        break
+            times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
 def measure(
     backend: str, n: int, bank: str, direct_url: str, warden_url: str, data_dir: Path, reps: int
 ) -> dict[str, Any]:
-    """One row: the same PATCHes straight to the backend, then through memwarden."""
+    """One row: the same PATCHes straight to the backend, then through memwarden; the backend's
+    time to list the inventory."""
     direct = patch_ms(direct_url, bank, reps)
     guarded = patch_ms(warden_url, bank, reps)
-    print(f"  {backend} n={n}: direct {direct:.1f} ms, memwarden {guarded:.1f} ms", file=sys.stderr)
+    listing = listing_ms(direct_url, bank, reps)
+    print(
+        f"  {backend} n={n}: direct {direct:.1f} ms, memwarden {guarded:.1f} ms, listing {listing:.1f} ms",
+        file=sys.stderr,
+    )
     return {
         "backend": backend,
         "memories": n,
         "direct_ms": round(direct, 1),
         "memwarden_ms": round(guarded, 1),
+        "listing_ms": round(listing, 1),
         "snapshot_kb": round(snapshot_bytes(data_dir) / 1024, 1),
     }
 
 
-def wait_settled(http: httpx.Client, bank: str) -> None:
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        stats = http.get(f"/v1/default/banks/{bank}/stats", params={"refresh": "true"}).json()
-        if not stats.get("pending_operations") and not stats.get("pending_consolidation"):
-            return
-        time.sleep(0.5)
-
-
 def hindsight_rows(sizes: list[int], reps: int) -> list[dict[str, Any]]:
-    hs_url = (
-        subprocess.run([str(REPO / "scripts" / "hindsight-up")], capture_output=True, text=True, check=True)
-        .stdout.strip()
-        .splitlines()[-1]
-    )
-    proc, warden_url, data_dir = start_warden_in(hs_url, "aiohttp", mode="enforce")
     rows = []
-    try:
+    with hindsight() as hs_url, warden_in_front(hs_url, mode="enforce") as (warden_url, data_dir):
         for n in sizes:
             bank = f"bench-config-{n}-{int(time.time())}"
             with httpx.Client(base_url=hs_url, timeout=300) as http:
@@ -108,24 +115,38 @@ def hindsight_rows(sizes: list[int], reps: int) -> list[dict[str, Any]]:
                     http.post(f"/v1/default/banks/{bank}/memories", json={"items": items}).raise_for_status()
                 wait_settled(http, bank)
             rows.append(measure("Hindsight 1.1.0", n, bank, hs_url, warden_url, data_dir, reps))
-    finally:
-        stop(proc)
     return rows
 
 
 def standin_rows(sizes: list[int], reps: int) -> list[dict[str, Any]]:
     rows = []
-    mini = MiniHindsight()
-    with serve_in_thread(mini.app()) as up:
-        proc, warden_url, data_dir = start_warden_in(up, "aiohttp", mode="enforce")
-        try:
-            for n in sizes:
-                bank = f"standin-{n}"
-                mini.retain(bank, [{"content": t, "document_id": f"d{i}"} for i, t in enumerate(facts(n))], False)
-                rows.append(measure("stand-in (in memory)", n, bank, up, warden_url, data_dir, reps))
-        finally:
-            stop(proc)
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        running_standin(Path(tmp)) as standin,
+        warden_in_front(standin.url, mode="enforce") as (warden_url, data_dir),
+        httpx.Client(base_url=standin.url, timeout=300) as http,
+    ):
+        for n in sizes:
+            bank = f"standin-{n}"
+            texts = facts(n)
+            for i in range(0, n, 500):  # straight into the stand-in
+                items = [{"content": t, "document_id": f"d{j}"} for j, t in enumerate(texts[i : i + 500], start=i)]
+                http.post(f"/v1/default/banks/{bank}/memories", json={"items": items}).raise_for_status()
+            rows.append(measure("stand-in (self-hosted store)", n, bank, standin.url, warden_url, data_dir, reps))
     return rows
+
+
+def cells(r: dict[str, Any]) -> list[str]:
+    added = r["memwarden_ms"] - r["direct_ms"]
+    own = added - r["listing_ms"]
+    times = [
+        f"{r['direct_ms']:.1f}",
+        f"{r['memwarden_ms']:.1f}",
+        f"{added:+.1f}",
+        f"{r['listing_ms']:.1f}",
+        f"{own:+.1f}",
+    ]
+    return [r["backend"], f"{r['memories']:,}", *times, f"{r['snapshot_kb']:,.1f}"]
 
 
 def main() -> int:
@@ -142,16 +163,10 @@ def main() -> int:
     rows += standin_rows([1000] if args.quick else [1000, 10000], reps)
 
     print(f"\nMachine: {machine()}; median of {reps} PATCHes of retain_mission per row.\n")
-    print("| backend | memories | direct PATCH ms | through memwarden ms | added ms | snapshot KiB |")
-    print("|---|---|---|---|---|---|")
-    for r in rows:
-        added = r["memwarden_ms"] - r["direct_ms"]
-        print(
-            f"| {r['backend']} | {r['memories']:,} | {r['direct_ms']:.1f} | {r['memwarden_ms']:.1f} | {added:+.1f} |"
-            f" {r['snapshot_kb']:,.1f} |"
-        )
-    if args.json:
-        args.json.write_text(json.dumps({"machine": machine(), "rows": rows}, indent=2))
+    header = ["backend", "memories", "direct PATCH ms", "through memwarden ms", "added ms"]
+    header += ["of which the backend listing the inventory ms", "memwarden's own ms", "snapshot KiB"]
+    print(markdown_table(header, [cells(r) for r in rows]))
+    write_json(args.json, {"machine": machine(), "rows": rows})
     return 0
 
 

@@ -5,7 +5,7 @@ conversations an assistant has, labelled keep/reject, and topic/stage for the ke
 ``../shared/examples/candidates.jsonl`` when it is there. Prints keep/reject precision and recall,
 topic and stage accuracy, overall and per language, side by side.
 
-Usage: python bench/filter_quality.py [--errors] [--json FILE]
+Usage: python -m bench.filter_quality [--errors] [--json FILE]
 """
 
 from __future__ import annotations
@@ -13,17 +13,14 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from bench import vecmem_baseline
+from bench.harness import DATA, REPO, markdown_table, write_json
 from memwarden.policies.pipeline import Pipeline
 
-REPO = Path(__file__).resolve().parent.parent
-SOURCES = [REPO / "tests" / "data" / "candidates.jsonl", REPO.parent / "shared" / "examples" / "candidates.jsonl"]
+SOURCES = [DATA / "candidates.jsonl", REPO.parent / "shared" / "examples" / "candidates.jsonl"]
 CJK = re.compile(r"[\u3400-\u9fff]")
 
 
@@ -105,10 +102,8 @@ def main() -> int:
         f"{len(cases)} candidates ({sum(c.keep for c in cases)} keep, {sum(not c.keep for c in cases)} reject; "
         f"{sum(c.lang == 'zh' for c in cases)} zh, {sum(c.lang == 'en' for c in cases)} en)\n"
     )
-    print("| system | lang | n | " + " | ".join(c.replace("_", " ") for c in cols) + " |")
-    print("|---|---|---|" + "---|" * len(cols))
-    for r in rows:
-        print(f"| {r['system']} | {r['lang']} | {r['n']} | " + " | ".join(fmt(r[c]) for c in cols) + " |")
+    header = ["system", "lang", "n", *(c.replace("_", " ") for c in cols)]
+    print(markdown_table(header, [[r["system"], r["lang"], r["n"], *(fmt(r[c]) for c in cols)] for r in rows]))
     if args.errors:
         print("\nmemwarden's mistakes:")
         for c, j in zip(cases, judged, strict=True):
@@ -119,8 +114,7 @@ def main() -> int:
                 print(f"  topic {c.topic:10} got {j.topic:10}                 | {c.text[:70]}")
             elif c.keep and c.stage and j.stage != c.stage:
                 print(f"  stage {c.stage:10} got {j.stage:10}                 | {c.text[:70]}")
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=2))
+    write_json(args.json, rows)
     ours_all, base_all = rows[0], rows[1]
     beaten = all(
         (ours_all[c] or 0) > (base_all[c] or 0)

@@ -16,10 +16,10 @@ workload against the real Hindsight, side by side.
    1.1.0 (``scripts/hindsight-up``, fake LLM): retain throughput (batches of 100) and recall
    latency on the same 300 memories and 30 queries.
 
-Usage: python bench/local_store.py [--quick] [--no-hindsight] [--json FILE] [--e5-sizes 1000,100000]
+Usage: python -m bench.local_store [--quick] [--no-hindsight] [--json FILE] [--e5-sizes 1000,100000]
                                    [--hashing-sizes 1000,100000]
-       python bench/local_store.py --scale-only --quick --e5-sizes 100000   # e5 at 100k alone
-       python bench/local_store.py --engines-only                           # the engines table alone
+       python -m bench.local_store --scale-only --quick --e5-sizes 100000   # e5 at 100k alone
+       python -m bench.local_store --engines-only                           # the engines table alone
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ import asyncio
 import json
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -43,15 +42,10 @@ try:  # the event loop `memwarden serve` runs on (a recall's thread hops cost le
 except ImportError:  # pragma: no cover - uvloop is a dependency except on Windows
     run_loop = asyncio.run
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.proxy_overhead import free_port, machine, start, stop, wait_http
+from bench.harness import DATA, hindsight, machine, markdown_table, memwarden, write_json
 from memwarden.db.database import Database
 from memwarden.store.embedder import make_embedder
 from memwarden.store.local import LocalStore, RetainItem
-
-REPO = Path(__file__).resolve().parent.parent
-DATA = REPO / "tests" / "data"
 
 
 def retrieval_set() -> tuple[dict[str, str], list[dict[str, Any]], list[str]]:
@@ -272,35 +266,14 @@ def end_to_end(with_hindsight: bool) -> list[dict[str, Any]]:
     texts = filler(300)
     rows = []
     for embedder in ("hashing", "e5"):
-        port = free_port()
-        with tempfile.TemporaryDirectory() as tmp:
-            proc = start(
-                [
-                    sys.executable,
-                    "-c",
-                    "from memwarden.proxy.cli import main; main()",
-                    "serve",
-                    "--port",
-                    str(port),
-                    "--data-dir",
-                    tmp,
-                ],
-                {"MEMWARDEN_LOCAL__EMBEDDER": embedder, "MEMWARDEN_SERVER__ACCESS_LOG": "false"},
-            )
-            try:
-                wait_http(f"http://127.0.0.1:{port}/warden/health", timeout=120)
-                result = http_workload(f"http://127.0.0.1:{port}", "e2e", texts)
-                rows.append({"server": f"memwarden self-hosted ({embedder})", **result})
-                print(f"  e2e {rows[-1]}", file=sys.stderr)
-            finally:
-                stop(proc)
+        env = {"MEMWARDEN_LOCAL__EMBEDDER": embedder, "MEMWARDEN_SERVER__ACCESS_LOG": "false"}
+        with tempfile.TemporaryDirectory() as tmp, memwarden("--data-dir", tmp, env=env, timeout=120) as url:
+            result = http_workload(url, "e2e", texts)
+            rows.append({"server": f"memwarden self-hosted ({embedder})", **result})
+            print(f"  e2e {rows[-1]}", file=sys.stderr)
     if with_hindsight:
-        url = (
-            subprocess.run([str(REPO / "scripts" / "hindsight-up")], capture_output=True, text=True, check=True)
-            .stdout.strip()
-            .splitlines()[-1]
-        )
-        result = http_workload(url, f"bench-local-{int(time.time())}", texts)
+        with hindsight() as url:
+            result = http_workload(url, f"bench-local-{int(time.time())}", texts)
         rows.append({"server": "Hindsight 1.1.0 (fake LLM)", **result})
         print(f"  e2e {rows[-1]}", file=sys.stderr)
     return rows
@@ -344,48 +317,55 @@ def main() -> int:
         e2e_rows = end_to_end(not args.no_hindsight)
 
     print(f"\nMachine: {machine()}\n")
-    print("| embedder | retriever | lang | questions | recall@5 | recall@10 |")
-    print("|---|---|---|---|---|---|")
-    for r in quality_rows:
-        print(
-            f"| {r['embedder']} | {r['retriever']} | {r['lang']} | {r['questions']} | {r['recall@5']:.3f} | {r['recall@10']:.3f} |"
-        )
-    print(
-        "\n| e5 engine | passages/s (1,000 filler texts, batched) | query p50 ms | fused recall@5 | fused recall@10 |"
+    quality_header = ["embedder", "retriever", "lang", "questions", "recall@5", "recall@10"]
+    quality_cells = [
+        [r["embedder"], r["retriever"], r["lang"], r["questions"], f"{r['recall@5']:.3f}", f"{r['recall@10']:.3f}"]
+        for r in quality_rows
+    ]
+    print(markdown_table(quality_header, quality_cells))
+    engine_header = ["e5 engine", "passages/s (1,000 filler texts, batched)", "query p50 ms"]
+    engine_cells = [
+        [
+            r["engine"],
+            r["passages_per_s"],
+            r["query_p50_ms"],
+            f"{r['fused_recall@5']:.3f}",
+            f"{r['fused_recall@10']:.3f}",
+        ]
+        for r in engine_rows
+    ]
+    print("\n" + markdown_table([*engine_header, "fused recall@5", "fused recall@10"], engine_cells))
+    scale_header = ["embedder", "memories", "retain items/s", "vector index (graph wait s)", "recall p50 ms"]
+    scale_header += ["recall p99 ms", "of which query embedding p50 ms", "queries the full-text arm ranked"]
+    scale_cells = [
+        [
+            r["embedder"],
+            f"{r['memories']:,}",
+            f"{r['retain_items_per_s']:,}",
+            f"{r['vector_index']} ({r['graph_wait_s']})",
+            r["recall_p50_ms"],
+            r["recall_p99_ms"],
+            r["query_embed_p50_ms"],
+            f"{r['keyword_arm_share']:.0%}",
+            r["db_mb"],
+            r["max_rss_mb"],
+        ]
+        for r in scale_rows
+    ]
+    print("\n" + markdown_table([*scale_header, "database MiB", "max RSS MiB"], scale_cells))
+    e2e_header = ["server (HTTP, 300 memories, batches of 100)", "retain items/s", "recall p50 ms", "recall max ms"]
+    e2e_cells = [[r["server"], r["retain_items_per_s"], r["recall_p50_ms"], r["recall_p99_ms"]] for r in e2e_rows]
+    print("\n" + markdown_table(e2e_header, e2e_cells))
+    write_json(
+        args.json,
+        {
+            "machine": machine(),
+            "quality": quality_rows,
+            "engines": engine_rows,
+            "scale": scale_rows,
+            "end_to_end": e2e_rows,
+        },
     )
-    print("|---|---|---|---|---|")
-    for r in engine_rows:
-        print(
-            f"| {r['engine']} | {r['passages_per_s']} | {r['query_p50_ms']} | {r['fused_recall@5']:.3f} | {r['fused_recall@10']:.3f} |"
-        )
-    print(
-        "\n| embedder | memories | retain items/s | vector index (graph wait s) | recall p50 ms | recall p99 ms"
-        " | of which query embedding p50 ms | queries the full-text arm ranked | database MiB | max RSS MiB |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for r in scale_rows:
-        print(
-            f"| {r['embedder']} | {r['memories']:,} | {r['retain_items_per_s']:,} | {r['vector_index']} ({r['graph_wait_s']}) |"
-            f" {r['recall_p50_ms']} | {r['recall_p99_ms']} | {r['query_embed_p50_ms']} | {r['keyword_arm_share']:.0%} |"
-            f" {r['db_mb']} | {r['max_rss_mb']} |"
-        )
-    print("\n| server (HTTP, 300 memories, batches of 100) | retain items/s | recall p50 ms | recall max ms |")
-    print("|---|---|---|---|")
-    for r in e2e_rows:
-        print(f"| {r['server']} | {r['retain_items_per_s']} | {r['recall_p50_ms']} | {r['recall_p99_ms']} |")
-    if args.json:
-        args.json.write_text(
-            json.dumps(
-                {
-                    "machine": machine(),
-                    "quality": quality_rows,
-                    "engines": engine_rows,
-                    "scale": scale_rows,
-                    "end_to_end": e2e_rows,
-                },
-                indent=2,
-            )
-        )
     return 0
 
 

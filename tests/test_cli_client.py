@@ -17,7 +17,8 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.proxy.cli import main
 from memwarden.proxy.cli.client import api_path
-from tests.servers import free_port, serve_in_thread, spawn_memwarden, wait_memwarden
+from testing.loopback import free_port, serve_in_thread
+from tests.servers import spawn_memwarden, wait_memwarden
 
 BANK = "team a/b?c#d %2F"  # a slash, a query mark, a fragment mark, a space, and an escape that is not one
 MEMORY = "m/1?x#y z%41"

@@ -1,8 +1,11 @@
-"""Config governance end to end: memwarden on loopback in front of a stateful Hindsight stand-in
-(``tests/mini_hindsight.py``) that can lose memories, consolidate in the background and fail."""
+"""Config governance end to end: memwarden on loopback in front of the Hindsight stand-in
+(``testing/standin.py``: the self-hosted store's Hindsight API) made to lose memories,
+consolidate in the background and fail."""
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import threading
 import time
@@ -14,16 +17,19 @@ import httpx
 import pytest
 
 from memwarden.db.database import Database
+from testing.standin import Fault, Seen, Standin, running_standin
 from tests.conftest import make_settings, running_warden
-from tests.mini_hindsight import Faults, MiniHindsight
-from tests.servers import serve_in_thread
 
 FAST = {"settle_interval": 0.05, "settle_timeout": 5.0}
 
 
 class Rig:
-    def __init__(self, mini: MiniHindsight, client: httpx.Client, data_dir: Path) -> None:
-        self.mini, self.client, self.data_dir = mini, client, data_dir
+    """memwarden (``client``) in front of the stand-in (``backend``; ``direct`` reaches it past
+    memwarden, to see what the backend holds)."""
+
+    def __init__(self, backend: Standin, client: httpx.Client, data_dir: Path) -> None:
+        self.backend, self.client, self.data_dir = backend, client, data_dir
+        self.direct = httpx.Client(base_url=backend.url, timeout=60)
 
     def retain(self, bank: str, texts: list[str], *, is_async: bool = False) -> None:
         for i in range(0, len(texts), 50):
@@ -42,34 +48,55 @@ class Rig:
         assert r.status_code == 200
         return list(r.json()["items"])
 
+    def _listed(self, bank: str, what: str) -> list[dict[str, Any]]:
+        r = self.direct.get(f"/v1/default/banks/{bank}/{what}", params={"limit": 100_000})
+        if r.status_code == 404:  # no such bank: it holds nothing
+            return []
+        assert r.status_code == 200, r.text
+        return list(r.json()["items"])
+
+    def units(self, bank: str) -> list[dict[str, Any]]:
+        """The memories the backend holds."""
+        return self._listed(bank, "memories/list")
+
+    def documents(self, bank: str) -> list[dict[str, Any]]:
+        return self._listed(bank, "documents")
+
     def texts(self, bank: str) -> set[str]:
-        return {u["text"] for u in self.mini.bank(bank).units.values()}
+        return {u["text"] for u in self.units(bank)}
+
+    def overrides(self, bank: str) -> dict[str, Any]:
+        """The bank's config overrides in the backend."""
+        r = self.direct.get(f"/v1/default/banks/{bank}/config")
+        return {} if r.status_code == 404 else dict(r.json()["overrides"])
+
+    def set_overrides(self, bank: str, **updates: Any) -> None:
+        """Configure the bank in the backend directly, as if before memwarden was there."""
+        assert self.direct.patch(f"/v1/default/banks/{bank}/config", json={"updates": updates}).status_code == 200
+
+    def patches(self, bank: str) -> list[Seen]:
+        """Every config PATCH of the bank the backend received."""
+        return self.backend.seen("PATCH", f"^/v1/default/banks/{bank}/config$")
 
 
 @pytest.fixture
 def rig_factory(tmp_path: Path) -> Iterator[Any]:
-    stack: list[Any] = []
+    made = itertools.count()
+    with contextlib.ExitStack() as stack:
 
-    def make(faults: Faults | None = None, **guard: Any) -> Rig:
-        mini = MiniHindsight(faults)
-        up = serve_in_thread(mini.app())
-        upstream = up.__enter__()
-        stack.append(up)
-        cfg = {**FAST, "missions": {"mode": "off"}, **guard}
-        data_dir = tmp_path / f"data{len(stack)}"
-        warden = running_warden(make_settings(upstream, data_dir=data_dir, config_guard=cfg))
-        url = warden.__enter__()
-        stack.append(warden)
-        client = httpx.Client(base_url=url, timeout=60)
-        stack.append(client)
-        return Rig(mini, client, data_dir)
+        def make(*, consolidation_seconds: float = 0.0, **guard: Any) -> Rig:
+            n = next(made)
+            backend = stack.enter_context(
+                running_standin(tmp_path / f"backend{n}", consolidation_seconds=consolidation_seconds)
+            )
+            cfg = {**FAST, "missions": {"mode": "off"}, **guard}
+            data_dir = tmp_path / f"data{n}"
+            url = stack.enter_context(running_warden(make_settings(backend.url, data_dir=data_dir, config_guard=cfg)))
+            rig = Rig(backend, stack.enter_context(httpx.Client(base_url=url, timeout=60)), data_dir)
+            stack.enter_context(rig.direct)
+            return rig
 
-    yield make
-    for item in reversed(stack):
-        if isinstance(item, httpx.Client):
-            item.close()
-        else:
-            item.__exit__(None, None, None)
+        yield make
 
 
 def facts(n: int, start: int = 0) -> list[str]:
@@ -82,10 +109,10 @@ LABELS_SIMPLE = {"entity_labels": {"topic": ["infra", "code"], "stage": ["decisi
 def test_the_incident_229_memories_170_dropped_is_rolled_back_and_told(rig_factory: Any) -> None:
     rig = rig_factory()
     rig.retain("ops", facts(229))
-    assert len(rig.mini.bank("ops").units) == 229
+    assert len(rig.units("ops")) == 229
     before_texts = rig.texts("ops")
 
-    rig.mini.faults.drop_on_entity_labels = 170  # the backend that silently loses memories
+    rig.backend.drop_on_entity_labels = 170  # the backend that silently loses memories
     r = rig.client.patch("/v1/default/banks/ops/config", json={"updates": LABELS_SIMPLE})
 
     assert r.status_code == 409
@@ -101,11 +128,10 @@ def test_the_incident_229_memories_170_dropped_is_rolled_back_and_told(rig_facto
     assert "170" in body["detail"]
     assert "229" in body["detail"]
     # All 229 are back, with their content, tags and document ids; the labels change is undone.
-    bank = rig.mini.bank("ops")
     assert rig.texts("ops") == before_texts
-    assert all(u["tags"] == ["topic:infra", "stage:decision", "user:ops"] for u in bank.units.values())
-    assert all(d.startswith("mw-") for d in bank.documents)
-    assert "entity_labels" not in bank.overrides
+    assert all(sorted(u["tags"]) == ["stage:decision", "topic:infra", "user:ops"] for u in rig.units("ops"))
+    assert all(d["id"].startswith("mw-") for d in rig.documents("ops"))
+    assert "entity_labels" not in rig.overrides("ops")
     # The audit log tells the story, in order.
     actions = [e["action"] for e in rig.audit("ops") if e["action"].startswith(("config_", "restore"))]
     assert actions[:3] == ["config_snapshot", "config_patch", "config_verify"]
@@ -124,8 +150,8 @@ def test_a_rollback_whose_own_patch_loses_memories_still_restores_everything(rig
     rig = rig_factory()
     rig.retain("ops", facts(229))
     before_texts = rig.texts("ops")
-    rig.mini.faults.drop_on_entity_labels = 170
-    rig.mini.faults.drop_on_labels_reset = True  # restoring the old labels drops the other 59 too
+    rig.backend.drop_on_entity_labels = 170
+    rig.backend.drop_on_labels_reset = True  # restoring the old labels drops the other 59 too
 
     r = rig.client.patch("/v1/default/banks/ops/config", json=LABELS_SIMPLE)
 
@@ -136,10 +162,11 @@ def test_a_rollback_whose_own_patch_loses_memories_still_restores_everything(rig
 
 
 def test_a_patch_right_after_async_retains_with_consolidation_running_is_not_rolled_back(rig_factory: Any) -> None:
-    rig = rig_factory(Faults(consolidation_seconds=1.0, stats_ttl=60.0))
+    rig = rig_factory(consolidation_seconds=1.0)  # and Hindsight's 60 s stats cache
     # Prime Hindsight's stats cache while the bank is empty: a reader without refresh=true would
     # now see 0 facts for a minute.
-    assert rig.client.get("/v1/default/banks/busy/stats").json()["nodes_by_fact_type"]["world"] == 0
+    assert rig.client.put("/v1/default/banks/busy", json={}).status_code == 200
+    assert rig.client.get("/v1/default/banks/busy/stats").json()["nodes_by_fact_type"].get("world", 0) == 0
     rig.retain("busy", facts(30), is_async=True)
     assert rig.client.get("/v1/default/banks/busy/stats").json()["pending_operations"] == 0  # cached: lies
 
@@ -161,7 +188,7 @@ def test_flat_body_and_simple_entity_labels_reach_the_backend_in_its_format(rig_
     rig = rig_factory()
     r = rig.client.patch("/v1/default/banks/b/config", json={"retain_mission": "Store facts.", **LABELS_SIMPLE})
     assert r.status_code == 200, r.text
-    sent = rig.mini.bank("b").patches[-1]
+    sent = rig.patches("b")[-1].body["updates"]
     assert sent["retain_mission"] == "Store facts."
     groups = {g["key"]: g for g in sent["entity_labels"]}
     assert groups["topic"]["tag"] is True
@@ -171,7 +198,7 @@ def test_flat_body_and_simple_entity_labels_reach_the_backend_in_its_format(rig_
     # Env-style keys are accepted too (Hindsight normalises them the same way).
     r = rig.client.patch("/v1/default/banks/b/config", json={"updates": {"HINDSIGHT_API_RETAIN_CHUNK_SIZE": 2000}})
     assert r.status_code == 200
-    assert rig.mini.bank("b").overrides["retain_chunk_size"] == 2000
+    assert rig.overrides("b")["retain_chunk_size"] == 2000
 
 
 def test_container_fields_are_merged_not_replaced(rig_factory: Any) -> None:
@@ -186,19 +213,19 @@ def test_container_fields_are_merged_not_replaced(rig_factory: Any) -> None:
     r = rig.client.patch("/v1/default/banks/b/config", json=LABELS_SIMPLE)
     assert r.status_code == 200
     r = rig.client.patch("/v1/default/banks/b/config", json={"retain_strategies": {"slow": {"b": 2}}})
-    overrides = rig.mini.bank("b").overrides
+    overrides = rig.overrides("b")
     assert {g["key"] for g in overrides["entity_labels"]} == {"project", "topic", "stage"}
     assert overrides["retain_strategies"] == {"fast": {"a": 1}, "slow": {"b": 2}}
     # New values of a known group are added to it; X-Warden-Replace replaces on purpose.
     r = rig.client.patch("/v1/default/banks/b/config", json={"entity_labels": {"topic": ["research"]}})
-    topic = next(g for g in rig.mini.bank("b").overrides["entity_labels"] if g["key"] == "topic")
+    topic = next(g for g in rig.overrides("b")["entity_labels"] if g["key"] == "topic")
     assert [v["value"] for v in topic["values"]] == ["infra", "code", "research"]
     r = rig.client.patch(
         "/v1/default/banks/b/config",
         json={"entity_labels": {"topic": ["research"]}},
         headers={"X-Warden-Replace": "entity_labels"},
     )
-    assert [g["key"] for g in rig.mini.bank("b").overrides["entity_labels"]] == ["topic"]
+    assert [g["key"] for g in rig.overrides("b")["entity_labels"]] == ["topic"]
 
 
 def test_missions_enforce_overrides_client_values_and_says_which(rig_factory: Any) -> None:
@@ -208,7 +235,7 @@ def test_missions_enforce_overrides_client_values_and_says_which(rig_factory: An
     )
     assert r.status_code == 200, r.text
     assert r.headers["x-warden-overridden"] == "retain_mission"
-    overrides = rig.mini.bank("b").overrides
+    overrides = rig.overrides("b")
     assert overrides["retain_mission"] == "THE MISSION"
     assert overrides["retain_chunk_size"] == 900
     assert overrides["observations_mission"].startswith("Group consolidation strictly by topic")
@@ -220,26 +247,26 @@ def test_missions_enforce_overrides_client_values_and_says_which(rig_factory: An
         headers={"X-Warden-Replace": "entity_labels"},
     )
     assert r.headers["x-warden-overridden"] == "entity_labels"
-    topic = next(g for g in rig.mini.bank("b").overrides["entity_labels"] if g["key"] == "topic")
+    topic = next(g for g in rig.overrides("b")["entity_labels"] if g["key"] == "topic")
     assert {"infra", "reflection"} <= {v["value"] for v in topic["values"]}
 
 
 def test_missions_seed_fills_what_is_absent_on_first_sight(rig_factory: Any) -> None:
     rig = rig_factory(missions={"mode": "seed"})
-    rig.mini.bank("old").overrides["retain_mission"] = "the team's own"
+    rig.set_overrides("old", retain_mission="the team's own")
     rig.retain("old", facts(3))  # first sight: seeding runs in the background
     deadline = time.monotonic() + 10
-    while "observations_mission" not in rig.mini.bank("old").overrides and time.monotonic() < deadline:
+    while "observations_mission" not in rig.overrides("old") and time.monotonic() < deadline:
         time.sleep(0.05)
-    overrides = rig.mini.bank("old").overrides
+    overrides = rig.overrides("old")
     assert overrides["retain_mission"] == "the team's own"  # seed never replaces
     assert overrides["observations_mission"].startswith("Group consolidation strictly by topic")
     assert {g["key"] for g in overrides["entity_labels"]} == {"topic", "stage"}
     assert rig.snapshots("old")[0]["reason"] == "seed"
-    patches = len(rig.mini.bank("old").patches)
+    patches = len(rig.patches("old"))
     rig.retain("old", facts(2, start=10))
     time.sleep(0.3)
-    assert len(rig.mini.bank("old").patches) == patches  # seeded once
+    assert len(rig.patches("old")) == patches  # seeded once
 
 
 def test_destructive_routes_need_confirmation_and_are_snapshotted(rig_factory: Any) -> None:
@@ -249,7 +276,7 @@ def test_destructive_routes_need_confirmation_and_are_snapshotted(rig_factory: A
         ("DELETE", "/v1/default/banks/team/memories"),
         ("DELETE", "/v1/default/banks/team"),
         ("DELETE", "/v1/default/banks/team/config"),
-        ("DELETE", f"/v1/default/banks/team/documents/{next(iter(rig.mini.bank('team').documents))}"),
+        ("DELETE", f"/v1/default/banks/team/documents/{rig.documents('team')[0]['id']}"),
     ):
         r = rig.client.request(method, path)
         assert r.status_code == 409, path
@@ -257,13 +284,13 @@ def test_destructive_routes_need_confirmation_and_are_snapshotted(rig_factory: A
         assert "X-Warden-Confirm: team" in r.json()["detail"]
         r = rig.client.request(method, path, headers={"X-Warden-Confirm": "other-bank"})
         assert r.status_code == 409, path
-    assert len(rig.mini.bank("team").units) == 12  # nothing reached the backend
+    assert len(rig.units("team")) == 12  # nothing reached the backend
     assert rig.snapshots("team") == []
 
     r = rig.client.delete("/v1/default/banks/team/memories", headers={"X-Warden-Confirm": "team"})
     assert r.status_code == 200
     assert r.json()["deleted_count"] == 12
-    assert rig.mini.bank("team").units == {}
+    assert rig.units("team") == []
     snap = rig.snapshots("team")[0]
     assert (snap["reason"], snap["memories"], snap["outcome"]) == ("delete_memories", 12, "applied")
     # The ledger's copies are archived, not active: the same fact sent again is stored again.
@@ -273,11 +300,11 @@ def test_destructive_routes_need_confirmation_and_are_snapshotted(rig_factory: A
     r = rig.client.post(f"/warden/v1/banks/team/snapshots/{snap['id']}/rollback", params={"preview": "true"})
     assert r.status_code == 200
     assert r.json()["plan"]["memories_to_restore"] == 12
-    assert rig.mini.bank("team").units == {}  # a preview changes nothing
+    assert rig.units("team") == []  # a preview changes nothing
     r = rig.client.post(f"/warden/v1/banks/team/snapshots/{snap['id']}/rollback")
     assert r.status_code == 200
     assert r.json()["result"]["memories_restored"] == 12
-    assert len(rig.mini.bank("team").units) == 12
+    assert len(rig.units("team")) == 12
     assert len([e for e in rig.audit("team") if e["action"] == "restore"]) == 12
 
 
@@ -288,7 +315,7 @@ def test_destructive_policy_block_and_allow(rig_factory: Any, policy: str, heade
     headers = {"X-Warden-Confirm": header} if header else {}
     r = rig.client.delete("/v1/default/banks/b/memories", headers=headers)
     assert r.status_code == status
-    assert len(rig.mini.bank("b").units) == (2 if status == 409 else 0)
+    assert len(rig.units("b")) == (2 if status == 409 else 0)
 
 
 @pytest.mark.parametrize(
@@ -308,12 +335,13 @@ def test_bad_config_input_is_refused_and_changes_nothing(
     rig_factory: Any, body: Any, status: int, fragment: str
 ) -> None:
     rig = rig_factory()
-    rig.mini.bank("b").overrides["retain_mission"] = "kept"
+    rig.set_overrides("b", retain_mission="kept")
+    patches = len(rig.patches("b"))
     r = rig.client.patch("/v1/default/banks/b/config", json=body)
     assert r.status_code == status, r.text
     assert fragment in r.text
-    assert rig.mini.bank("b").patches == []
-    assert rig.mini.bank("b").overrides == {"retain_mission": "kept"}
+    assert len(rig.patches("b")) == patches  # nothing reached the backend
+    assert rig.overrides("b") == {"retain_mission": "kept"}
     assert rig.snapshots("b") == []  # refused before anything was read or recorded
 
 
@@ -324,15 +352,16 @@ def test_malformed_json_gets_hindsights_422(rig_factory: Any) -> None:
     )
     assert r.status_code == 422
     assert r.json()["detail"][0]["type"] == "json_invalid"
-    assert rig.mini.bank("b").patches == []
+    assert rig.patches("b") == []
 
 
 def test_a_backend_failing_mid_rollback_is_reported_truthfully_and_the_rollback_resumes(rig_factory: Any) -> None:
     rig = rig_factory()
     rig.retain("ops", facts(150))
     before = rig.texts("ops")
-    rig.mini.faults.drop_on_entity_labels = 120
-    rig.mini.faults.fail_retains_after = 1  # the first restore batch (50) gets through, then 500s
+    rig.backend.drop_on_entity_labels = 120
+    # The first restore batch (50) gets through, then retains fail.
+    rig.backend.faults.append(Fault("POST", "/memories$", 500, "database exploded", after=1))
 
     r = rig.client.patch("/v1/default/banks/ops/config", json=LABELS_SIMPLE)
 
@@ -342,10 +371,10 @@ def test_a_backend_failing_mid_rollback_is_reported_truthfully_and_the_rollback_
     assert body["restored"]["complete"] is False
     assert body["restored"]["memories_restored"] == 50
     assert f"memwarden config rollback ops {body['snapshot_id']}" in body["detail"]
-    assert len(rig.mini.bank("ops").units) == 30 + 50
+    assert len(rig.units("ops")) == 30 + 50
     assert rig.snapshots("ops")[0]["outcome"] == "rollback_incomplete"
 
-    rig.mini.faults.fail_retains_after = None  # the backend recovers; resume by hand
+    rig.backend.faults.clear()  # the backend recovers; resume by hand
     sid = body["snapshot_id"]
     preview = rig.client.post(f"/warden/v1/banks/ops/snapshots/{sid}/rollback", params={"preview": "true"}).json()
     assert preview["plan"]["memories_to_restore"] == 70
@@ -358,7 +387,7 @@ def test_a_backend_failing_mid_rollback_is_reported_truthfully_and_the_rollback_
 
 
 def test_concurrent_patches_on_one_bank_are_serialized(rig_factory: Any) -> None:
-    rig = rig_factory(Faults(consolidation_seconds=0.4))
+    rig = rig_factory(consolidation_seconds=0.4)
     rig.retain("b", facts(5), is_async=True)  # keeps the first change settling for a while
     results: dict[str, int] = {}
 
@@ -431,11 +460,11 @@ def test_cli_rollback_previews_asks_and_restores(rig_factory: Any) -> None:
     out = CliRunner().invoke(main, ["config", "rollback", "b", sid, "--url", url], input="n\n")
     assert out.exit_code == 1
     assert "memories to re-create:       6 in 6 documents" in out.output
-    assert rig.mini.bank("b").units == {}  # declined: nothing done
+    assert rig.units("b") == []  # declined: nothing done
     out = CliRunner().invoke(main, ["config", "rollback", "b", sid, "--url", url], input="y\n")
     assert out.exit_code == 0, out.output
     assert "Restored 6 memories in 6 documents" in out.output
-    assert len(rig.mini.bank("b").units) == 6
+    assert len(rig.units("b")) == 6
     out = CliRunner().invoke(main, ["config", "rollback", "b", sid, "--url", url])
     assert "Nothing to do" in out.output
     out = CliRunner().invoke(main, ["config", "rollback", "b", "nope", "--url", url])
@@ -450,18 +479,18 @@ def test_a_confirmed_config_reset_is_snapshotted_and_verified(rig_factory: Any) 
     r = rig.client.delete("/v1/default/banks/b/config", headers={"X-Warden-Confirm": "b"})
     assert r.status_code == 200
     assert r.json()["overrides"] == {}
-    assert rig.mini.bank("b").overrides == {}
+    assert rig.overrides("b") == {}
     snap = rig.snapshots("b")[0]
     assert (snap["reason"], snap["outcome"], snap["override_keys"]) == ("config_delete", "kept", ["retain_mission"])
     # ... and the snapshot can put the overrides back.
     r = rig.client.post(f"/warden/v1/banks/b/snapshots/{snap['id']}/rollback")
     assert r.status_code == 200
     assert r.json()["result"]["overrides_restored"] == ["retain_mission"]
-    assert rig.mini.bank("b").overrides == {"retain_mission": "x"}
+    assert rig.overrides("b") == {"retain_mission": "x"}
 
 
 def test_a_backend_that_cannot_be_read_gets_502_and_nothing_changes(tmp_path: Path) -> None:
-    from tests.servers import free_port
+    from testing.loopback import free_port
 
     settings = make_settings(
         f"http://127.0.0.1:{free_port()}", data_dir=tmp_path, read_retries=0, config_guard={**FAST}
@@ -477,10 +506,11 @@ def test_a_backend_that_cannot_be_read_gets_502_and_nothing_changes(tmp_path: Pa
 
 
 def test_a_bank_whose_seeding_fails_is_not_retried_on_every_retain(rig_factory: Any) -> None:
-    rig = rig_factory(Faults(fail_config_patch=True), missions={"mode": "seed"})
+    rig = rig_factory(missions={"mode": "seed"})
+    rig.backend.faults.append(Fault("PATCH", "/config$", 500, "config store unavailable"))
     for i in range(4):
         rig.retain("b", facts(1, start=i))
         time.sleep(0.2)  # let the background attempt run
     # One attempt, then a pause (config_api.SEED_RETRY_SECONDS): retains are not taxed by retries.
-    assert rig.mini.bank("b").patches == [{"failed": True}]
-    assert len(rig.mini.bank("b").units) == 4  # and the retains themselves went through
+    assert [p.status for p in rig.patches("b")] == [500]  # one attempt
+    assert len(rig.units("b")) == 4  # and the retains themselves went through

@@ -12,7 +12,7 @@ import pytest
 from memwarden.backends.base import BackendRejected, BackendTimeout, BackendUnavailable, MemoryBackend
 from memwarden.backends.hindsight import HindsightBackend, bank_path
 from memwarden.backends.transport import is_timeout
-from tests.servers import free_port
+from testing.loopback import free_port
 
 pytestmark = pytest.mark.anyio
 

@@ -302,7 +302,8 @@ def test_kill_9_mid_batch_loses_nothing_acknowledged_and_leaves_nothing_half_ind
     import sqlite3
     import threading
 
-    from tests.servers import free_port, spawn_memwarden, wait_memwarden
+    from testing.loopback import free_port
+    from tests.servers import spawn_memwarden, wait_memwarden
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"

@@ -13,11 +13,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from testing.loopback import free_port
 from tests.conftest import make_settings, running_warden
-from tests.servers import free_port
 from tests.upstream import UpstreamProbe
-
-pytestmark = pytest.mark.slow
 
 
 def test_large_upload_is_streamed_through(warden_url: str, probe: UpstreamProbe) -> None:

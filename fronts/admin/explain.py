@@ -3,7 +3,7 @@ and why it was kept or excluded."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.types import Receive, Scope, Send
 
@@ -11,11 +11,13 @@ from memwarden.backends.base import BackendError
 from memwarden.db.memory_reads import withheld_documents
 from memwarden.fronts.asgi import BodyError, ClientGone, parse_json, read_body, send_json
 from memwarden.fronts.errors import backend_failed
-from memwarden.fronts.hindsight.store_app import recall_request
 from memwarden.governance.state import AppState
 from memwarden.policies.tag_query import TagQueryError, normalize_request
-from memwarden.store.local import LocalStore, StoreError
+from memwarden.store.errors import StoreError
 from memwarden.store.tagfilter import TagFilterError
+
+if TYPE_CHECKING:  # the self-hosted store (and its vector stack) is imported only when it serves
+    from memwarden.store.local import LocalStore
 
 WITHHELD = "withheld: its document holds only memories memwarden archived, superseded or rejected"
 
@@ -41,6 +43,8 @@ async def explain(state: AppState, scope: Scope, receive: Receive, send: Send) -
         return
     try:
         if state.local is not None:
+            from memwarden.fronts.hindsight.store_app import recall_request  # the store's stack: only when it serves
+
             payload = recall_request(payload)
         elif not isinstance(payload, dict) or not isinstance(payload.get("query"), str):
             raise StoreError(422, [{"type": "missing", "loc": ["body", "query"], "msg": "Field required"}])

@@ -11,8 +11,7 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.fronts.asgi import send_json
 from memwarden.governance.state import AppState
-from memwarden.store.embedder import EmbedderError
-from memwarden.store.local import StoreError
+from memwarden.store.errors import StoreError
 
 
 async def reembed(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
@@ -20,6 +19,8 @@ async def reembed(state: AppState, scope: Scope, receive: Receive, send: Send) -
     if state.local is None:
         await send_json(send, 409, {"detail": "memwarden is not the memory server here (backend is not local)"})
         return
+    from memwarden.store.embedder import EmbedderError
+
     async with state.bank_locks(bank):
         try:
             result = await state.local.reembed(bank)

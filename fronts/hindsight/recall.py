@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode
 
 import structlog
@@ -36,6 +36,9 @@ from memwarden.fronts.hindsight.passthrough import forward, request_headers
 from memwarden.fronts.middleware import note_backend_status
 from memwarden.governance.state import AppState
 from memwarden.policies.tag_query import TagQueryError, list_filters, normalize_request, spellings
+
+if TYPE_CHECKING:  # the self-hosted store (and its vector stack) is imported only when it serves
+    pass
 
 log = structlog.get_logger("memwarden.recall")
 PASSED_HEADERS_DROPPED = (b"content-length", b"transfer-encoding", b"connection", b"content-encoding")

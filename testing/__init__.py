@@ -1,0 +1,3 @@
+"""What the tests (``tests/``) and the benchmarks (``bench/``) share: serving an ASGI app on a real
+loopback port (``testing.loopback``) and the Hindsight stand-in with fault injection
+(``testing.standin``). Neither imports the other; this folder is not installed with memwarden."""
