@@ -1,5 +1,5 @@
 """The ``plans`` table: batches of operations on memories, made as a dry run and applied once with
-their confirmation phrase (SPEC §7), and the states of their targets.
+their confirmation phrase, and the states of their targets.
 
 Statuses: ``planned`` → ``applying`` (claimed by :func:`claim_plan`, so a plan runs once) →
 ``applied`` | ``partially_applied``; or ``stale``.

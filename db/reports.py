@@ -1,4 +1,4 @@
-"""The reports' reads of the ledger (SPEC §7): the active memories a cleanup looks at, and the
+"""The reports' reads of the ledger: the active memories a cleanup looks at, and the
 counts the health report summarizes."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The ``config_snapshots`` table: a bank's config, stats, watched counts and inventory taken before
-a config change or a destructive operation, and the change's outcome (SPEC §4)."""
+a config change or a destructive operation, and the change's outcome."""
 
 from __future__ import annotations
 

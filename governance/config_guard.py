@@ -1,4 +1,4 @@
-"""Safe bank config changes (SPEC §4): snapshot → apply → settle → verify → roll back.
+"""Safe bank config changes: snapshot → apply → settle → verify → roll back.
 
 A config change (``PATCH``/``DELETE …/config``) on a bank runs, serialized per bank:
 

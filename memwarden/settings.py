@@ -114,7 +114,7 @@ class QualityRuleSettings(_Section):
 
 
 class GovernanceSettings(_Section):
-    """The write pipeline (SPEC §3)."""
+    """The write pipeline."""
 
     mode: Mode = Field("enforce", description="enforce: filter and store; shadow: decide, audit, forward all; off.")
     secrets: SecretsMode = Field("reject", description="reject items with secrets, or redact the secret and go on.")
@@ -158,7 +158,7 @@ DEFAULT_OBSERVATIONS_MISSION = (
 
 
 class MissionSettings(_Section):
-    """memwarden's templates for a bank's extraction and consolidation config (SPEC §4.2)."""
+    """memwarden's templates for a bank's extraction and consolidation config."""
 
     mode: Literal["enforce", "seed", "off"] = Field(
         "seed",
@@ -180,7 +180,7 @@ Watchable = Literal["world", "experience", "observation", "documents"]
 
 
 class ConfigGuardSettings(_Section):
-    """Safe bank config changes: snapshot, apply, settle, verify, roll back (SPEC §4)."""
+    """Safe bank config changes: snapshot, apply, settle, verify, roll back."""
 
     missions: MissionSettings = Field(default_factory=MissionSettings)  # type: ignore[arg-type]
     settle_timeout: float = Field(30.0, ge=0, description="Seconds to wait for a bank to settle, before and after.")
@@ -222,7 +222,7 @@ class LocalSettings(_Section):
 
 
 class RetentionSettings(_Section):
-    """The topic × stage lifecycle (SPEC §7): active memories archived once older than their
+    """The topic × stage lifecycle: active memories archived once older than their
     stage's period, through the audited archive path."""
 
     enabled: bool = Field(
@@ -243,7 +243,7 @@ class RetentionSettings(_Section):
 
 
 class PlanSettings(_Section):
-    """Plans: changes prepared as a dry run, applied with a confirmation phrase (SPEC §7)."""
+    """Plans: changes prepared as a dry run, applied with a confirmation phrase."""
 
     phrase: str = Field(
         "我确认执行计划 {plan_id}", description="The confirmation phrase; {plan_id} is replaced by the plan's id."

@@ -1,7 +1,7 @@
 """Bank config governance, the pure part: body formats, ``entity_labels`` forms, container merges,
 missions, and the arithmetic of snapshots (watched counts, drops, what a rollback must undo).
 
-Everything here takes and returns plain JSON values; ``proxy/config_guard.py`` does the I/O.
+Everything here takes and returns plain JSON values; ``governance/config_guard.py`` does the I/O.
 """
 
 from __future__ import annotations

@@ -3,10 +3,10 @@
 The same code serves real writes, previews (``?dry_run=true``) and ``memwarden classify``: the
 callers differ only in what they do with the result.
 
-* :meth:`Pipeline.judge` — SPEC §3 steps 1–6 and the topic key of step 8: extract text,
-  normalize and hash, secrets, quality, labels, tags. Needs nothing but the item.
-* :func:`resolve` — steps 7–8 against the facts the caller gathered from the ledger (active
-  hashes and topic keys in the bank): duplicate, review, supersede.
+* :meth:`Pipeline.judge` — extract text, normalize and hash, secrets, quality, labels, tags, and
+  the topic key. Needs nothing but the item.
+* :func:`resolve` — dedup and topic-key conflicts against the facts the caller gathered from the
+  ledger (active hashes and topic keys in the bank): duplicate, review, supersede.
 """
 
 from __future__ import annotations

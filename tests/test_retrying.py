@@ -1,4 +1,4 @@
-"""backends/retrying.py: reads retried as SPEC §9 says, writes never."""
+"""backends/retrying.py: reads retried as the retry rules say, writes never."""
 
 from __future__ import annotations
 

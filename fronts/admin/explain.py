@@ -23,7 +23,7 @@ WITHHELD = "withheld: its document holds only memories memwarden archived, super
 
 
 async def explain(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    """``POST /warden/v1/banks/{bank}/explain``: one recall, white-box (SPEC §5).
+    """``POST /warden/v1/banks/{bank}/explain``: one recall, white-box.
 
     The body is a recall body. The answer: the tag filter as sent and as expanded; the query
     vector's head, the full-text query, each retriever's candidate count and every candidate with

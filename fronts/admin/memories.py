@@ -1,4 +1,4 @@
-"""Memories as an operator sees them (SPEC §7): list and filter the ledger, one memory with its
+"""Memories as an operator sees them: list and filter the ledger, one memory with its
 event timeline, archive and restore, feedback.
 
 * ``GET  /warden/v1/banks/{bank}/memories?status=&topic=&stage=&tag=&topic_key=&q=&limit=&offset=``

@@ -1,4 +1,4 @@
-"""Plans (SPEC §7): a batch of operations on memories, prepared as a dry run, applied only with the
+"""Plans: a batch of operations on memories, prepared as a dry run, applied only with the
 plan's confirmation phrase.
 
 * ``POST /warden/v1/banks/{bank}/plans`` ``{"operations": [{"op", "memory_id"}, …], "reason"}`` or

@@ -1,4 +1,4 @@
-"""Reports (SPEC §7): pure reads, text for people and JSON for machines.
+"""Reports: pure reads, text for people and JSON for machines.
 
 * **cleanup** (``GET /warden/v1/banks/{bank}/reports/cleanup``, ``memwarden report cleanup BANK``):
   the active memories a person would likely archive — noise by today's rules (the pipeline

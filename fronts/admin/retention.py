@@ -1,4 +1,4 @@
-"""Retention: the topic × stage lifecycle (SPEC §7).
+"""Retention: the topic × stage lifecycle.
 
 An active memory is archived once its age — from its event time (the item's ``timestamp``, else
 when memwarden first saw it) — passes its stage's period: ``process`` after 7 days, ``reference``

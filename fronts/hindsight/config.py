@@ -1,7 +1,7 @@
 """The HTTP side of config governance.
 
 * ``PATCH …/config`` — wrapped or flat body, adapted, missions applied, then the guarded change of
-  :mod:`proxy.config_guard`; ``409`` with a problem body when it had to be rolled back.
+  :mod:`memwarden.governance.config_guard`; ``409`` with a problem body when it had to be rolled back.
 * ``DELETE …/config``, ``DELETE …/memories``, ``DELETE`` a bank or a document — destructive:
   refused with ``409`` unless confirmed (``X-Warden-Confirm: <bank id>``; configurable ``block`` /
   ``confirm`` / ``allow``), and snapshotted first. A config reset is then verified like a PATCH.

@@ -1,4 +1,4 @@
-"""The read path (SPEC §5): tag filters that find both spellings, and status on the way back.
+"""The read path: tag filters that find both spellings, and status on the way back.
 
 ``POST .../memories/recall``:
 
