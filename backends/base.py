@@ -16,9 +16,11 @@ Exceptions::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+from memwarden.backends.transport import Body, RawResponse
 
 JSON = dict[str, Any]
 
@@ -97,3 +99,20 @@ class MemoryBackend(Protocol):
     async def delete_config(self, bank_id: str) -> JSON: ...
 
     async def stats(self, bank_id: str, *, refresh: bool = False) -> JSON: ...
+
+
+@runtime_checkable
+class PassThrough(Protocol):
+    """The raw half of a backend that speaks the front's own HTTP dialect: a client's request sent
+    as is, its answer streamed back untouched. memwarden passes every route it does not govern
+    through it (and, until the governed routes reach the backend through :class:`MemoryBackend`
+    alone, the forwarding of governed retains and reads). Implemented by ``HindsightBackend``,
+    over the network or over the self-hosted store's Hindsight app in process."""
+
+    kind: str
+
+    async def send_raw(
+        self, method: str, target: str, headers: Iterable[tuple[str, str]], content: Body
+    ) -> RawResponse: ...
+
+    async def health(self) -> BackendHealth: ...

@@ -7,8 +7,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memwarden.backends.base import MemoryBackend
-from memwarden.backends.hindsight import HindsightBackend
+from memwarden.backends.base import MemoryBackend, PassThrough
 from memwarden.db.database import Database
 from memwarden.governance.locks import BankLocks
 from memwarden.policies.labels import TOPIC_ALIASES, LabelClassifier
@@ -39,7 +38,7 @@ def build_pipeline(governance: GovernanceSettings) -> Pipeline:
 @dataclass
 class AppState:
     settings: Settings
-    backend: HindsightBackend  # raw pass-through and health
+    backend: PassThrough  # raw pass-through and health
     memory: MemoryBackend  # JSON calls of the governed routes: the backend behind its wrappers
     read_retries: int
     pipeline: Pipeline

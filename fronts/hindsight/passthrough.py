@@ -17,8 +17,7 @@ import anyio
 import structlog
 from starlette.types import Message, Receive, Scope, Send
 
-from memwarden.backends.base import BackendTimeout, BackendUnavailable
-from memwarden.backends.hindsight import HindsightBackend
+from memwarden.backends.base import BackendTimeout, BackendUnavailable, PassThrough
 from memwarden.backends.transport import Body, BodyBrokenError, RawResponse
 from memwarden.fronts.asgi import ClientGone, read_body, send_json
 from memwarden.fronts.middleware import BodyTooLarge, note_backend_status, request_id_of
@@ -112,7 +111,7 @@ def _caused_by(exc: BaseException, kind: type[BaseException]) -> BaseException |
 
 
 async def _send_with_retries(
-    backend: HindsightBackend, method: str, target: str, headers: list[tuple[str, str]], content: Body, attempts: int
+    backend: PassThrough, method: str, target: str, headers: list[tuple[str, str]], content: Body, attempts: int
 ) -> RawResponse:
     for attempt in range(attempts):
         try:
@@ -131,7 +130,7 @@ async def _send_with_retries(
     raise AssertionError("attempts must be >= 1")
 
 
-async def forward(backend: HindsightBackend, scope: Scope, receive: Receive, send: Send, *, retries: int) -> None:
+async def forward(backend: PassThrough, scope: Scope, receive: Receive, send: Send, *, retries: int) -> None:
     """Forward the request in ``scope`` to ``backend`` and stream the answer to ``send``.
 
     Connect failures of idempotent, body-less requests are retried ``retries`` times; a backend
