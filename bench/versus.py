@@ -74,9 +74,13 @@ def main() -> int:
     parser.add_argument("base", help="the earlier commit (any git revision)")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each side, alternating")
     parser.add_argument("--json", type=Path, help="also write the comparison here")
-    parser.add_argument("bench", nargs=argparse.REMAINDER, help="-- SCRIPT [ARGS]: a script in bench/")
-    opts = parser.parse_args()
-    bench = opts.bench[1:] if opts.bench[:1] == ["--"] else opts.bench
+    parser.epilog = "-- SCRIPT [ARGS]: a script in bench/ and its arguments, after a lone --"
+    # Split at the first "--" by hand: a REMAINDER positional after BASE would also swallow
+    # this script's own options written after BASE (``BASE --rounds 3 -- ...``).
+    argv = sys.argv[1:]
+    cut = argv.index("--") if "--" in argv else len(argv)
+    opts = parser.parse_args(argv[:cut])
+    bench = argv[cut + 1 :]
     if not bench:
         parser.error("name the benchmark script after --")
     script, args = bench[0], bench[1:]

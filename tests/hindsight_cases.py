@@ -1,10 +1,10 @@
-"""Bad input, and what the real Hindsight 1.1.0 answers to it: one table for two tests.
+"""Bad input, and what the real Hindsight 1.1.0 answers to it: one table for every backend.
 
-``tests/test_local_store.py`` sends each request to memwarden's self-hosted store and expects
-Hindsight's answer; ``tests/test_interop_local.py`` sends it to the real server and checks that
-the answer written here is still Hindsight's. Run in order on one bank: some steps depend on the
-ones before (the memory is archived, then edited). ``{bank}`` and ``{mid}`` (the id of the memory
-about Bob) are filled in per server.
+``tests/test_contract.py`` sends each request to every backend in its ``BACKENDS`` (the
+self-hosted store, the real Hindsight), bare and with memwarden in front, and expects the answer
+written here; the real server's row keeps the table true to Hindsight. Run in order on one bank:
+some steps depend on the ones before (the memory is archived, then edited). ``{bank}`` and
+``{mid}`` (the id of the memory about Bob) are filled in per server.
 """
 
 from __future__ import annotations

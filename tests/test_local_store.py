@@ -675,19 +675,6 @@ def test_bad_input_gets_hindsights_status_and_words(tmp_path: Path) -> None:
         assert r.status_code == 400
 
 
-def test_with_governance_on_bad_input_gets_the_same_answers(tmp_path: Path) -> None:
-    """The default set-up (governance enforcing, the config guard in front of the store) answers the
-    same table the same way, but for one case chosen on purpose: a blank item is judged
-    (``content.empty``) and the rest of its batch goes on, where Hindsight refuses the request."""
-    from tests.hindsight_cases import only_the_blank_item_differs, run_cases
-
-    with running_warden(local_settings(tmp_path)) as url, httpx.Client(base_url=url, timeout=60) as http:
-        problems = run_cases(http, "cases")
-        assert only_the_blank_item_differs(problems), problems
-        r = http.post("/v1/default/banks/cases/memories?warden=verbose", json={"items": [{"content": " "}]})
-        assert [d["rule"] for d in r.json()["warden"]["decisions"]] == ["content.empty"]
-
-
 def test_tag_listing_matches_like_hindsight(tmp_path: Path) -> None:
     """``GET …/tags?q=``: the whole tag, case-insensitively, ``*`` any run and ``_`` any one
     character, ordered by count and then tag, as Hindsight's ``ILIKE`` lists them."""
