@@ -14,7 +14,7 @@ import json
 import sqlite3
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memwarden.db.audit import AuditEvent, append_events
@@ -171,82 +171,52 @@ def real_id(ref: str | None, ids: Mapping[int, str]) -> str | None:
     return ref
 
 
-def transition(
-    db: sqlite3.Connection,
-    *,
-    bank: str,
-    memory_id: str,
-    frm: str,
-    to: str,
-    action: str,
-    source: str,
-    request_id: str | None,
-    actor: str = "anonymous",
-    rule: str | None = None,
-    reason: str | None = None,
-    by: str | None = None,
-) -> AuditEvent | None:
-    """Move one memory from status ``frm`` to ``to``; return the event saying so (None when the
-    memory was not in ``frm`` any more — nothing changed, nothing to say). The caller appends it."""
+@dataclass(frozen=True)
+class Change:
+    """One status change, as the audit log tells it: from ``frm`` to ``to``, by which action, from
+    which source, for which request; ``by`` names the memory that took a superseded one's place."""
+
+    frm: str
+    to: str
+    action: str
+    source: str
+    request_id: str | None
+    actor: str = "anonymous"
+    rule: str | None = None
+    reason: str | None = None
+    by: str | None = None
+
+
+def transition(db: sqlite3.Connection, bank: str, memory_id: str, change: Change) -> AuditEvent | None:
+    """Move one memory as ``change`` says; return the event saying so (None when the memory was
+    not in ``change.frm`` any more — nothing changed, nothing to say). The caller appends it."""
     changed = db.execute(
-        "UPDATE memories SET status = ?, updated_at = ? WHERE id = ? AND status = ?", (to, now(), memory_id, frm)
+        "UPDATE memories SET status = ?, updated_at = ? WHERE id = ? AND status = ?",
+        (change.to, now(), memory_id, change.frm),
     ).rowcount
     if not changed:
         return None
-    after: dict[str, Any] = {"status": to}
-    if by:
-        after["by"] = by
+    after: dict[str, Any] = {"status": change.to}
+    if change.by:
+        after["by"] = change.by
     return AuditEvent(
-        action=action,
+        action=change.action,
         bank=bank,
         memory_id=memory_id,
-        actor=actor,
-        source=source,
-        rule=rule,
-        reason=reason,
-        before={"status": frm},
+        actor=change.actor,
+        source=change.source,
+        rule=change.rule,
+        reason=change.reason,
+        before={"status": change.frm},
         after=after,
-        request_id=request_id,
+        request_id=change.request_id,
     )
 
 
-def move(
-    db: sqlite3.Connection,
-    memory_ids: Iterable[str],
-    *,
-    bank: str,
-    frm: str,
-    to: str,
-    action: str,
-    source: str,
-    request_id: str | None,
-    actor: str = "anonymous",
-    rule: str | None = None,
-    reason: str | None = None,
-    by: str | None = None,
-) -> list[AuditEvent]:
+def move(db: sqlite3.Connection, bank: str, memory_ids: Iterable[str], change: Change) -> list[AuditEvent]:
     """:func:`transition` each of ``memory_ids`` and append the events of those that moved, inside
     the caller's transaction: the one way a status change is written with its audit trail."""
-    return append_events(
-        db,
-        [
-            transition(
-                db,
-                bank=bank,
-                memory_id=memory_id,
-                frm=frm,
-                to=to,
-                action=action,
-                source=source,
-                request_id=request_id,
-                actor=actor,
-                rule=rule,
-                reason=reason,
-                by=by,
-            )
-            for memory_id in memory_ids
-        ],
-    )
+    return append_events(db, [transition(db, bank, memory_id, change) for memory_id in memory_ids])
 
 
 def mark_delivered(
@@ -266,21 +236,9 @@ def mark_delivered(
             f"UPDATE memories SET status = 'active', updated_at = ? WHERE status = 'pending' AND id IN ({marks})",  # noqa: S608
             (ts, *chunk),
         )
+    superseded = Change("active", "superseded", "supersede", "retain", request_id, actor, rule="topic_key.replace")
     events = [
-        transition(
-            db,
-            bank=bank,
-            memory_id=old_id,
-            frm="active",
-            to="superseded",
-            action="supersede",
-            source="retain",
-            request_id=request_id,
-            actor=actor,
-            rule="topic_key.replace",
-            reason=f"superseded by {new_id}",
-            by=new_id,
-        )
+        transition(db, bank, old_id, replace(superseded, reason=f"superseded by {new_id}", by=new_id))
         for new_id, old_id in supersede
     ]
     append_events(db, events)
@@ -292,16 +250,7 @@ def mark_failed(
     """The backend refused or could not be reached: the rows are not active, and the log says why."""
     db.executemany("UPDATE memories SET reason = ? WHERE id = ?", [(reason, m) for m in memory_ids])
     move(
-        db,
-        memory_ids,
-        bank=bank,
-        frm="pending",
-        to="failed",
-        action="forward_failed",
-        source="retain",
-        request_id=request_id,
-        actor=actor,
-        reason=reason,
+        db, bank, memory_ids, Change("pending", "failed", "forward_failed", "retain", request_id, actor, reason=reason)
     )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 from pydantic import ValidationError
-from starlette.types import Message, Receive, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from memwarden.governance.errors import Refused
 
@@ -175,6 +175,26 @@ def _lone_surrogate(value: Any, where: tuple[str | int, ...]) -> list[str | int]
         if found:
             return found
     return None
+
+
+def note_backend_status(scope: Scope, status: int | str) -> None:
+    """Record what the backend answered, for the request's log line."""
+    scope.setdefault("state", {})["backend_status"] = status
+
+
+async def read_json(scope: Scope, receive: Receive, send: Send) -> tuple[bytes, Any] | None:
+    """The request body and its JSON; None when there is nothing more to do: the client has gone
+    (noted for the log line), or the body is not JSON (answered with Hindsight's 422)."""
+    try:
+        raw = await read_body(receive)
+    except ClientGone:
+        note_backend_status(scope, "client_gone")
+        return None
+    try:
+        return raw, parse_json(raw)
+    except BodyError as exc:
+        await send_json(send, 422, {"detail": exc.detail})
+        return None
 
 
 async def read_object(receive: Receive, send: Send) -> dict[str, Any] | None:

@@ -8,8 +8,7 @@ from typing import Any
 from starlette.types import Scope, Send
 
 from memwarden.backends.base import BackendError, BackendRejected
-from memwarden.fronts.asgi import send_json
-from memwarden.fronts.middleware import note_backend_status
+from memwarden.fronts.asgi import note_backend_status, send_json
 
 PROBLEM = "https://memwarden.dev/problems/"
 

@@ -48,11 +48,6 @@ def request_id_of(scope: Scope) -> str:
     return str(scope.get("state", {}).get("request_id", ""))
 
 
-def note_backend_status(scope: Scope, status: int | str) -> None:
-    """Record what the backend answered, for the request's log line."""
-    scope.setdefault("state", {})["backend_status"] = status
-
-
 class RequestContextMiddleware:
     def __init__(self, app: ASGIApp, *, max_body_bytes: int, access_log: bool = True) -> None:
         self.app = app

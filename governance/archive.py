@@ -7,7 +7,7 @@ from typing import Any
 
 from memwarden.backends.base import BackendError, BackendRejected
 from memwarden.db.common import Connection, Row
-from memwarden.db.memories import move
+from memwarden.db.memories import Change, move
 from memwarden.db.memory_reads import active_siblings, memory_row
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
@@ -157,16 +157,6 @@ async def _record(
     reason: str,
 ) -> None:
     def write(db: Connection) -> None:
-        move(
-            db,
-            [memory_id],
-            bank=bank,
-            frm=frm,
-            to=to,
-            action=action,
-            source=source,
-            request_id=request_id,
-            reason=reason,
-        )
+        move(db, bank, [memory_id], Change(frm, to, action, source, request_id, reason=reason))
 
     await state.ledger.write(write)

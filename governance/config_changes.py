@@ -14,7 +14,7 @@ from memwarden.backends.base import BackendError
 from memwarden.db.audit import AuditEvent
 from memwarden.db.banks import mark_seeded, seeded_at
 from memwarden.db.common import Connection
-from memwarden.db.memories import move
+from memwarden.db.memories import Change, move
 from memwarden.db.memory_reads import active_ids
 from memwarden.db.snapshots import Snapshot
 from memwarden.governance.config_guard import (
@@ -192,15 +192,10 @@ def archive_deleted(
 ) -> None:
     """The backend deleted them: the ledger's rows stop counting as active (dedup would otherwise
     call a re-sent fact a duplicate of something gone), and the log says why. Content is kept."""
+    why = f"deleted in the backend ({reason}); snapshot {snapshot_id} can restore it"
     move(
         db,
+        bank,
         active_ids(db, bank, document_id),
-        bank=bank,
-        frm="active",
-        to="archived",
-        action="archive",
-        source="config",
-        request_id=request_id,
-        rule=reason,
-        reason=f"deleted in the backend ({reason}); snapshot {snapshot_id} can restore it",
+        Change("active", "archived", "archive", "config", request_id, rule=reason, reason=why),
     )

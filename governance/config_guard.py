@@ -35,7 +35,7 @@ from memwarden.backends.base import BackendError, BackendRejected, MemoryBackend
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import Connection, now
 from memwarden.db.database import Database
-from memwarden.db.memories import transition
+from memwarden.db.memories import Change, transition
 from memwarden.db.memory_reads import restorable_rows
 from memwarden.db.snapshots import Snapshot, insert_snapshot, set_outcome_row
 from memwarden.policies.bank_config import (
@@ -368,20 +368,11 @@ def _record_restored(
     actor: str,
 ) -> None:
     events = []
+    why = f"re-created from the ledger (snapshot {snapshot_id})"
     for row in rows:
         if row["status"] == "archived":
-            moved = transition(
-                db,
-                bank=bank,
-                memory_id=row["id"],
-                frm="archived",
-                to="active",
-                action="restore",
-                source="config",
-                request_id=request_id or "",
-                actor=actor,
-                reason=f"re-created from the ledger (snapshot {snapshot_id})",
-            )
+            change = Change("archived", "active", "restore", "config", request_id or "", actor, reason=why)
+            moved = transition(db, bank, row["id"], change)
             if moved is not None:
                 events.append(moved)
                 continue

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from memwarden.backends.base import BackendError, BackendRejected
 from memwarden.db.common import Connection, Row
-from memwarden.db.memories import move
+from memwarden.db.memories import Change, move
 from memwarden.db.memory_reads import row_by_id
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
@@ -58,30 +59,11 @@ async def approve(state: AppState, bank: str, memory_id: str, *, request_id: str
             note = f"still in the backend: {exc}"
 
     def record(db: Connection) -> None:
-        move(
-            db,
-            [memory_id],
-            bank=bank,
-            frm="review",
-            to="active",
-            action="approve",
-            source="review",
-            request_id=request_id,
-        )
+        move(db, bank, [memory_id], Change("review", "active", "approve", "review", request_id))
         if old is not None:
-            move(
-                db,
-                [old["id"]],
-                bank=bank,
-                frm="active",
-                to="superseded",
-                action="supersede",
-                source="review",
-                request_id=request_id,
-                rule="topic_key.conflict",
-                reason=f"superseded by approved {memory_id}; {note}",
-                by=memory_id,
-            )
+            why = f"superseded by approved {memory_id}; {note}"
+            superseded = Change("active", "superseded", "supersede", "review", request_id, rule="topic_key.conflict")
+            move(db, bank, [old["id"]], replace(superseded, reason=why, by=memory_id))
 
     await state.ledger.write(record)
     return {
@@ -97,16 +79,7 @@ async def reject(state: AppState, bank: str, memory_id: str, *, request_id: str)
     await _held_for_review(state, bank, memory_id)
 
     def record(db: Connection) -> None:
-        move(
-            db,
-            [memory_id],
-            bank=bank,
-            frm="review",
-            to="rejected",
-            action="reject_review",
-            source="review",
-            request_id=request_id,
-        )
+        move(db, bank, [memory_id], Change("review", "rejected", "reject_review", "review", request_id))
 
     await state.ledger.write(record)
     return {"id": memory_id, "status": "rejected"}

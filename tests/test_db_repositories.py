@@ -151,9 +151,7 @@ def test_plan_target_state_changes_when_the_memory_does(ledger: Database) -> Non
     assert ledger.read_sync(lambda db: plans.current_target_state(db, "m1")) == expected
     assert ledger.read_sync(lambda db: plans.plan_target(db, "c", "m1")) is None
     ledger.write_sync(
-        lambda db: memories.move(
-            db, ["m1"], bank="b", frm="active", to="archived", action="archive", source="test", request_id=None
-        )
+        lambda db: memories.move(db, "b", ["m1"], memories.Change("active", "archived", "archive", "test", None))
     )
     now_state = ledger.read_sync(lambda db: plans.current_target_state(db, "m1"))
     assert now_state is not None
@@ -168,9 +166,7 @@ def test_plan_target_state_changes_when_the_memory_does(ledger: Database) -> Non
 def test_move_writes_an_event_only_for_rows_that_moved(ledger: Database) -> None:
     ledger.write_sync(lambda db: (add_memory(db, "a"), add_memory(db, "r", status="review")))
     moved = ledger.write_sync(
-        lambda db: memories.move(
-            db, ["a", "r"], bank="b", frm="active", to="archived", action="archive", source="test", request_id="q"
-        )
+        lambda db: memories.move(db, "b", ["a", "r"], memories.Change("active", "archived", "archive", "test", "q"))
     )
     assert [e.memory_id for e in moved] == ["a"]
     logged = events(ledger)
@@ -181,9 +177,7 @@ def test_move_writes_an_event_only_for_rows_that_moved(ledger: Database) -> None
     assert statuses == {"a": "archived", "r": "review"}
     # Nothing left in ``frm``: no change, no event.
     again = ledger.write_sync(
-        lambda db: memories.move(
-            db, ["a"], bank="b", frm="active", to="archived", action="archive", source="test", request_id="q"
-        )
+        lambda db: memories.move(db, "b", ["a"], memories.Change("active", "archived", "archive", "test", "q"))
     )
     assert again == []
     assert len(events(ledger)) == 1

@@ -9,7 +9,7 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendError
 from memwarden.db.memory_reads import withheld_documents
-from memwarden.fronts.asgi import BodyError, ClientGone, parse_json, read_body, send_json
+from memwarden.fronts.asgi import read_json, send_json
 from memwarden.fronts.errors import backend_failed
 from memwarden.governance.state import AppState
 from memwarden.policies.tag_query import TagQueryError, normalize_request
@@ -32,15 +32,10 @@ async def explain(state: AppState, scope: Scope, receive: Receive, send: Send) -
     memwarden's own; in front of Hindsight the candidates are what Hindsight returned, its
     ``trace`` is passed on as ``backend_trace``, and memwarden's own exclusions are added."""
     bank: str = scope["path_params"]["bank_id"]
-    try:
-        raw = await read_body(receive)
-    except ClientGone:
+    got = await read_json(scope, receive, send)
+    if got is None:
         return
-    try:
-        payload = parse_json(raw)
-    except BodyError as exc:
-        await send_json(send, 422, {"detail": exc.detail})
-        return
+    _, payload = got
     try:
         if state.local is not None:
             from memwarden.fronts.hindsight.store_app import recall_request  # the store's stack: only when it serves

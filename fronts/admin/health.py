@@ -5,8 +5,7 @@ from __future__ import annotations
 from starlette.types import Receive, Scope, Send
 
 from memwarden import __version__
-from memwarden.fronts.asgi import send_json
-from memwarden.fronts.middleware import note_backend_status
+from memwarden.fronts.asgi import note_backend_status, send_json
 from memwarden.governance.state import AppState
 
 

@@ -28,13 +28,12 @@ from starlette.types import Receive, Scope, Send
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import Row
 from memwarden.db.memory_reads import FilterError, list_memories, memory_account, memory_row
-from memwarden.fronts.asgi import read_object, send_json
+from memwarden.fronts.asgi import answer, read_object, send_json
 from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.archive import (
     archive,
     restore,
 )
-from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
 
 
@@ -94,12 +93,12 @@ async def archive_memory(state: AppState, scope: Scope, receive: Receive, send: 
     if payload is None:
         return
     reason = payload.get("reason") or "archived by an operator"
-    try:
+
+    async def work() -> dict[str, Any]:
         backend = await archive(state, bank, memory_id, reason=reason, request_id=request_id_of(scope))
-    except Refused as exc:
-        await send_json(send, exc.status, {"detail": exc.detail})
-        return
-    await send_json(send, 200, {"id": memory_id, "status": "archived", "backend": backend})
+        return {"id": memory_id, "status": "archived", "backend": backend}
+
+    await answer(send, work())
 
 
 async def restore_memory(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
@@ -107,12 +106,12 @@ async def restore_memory(state: AppState, scope: Scope, receive: Receive, send: 
     payload = await _body_object(receive, send)
     if payload is None:
         return
-    try:
+
+    async def work() -> dict[str, Any]:
         backend = await restore(state, bank, memory_id, reason=payload.get("reason"), request_id=request_id_of(scope))
-    except Refused as exc:
-        await send_json(send, exc.status, {"detail": exc.detail})
-        return
-    await send_json(send, 200, {"id": memory_id, "status": "active", "backend": backend})
+        return {"id": memory_id, "status": "active", "backend": backend}
+
+    await answer(send, work())
 
 
 async def memory_feedback(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:

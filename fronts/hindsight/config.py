@@ -22,10 +22,10 @@ from starlette.types import Message, Receive, Scope, Send
 
 from memwarden.backends.base import BackendError
 from memwarden.db.snapshots import Snapshot
-from memwarden.fronts.asgi import BodyError, ClientGone, parse_json, read_body, replay, send_json
+from memwarden.fronts.asgi import BodyError, ClientGone, note_backend_status, parse_json, read_body, replay, send_json
 from memwarden.fronts.errors import backend_failed, problem
 from memwarden.fronts.hindsight.passthrough import forward
-from memwarden.fronts.middleware import note_backend_status, request_id_of
+from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.config_changes import (
     Repair,
     archive_deleted,

@@ -5,9 +5,8 @@ from __future__ import annotations
 from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendUnavailable
-from memwarden.fronts.asgi import send_json
+from memwarden.fronts.asgi import note_backend_status, send_json
 from memwarden.fronts.hindsight.passthrough import relay, request_headers, target_of
-from memwarden.fronts.middleware import note_backend_status
 from memwarden.governance.state import AppState
 
 

@@ -31,9 +31,14 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendUnavailable
 from memwarden.db.memory_reads import withheld_documents
-from memwarden.fronts.asgi import BodyError, ClientGone, loads, parse_json, read_body, replay, send_json
+from memwarden.fronts.asgi import (
+    loads,
+    note_backend_status,
+    read_json,
+    replay,
+    send_json,
+)
 from memwarden.fronts.hindsight.passthrough import forward, request_headers
-from memwarden.fronts.middleware import note_backend_status
 from memwarden.governance.state import AppState
 from memwarden.policies.tag_query import TagQueryError, list_filters, normalize_request, spellings
 
@@ -88,16 +93,10 @@ async def governed_recall(state: AppState, scope: Scope, receive: Receive, send:
     if state.settings.governance.mode_for(bank) == "off":
         await forward(state.backend, scope, receive, send, retries=state.read_retries)
         return
-    try:
-        raw = await read_body(receive)
-    except ClientGone:
-        note_backend_status(scope, "client_gone")
+    got = await read_json(scope, receive, send)
+    if got is None:
         return
-    try:
-        payload = parse_json(raw)
-    except BodyError as exc:
-        await send_json(send, 422, {"detail": exc.detail})
-        return
+    raw, payload = got
     if not isinstance(payload, dict):
         await forward(state.backend, scope, replay(raw), send, retries=state.read_retries)
         return

@@ -29,10 +29,16 @@ from starlette.types import Receive, Scope, Send
 from memwarden.backends.base import BackendError, BackendUnavailable
 from memwarden.db.memories import lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts
 from memwarden.db.memory_reads import row_by_id
-from memwarden.fronts.asgi import BodyError, ClientGone, parse_json, read_body, replay, send_json, validation_detail
+from memwarden.fronts.asgi import (
+    note_backend_status,
+    read_json,
+    replay,
+    send_json,
+    validation_detail,
+)
 from memwarden.fronts.hindsight.models import MemoryItem
 from memwarden.fronts.hindsight.passthrough import forward, request_headers
-from memwarden.fronts.middleware import note_backend_status, request_id_of
+from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.config_changes import seed_in_background
 from memwarden.governance.review import supersede_in_backend
 from memwarden.governance.state import AppState
@@ -115,18 +121,12 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         await forward(state.backend, scope, receive, send, retries=0)
         return
     verbose = dry_run or _flag(scope, "warden", b"x-warden-verbose", ("verbose",))
-    try:
-        raw_body = await read_body(receive)
-    except ClientGone:
-        note_backend_status(scope, "client_gone")
-        return
 
     # -- parse ----------------------------------------------------------------------------
-    try:
-        payload = parse_json(raw_body)
-    except BodyError as exc:
-        await send_json(send, 422, {"detail": exc.detail})
+    got = await read_json(scope, receive, send)
+    if got is None:
         return
+    raw_body, payload = got
     try:
         request = RetainRequest.model_validate(payload)
     except ValidationError as exc:
