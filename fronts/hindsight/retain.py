@@ -1,24 +1,19 @@
 """The governed retain route: ``POST /v1/default/banks/{bank}/memories``.
 
-request → parse (Hindsight's request model; its 422 shape on failure) → judge every item (pure
-policies) → gather facts (ledger: active hashes and topic keys) → resolve (dedup, conflicts) →
-act → respond in Hindsight's shape, plus ``X-Warden-Decisions`` and, when asked, a ``warden`` object.
+parse (Hindsight's request model; its 422 shape on failure) → the service
+(:mod:`memwarden.governance.retain`: judge, record, deliver, settle) → shape the answer in
+Hindsight's form, plus ``X-Warden-Decisions`` and, when asked, a ``warden`` object.
 
-"Act" is the only thing that differs between modes:
-
-* dry run (``?dry_run=true`` / ``X-Warden-Dry-Run: 1``): nothing — no ledger row, no event, no backend call;
-* ``enforce``: one transaction records every verdict (rows pending), the survivors go to the
-  backend in one call with the client's other fields intact, then they become active (or failed);
-* ``shadow``: the verdicts are audited (``source: shadow``) and the request is forwarded unchanged;
-* ``off``: plain pass-through (decided by the router before this module is reached).
+Modes: a dry run (``?dry_run=true`` / ``X-Warden-Dry-Run: 1``) writes nothing and calls no backend;
+``enforce`` delivers the survivors with the client's other fields intact, through the client's own
+request (its headers; the backend's answer relayed when it refuses); ``shadow`` audits the verdicts
+and forwards the request unchanged; ``off`` is a plain pass-through.
 """
 
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -26,9 +21,6 @@ import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.types import Receive, Scope, Send
 
-from memwarden.backends.base import BackendError, BackendUnavailable
-from memwarden.db.memories import lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts
-from memwarden.db.memory_reads import row_by_id
 from memwarden.fronts.asgi import (
     note_backend_status,
     read_json,
@@ -40,10 +32,9 @@ from memwarden.fronts.hindsight.models import MemoryItem
 from memwarden.fronts.hindsight.passthrough import forward, request_headers
 from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.config_changes import seed_in_background
-from memwarden.governance.review import supersede_in_backend
+from memwarden.governance.retain import Batch, Delivered, Retained, enforce, judge, shadow
 from memwarden.governance.state import AppState
-from memwarden.policies.pipeline import ACCEPTED, FORWARDED, Judgement, resolve
-from memwarden.policies.tags import canonicalize_tags, tag_value
+from memwarden.policies.pipeline import ACCEPTED, Judgement
 
 log = structlog.get_logger("memwarden.retain")
 WARDEN_PARAMS = frozenset({"dry_run", "warden"})
@@ -56,16 +47,6 @@ class RetainRequest(BaseModel):
     document_tags: list[str] | None = None
 
 
-@dataclass
-class Outcome:
-    """Everything the response needs."""
-
-    judgements: list[Judgement]
-    memory_ids: dict[int, str]
-    dry_run: bool
-    mode: str
-
-
 def decisions_header(judgements: Sequence[Judgement]) -> bytes:
     counts: dict[str, int] = {}
     for j in judgements:
@@ -73,14 +54,14 @@ def decisions_header(judgements: Sequence[Judgement]) -> bytes:
     return json.dumps(counts, separators=(",", ":")).encode()
 
 
-def warden_object(outcome: Outcome) -> dict[str, Any]:
+def warden_object(retained: Retained, mode: str, dry_run: bool) -> dict[str, Any]:
     decisions = []
-    for j in outcome.judgements:
+    for j in retained.judgements:
         summary = j.summary()
         duplicate_of = j.existing_id if j.verdict == "duplicate" else None
-        summary["memory_id"] = outcome.memory_ids.get(j.position) or duplicate_of
+        summary["memory_id"] = retained.memory_ids.get(j.position) or duplicate_of
         decisions.append(summary)
-    return {"mode": outcome.mode, "dry_run": outcome.dry_run, "decisions": decisions}
+    return {"mode": mode, "dry_run": dry_run, "decisions": decisions}
 
 
 def _query(scope: Scope) -> list[tuple[str, str]]:
@@ -94,22 +75,6 @@ def _flag(scope: Scope, param: str, header: bytes, on: tuple[str, ...]) -> bool:
         name == header and value.decode("latin-1").strip().lower() in ("1", "true", "yes")
         for name, value in scope["headers"]
     )
-
-
-def _forwarded_item(raw: dict[str, Any], j: Judgement) -> dict[str, Any]:
-    """The item as the backend gets it: labels and canonical tags, masked text, a document id."""
-    item = dict(raw)
-    item["tags"] = list(j.tags)
-    if j.verdict == "redact":
-        content = raw.get("content")
-        if isinstance(content, str):
-            item["content"] = j.text
-        else:  # blocks: the text blocks become one masked text block, the others stay in place
-            blocks = [b for b in content or [] if not (isinstance(b, dict) and b.get("type") == "text")]
-            item["content"] = [{"type": "text", "text": j.text}, *blocks]
-    if not item.get("document_id"):
-        item["document_id"] = f"mw-{uuid.uuid4().hex}"
-    return item
 
 
 async def governed_retain(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
@@ -149,163 +114,77 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
             ]
             await send_json(send, 422, {"detail": too_many})
             return
-
-    if not dry_run:
-        seed_in_background(state, bank)
-
-    # -- judge, gather facts, resolve -----------------------------------------------------
-    doc_tags = request.document_tags or []
-    secrets = governance.secrets_for(bank)
-    judged = [
-        state.pipeline.judge(i, item.content, [*(item.tags or []), *doc_tags], secrets=secrets)
-        for i, item in enumerate(request.items)
-    ]
-    hashes = [j.content_hash for j in judged if j.verdict in FORWARDED]
-    keys = [j.topic_key for j in judged if j.verdict in FORWARDED and j.topic_key]
-    facts = await state.ledger.read(lambda db: lookup_facts(db, bank, hashes, keys)) if hashes else None
-    final = resolve(
-        judged, active_hashes=facts.active_hashes if facts else {}, key_holders=facts.key_holders if facts else {}
+    batch = Batch(
+        bank=bank,
+        raw_items=payload["items"],
+        contents=[item.content for item in request.items],
+        tags=[item.tags or [] for item in request.items],
+        document_tags=request.document_tags or [],
+        fields={k: v for k, v in payload.items() if k != "items"},
+        request_id=request_id_of(scope),
     )
 
-    raw_items: list[dict[str, Any]] = payload["items"]
-    forwarded_items = [
-        _forwarded_item(raw_items[j.position], j) if j.verdict in (*FORWARDED, "review") else raw_items[j.position]
-        for j in final
-    ]
-    outcome = Outcome(final, {}, dry_run, mode)
-    request_id = request_id_of(scope)
-    actor = "anonymous"
-
+    # -- service --------------------------------------------------------------------------
+    if not dry_run:
+        seed_in_background(state, bank)
+    judgements = await judge(state, batch)
     if dry_run:
-        await _respond(send, bank, request.is_async, outcome, None, verbose=True)
+        await _respond(send, bank, request.is_async, Retained(judgements), mode, None, dry_run=True, verbose=True)
         return
-
     if mode == "shadow":
-        await state.ledger.write(
-            lambda db: record_verdicts(
-                db,
-                bank=bank,
-                judgements=final,
-                items=raw_items,
-                request_id=request_id,
-                actor=actor,
-                source="shadow",
-                record_rows=False,
-            )
-        )
+        await shadow(state, batch, judgements)
         await forward(state.backend, scope, replay(raw_body), send, retries=0)
         return
 
-    # -- enforce --------------------------------------------------------------------------
-    recorded = await state.ledger.write(
-        lambda db: record_verdicts(
-            db, bank=bank, judgements=final, items=forwarded_items, request_id=request_id, actor=actor, source="retain"
-        )
-    )
-    outcome.memory_ids = recorded.memory_ids
-    survivors = [j for j in final if j.verdict in FORWARDED]
-    if not survivors:
-        await _respond(send, bank, request.is_async, outcome, None, verbose=verbose)
-        return
+    async def deliver(body: dict[str, Any]) -> Delivered:
+        headers, _ = request_headers(scope)
+        headers = [(k, v) for k, v in headers if k.lower() not in ("content-length", "accept-encoding")]
+        headers.append(("accept-encoding", "identity"))
+        encoded = json.dumps(body, ensure_ascii=False).encode()
+        upstream = await state.backend.send_raw("POST", _backend_target(scope), headers, encoded)
+        try:
+            answer = b"".join([chunk async for chunk in upstream.aiter_raw()])
+        finally:
+            await upstream.aclose()
+        return Delivered(upstream.status_code, answer, list(upstream.raw_headers))
 
-    body = {k: v for k, v in payload.items() if k != "items"}
-    body["items"] = [forwarded_items[j.position] for j in survivors]
-    if doc_tags:
-        sep = state.settings.governance.tag_separator
-        body["document_tags"] = [
-            t
-            for t in canonicalize_tags(doc_tags, separator=sep)
-            if tag_value([t], "topic") is None and tag_value([t], "stage") is None
-        ]
-    survivor_ids = [recorded.memory_ids[j.position] for j in survivors]
-    headers, _ = request_headers(scope)
-    headers = [(k, v) for k, v in headers if k.lower() not in ("content-length", "accept-encoding")]
-    headers.append(("accept-encoding", "identity"))
-    target = _backend_target(scope)
-    try:
-        upstream = await state.backend.send_raw("POST", target, headers, json.dumps(body, ensure_ascii=False).encode())
-    except BackendUnavailable as exc:
-        reason = f"backend unavailable: {exc}"
-        await state.ledger.write(
-            lambda db: mark_failed(
-                db, bank=bank, memory_ids=survivor_ids, reason=reason, request_id=request_id, actor=actor
-            )
-        )
+    retained = await enforce(state, batch, judgements, deliver)
+
+    # -- shape ----------------------------------------------------------------------------
+    decisions = (b"x-warden-decisions", decisions_header(judgements))
+    if retained.unreachable is not None:
         note_backend_status(scope, "unreachable")
-        await send_json(
-            send,
-            502,
-            {"detail": f"Backend unavailable: {exc}"},
-            headers=[(b"x-warden-decisions", decisions_header(final))],
-        )
+        await send_json(send, 502, {"detail": f"Backend unavailable: {retained.unreachable}"}, headers=[decisions])
         return
-    note_backend_status(scope, upstream.status_code)
-    try:
-        answer = b"".join([chunk async for chunk in upstream.aiter_raw()])
-    finally:
-        await upstream.aclose()
-    if upstream.status_code != 200:
-        reason = f"backend answered {upstream.status_code}"
-        await state.ledger.write(
-            lambda db: mark_failed(
-                db, bank=bank, memory_ids=survivor_ids, reason=reason, request_id=request_id, actor=actor
-            )
-        )
+    delivered = retained.delivered
+    if delivered is None:  # nothing went to the backend
+        await _respond(send, bank, request.is_async, retained, mode, None, verbose=verbose)
+        return
+    note_backend_status(scope, delivered.status)
+    if delivered.status != 200:  # the backend's own answer, as it gave it
         passed = [
             (k, v)
-            for k, v in upstream.raw_headers
+            for k, v in delivered.headers
             if k.lower() not in (b"content-length", b"transfer-encoding", b"connection")
         ]
-        await send(
-            {
-                "type": "http.response.start",
-                "status": upstream.status_code,
-                "headers": [
-                    *passed,
-                    (b"content-length", str(len(answer)).encode()),
-                    (b"x-warden-decisions", decisions_header(final)),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": answer})
+        headers = [*passed, (b"content-length", str(len(delivered.body)).encode()), decisions]
+        await send({"type": "http.response.start", "status": delivered.status, "headers": headers})
+        await send({"type": "http.response.body", "body": delivered.body})
         return
-    supersede = [
-        (recorded.memory_ids[j.position], old)
-        for j in survivors
-        if (old := real_id(j.supersedes, recorded.memory_ids)) is not None
-    ]
-    await state.ledger.write(
-        lambda db: mark_delivered(
-            db, bank=bank, memory_ids=survivor_ids, supersede=supersede, request_id=request_id, actor=actor
-        )
-    )
-    for _, old_id in supersede:
-        await _retire(state, bank, old_id)
     try:
-        backend_json = json.loads(answer)
+        backend_json = json.loads(delivered.body)
     except ValueError:
         backend_json = None
     await _respond(
         send,
         bank,
         request.is_async,
-        outcome,
+        retained,
+        mode,
         backend_json,
         verbose=verbose,
-        extra_headers=[(k, v) for k, v in upstream.raw_headers if k.lower() == b"x-ignored-params"],
+        extra_headers=[(k, v) for k, v in delivered.headers if k.lower() == b"x-ignored-params"],
     )
-
-
-async def _retire(state: AppState, bank: str, memory_id: str) -> None:
-    """Take a superseded memory out of the backend where that is safe (the ledger keeps it)."""
-    row = await state.ledger.read(lambda db: row_by_id(db, memory_id))
-    if row is None:
-        return
-    try:
-        outcome = await supersede_in_backend(state, bank, row)
-    except BackendError as exc:
-        outcome = f"still in the backend: {exc}"
-    log.info("superseded", bank=bank, memory_id=memory_id, backend=outcome)
 
 
 def _backend_target(scope: Scope) -> str:
@@ -318,13 +197,15 @@ async def _respond(
     send: Send,
     bank: str,
     is_async: bool,
-    outcome: Outcome,
+    retained: Retained,
+    mode: str,
     backend_json: Any,
     *,
     verbose: bool,
+    dry_run: bool = False,
     extra_headers: Sequence[tuple[bytes, bytes]] = (),
 ) -> None:
-    accepted = sum(1 for j in outcome.judgements if j.verdict in ACCEPTED)
+    accepted = sum(1 for j in retained.judgements if j.verdict in ACCEPTED)
     if isinstance(backend_json, dict):
         body = dict(backend_json)
         body["items_count"] = accepted
@@ -341,7 +222,7 @@ async def _respond(
             else {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0, "cached_tokens": 0, "thoughts_tokens": 0},
         }
     if verbose:
-        body["warden"] = warden_object(outcome)
+        body["warden"] = warden_object(retained, mode, dry_run)
     await send_json(
-        send, 200, body, headers=[(b"x-warden-decisions", decisions_header(outcome.judgements)), *extra_headers]
+        send, 200, body, headers=[(b"x-warden-decisions", decisions_header(retained.judgements)), *extra_headers]
     )

@@ -1,0 +1,184 @@
+"""Governed retain, the service side: judge a batch, record every verdict, deliver the survivors,
+settle their rows. No ASGI: the front parses the request, says how to reach the backend
+(``deliver``) and shapes the answer.
+
+judge every item (pure policies) → gather facts (the bank's active hashes and topic keys) →
+resolve (dedup, conflicts) → act. Acting differs by mode: a dry run does nothing; ``shadow``
+audits the verdicts (no rows); ``enforce`` records every verdict in one transaction (rows
+``pending``), delivers the survivors in one call with the client's other fields intact, then marks
+them ``active`` — or ``failed``, with the reason, when the backend refused or could not be reached.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from memwarden.backends.base import BackendError, BackendUnavailable
+from memwarden.db.memories import lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts
+from memwarden.db.memory_reads import row_by_id
+from memwarden.governance.review import supersede_in_backend
+from memwarden.governance.state import AppState
+from memwarden.policies.pipeline import FORWARDED, Judgement, resolve
+from memwarden.policies.tags import canonicalize_tags, tag_value
+
+log = structlog.get_logger("memwarden.retain")
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One retain request, parsed: the items as the client sent them (``raw_items``) and the
+    fields governance reads from each (``contents``, ``tags``); every other field of the request."""
+
+    bank: str
+    raw_items: Sequence[Mapping[str, Any]]
+    contents: Sequence[Any]
+    tags: Sequence[Sequence[str]]
+    document_tags: Sequence[str]
+    fields: Mapping[str, Any]  # the request without its items, passed on as sent
+    request_id: str
+    actor: str = "anonymous"
+
+
+@dataclass(frozen=True)
+class Delivered:
+    """The backend's answer to a delivery, as received."""
+
+    status: int
+    body: bytes
+    headers: Sequence[tuple[bytes, bytes]]
+
+
+Deliver = Callable[[dict[str, Any]], Awaitable[Delivered]]  # raises BackendUnavailable
+
+
+@dataclass
+class Retained:
+    """What became of a batch: every judgement, the ids given to recorded items, and the
+    backend's answer (None when nothing went to it) or why it could not be reached."""
+
+    judgements: list[Judgement]
+    memory_ids: dict[int, str] = field(default_factory=dict)
+    delivered: Delivered | None = None
+    unreachable: str | None = None
+
+
+async def judge(state: AppState, batch: Batch) -> list[Judgement]:
+    """Every item's verdict against what the bank already holds. Reads, writes nothing."""
+    secrets = state.settings.governance.secrets_for(batch.bank)
+    judged = [
+        state.pipeline.judge(i, content, [*tags, *batch.document_tags], secrets=secrets)
+        for i, (content, tags) in enumerate(zip(batch.contents, batch.tags, strict=True))
+    ]
+    hashes = [j.content_hash for j in judged if j.verdict in FORWARDED]
+    keys = [j.topic_key for j in judged if j.verdict in FORWARDED and j.topic_key]
+    facts = await state.ledger.read(lambda db: lookup_facts(db, batch.bank, hashes, keys)) if hashes else None
+    return resolve(
+        judged, active_hashes=facts.active_hashes if facts else {}, key_holders=facts.key_holders if facts else {}
+    )
+
+
+async def shadow(state: AppState, batch: Batch, judgements: list[Judgement]) -> None:
+    """Audit the verdicts (``source: shadow``) without a row: the request goes on unchanged."""
+    await state.ledger.write(
+        lambda db: record_verdicts(
+            db,
+            bank=batch.bank,
+            judgements=judgements,
+            items=[dict(i) for i in batch.raw_items],
+            request_id=batch.request_id,
+            actor=batch.actor,
+            source="shadow",
+            record_rows=False,
+        )
+    )
+
+
+def forwarded_item(raw: Mapping[str, Any], j: Judgement) -> dict[str, Any]:
+    """The item as the backend gets it: labels and canonical tags, masked text, a document id."""
+    item = dict(raw)
+    item["tags"] = list(j.tags)
+    if j.verdict == "redact":
+        content = raw.get("content")
+        if isinstance(content, str):
+            item["content"] = j.text
+        else:  # blocks: the text blocks become one masked text block, the others stay in place
+            blocks = [b for b in content or [] if not (isinstance(b, dict) and b.get("type") == "text")]
+            item["content"] = [{"type": "text", "text": j.text}, *blocks]
+    if not item.get("document_id"):
+        item["document_id"] = f"mw-{uuid.uuid4().hex}"
+    return item
+
+
+async def enforce(state: AppState, batch: Batch, judgements: list[Judgement], deliver: Deliver) -> Retained:
+    """Record every verdict, deliver the survivors, settle their rows (see the module)."""
+    bank, request_id, actor = batch.bank, batch.request_id, batch.actor
+    items = [
+        forwarded_item(batch.raw_items[j.position], j)
+        if j.verdict in (*FORWARDED, "review")
+        else dict(batch.raw_items[j.position])
+        for j in judgements
+    ]
+    recorded = await state.ledger.write(
+        lambda db: record_verdicts(
+            db, bank=bank, judgements=judgements, items=items, request_id=request_id, actor=actor, source="retain"
+        )
+    )
+    result = Retained(judgements, recorded.memory_ids)
+    survivors = [j for j in judgements if j.verdict in FORWARDED]
+    if not survivors:
+        return result
+    body = dict(batch.fields)
+    body["items"] = [items[j.position] for j in survivors]
+    if batch.document_tags:
+        sep = state.settings.governance.tag_separator
+        body["document_tags"] = [
+            t
+            for t in canonicalize_tags(batch.document_tags, separator=sep)
+            if tag_value([t], "topic") is None and tag_value([t], "stage") is None
+        ]
+    survivor_ids = [recorded.memory_ids[j.position] for j in survivors]
+    try:
+        result.delivered = await deliver(body)
+    except BackendUnavailable as exc:
+        result.unreachable = str(exc)
+        await _failed(state, bank, survivor_ids, f"backend unavailable: {exc}", request_id, actor)
+        return result
+    if result.delivered.status != 200:
+        await _failed(state, bank, survivor_ids, f"backend answered {result.delivered.status}", request_id, actor)
+        return result
+    supersede = [
+        (recorded.memory_ids[j.position], old)
+        for j in survivors
+        if (old := real_id(j.supersedes, recorded.memory_ids)) is not None
+    ]
+    await state.ledger.write(
+        lambda db: mark_delivered(
+            db, bank=bank, memory_ids=survivor_ids, supersede=supersede, request_id=request_id, actor=actor
+        )
+    )
+    for _, old_id in supersede:
+        await _retire(state, bank, old_id)
+    return result
+
+
+async def _failed(state: AppState, bank: str, memory_ids: list[str], reason: str, request_id: str, actor: str) -> None:
+    await state.ledger.write(
+        lambda db: mark_failed(db, bank=bank, memory_ids=memory_ids, reason=reason, request_id=request_id, actor=actor)
+    )
+
+
+async def _retire(state: AppState, bank: str, memory_id: str) -> None:
+    """Take a superseded memory out of the backend where that is safe (the ledger keeps it)."""
+    row = await state.ledger.read(lambda db: row_by_id(db, memory_id))
+    if row is None:
+        return
+    try:
+        outcome = await supersede_in_backend(state, bank, row)
+    except BackendError as exc:
+        outcome = f"still in the backend: {exc}"
+    log.info("superseded", bank=bank, memory_id=memory_id, backend=outcome)
