@@ -24,6 +24,13 @@ from memwarden.backends.transport import Body, RawResponse
 
 JSON = dict[str, Any]
 
+# What a backend can do beyond the calls every backend answers, declared by each (``capabilities``):
+CONFIG_GUARD = "config_guard"  # per-bank config with get/patch/reset, and stats: snapshots and rollback
+DOCUMENTS = "documents"  # items grouped by document id, listed and deleted by it: archive, restore
+TAG_GROUPS = "tag_groups"  # Hindsight's tag filters (tags_match modes, tag_groups trees) on reads
+OPERATIONS = "operations"  # asynchronous retains with an operation id to poll
+RAW_PASSTHROUGH = "raw_passthrough"  # speaks the front's HTTP dialect: a client's request goes as sent
+
 
 class BackendError(Exception):
     """Base of every error a backend raises."""
@@ -73,6 +80,7 @@ class MemoryBackend(Protocol):
     """
 
     kind: str
+    capabilities: frozenset[str]  # of CONFIG_GUARD, DOCUMENTS, TAG_GROUPS, OPERATIONS, RAW_PASSTHROUGH
 
     async def health(self) -> BackendHealth: ...
 

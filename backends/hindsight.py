@@ -20,7 +20,12 @@ from urllib.parse import quote
 import httpx
 
 from memwarden.backends.base import (
+    CONFIG_GUARD,
+    DOCUMENTS,
     JSON,
+    OPERATIONS,
+    RAW_PASSTHROUGH,
+    TAG_GROUPS,
     BackendHealth,
     BackendRejected,
     BackendTimeout,
@@ -56,6 +61,7 @@ class HindsightBackend:
     """Adapter for the Hindsight HTTP API. ``client`` is owned by the caller (the app lifespan)."""
 
     kind = "hindsight"
+    capabilities = frozenset({CONFIG_GUARD, DOCUMENTS, TAG_GROUPS, OPERATIONS, RAW_PASSTHROUGH})
 
     def __init__(
         self,

@@ -25,6 +25,7 @@ class RetryingBackend:
     def __init__(self, inner: MemoryBackend, *, retries: int = 2, base_wait: float = 0.1, max_wait: float = 5.0):
         self.inner = inner
         self.kind = inner.kind
+        self.capabilities = inner.capabilities
         self._retries = retries
         self._base_wait = base_wait
         self._max_wait = max_wait

@@ -18,6 +18,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from memwarden.backends.base import MemoryBackend
 from memwarden.backends.hindsight import HindsightBackend
 from memwarden.backends.retrying import RetryingBackend
 from memwarden.backends.transport import BackendHTTP, HttpxRawSender, open_backend_http
@@ -125,10 +126,17 @@ def create_app(
             api_key=hindsight.api_key,
             forward_client_authorization=hindsight.forward_client_authorization,
         )
+        memory: MemoryBackend
+        if local is not None:
+            from memwarden.store.backend import LocalBackend
+
+            memory = LocalBackend(local)  # governance calls the store directly
+        else:
+            memory = RetryingBackend(backend, retries=hindsight.read_retries)
         app.state.warden = AppState(
             settings=settings,
             backend=backend,
-            memory=RetryingBackend(backend, retries=hindsight.read_retries),
+            memory=memory,
             read_retries=hindsight.read_retries,
             pipeline=build_pipeline(settings.governance),
             ledger=opened,

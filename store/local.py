@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memwarden.db.database import Database
-from memwarden.store import banks, documents, recall, reembed, stats, units, writes
+from memwarden.store import banks, documents, recall, reembed, shapes, stats, units, writes
 from memwarden.store.embedder import Embedder
 from memwarden.store.errors import StoreError
 from memwarden.store.feedback import Feedback
@@ -85,6 +85,18 @@ class LocalStore:
     async def retain(self, bank: str, items: Sequence[RetainItem], document_tags: Sequence[str] = ()) -> int:
         """Store ``items`` (one memory each) atomically; a document id already present is replaced."""
         return await writes.retain(self.ledger, self.embedder, self._indexes, bank, items, document_tags)
+
+    async def retain_request(
+        self, bank: str, items: Sequence[RetainItem], document_tags: Sequence[str], *, is_async: bool
+    ) -> dict[str, Any]:
+        """A retain request as Hindsight answers it: queued as an operation when ``is_async``,
+        else written before the answer."""
+        if is_async:
+            payload = {"items": [vars(i) for i in items], "document_tags": list(document_tags)}
+            operation_id = await self.submit(bank, payload, len(items))
+            return shapes.retained(bank, len(items), operation_id=operation_id)
+        await self.retain(bank, items, document_tags)
+        return shapes.retained(bank, len(items), operation_id=None)
 
     async def submit(self, bank: str, payload: dict[str, Any], items_count: int) -> str:
         """Acknowledge an async retain once its payload is committed; it is worked off in the background."""

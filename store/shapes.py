@@ -70,3 +70,36 @@ def document_item(r: sqlite3.Row, unit_count: int) -> dict[str, Any]:
         "tags": loads(r["tags"], []),
         "matched_fields": [],
     }
+
+
+# What the store answers to /version: the Hindsight release whose API it speaks, and the features
+# it has of that release.
+API_VERSION = "1.1.0"
+FEATURES = {
+    "observations": False,
+    "mcp": False,
+    "worker": True,
+    "bank_config_api": True,
+    "bank_llm_health": False,
+    "file_upload_api": False,
+    "document_export_api": False,
+    "document_import_api": False,
+    "audit_log": False,
+    "llm_trace": False,
+    "store_document_text": True,
+}
+
+
+def retained(bank: str, items_count: int, *, operation_id: str | None) -> dict[str, Any]:
+    """Hindsight's answer to a retain: queued (``operation_id``) or done."""
+    return {
+        "success": True,
+        "bank_id": bank,
+        "items_count": items_count,
+        "async": operation_id is not None,
+        "operation_id": operation_id,
+        "operation_ids": None,
+        "usage": None
+        if operation_id is not None
+        else {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0, "cached_tokens": 0, "thoughts_tokens": 0},
+    }

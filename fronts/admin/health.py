@@ -27,6 +27,7 @@ async def warden_health(state: AppState, scope: Scope, receive: Receive, send: S
                 "detail": backend.detail,
                 "latency_ms": backend.latency_ms,
                 "api_version": backend.version,
+                "capabilities": sorted(state.memory.capabilities),
                 **backend.extra,
             },
         },

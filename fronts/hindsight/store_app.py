@@ -25,23 +25,9 @@ from memwarden.policies.pipeline import extract_text
 from memwarden.store import rules, tagfilter
 from memwarden.store.errors import StoreError, storage_failure
 from memwarden.store.local import LocalStore
+from memwarden.store.shapes import API_VERSION, FEATURES
 from memwarden.store.tagfilter import TagFilterError
 from memwarden.store.writes import RetainItem
-
-API_VERSION = "1.1.0"
-FEATURES = {
-    "observations": False,
-    "mcp": False,
-    "worker": True,
-    "bank_config_api": True,
-    "bank_llm_health": False,
-    "file_upload_api": False,
-    "document_export_api": False,
-    "document_import_api": False,
-    "audit_log": False,
-    "llm_trace": False,
-    "store_document_text": True,
-}
 
 TagsMatch = Literal["any", "all", "any_strict", "all_strict", "exact"]  # store.tagfilter.MODES
 
@@ -300,29 +286,7 @@ async def retain(store: LocalStore, request: Request) -> Any:
         )
         for i in req.items
     ]
-    doc_tags = list(req.document_tags or [])
-    if req.is_async:
-        payload = {"items": [vars(i) for i in items], "document_tags": doc_tags}
-        operation_id = await store.submit(bank, payload, len(items))
-        return {
-            "success": True,
-            "bank_id": bank,
-            "items_count": len(items),
-            "async": True,
-            "operation_id": operation_id,
-            "operation_ids": None,
-            "usage": None,
-        }
-    await store.retain(bank, items, doc_tags)
-    return {
-        "success": True,
-        "bank_id": bank,
-        "items_count": len(items),
-        "async": False,
-        "operation_id": None,
-        "operation_ids": None,
-        "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0, "cached_tokens": 0, "thoughts_tokens": 0},
-    }
+    return await store.retain_request(bank, items, list(req.document_tags or []), is_async=req.is_async)
 
 
 async def wipe(store: LocalStore, request: Request) -> Any:

@@ -1,0 +1,134 @@
+"""store/backend.py: the self-hosted store called directly answers governance's calls as the same
+store answers them over its Hindsight app (the way governance reached it before), refusals
+included."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from memwarden.backends.base import (
+    CONFIG_GUARD,
+    RAW_PASSTHROUGH,
+    BackendRejected,
+    MemoryBackend,
+)
+from memwarden.backends.hindsight import HindsightBackend
+from memwarden.db.database import Database
+from memwarden.fronts.hindsight.store_app import create_local_app
+from memwarden.store.backend import LocalBackend
+from memwarden.store.embedder import HashingEmbedder
+from memwarden.store.local import LocalStore
+
+pytestmark = pytest.mark.anyio
+
+ITEMS = [
+    {"content": "Alice prefers dark roast coffee.", "tags": ["user:alice"], "document_id": "d1"},
+    {"content": "Bob moved the deploy to Friday.", "tags": ["user:bob", "team:ops"], "document_id": "d2"},
+    {
+        "content": "服务 svc-1 的内网端口统一设为 9000",
+        "tags": ["team:ops"],
+        "timestamp": "2026-11-30T10:00:00Z",
+        "document_id": "d3",
+    },
+]
+VOLATILE = {
+    "id",
+    "bank_id",
+    "created_at",
+    "updated_at",
+    "mentioned_at",
+    "occurred_start",
+    "occurred_end",
+    "document_id",
+}
+
+
+@pytest.fixture
+async def pair(tmp_path: Path) -> AsyncIterator[tuple[MemoryBackend, MemoryBackend]]:
+    """(over the store's Hindsight app, called directly), on one store."""
+    ledger = Database.open(tmp_path, mirror=False)
+    store = LocalStore(ledger, HashingEmbedder())
+    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=create_local_app(store)), base_url="http://store")
+    try:
+        yield HindsightBackend(client, base_url="http://store"), LocalBackend(store)
+    finally:
+        await client.aclose()
+        await store.drain()
+        ledger.close()
+
+
+def stable(value: Any) -> Any:
+    """``value`` without what differs between two banks given the same data (ids, times)."""
+    if isinstance(value, dict):
+        return {k: stable(v) for k, v in value.items() if k not in VOLATILE and k != "date" and not k.endswith("_at")}
+    if isinstance(value, list):
+        return [stable(v) for v in value]
+    return value
+
+
+async def refusal(call: Callable[[], Awaitable[Any]]) -> tuple[int, Any]:
+    with pytest.raises(BackendRejected) as caught:
+        await call()
+    return caught.value.status, caught.value.body
+
+
+async def test_both_ways_in_give_the_same_answers(pair: tuple[MemoryBackend, MemoryBackend]) -> None:
+    assert isinstance(pair[1], MemoryBackend)
+    answers = []
+    for backend in pair:
+        bank = f"b-{uuid.uuid4().hex[:6]}"
+        retained = await backend.retain(bank, {"items": ITEMS, "async": False})
+        listed = await backend.list_memories(bank, {"limit": 10})
+        ops_only = await backend.list_memories(bank, {"tags": ["team:ops"], "tags_match": "all_strict"})
+        documents = await backend.list_documents(bank, {"limit": 10})
+        one = listed["items"][0]
+        got = await backend.get_memory(bank, one["id"])
+        await backend.update_memory(bank, one["id"], {"state": "invalidated", "reason": "test"})
+        after = await backend.list_memories(bank, {"state": "invalidated"})
+        await backend.patch_config(bank, {"retain_mission": "Keep decisions."})
+        config = await backend.get_config(bank)
+        await backend.delete_config(bank)
+        reset = await backend.get_config(bank)
+        deleted = await backend.delete_document(bank, "d1")
+        stats = await backend.stats(bank, refresh=True)
+        answers.append(stable([retained, listed, ops_only, documents, got, after, config, reset, deleted, stats]))
+    assert answers[0] == answers[1]
+    assert len(answers[1][2]["items"]) == 2  # the tag filter selected the ops memories
+    assert answers[1][6]["overrides"] == {"retain_mission": "Keep decisions."}
+
+
+async def test_both_ways_in_refuse_alike(pair: tuple[MemoryBackend, MemoryBackend]) -> None:
+    refusals = []
+    missing = str(uuid.uuid4())
+    for backend in pair:
+        await backend.retain("known", {"items": ITEMS[:1], "async": False})
+        refusals.append(
+            [
+                await refusal(lambda b=backend, m=missing: b.get_memory("known", m)),
+                await refusal(lambda b=backend: b.get_config("nobody")),
+                await refusal(lambda b=backend: b.patch_config("known", {"bogus_field": 1})),
+                await refusal(lambda b=backend: b.get_memory("known", "not-a-uuid")),
+                await refusal(lambda b=backend: b.delete_document("known", "no-such-document")),
+            ]
+        )
+    assert refusals[0] == refusals[1]
+    assert [status for status, _ in refusals[1]] == [404, 404, 400, 400, 404]
+
+
+async def test_an_async_retain_is_queued_as_an_operation(pair: tuple[MemoryBackend, MemoryBackend]) -> None:
+    _, direct = pair
+    answer = await direct.retain("queued", {"items": ITEMS, "async": True})
+    assert answer["async"] is True
+    assert answer["operation_id"]
+
+
+def test_each_backend_declares_what_it_can_do() -> None:
+    assert CONFIG_GUARD in LocalBackend.capabilities
+    assert RAW_PASSTHROUGH not in LocalBackend.capabilities  # its raw routes go to the store's app
+    assert RAW_PASSTHROUGH in HindsightBackend.capabilities
