@@ -21,7 +21,9 @@ import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.types import Receive, Scope, Send
 
+from memwarden.backends.base import RAW_PASSTHROUGH, BackendRejected
 from memwarden.fronts.asgi import (
+    dumps,
     note_backend_status,
     read_json,
     replay,
@@ -137,6 +139,12 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         return
 
     async def deliver(body: dict[str, Any]) -> Delivered:
+        if RAW_PASSTHROUGH not in state.memory.capabilities:  # the self-hosted store, called directly
+            json_type = [(b"content-type", b"application/json")]
+            try:
+                return Delivered(200, dumps(await state.memory.retain(bank, body)), json_type)
+            except BackendRejected as exc:
+                return Delivered(exc.status, dumps(exc.body), json_type)
         headers, _ = request_headers(scope)
         headers = [(k, v) for k, v in headers if k.lower() not in ("content-length", "accept-encoding")]
         headers.append(("accept-encoding", "identity"))
