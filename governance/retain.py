@@ -46,11 +46,13 @@ class Batch:
 
 @dataclass(frozen=True)
 class Delivered:
-    """The backend's answer to a delivery, as received."""
+    """The backend's answer to a delivery: as received over HTTP (``body``), or the JSON value a
+    backend called directly returned (``answer``; no bytes to decode)."""
 
     status: int
     body: bytes
     headers: Sequence[tuple[bytes, bytes]]
+    answer: Any = None
 
 
 Deliver = Callable[[dict[str, Any]], Awaitable[Delivered]]  # raises BackendUnavailable

@@ -142,7 +142,7 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         if RAW_PASSTHROUGH not in state.memory.capabilities:  # the self-hosted store, called directly
             json_type = [(b"content-type", b"application/json")]
             try:
-                return Delivered(200, dumps(await state.memory.retain(bank, body)), json_type)
+                return Delivered(200, b"", json_type, answer=await state.memory.retain(bank, body))
             except BackendRejected as exc:
                 return Delivered(exc.status, dumps(exc.body), json_type)
         headers, _ = request_headers(scope)
@@ -179,10 +179,12 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         await send({"type": "http.response.start", "status": delivered.status, "headers": headers})
         await send({"type": "http.response.body", "body": delivered.body})
         return
-    try:
-        backend_json = json.loads(delivered.body)
-    except ValueError:
-        backend_json = None
+    backend_json = delivered.answer
+    if backend_json is None:
+        try:
+            backend_json = json.loads(delivered.body)
+        except ValueError:
+            backend_json = None
     await _respond(
         send,
         bank,
