@@ -23,15 +23,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 import structlog
 from starlette.types import Receive, Scope, Send
 
-from memwarden.backends.base import BackendUnavailable
+from memwarden.backends.base import RAW_PASSTHROUGH, BackendRejected, BackendUnavailable
 from memwarden.db.memory_reads import withheld_documents
 from memwarden.fronts.asgi import (
+    dumps,
     loads,
     note_backend_status,
     read_json,
@@ -41,9 +42,7 @@ from memwarden.fronts.asgi import (
 from memwarden.fronts.hindsight.passthrough import forward, request_headers
 from memwarden.governance.state import AppState
 from memwarden.policies.tag_query import TagQueryError, list_filters, normalize_request, spellings
-
-if TYPE_CHECKING:  # the self-hosted store (and its vector stack) is imported only when it serves
-    pass
+from memwarden.store.errors import StoreError
 
 log = structlog.get_logger("memwarden.recall")
 PASSED_HEADERS_DROPPED = (b"content-length", b"transfer-encoding", b"connection", b"content-encoding")
@@ -88,6 +87,31 @@ def _target(scope: Scope, query: Sequence[tuple[str, str]] | None = None) -> str
     return path.decode("latin-1") + (f"?{urlencode(query)}" if query else "")
 
 
+async def _recall(
+    state: AppState, scope: Scope, bank: str, body: dict[str, Any], raw: bytes | None
+) -> tuple[int, list[tuple[bytes, bytes]], bytes, Any]:
+    """The backend's answer to a recall: status, headers, the body as received and its JSON (None
+    when it is not a 200 with a JSON body). ``raw`` is the client's body when ``body`` is it
+    unchanged. The self-hosted store is called directly, its request checked as its app checks it."""
+    if RAW_PASSTHROUGH not in state.memory.capabilities:
+        from memwarden.fronts.hindsight.store_app import recall_request  # the store's stack: only when it serves
+
+        json_type = [(b"content-type", b"application/json")]
+        try:
+            return 200, json_type, b"", await state.memory.recall(bank, recall_request(body))
+        except StoreError as exc:
+            return exc.status, json_type, dumps({"detail": exc.detail}), None
+        except BackendRejected as exc:
+            return exc.status, json_type, dumps(exc.body), None
+    sent = raw if raw is not None else json.dumps(body, ensure_ascii=False).encode()
+    status, headers, answer = await _backend_json(state, scope, "POST", _target(scope), sent)
+    try:
+        result = loads(answer) if status == 200 else None
+    except ValueError:
+        result = None
+    return status, headers, answer, result
+
+
 async def governed_recall(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank: str = scope["path_params"]["bank_id"]
     if state.settings.governance.mode_for(bank) == "off":
@@ -106,18 +130,12 @@ async def governed_recall(state: AppState, scope: Scope, receive: Receive, send:
         await send_json(send, 400, {"detail": str(exc)})
         return
     try:
-        status, headers, answer = await _backend_json(
-            state, scope, "POST", _target(scope), json.dumps(body, ensure_ascii=False).encode() if normalized else raw
-        )
+        status, headers, answer, result = await _recall(state, scope, bank, body, raw if not normalized else None)
     except BackendUnavailable as exc:
         note_backend_status(scope, "unreachable")
         await send_json(send, 502, {"detail": f"Backend unavailable: {exc}"})
         return
     note_backend_status(scope, status)
-    try:
-        result = loads(answer) if status == 200 else None
-    except ValueError:
-        result = None
     if not isinstance(result, dict) or not isinstance(result.get("results"), list):
         await _send_raw(send, status, headers, answer)
         return
