@@ -5,12 +5,13 @@ the missions seeded into a bank the first time memwarden sees it."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 
-from memwarden.backends.base import BackendError
+from memwarden.backends.base import JSON, BackendError
 from memwarden.db.audit import AuditEvent
 from memwarden.db.banks import mark_seeded, seeded_at
 from memwarden.db.common import Connection
@@ -30,6 +31,7 @@ from memwarden.governance.config_guard import (
 from memwarden.governance.state import AppState
 from memwarden.policies.bank_config import (
     WATCHABLE,
+    ConfigInputError,
     MissionsMode,
     drops,
     plan_update,
@@ -143,6 +145,79 @@ async def verify_and_repair(
     )
     outcome = "rolled_back" if result.complete else "rollback_incomplete"
     return Repair(outcome, dropped, plan, result, result.error)
+
+
+class ChangeFailed(Exception):
+    """The backend failed before the change was in: taking the snapshot (``stage`` ``snapshot``)
+    or applying the change (``apply``). Nothing was changed; ``error`` is the backend's."""
+
+    def __init__(self, stage: str, error: BackendError) -> None:
+        super().__init__(f"{stage}: {error}")
+        self.stage, self.error = stage, error
+
+
+@dataclass(frozen=True)
+class Changed:
+    """A guarded change that reached the backend: its snapshot, what was sent (None: a reset) and
+    which of the client's values memwarden's templates overrode, the backend's answer, and what
+    :func:`verify_and_repair` found."""
+
+    snapshot: Snapshot
+    sent: dict[str, Any] | None
+    overridden: list[str]
+    answer: JSON
+    repair: Repair
+
+
+async def change_config(
+    state: AppState,
+    bank: str,
+    *,
+    reason: str,
+    updates: dict[str, Any] | None,
+    request_id: str,
+    replace: Sequence[str] = (),
+) -> Changed:
+    """A client's config change, guarded: snapshot, apply (``updates`` None: reset the config to
+    the server's defaults), settle, verify, roll back — under the bank's lock. Raises
+    :class:`~memwarden.policies.bank_config.ConfigInputError` when the change cannot be planned
+    against the bank's overrides (the snapshot records the refusal) and :class:`ChangeFailed` when
+    the backend failed before the change was in."""
+    cfg = state.settings.config_guard
+    async with state.bank_locks(bank):
+        try:
+            snap = await take_snapshot(
+                memory=state.memory, ledger=state.ledger, cfg=cfg, bank=bank, reason=reason, request_id=request_id
+            )
+        except BackendError as exc:
+            raise ChangeFailed("snapshot", exc) from exc
+        sent: dict[str, Any] | None = None
+        overridden: list[str] = []
+        if updates is not None:
+            try:
+                sent, overridden = plan_update(
+                    updates,
+                    snap.overrides,
+                    mode=missions_mode(state, bank),
+                    templates=templates_of(cfg),
+                    replace=list(replace),
+                )
+            except ConfigInputError as exc:
+                await set_outcome(state.ledger, snap, "refused", {"reason": str(exc)})
+                raise
+        try:
+            answer = (
+                await state.memory.patch_config(bank, sent)
+                if sent is not None
+                else await state.memory.delete_config(bank)
+            )
+        except BackendError as exc:
+            await audit_patch(state, snap, sent, overridden, request_id, failed=str(exc))
+            await set_outcome(state.ledger, snap, "failed", {"reason": str(exc)}, change=sent)
+            raise ChangeFailed("apply", exc) from exc
+        await audit_patch(state, snap, sent, overridden, request_id)
+        repair = await verify_and_repair(state, snap, request_id, change=sent)
+    return Changed(snap, sent, overridden, answer, repair)
 
 
 def seed_in_background(state: AppState, bank: str) -> None:

@@ -27,24 +27,22 @@ from memwarden.fronts.errors import backend_failed, problem
 from memwarden.fronts.hindsight.passthrough import forward
 from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.config_changes import (
+    ChangeFailed,
     Repair,
     archive_deleted,
-    audit_patch,
+    change_config,
     governed,
-    missions_mode,
     verify_and_repair,
 )
 from memwarden.governance.config_guard import (
     set_outcome,
     take_snapshot,
-    templates_of,
 )
 from memwarden.governance.state import AppState
 from memwarden.policies.bank_config import (
     ConfigInputError,
     check_fields,
     parse_updates,
-    plan_update,
     validate_containers,
 )
 
@@ -108,7 +106,7 @@ async def bank_config(state: AppState, scope: Scope, receive: Receive, send: Sen
     if method == "DELETE":
         if not await _destructive_allowed(state, scope, send, bank, "reset the bank's config"):
             return
-        await guarded_change(state, scope, send, bank, reason="config_delete", updates=None, overridden=[])
+        await guarded_change(state, scope, send, bank, reason="config_delete", updates=None)
         return
     try:
         payload = parse_json(raw)
@@ -135,54 +133,39 @@ async def guarded_change(
     reason: str,
     updates: dict[str, Any] | None,
     replace: list[str] | None = None,
-    overridden: list[str] | None = None,
 ) -> None:
-    """Snapshot, apply (``updates`` None: reset the config), settle, verify, roll back."""
-    cfg = state.settings.config_guard
-    request_id = request_id_of(scope)
-    async with state.bank_locks(bank):
-        snap = await snapshot_or_fail(state, scope, send, bank, reason, "nothing was changed")
-        if snap is None:
-            return
-        sent: dict[str, Any] | None = None
-        if updates is not None:
-            try:
-                sent, overridden = plan_update(
-                    updates,
-                    snap.overrides,
-                    mode=missions_mode(state, bank),
-                    templates=templates_of(cfg),
-                    replace=replace or [],
-                )
-            except ConfigInputError as exc:
-                await set_outcome(state.ledger, snap, "refused", {"reason": str(exc)})
-                await send_json(send, exc.status, {"detail": exc.detail})
-                return
-        try:
-            answer = (
-                await state.memory.patch_config(bank, sent)
-                if sent is not None
-                else await state.memory.delete_config(bank)
-            )
-        except BackendError as exc:
-            await audit_patch(state, snap, sent, overridden or [], request_id, failed=str(exc))
-            await set_outcome(state.ledger, snap, "failed", {"reason": str(exc)}, change=sent)
-            await backend_failed(send, scope, exc, "applying the change (the snapshot was taken; nothing changed)")
-            return
-        note_backend_status(scope, 200)
-        await audit_patch(state, snap, sent, overridden or [], request_id)
-        headers = [(b"x-warden-snapshot", snap.id.encode())]
-        if overridden:
-            headers.append((b"x-warden-overridden", ",".join(overridden).encode()))
-        repair = await verify_and_repair(state, snap, request_id, change=sent)
-        if repair.outcome == "unverified":
-            # The change is in; whether it cost memories is unknown. Say so, keep the snapshot.
-            await send_json(send, 200, answer, headers=[*headers, (b"x-warden-verify", b"failed: backend unavailable")])
-            return
-        if repair.outcome == "kept":
-            await send_json(send, 200, answer, headers=headers)
-            return
-        await _answer_repair(send, snap, repair, headers)
+    """The service's guarded change (:func:`~memwarden.governance.config_changes.change_config`),
+    answered: the backend's answer with the snapshot's id, or why the change was refused, failed
+    or rolled back."""
+    try:
+        changed = await change_config(
+            state, bank, reason=reason, updates=updates, request_id=request_id_of(scope), replace=replace or ()
+        )
+    except ConfigInputError as exc:
+        await send_json(send, exc.status, {"detail": exc.detail})
+        return
+    except ChangeFailed as exc:
+        what = {
+            "snapshot": "taking the snapshot (nothing was changed)",
+            "apply": "applying the change (the snapshot was taken; nothing changed)",
+        }[exc.stage]
+        await backend_failed(send, scope, exc.error, what)
+        return
+    note_backend_status(scope, 200)
+    snap, repair = changed.snapshot, changed.repair
+    headers = [(b"x-warden-snapshot", snap.id.encode())]
+    if changed.overridden:
+        headers.append((b"x-warden-overridden", ",".join(changed.overridden).encode()))
+    if repair.outcome == "unverified":
+        # The change is in; whether it cost memories is unknown. Say so, keep the snapshot.
+        await send_json(
+            send, 200, changed.answer, headers=[*headers, (b"x-warden-verify", b"failed: backend unavailable")]
+        )
+        return
+    if repair.outcome == "kept":
+        await send_json(send, 200, changed.answer, headers=headers)
+        return
+    await _answer_repair(send, snap, repair, headers)
 
 
 async def _answer_repair(send: Send, snap: Snapshot, repair: Repair, headers: list[tuple[bytes, bytes]]) -> None:
