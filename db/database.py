@@ -148,7 +148,10 @@ class Database:
         def run() -> list[str]:
             if self._write_db is None:
                 raise DatabaseError("the database is closed")
-            return migrate(self._write_db, steps)
+            try:
+                return migrate(self._write_db, steps)
+            except sqlite3.DatabaseError as exc:
+                raise DatabaseError(f"{self.path} cannot be used as memwarden's database: {exc}") from None
 
         return self._writer.submit(run).result()
 

@@ -130,7 +130,8 @@ def create_app(
         if local is not None:
             from memwarden.store.backend import LocalBackend
 
-            memory = LocalBackend(local)  # governance calls the store directly
+            # Governance calls the store directly; reads retried on a busy database as before.
+            memory = RetryingBackend(LocalBackend(local), retries=hindsight.read_retries)
         else:
             memory = RetryingBackend(backend, retries=hindsight.read_retries)
         app.state.warden = AppState(

@@ -15,6 +15,8 @@ import time
 from collections.abc import Awaitable, Mapping
 from typing import Any, TypeVar
 
+from pydantic import TypeAdapter
+
 from memwarden.backends.base import (
     CONFIG_GUARD,
     DOCUMENTS,
@@ -32,6 +34,9 @@ from memwarden.store.shapes import API_VERSION, FEATURES
 from memwarden.store.writes import RetainItem
 
 T = TypeVar("T")
+# ``async`` read as Hindsight's request model reads it (lax: "false", "0", "no" are False), which the
+# front has checked already.
+_ASYNC = TypeAdapter(bool)
 
 
 async def _called(work: Awaitable[T]) -> T:
@@ -102,7 +107,9 @@ class LocalBackend:
         ]
         document_tags = list(request.get("document_tags") or [])
         return await _called(
-            self.store.retain_request(bank_id, items, document_tags, is_async=bool(request.get("async")))
+            self.store.retain_request(
+                bank_id, items, document_tags, is_async=_ASYNC.validate_python(request.get("async", False))
+            )
         )
 
     async def recall(self, bank_id: str, request: JSON) -> JSON:

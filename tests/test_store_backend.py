@@ -4,6 +4,8 @@ included."""
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -132,3 +134,50 @@ def test_each_backend_declares_what_it_can_do() -> None:
     assert CONFIG_GUARD in LocalBackend.capabilities
     assert RAW_PASSTHROUGH not in LocalBackend.capabilities  # its raw routes go to the store's app
     assert RAW_PASSTHROUGH in HindsightBackend.capabilities
+
+
+async def test_async_is_read_as_hindsights_model_reads_it(pair: tuple[MemoryBackend, MemoryBackend]) -> None:
+    """``"async": "false"`` is False for Hindsight's request model (lax booleans): written before the
+    answer, not queued."""
+    _, direct = pair
+    answer = await direct.retain("flags", {"items": ITEMS[:1], "async": "false"})
+    assert (answer["async"], answer["operation_id"]) == (False, None)
+    assert (await direct.list_memories("flags", {}))["total"] == 1
+
+
+@pytest.mark.parametrize(
+    ("method", "request_", "error", "status"),
+    [
+        (
+            "retain",
+            ("POST", "memories", {"items": [{"content": "The search service listens on 8080."}]}),
+            "database is locked",
+            503,
+        ),
+        ("recall", ("POST", "memories/recall", {"query": "search service port"}), "database or disk is full", 507),
+    ],
+)
+def test_through_governance_a_failing_database_is_the_stores_answer(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    method: str,
+    request_: tuple[str, str, Any],
+    error: str,
+    status: int,
+) -> None:
+    """Called directly, the self-hosted store's database failures keep the status its app gives
+    them (503 busy, 507 full), not a 502 as if a remote backend were down."""
+    from tests.conftest import running_warden
+    from tests.test_local_store import local_settings
+
+    async def failing(*args: Any, **kwargs: Any) -> Any:
+        raise sqlite3.OperationalError(error)
+
+    monkeypatch.setattr(LocalStore, method, failing)
+    verb, path, body = request_
+    with running_warden(local_settings(tmp_path)) as url, httpx.Client(base_url=url, timeout=60) as client:
+        r = client.request(verb, f"/v1/default/banks/b/{path}", json=body)
+    assert r.status_code == status, r.text
+    assert error in r.json()["detail"]
+    if method == "retain":
+        assert json.loads(r.headers["x-warden-decisions"]) == {"store": 1}

@@ -103,6 +103,10 @@ async def _recall(
             return exc.status, json_type, dumps({"detail": exc.detail}), None
         except BackendRejected as exc:
             return exc.status, json_type, dumps(exc.body), None
+        except BackendUnavailable as exc:  # its database busy (503) or full (507): said as its app says it
+            if exc.status is None:
+                raise
+            return exc.status, json_type, dumps({"detail": str(exc)}), None
     sent = raw if raw is not None else json.dumps(body, ensure_ascii=False).encode()
     status, headers, answer = await _backend_json(state, scope, "POST", _target(scope), sent)
     try:

@@ -21,7 +21,7 @@ import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.types import Receive, Scope, Send
 
-from memwarden.backends.base import RAW_PASSTHROUGH, BackendRejected
+from memwarden.backends.base import RAW_PASSTHROUGH, BackendRejected, BackendUnavailable
 from memwarden.fronts.asgi import (
     dumps,
     note_backend_status,
@@ -145,6 +145,10 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
                 return Delivered(200, b"", json_type, answer=await state.memory.retain(bank, body))
             except BackendRejected as exc:
                 return Delivered(exc.status, dumps(exc.body), json_type)
+            except BackendUnavailable as exc:  # its database busy (503) or full (507): said as its app says it
+                if exc.status is None:
+                    raise
+                return Delivered(exc.status, dumps({"detail": str(exc)}), json_type)
         headers, _ = request_headers(scope)
         headers = [(k, v) for k, v in headers if k.lower() not in ("content-length", "accept-encoding")]
         headers.append(("accept-encoding", "identity"))

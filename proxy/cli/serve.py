@@ -49,6 +49,10 @@ def serve(config: Path | None, host: str | None, port: int | None, data_dir: Pat
     try:
         check_runnable(resolved)
         ledger = Database.open(resolved.data_dir)  # a corrupt or unusable data directory: say so now
+        if resolved.backend == "local":
+            from memwarden.store.schema import STORE_MIGRATIONS
+
+            ledger.migrate_sync(STORE_MIGRATIONS)  # the store's tables too, before serving
     except (SettingsError, DatabaseError) as exc:
         raise click.ClickException(str(exc)) from None
     configure_logging(resolved.server)
