@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from memwarden.db.database import Database
@@ -44,7 +45,9 @@ class LocalStore:
         self._indexes = IndexCache(ledger, embedder, ann_threshold=ann_threshold)
         self._terms = TermStats()
         self._feedback = Feedback(ledger)
-        self._operations = Operations(ledger, self.retain)
+        # The retain an operation runs, without a reference back to the store (a bound method would
+        # keep a dropped store, and its embedding model, alive until the cycle collector runs).
+        self._operations = Operations(ledger, partial(writes.retain, ledger, embedder, self._indexes))
 
     # -- banks ----------------------------------------------------------------------------
 

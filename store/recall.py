@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -173,7 +172,8 @@ async def recall(
     top_lex = max(lex.values(), default=0.0) or 1.0
     # Token costs: the full-text arm's, else the vector index's (a memory that left the index since
     # it was ranked, archived or replaced, has none).
-    costs = ChainMap(cost_of, index.tokens)
+    # A plain dict for the fill's lookups (a ChainMap's pure-Python get cost ~0.4 ms a recall).
+    costs = {m: c for m in fused if (c := cost_of.get(m, index.tokens.get(m))) is not None}
     picked = fill_budget(ranking(fused), costs, max_tokens)
     chosen = await ledger.read(partial(fetch, picked=picked, seq_of=seq_of, index=index))
     used = sum(costs.get(r[0], 0) for r in chosen)
