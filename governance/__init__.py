@@ -1,5 +1,6 @@
-"""Governance: the services every front calls — review, archive and restore, plans, reports,
-retention, the config guard and the mission seeder, recovery at start. Typed inputs and outputs,
+"""Governance: the services every front calls — retain (judge, record, deliver, settle), the guarded
+config change and its verification, review, archive and restore, plans, reports, retention, the
+mission seeder, recovery at start. Typed inputs and outputs,
 no ASGI: a service raises :class:`memwarden.governance.errors.Refused` for an operation it cannot
 do, and the front decides how to answer it.
 """

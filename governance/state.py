@@ -39,7 +39,7 @@ def build_pipeline(governance: GovernanceSettings) -> Pipeline:
 class AppState:
     settings: Settings
     backend: PassThrough  # raw pass-through and health
-    memory: MemoryBackend  # JSON calls of the governed routes: the backend behind its wrappers
+    memory: MemoryBackend  # governance's calls: Hindsight behind its retries, or the store called directly
     read_retries: int
     pipeline: Pipeline
     ledger: Database

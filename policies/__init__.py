@@ -1,1 +1,2 @@
-"""Pure, synchronous, deterministic decision functions (filled in by the write-governance work)."""
+"""Pure, synchronous, deterministic decision functions: normalization, secrets, quality, labels,
+tags, topic keys, the pipeline that judges an item, bank config arithmetic. No I/O (checked)."""

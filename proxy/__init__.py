@@ -1,4 +1,5 @@
-"""memwarden's front: the ASGI app, routes, request pipeline, CLI."""
+"""The top layer: the app (``create_app``, its lifespan and the route table: the composition root)
+and the command line (``proxy/cli``)."""
 
 from memwarden import __version__
 
