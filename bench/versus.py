@@ -5,10 +5,11 @@ Usage: python bench/versus.py BASE_REV [--rounds 2] -- SCRIPT [SCRIPT ARGS ...]
     python bench/versus.py abf2372 -- policy_throughput.py --quick
     python bench/versus.py HEAD~1 --rounds 3 -- proxy_overhead.py --quick --no-hindsight
 
-BASE_REV is checked out into a temporary git worktree; the benchmark script (a file under
-``bench/`` that takes ``--json FILE``) runs in each tree in turn, base and head alternating and
-swapping order every round so that neither always runs on a warmer machine, each from its own
-tree (its own code, its own bench script). Every number the script writes to its JSON is
+BASE_REV is checked out into a temporary git worktree; head is this working tree as it is (with
+uncommitted changes, labelled so: commit before measuring, and leave it alone meanwhile). The
+benchmark script (a file under ``bench/`` that takes ``--json FILE``) runs in each tree in turn,
+base and head alternating and swapping order every round so that neither always runs on a warmer
+machine, each from its own tree (its own code, its own bench script). Every number the script writes to its JSON is
 compared: the median over rounds for each side, and the change. Rows of a list are named by their
 string fields (``upstream``, ``path`` …) so the same row is compared with the same row.
 """
@@ -90,6 +91,12 @@ def main() -> int:
     head_rev = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, check=True, capture_output=True, text=True
     ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True
+    )
+    if dirty.stdout.strip():  # head is the working tree, not the commit: say so in the table
+        head_rev += "+changes"
+        print("versus: the working tree has uncommitted changes; they are measured as head", file=sys.stderr)
     tmp = Path(tempfile.mkdtemp(prefix="memwarden-versus-"))
     base_tree = tmp / "base"
     subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base_tree), base_rev], cwd=REPO, check=True)

@@ -67,6 +67,8 @@ async def test_serve_with_no_configuration_is_the_self_hosted_server_on_8890(tmp
             health = (await http.get("http://127.0.0.1:8890/warden/health")).json()
         assert health["mode"] == "self-hosted"
         assert health["backend"]["kind"] == "local"
+        # Governance calls the store directly; nothing of it is a raw pass-through.
+        assert health["backend"]["capabilities"] == ["config_guard", "documents", "operations", "tag_groups"]
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(20)
@@ -187,7 +189,9 @@ def test_fronting_a_backend_needs_nothing_of_the_local_extra(upstream_url: str, 
     base = f"http://127.0.0.1:{port}"
     try:
         wait_memwarden(base, proc)
-        assert httpx.get(f"{base}/warden/health").json()["mode"] == "proxy"
+        health = httpx.get(f"{base}/warden/health").json()
+        assert health["mode"] == "proxy"
+        assert "raw_passthrough" in health["backend"]["capabilities"]  # Hindsight's HTTP, passed through
         # Governed retain, recall and explain load nothing of the store either.
         r = httpx.post(f"{base}/v1/default/banks/b/memories", json={"items": [{"content": "决定用激活码订阅模式"}]})
         assert r.status_code == 200, r.text

@@ -15,8 +15,6 @@ import httpx
 import pytest
 
 from memwarden.backends.base import (
-    CONFIG_GUARD,
-    RAW_PASSTHROUGH,
     BackendRejected,
     MemoryBackend,
 )
@@ -128,12 +126,6 @@ async def test_an_async_retain_is_queued_as_an_operation(pair: tuple[MemoryBacke
     answer = await direct.retain("queued", {"items": ITEMS, "async": True})
     assert answer["async"] is True
     assert answer["operation_id"]
-
-
-def test_each_backend_declares_what_it_can_do() -> None:
-    assert CONFIG_GUARD in LocalBackend.capabilities
-    assert RAW_PASSTHROUGH not in LocalBackend.capabilities  # its raw routes go to the store's app
-    assert RAW_PASSTHROUGH in HindsightBackend.capabilities
 
 
 async def test_async_is_read_as_hindsights_model_reads_it(pair: tuple[MemoryBackend, MemoryBackend]) -> None:
