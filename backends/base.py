@@ -1,10 +1,11 @@
 """The one small interface every memory backend implements.
 
-memwarden speaks Hindsight's HTTP API at its front, so Hindsight's JSON shapes are the lingua
-franca: a backend takes and returns Hindsight-shaped dicts and translates to its vendor's API
-inside. Backends translate and do nothing else: retries, circuit breaking and metrics wrap a
-backend (see ``backends/retrying.py``), they are not written into each adapter. Adapters receive
-their ``httpx.AsyncClient``; they never create one.
+A backend takes and returns the neutral values of ``backends/types.py`` and translates them to its
+vendor's API inside (``backends/hindsight_json.py`` for Hindsight's); what it can do beyond the
+calls every backend answers it declares in ``capabilities``. Backends translate and do nothing
+else: retries, circuit breaking and metrics wrap a backend (see ``backends/retrying.py``), they
+are not written into each adapter. Adapters receive their ``httpx.AsyncClient``; they never
+create one.
 
 Exceptions::
 
@@ -16,13 +17,24 @@ Exceptions::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from memwarden.backends.transport import Body, RawResponse
-
-JSON = dict[str, Any]
+from memwarden.backends.types import (
+    JSON,
+    BankConfig,
+    BankStats,
+    Document,
+    Item,
+    Memory,
+    MemoryQuery,
+    Page,
+    Recalled,
+    RecallQuery,
+    Receipt,
+)
 
 # What a backend can do beyond the calls every backend answers, declared by each (``capabilities``):
 CONFIG_GUARD = "config_guard"  # per-bank config with get/patch/reset, and stats: snapshots and rollback
@@ -73,10 +85,12 @@ class BackendHealth:
 
 @runtime_checkable
 class MemoryBackend(Protocol):
-    """A store of memories that speaks (or is translated to) Hindsight's shapes.
+    """A store of memories, in neutral types.
 
-    Called by the governed routes of ``proxy/``. Each method is one backend call; it raises
-    :class:`BackendUnavailable` or :class:`BackendRejected` and never returns an error body.
+    Called by governance. Each method is one backend call; it raises :class:`BackendUnavailable`
+    or :class:`BackendRejected` (404: no such bank, memory or document) and never returns an error
+    body. The config and stats calls are those of ``CONFIG_GUARD``, the document calls those of
+    ``DOCUMENTS``; a backend without the capability raises ``BackendRejected(501, …)`` there.
     """
 
     kind: str
@@ -84,37 +98,40 @@ class MemoryBackend(Protocol):
 
     async def health(self) -> BackendHealth: ...
 
-    async def version(self) -> JSON: ...
+    async def retain(
+        self, bank_id: str, items: Sequence[Item], *, document_tags: Sequence[str] = (), wait: bool = True
+    ) -> Receipt:
+        """Store ``items``; ``wait`` False lets a backend with ``OPERATIONS`` queue them."""
+        ...
 
-    async def retain(self, bank_id: str, request: JSON) -> JSON: ...
+    async def recall(self, bank_id: str, query: RecallQuery) -> Recalled: ...
 
-    async def recall(self, bank_id: str, request: JSON) -> JSON: ...
+    async def list_memories(self, bank_id: str, query: MemoryQuery) -> Page[Memory]: ...
 
-    async def list_memories(self, bank_id: str, params: Mapping[str, Any]) -> JSON: ...
+    async def list_documents(self, bank_id: str, *, limit: int, offset: int) -> Page[Document]: ...
 
-    async def list_documents(self, bank_id: str, params: Mapping[str, Any]) -> JSON: ...
+    async def set_memory_state(self, bank_id: str, memory_id: str, state: str, *, reason: str | None = None) -> None:
+        """``valid`` or ``invalidated`` (with why): a memory taken out of recall and put back."""
+        ...
 
-    async def get_memory(self, bank_id: str, memory_id: str) -> JSON: ...
+    async def delete_document(self, bank_id: str, document_id: str) -> None: ...
 
-    async def update_memory(self, bank_id: str, memory_id: str, changes: JSON) -> JSON: ...
+    async def get_config(self, bank_id: str) -> BankConfig: ...
 
-    async def delete_document(self, bank_id: str, document_id: str) -> JSON: ...
+    async def patch_config(self, bank_id: str, updates: Mapping[str, Any]) -> BankConfig: ...
 
-    async def get_config(self, bank_id: str) -> JSON: ...
+    async def reset_config(self, bank_id: str) -> BankConfig: ...
 
-    async def patch_config(self, bank_id: str, updates: JSON) -> JSON: ...
-
-    async def delete_config(self, bank_id: str) -> JSON: ...
-
-    async def stats(self, bank_id: str, *, refresh: bool = False) -> JSON: ...
+    async def stats(self, bank_id: str, *, refresh: bool = False) -> BankStats: ...
 
 
 @runtime_checkable
 class PassThrough(Protocol):
     """The raw half of a backend that speaks the front's own HTTP dialect: a client's request sent
     as is, its answer streamed back untouched. memwarden passes every route it does not govern
-    through it (and, until the governed routes reach the backend through :class:`MemoryBackend`
-    alone, the forwarding of governed retains and reads). Implemented by ``HindsightBackend``,
+    through it, and the governed retains and reads of a client speaking that dialect go through it
+    too, with the client's own headers, so the backend's answer reaches the client as it gave it.
+    Implemented by ``HindsightBackend``,
     over the network or over the self-hosted store's Hindsight app in process."""
 
     kind: str

@@ -2,7 +2,8 @@
 
 Two ways in:
 
-* the :class:`~backends.base.MemoryBackend` methods, one JSON call each, used by governed routes;
+* the :class:`~memwarden.backends.base.MemoryBackend` methods, one JSON call each in neutral types
+  (``backends/hindsight_json.py`` translates), used by governance;
 * :meth:`HindsightBackend.send_raw`, a streamed request whose response the proxy streams back
   untouched; used for every route memwarden does not govern.
 
@@ -13,16 +14,16 @@ client's ``Authorization`` header is passed on only when ``forward_client_author
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 
+from memwarden.backends import hindsight_json as hj
 from memwarden.backends.base import (
     CONFIG_GUARD,
     DOCUMENTS,
-    JSON,
     OPERATIONS,
     RAW_PASSTHROUGH,
     TAG_GROUPS,
@@ -32,6 +33,19 @@ from memwarden.backends.base import (
     BackendUnavailable,
 )
 from memwarden.backends.transport import Body, HttpxRawSender, RawResponse, RawSender, SendError, is_timeout
+from memwarden.backends.types import (
+    JSON,
+    BankConfig,
+    BankStats,
+    Document,
+    Item,
+    Memory,
+    MemoryQuery,
+    Page,
+    Recalled,
+    RecallQuery,
+    Receipt,
+)
 
 RETRYABLE_STATUS = frozenset({429, 502, 503, 504})
 
@@ -166,39 +180,47 @@ class HindsightBackend:
             extra={"url": self.base_url},
         )
 
-    async def version(self) -> JSON:
-        return await self._call("GET", "/version")
+    async def retain(
+        self, bank_id: str, items: Sequence[Item], *, document_tags: Sequence[str] = (), wait: bool = True
+    ) -> Receipt:
+        body = hj.retain_json(list(items), tuple(document_tags), wait=wait)
+        return hj.receipt_from_json(await self._call("POST", bank_path(bank_id, "/memories"), json=body))
 
-    async def retain(self, bank_id: str, request: JSON) -> JSON:
-        return await self._call("POST", bank_path(bank_id, "/memories"), json=request)
+    async def recall(self, bank_id: str, query: RecallQuery) -> Recalled:
+        answer = await self._call("POST", bank_path(bank_id, "/memories/recall"), json=hj.recall_json(query))
+        return hj.recalled_from_json(answer)
 
-    async def recall(self, bank_id: str, request: JSON) -> JSON:
-        return await self._call("POST", bank_path(bank_id, "/memories/recall"), json=request)
+    async def list_memories(self, bank_id: str, query: MemoryQuery) -> Page[Memory]:
+        params = hj.memory_query_params(query)
+        return hj.page_from_json(
+            await self._call("GET", bank_path(bank_id, "/memories/list"), params=params), hj.listed_memory
+        )
 
-    async def list_memories(self, bank_id: str, params: Mapping[str, Any]) -> JSON:
-        return await self._call("GET", bank_path(bank_id, "/memories/list"), params=params)
+    async def list_documents(self, bank_id: str, *, limit: int, offset: int) -> Page[Document]:
+        params = {"limit": limit, "offset": offset}
+        return hj.page_from_json(
+            await self._call("GET", bank_path(bank_id, "/documents"), params=params), hj.document_from_json
+        )
 
-    async def list_documents(self, bank_id: str, params: Mapping[str, Any]) -> JSON:
-        return await self._call("GET", bank_path(bank_id, "/documents"), params=params)
+    async def set_memory_state(self, bank_id: str, memory_id: str, state: str, *, reason: str | None = None) -> None:
+        changes: JSON = {"state": state}
+        if reason is not None:
+            changes["reason"] = reason
+        await self._call("PATCH", bank_path(bank_id, f"/memories/{quote(memory_id, safe='')}"), json=changes)
 
-    async def get_memory(self, bank_id: str, memory_id: str) -> JSON:
-        return await self._call("GET", bank_path(bank_id, f"/memories/{quote(memory_id, safe='')}"))
+    async def delete_document(self, bank_id: str, document_id: str) -> None:
+        await self._call("DELETE", bank_path(bank_id, f"/documents/{quote(document_id, safe='/')}"))
 
-    async def update_memory(self, bank_id: str, memory_id: str, changes: JSON) -> JSON:
-        return await self._call("PATCH", bank_path(bank_id, f"/memories/{quote(memory_id, safe='')}"), json=changes)
+    async def get_config(self, bank_id: str) -> BankConfig:
+        return hj.config_from_json(await self._call("GET", bank_path(bank_id, "/config")))
 
-    async def delete_document(self, bank_id: str, document_id: str) -> JSON:
-        return await self._call("DELETE", bank_path(bank_id, f"/documents/{quote(document_id, safe='/')}"))
+    async def patch_config(self, bank_id: str, updates: Mapping[str, Any]) -> BankConfig:
+        answer = await self._call("PATCH", bank_path(bank_id, "/config"), json={"updates": dict(updates)})
+        return hj.config_from_json(answer)
 
-    async def get_config(self, bank_id: str) -> JSON:
-        return await self._call("GET", bank_path(bank_id, "/config"))
+    async def reset_config(self, bank_id: str) -> BankConfig:
+        return hj.config_from_json(await self._call("DELETE", bank_path(bank_id, "/config")))
 
-    async def patch_config(self, bank_id: str, updates: JSON) -> JSON:
-        return await self._call("PATCH", bank_path(bank_id, "/config"), json={"updates": updates})
-
-    async def delete_config(self, bank_id: str) -> JSON:
-        return await self._call("DELETE", bank_path(bank_id, "/config"))
-
-    async def stats(self, bank_id: str, *, refresh: bool = False) -> JSON:
+    async def stats(self, bank_id: str, *, refresh: bool = False) -> BankStats:
         params = {"refresh": "true"} if refresh else None
-        return await self._call("GET", bank_path(bank_id, "/stats"), params=params)
+        return hj.stats_from_json(await self._call("GET", bank_path(bank_id, "/stats"), params=params))

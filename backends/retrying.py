@@ -1,6 +1,6 @@
 """``RetryingBackend``: retries the idempotent reads of any backend, wrapping it.
 
-Reads (``version``, ``recall``, ``list_memories``, ``get_memory``, ``get_config``, ``stats``) are
+Reads (``recall``, ``list_memories``, ``list_documents``, ``get_config``, ``stats``) are
 retried on :class:`~backends.base.BackendUnavailable` — a connection that failed, 429, 5xx —
 honouring the backend's ``Retry-After`` up to ``max_wait``. Writes are never retried here: a
 write that may or may not have landed is the outbox's business (write governance), not a blind
@@ -9,12 +9,24 @@ resend's.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
-from memwarden.backends.base import JSON, BackendHealth, BackendUnavailable, MemoryBackend
+from memwarden.backends.base import BackendHealth, BackendUnavailable, MemoryBackend
+from memwarden.backends.types import (
+    BankConfig,
+    BankStats,
+    Document,
+    Item,
+    Memory,
+    MemoryQuery,
+    Page,
+    Recalled,
+    RecallQuery,
+    Receipt,
+)
 
 T = TypeVar("T")
 
@@ -51,38 +63,34 @@ class RetryingBackend:
     async def health(self) -> BackendHealth:
         return await self.inner.health()  # a probe reports what it sees, once
 
-    async def version(self) -> JSON:
-        return await self._read(self.inner.version)
+    async def recall(self, bank_id: str, query: RecallQuery) -> Recalled:
+        return await self._read(lambda: self.inner.recall(bank_id, query))
 
-    async def recall(self, bank_id: str, request: JSON) -> JSON:
-        return await self._read(lambda: self.inner.recall(bank_id, request))
+    async def list_memories(self, bank_id: str, query: MemoryQuery) -> Page[Memory]:
+        return await self._read(lambda: self.inner.list_memories(bank_id, query))
 
-    async def list_memories(self, bank_id: str, params: Mapping[str, Any]) -> JSON:
-        return await self._read(lambda: self.inner.list_memories(bank_id, params))
+    async def list_documents(self, bank_id: str, *, limit: int, offset: int) -> Page[Document]:
+        return await self._read(lambda: self.inner.list_documents(bank_id, limit=limit, offset=offset))
 
-    async def list_documents(self, bank_id: str, params: Mapping[str, Any]) -> JSON:
-        return await self._read(lambda: self.inner.list_documents(bank_id, params))
-
-    async def get_memory(self, bank_id: str, memory_id: str) -> JSON:
-        return await self._read(lambda: self.inner.get_memory(bank_id, memory_id))
-
-    async def get_config(self, bank_id: str) -> JSON:
+    async def get_config(self, bank_id: str) -> BankConfig:
         return await self._read(lambda: self.inner.get_config(bank_id))
 
-    async def stats(self, bank_id: str, *, refresh: bool = False) -> JSON:
+    async def stats(self, bank_id: str, *, refresh: bool = False) -> BankStats:
         return await self._read(lambda: self.inner.stats(bank_id, refresh=refresh))
 
-    async def retain(self, bank_id: str, request: JSON) -> JSON:
-        return await self.inner.retain(bank_id, request)
+    async def retain(
+        self, bank_id: str, items: Sequence[Item], *, document_tags: Sequence[str] = (), wait: bool = True
+    ) -> Receipt:
+        return await self.inner.retain(bank_id, items, document_tags=document_tags, wait=wait)
 
-    async def update_memory(self, bank_id: str, memory_id: str, changes: JSON) -> JSON:
-        return await self.inner.update_memory(bank_id, memory_id, changes)
+    async def set_memory_state(self, bank_id: str, memory_id: str, state: str, *, reason: str | None = None) -> None:
+        await self.inner.set_memory_state(bank_id, memory_id, state, reason=reason)
 
-    async def delete_document(self, bank_id: str, document_id: str) -> JSON:
-        return await self.inner.delete_document(bank_id, document_id)
+    async def delete_document(self, bank_id: str, document_id: str) -> None:
+        await self.inner.delete_document(bank_id, document_id)
 
-    async def patch_config(self, bank_id: str, updates: JSON) -> JSON:
+    async def patch_config(self, bank_id: str, updates: Mapping[str, Any]) -> BankConfig:
         return await self.inner.patch_config(bank_id, updates)
 
-    async def delete_config(self, bank_id: str) -> JSON:
-        return await self.inner.delete_config(bank_id)
+    async def reset_config(self, bank_id: str) -> BankConfig:
+        return await self.inner.reset_config(bank_id)

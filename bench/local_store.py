@@ -20,6 +20,7 @@ Usage: python -m bench.local_store [--quick] [--no-hindsight] [--json FILE] [--e
                                    [--hashing-sizes 1000,100000]
        python -m bench.local_store --scale-only --quick --e5-sizes 100000   # e5 at 100k alone
        python -m bench.local_store --engines-only                           # the engines table alone
+       python -m bench.local_store --e2e-only hashing --no-hindsight         # memwarden over HTTP alone
 """
 
 from __future__ import annotations
@@ -262,10 +263,10 @@ def http_workload(base: str, bank: str, texts: list[str]) -> dict[str, float]:
         }
 
 
-def end_to_end(with_hindsight: bool) -> list[dict[str, Any]]:
+def end_to_end(with_hindsight: bool, embedders: tuple[str, ...] = ("hashing", "e5")) -> list[dict[str, Any]]:
     texts = filler(300)
     rows = []
-    for embedder in ("hashing", "e5"):
+    for embedder in embedders:
         env = {"MEMWARDEN_LOCAL__EMBEDDER": embedder, "MEMWARDEN_SERVER__ACCESS_LOG": "false"}
         with tempfile.TemporaryDirectory() as tmp, memwarden("--data-dir", tmp, env=env, timeout=120) as url:
             result = http_workload(url, "e2e", texts)
@@ -295,6 +296,11 @@ def main() -> int:
     )
     parser.add_argument("--scale-only", action="store_true", help="Only the scale table.")
     parser.add_argument("--engines-only", action="store_true", help="Only the e5 engines table.")
+    parser.add_argument(
+        "--e2e-only",
+        metavar="EMBEDDERS",
+        help="Only the end-to-end table, memwarden with these embedders (comma-separated, e.g. hashing).",
+    )
     args = parser.parse_args()
 
     e5_sizes = [int(n) for n in args.e5_sizes.split(",") if n]
@@ -306,7 +312,10 @@ def main() -> int:
         hashing_sizes = [1000, 10_000, 100_000]
     quality_rows: list[dict[str, Any]] = []
     e2e_rows: list[dict[str, Any]] = []
-    if args.engines_only:
+    if args.e2e_only:
+        engine_rows, scale_rows = [], []
+        e2e_rows = end_to_end(not args.no_hindsight, tuple(args.e2e_only.split(",")))
+    elif args.engines_only:
         engine_rows, scale_rows = engines(), []
     elif args.scale_only:
         engine_rows, scale_rows = [], run_loop(scale(hashing_sizes, e5_sizes))

@@ -9,7 +9,8 @@ BASE_REV is checked out into a temporary git worktree; head is this working tree
 uncommitted changes, labelled so: commit before measuring, and leave it alone meanwhile). The
 benchmark script (a file under ``bench/`` that takes ``--json FILE``) runs in each tree in turn,
 base and head alternating and swapping order every round so that neither always runs on a warmer
-machine, each from its own tree (its own code, its own bench script). Every number the script writes to its JSON is
+machine, each from its own tree (its own code, its own bench script; with ``--head-bench``, this
+checkout's bench/ in both, for a benchmark or an option BASE does not have). Every number the script writes to its JSON is
 compared: the median over rounds for each side, and the change. Rows of a list are named by their
 string fields (``upstream``, ``path`` …) so the same row is compared with the same row.
 """
@@ -75,6 +76,11 @@ def main() -> int:
     parser.add_argument("base", help="the earlier commit (any git revision)")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each side, alternating")
     parser.add_argument("--json", type=Path, help="also write the comparison here")
+    parser.add_argument(
+        "--head-bench",
+        action="store_true",
+        help="run this checkout's bench/ in both trees (a benchmark or option newer than BASE; only the code differs)",
+    )
     parser.epilog = "-- SCRIPT [ARGS]: a script in bench/ and its arguments, after a lone --"
     # Split at the first "--" by hand: a REMAINDER positional after BASE would also swallow
     # this script's own options written after BASE (``BASE --rounds 3 -- ...``).
@@ -100,6 +106,9 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="memwarden-versus-"))
     base_tree = tmp / "base"
     subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base_tree), base_rev], cwd=REPO, check=True)
+    if opts.head_bench:
+        shutil.rmtree(base_tree / "bench")
+        shutil.copytree(REPO / "bench", base_tree / "bench", ignore=shutil.ignore_patterns("results", "__pycache__"))
     results: dict[str, list[dict[str, float]]] = {"base": [], "head": []}
     try:
         for round_ in range(opts.rounds):

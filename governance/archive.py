@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from memwarden.backends.base import BackendError, BackendRejected
+from memwarden.backends.types import Item, MemoryQuery
 from memwarden.db.common import Connection, Row
 from memwarden.db.memories import Change, move
 from memwarden.db.memory_reads import active_siblings, memory_row
@@ -18,12 +19,12 @@ CURATABLE = ("world", "experience")  # Hindsight curates only these fact types
 UNIT_PAGE = 1000
 
 
-async def _document_units(state: AppState, bank: str, document_id: str, which: str) -> list[dict[str, Any]]:
-    """The backend's curatable facts of one document, ``valid`` or ``invalidated`` ones (Hindsight
-    lists one state at a time)."""
-    page = await state.memory.list_memories(bank, {"document_id": document_id, "state": which, "limit": UNIT_PAGE})
-    items = page.get("items") if isinstance(page, dict) else None
-    return [u for u in items or [] if isinstance(u, dict) and u.get("fact_type", "world") in CURATABLE]
+async def _document_units(state: AppState, bank: str, document_id: str, which: str) -> list[str]:
+    """The ids of the backend's curatable facts of one document, ``valid`` or ``invalidated`` ones
+    (Hindsight lists one state at a time)."""
+    query = MemoryQuery(document_id=document_id, state=which, limit=UNIT_PAGE)
+    page = await state.memory.list_memories(bank, query)
+    return [u.id for u in page.items if (u.kind or "world") in CURATABLE]
 
 
 class StateChangeFailed(Exception):
@@ -39,23 +40,20 @@ class StateChangeFailed(Exception):
         return f"the backend did not {what} it ({self.cause}); {ledger}{left or ', nothing left half-done'}"
 
 
-async def _set_state(state: AppState, bank: str, units: list[dict[str, Any]], to: str, reason: str) -> list[str]:
+async def _set_state(state: AppState, bank: str, units: list[str], to: str, reason: str) -> list[str]:
     """Move ``units`` to ``to``; on a failure, move the ones already done back and raise
     :class:`StateChangeFailed` naming any that stayed."""
     done: list[str] = []
     back = "valid" if to == "invalidated" else "invalidated"
     try:
-        for unit in units:
-            changes: dict[str, Any] = {"state": to}
-            if to == "invalidated":
-                changes["reason"] = reason
-            await state.memory.update_memory(bank, str(unit["id"]), changes)
-            done.append(str(unit["id"]))
+        for unit_id in units:
+            await state.memory.set_memory_state(bank, unit_id, to, reason=reason if to == "invalidated" else None)
+            done.append(unit_id)
     except BackendError as exc:
         stuck = []
         for unit_id in done:
             try:
-                await state.memory.update_memory(bank, unit_id, {"state": back})
+                await state.memory.set_memory_state(bank, unit_id, back)
             except BackendError:
                 stuck.append(unit_id)
         raise StateChangeFailed(exc, stuck) from exc
@@ -128,7 +126,7 @@ async def restore(
         else:  # the facts are gone: retain the memory again, as memwarden forwarded it
             item = json.loads(row["item"] or "{}") or {"content": row["content"], "tags": json.loads(row["tags"])}
             item.setdefault("document_id", document_id)
-            await state.memory.retain(bank, {"items": [item], "async": False})
+            await state.memory.retain(bank, [Item.from_json(item)])
             backend = {"recreated": True}
     except StateChangeFailed as exc:
         raise Refused(502, exc.detail("restore", "the memory stays archived")) from exc

@@ -11,7 +11,8 @@ from typing import Any
 
 import structlog
 
-from memwarden.backends.base import JSON, BackendError
+from memwarden.backends.base import BackendError
+from memwarden.backends.types import BankConfig
 from memwarden.db.audit import AuditEvent
 from memwarden.db.banks import mark_seeded, seeded_at
 from memwarden.db.common import Connection
@@ -22,6 +23,7 @@ from memwarden.governance.config_guard import (
     RollbackPlan,
     RollbackResult,
     apply_rollback,
+    counts_of,
     plan_rollback,
     set_outcome,
     settle,
@@ -30,12 +32,10 @@ from memwarden.governance.config_guard import (
 )
 from memwarden.governance.state import AppState
 from memwarden.policies.bank_config import (
-    WATCHABLE,
     ConfigInputError,
     MissionsMode,
     drops,
     plan_update,
-    watched_counts,
 )
 
 log = structlog.get_logger("memwarden.config")
@@ -81,7 +81,7 @@ async def verify(state: AppState, snap: Snapshot, request_id: str | None) -> dic
     """Settle, re-read, compare; audit the verdict; the watched counts that dropped (empty: fine)."""
     cfg = state.settings.config_guard
     stats, is_settled, waited = await settle(state.memory, snap.bank, cfg)
-    counts = watched_counts(stats, WATCHABLE)
+    counts = counts_of(stats)
     watched_before = {k: snap.counts.get(k, 0) for k in cfg.watched}
     dropped = drops(watched_before, counts, cfg.tolerance)
 
@@ -165,7 +165,7 @@ class Changed:
     snapshot: Snapshot
     sent: dict[str, Any] | None
     overridden: list[str]
-    answer: JSON
+    answer: BankConfig
     repair: Repair
 
 
@@ -209,7 +209,7 @@ async def change_config(
             answer = (
                 await state.memory.patch_config(bank, sent)
                 if sent is not None
-                else await state.memory.delete_config(bank)
+                else await state.memory.reset_config(bank)
             )
         except BackendError as exc:
             await audit_patch(state, snap, sent, overridden, request_id, failed=str(exc))

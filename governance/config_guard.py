@@ -24,14 +24,15 @@ import asyncio
 import hashlib
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 
 from memwarden.backends.base import BackendError, BackendRejected, MemoryBackend
+from memwarden.backends.types import BankConfig, BankStats, Item, MemoryQuery, Page
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import Connection, now
 from memwarden.db.database import Database
@@ -43,13 +44,12 @@ from memwarden.policies.bank_config import (
     Templates,
     drops,
     restore_updates,
-    settled,
-    watched_counts,
 )
 from memwarden.settings import ConfigGuardSettings
 
 log = structlog.get_logger("memwarden.config")
 RESTORE_BATCH = 50
+T = TypeVar("T")
 
 
 def templates_of(settings: ConfigGuardSettings) -> Templates:
@@ -64,65 +64,69 @@ def _text_hash(text: Any) -> str | None:
     return hashlib.sha256(text.encode()).hexdigest() if isinstance(text, str) else None
 
 
-async def _stats(memory: MemoryBackend, bank: str) -> dict[str, Any]:
+async def _stats(memory: MemoryBackend, bank: str) -> BankStats:
     try:
         return await memory.stats(bank, refresh=True)
     except BackendRejected as exc:
         if exc.status == 404:  # a bank that does not exist yet holds nothing
-            return {"bank_id": bank, "nodes_by_fact_type": {}, "total_documents": 0}
+            return BankStats(counts={}, raw={"bank_id": bank, "nodes_by_fact_type": {}, "total_documents": 0})
         raise
 
 
-async def settle(memory: MemoryBackend, bank: str, cfg: ConfigGuardSettings) -> tuple[dict[str, Any], bool, float]:
+def counts_of(stats: BankStats) -> dict[str, int]:
+    """The counts a snapshot keeps and a verification compares."""
+    return {name: int(stats.counts.get(name, 0)) for name in WATCHABLE}
+
+
+async def settle(memory: MemoryBackend, bank: str, cfg: ConfigGuardSettings) -> tuple[BankStats, bool, float]:
     """Fresh stats once the bank has settled (or when ``settle_timeout`` ran out): stats, whether
     it settled, seconds waited."""
     started = time.monotonic()
     while True:
         stats = await _stats(memory, bank)
         waited = time.monotonic() - started
-        if settled(stats):
+        if stats.pending == 0:
             return stats, True, waited
         if waited + cfg.settle_interval > cfg.settle_timeout:
             return stats, False, waited
         await asyncio.sleep(cfg.settle_interval)
 
 
-async def _pages(call: Any, bank: str, page: int) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+async def _pages(read: Callable[[int, int], Awaitable[Page[T]]], page: int) -> list[T]:
+    """Every item of a listing, ``page`` at a time (none when the bank does not exist)."""
+    out: list[T] = []
     offset = 0
     while True:
         try:
-            body = await call(bank, {"limit": page, "offset": offset})
+            got = await read(page, offset)
         except BackendRejected as exc:
             if exc.status == 404:
                 return out
             raise
-        items = body.get("items") or []
-        out.extend(i for i in items if isinstance(i, dict))
-        offset += len(items)
-        total = body.get("total")
-        if not items or len(items) < page or (isinstance(total, int) and offset >= total):
+        out.extend(got.items)
+        offset += len(got.items)
+        if not got.items or len(got.items) < page or (got.total is not None and offset >= got.total):
             return out
 
 
 async def inventory(memory: MemoryBackend, bank: str, page: int) -> dict[str, list[dict[str, Any]]]:
-    """Every memory and document of the bank: ids, fact types, document ids, tags, content hashes."""
-    units = await _pages(memory.list_memories, bank, page)
-    docs = await _pages(memory.list_documents, bank, page)
+    """Every memory and document of the bank: ids, kinds, document ids, tags, content hashes."""
+    units = await _pages(
+        lambda limit, offset: memory.list_memories(bank, MemoryQuery(limit=limit, offset=offset)), page
+    )
+    docs = await _pages(lambda limit, offset: memory.list_documents(bank, limit=limit, offset=offset), page)
     return {
         "memories": [
             {
-                "id": u.get("id"),
-                "fact_type": u.get("fact_type"),
-                "document_id": u.get("document_id"),
-                "tags": u.get("tags") or [],
-                "content_hash": _text_hash(u.get("text")),
+                "id": u.id,
+                "fact_type": u.kind,
+                "document_id": u.document_id,
+                "tags": list(u.tags),
+                "content_hash": _text_hash(u.text),
             }
             for u in units
         ],
-        "documents": [
-            {"id": d.get("id"), "tags": d.get("tags") or [], "content_hash": d.get("content_hash")} for d in docs
-        ],
+        "documents": [{"id": d.id, "tags": list(d.tags), "content_hash": d.content_hash} for d in docs],
     }
 
 
@@ -146,17 +150,17 @@ async def take_snapshot(
     except BackendRejected as exc:
         if exc.status != 404:
             raise
-        config = {"bank_id": bank, "config": {}, "overrides": {}}
+        config = BankConfig(values={}, overrides={})
     snap = Snapshot(
         id=uuid.uuid4().hex[:16],
         bank=bank,
         created_at=now(),
         reason=reason,
         settled=is_settled,
-        config=config.get("config") or {},
-        overrides=config.get("overrides") or {},
-        stats=stats,
-        counts=watched_counts(stats, WATCHABLE),
+        config=dict(config.values),
+        overrides=dict(config.overrides),
+        stats=dict(stats.raw),
+        counts=counts_of(stats),
         inventory=await inventory(memory, bank, cfg.inventory_page),
         request_id=request_id,
     )
@@ -263,7 +267,7 @@ async def plan_rollback(
     except BackendRejected as exc:
         if exc.status != 404:
             raise
-        current = {}
+        current = BankConfig(values={}, overrides={})
     now_inventory = await inventory(memory, bank, cfg.inventory_page)
     stats = await _stats(memory, bank)
     present_units = {u["id"] for u in now_inventory["memories"]}
@@ -285,12 +289,12 @@ async def plan_rollback(
     unrestorable += [f"memory:{u['id']}" for u in lost_units if not u.get("document_id")]
     return RollbackPlan(
         snapshot_id=snapshot.id,
-        restore_overrides=restore_updates(snapshot.overrides, current.get("overrides") or {}),
+        restore_overrides=restore_updates(snapshot.overrides, current.overrides),
         missing_memories=[u["id"] for u in lost_units],
         missing_documents=lost_docs,
         restorable=rows,
         unrestorable=unrestorable,
-        current_counts=watched_counts(stats, WATCHABLE),
+        current_counts=counts_of(stats),
     )
 
 
@@ -322,7 +326,7 @@ async def apply_rollback(
         for i in range(0, len(documents), RESTORE_BATCH):
             batch = documents[i : i + RESTORE_BATCH]
             rows = [r for d in batch for r in plan.restorable[d]]
-            await memory.retain(bank, {"items": [r["item"] for r in rows], "async": False})
+            await memory.retain(bank, [Item.from_json(r["item"]) for r in rows])
             result.documents_restored.extend(batch)
             result.memories_restored += len(rows)
             await ledger.write(
@@ -331,7 +335,7 @@ async def apply_rollback(
                 )
             )
         stats, _, _ = await settle(memory, bank, cfg)
-        result.verified_counts = watched_counts(stats, WATCHABLE)
+        result.verified_counts = counts_of(stats)
         watched = {k: snapshot.counts.get(k, 0) for k in cfg.watched}
         result.still_dropped = drops(watched, result.verified_counts, cfg.tolerance)
     except BackendError as exc:

@@ -82,13 +82,12 @@ async def _backend_documents(state: AppState, bank: str) -> set[str] | None:
     offset = 0
     try:
         while offset < MAX_DOCUMENTS:
-            page = await state.memory.list_documents(bank, {"limit": DOCUMENT_PAGE, "offset": offset})
-            items = page.get("items") if isinstance(page, dict) else None
-            if not items:
+            page = await state.memory.list_documents(bank, limit=DOCUMENT_PAGE, offset=offset)
+            if not page.items:
                 break
-            ids.update(str(d.get("id")) for d in items if isinstance(d, dict))
-            offset += len(items)
-            if len(items) < DOCUMENT_PAGE:
+            ids.update(d.id for d in page.items)
+            offset += len(page.items)
+            if len(page.items) < DOCUMENT_PAGE:
                 break
     except BackendError:
         return None

@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from memwarden.backends.base import BackendError, BackendRejected
+from memwarden.backends.types import Item
 from memwarden.db.common import Connection, Row
 from memwarden.db.memories import Change, move
 from memwarden.db.memory_reads import row_by_id
@@ -47,7 +48,7 @@ async def approve(state: AppState, bank: str, memory_id: str, *, request_id: str
     row = await _held_for_review(state, bank, memory_id)
     item = json.loads(row["item"])
     try:
-        await state.memory.retain(bank, {"items": [item], "async": False})
+        await state.memory.retain(bank, [Item.from_json(item)])
     except BackendError as exc:
         raise Refused(502, f"the backend did not take the approved item: {exc}") from exc
     old = await _held(state, bank, row["conflict_with"]) if row["conflict_with"] else None

@@ -1,5 +1,8 @@
 """The self-hosted store as a :class:`~memwarden.backends.base.MemoryBackend`, called directly.
 
+The store speaks Hindsight's shapes, so the neutral values are read and written with
+``backends/hindsight_json.py``, as the Hindsight backend does.
+
 Governance's calls (the config guard's snapshots and rollbacks, review, archive and restore,
 reports) reach :class:`LocalStore`'s methods without HTTP; a refusal is the
 :class:`~memwarden.backends.base.BackendRejected` the store's Hindsight app would answer (same
@@ -12,31 +15,37 @@ memwarden does not govern, and the contract tests.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from pydantic import TypeAdapter
-
+from memwarden.backends import hindsight_json as hj
 from memwarden.backends.base import (
     CONFIG_GUARD,
     DOCUMENTS,
-    JSON,
     OPERATIONS,
     TAG_GROUPS,
     BackendHealth,
     BackendRejected,
     BackendUnavailable,
 )
-from memwarden.policies.pipeline import extract_text
+from memwarden.backends.types import (
+    BankConfig,
+    BankStats,
+    Document,
+    Item,
+    Memory,
+    MemoryQuery,
+    Page,
+    Recalled,
+    RecallQuery,
+    Receipt,
+)
 from memwarden.store.errors import StoreError, storage_failure
 from memwarden.store.local import LocalStore
-from memwarden.store.shapes import API_VERSION, FEATURES
+from memwarden.store.shapes import API_VERSION
 from memwarden.store.writes import RetainItem
 
 T = TypeVar("T")
-# ``async`` read as Hindsight's request model reads it (lax: "false", "0", "no" are False), which the
-# front has checked already.
-_ASYNC = TypeAdapter(bool)
 
 
 async def _called(work: Awaitable[T]) -> T:
@@ -58,19 +67,6 @@ def _rejected(exc: StoreError) -> BackendRejected | BackendUnavailable:
     return BackendRejected(exc.status, {"detail": exc.detail})
 
 
-def _listing(params: Mapping[str, Any], *keys: str) -> dict[str, Any]:
-    """A listing's parameters as the store's app passes them: paging with Hindsight's defaults,
-    the tag filter, and ``keys`` (absent: None)."""
-    tags = params.get("tags") or []
-    return {
-        **{key: params.get(key) for key in keys},
-        "limit": int(params.get("limit", 100)),
-        "offset": int(params.get("offset", 0)),
-        "tags": [tags] if isinstance(tags, str) else list(tags),
-        "tags_match": params.get("tags_match"),
-    }
-
-
 class LocalBackend:
     """The self-hosted store behind the backend protocol. No raw pass-through: the routes
     memwarden does not govern go to the store's Hindsight app."""
@@ -90,54 +86,60 @@ class LocalBackend:
         latency = (time.perf_counter() - start) * 1000
         return BackendHealth(kind=self.kind, healthy=True, detail="healthy", latency_ms=latency, version=API_VERSION)
 
-    async def version(self) -> JSON:
-        return {"api_version": API_VERSION, "features": dict(FEATURES)}
-
-    async def retain(self, bank_id: str, request: JSON) -> JSON:
-        items = [
+    async def retain(
+        self, bank_id: str, items: Sequence[Item], *, document_tags: Sequence[str] = (), wait: bool = True
+    ) -> Receipt:
+        stored = [
             RetainItem(
-                content=extract_text(item["content"])[0],
-                document_id=item.get("document_id"),
-                tags=list(item.get("tags") or []),
-                context=item.get("context"),
-                metadata=dict(item["metadata"]) if item.get("metadata") else None,
-                timestamp=item.get("timestamp"),
+                content=item.content,
+                document_id=item.document_id,
+                tags=list(item.tags),
+                context=item.context,
+                metadata=dict(item.metadata) if item.metadata else None,
+                timestamp=item.timestamp,
             )
-            for item in request["items"]
+            for item in items
         ]
-        document_tags = list(request.get("document_tags") or [])
-        return await _called(
-            self.store.retain_request(
-                bank_id, items, document_tags, is_async=_ASYNC.validate_python(request.get("async", False))
-            )
-        )
+        answer = await _called(self.store.retain_request(bank_id, stored, list(document_tags), is_async=not wait))
+        return hj.receipt_from_json(answer)
 
-    async def recall(self, bank_id: str, request: JSON) -> JSON:
-        return await _called(self.store.recall(bank_id, request))
+    async def recall(self, bank_id: str, query: RecallQuery) -> Recalled:
+        return hj.recalled_from_json(await _called(self.store.recall(bank_id, hj.recall_json(query))))
 
-    async def list_memories(self, bank_id: str, params: Mapping[str, Any]) -> JSON:
-        return await _called(self.store.list_units(bank_id, _listing(params, "type", "q", "document_id", "state")))
+    async def list_memories(self, bank_id: str, query: MemoryQuery) -> Page[Memory]:
+        params = {
+            "type": None,
+            "q": None,
+            "document_id": query.document_id,
+            "state": query.state,
+            "limit": query.limit,
+            "offset": query.offset,
+            "tags": list(query.tags.tags),
+            "tags_match": query.tags.match,
+        }
+        return hj.page_from_json(await _called(self.store.list_units(bank_id, params)), hj.listed_memory)
 
-    async def list_documents(self, bank_id: str, params: Mapping[str, Any]) -> JSON:
-        return await _called(self.store.list_documents(bank_id, _listing(params, "q")))
+    async def list_documents(self, bank_id: str, *, limit: int, offset: int) -> Page[Document]:
+        params: dict[str, Any] = {"q": None, "limit": limit, "offset": offset, "tags": [], "tags_match": None}
+        return hj.page_from_json(await _called(self.store.list_documents(bank_id, params)), hj.document_from_json)
 
-    async def get_memory(self, bank_id: str, memory_id: str) -> JSON:
-        return await _called(self.store.get_unit(bank_id, memory_id))
+    async def set_memory_state(self, bank_id: str, memory_id: str, state: str, *, reason: str | None = None) -> None:
+        changes: dict[str, Any] = {"state": state}
+        if reason is not None:
+            changes["reason"] = reason
+        await _called(self.store.update_unit(bank_id, memory_id, changes))
 
-    async def update_memory(self, bank_id: str, memory_id: str, changes: JSON) -> JSON:
-        return await _called(self.store.update_unit(bank_id, memory_id, changes))
+    async def delete_document(self, bank_id: str, document_id: str) -> None:
+        await _called(self.store.delete_document(bank_id, document_id))
 
-    async def delete_document(self, bank_id: str, document_id: str) -> JSON:
-        return await _called(self.store.delete_document(bank_id, document_id))
+    async def get_config(self, bank_id: str) -> BankConfig:
+        return hj.config_from_json(await _called(self.store.get_config(bank_id)))
 
-    async def get_config(self, bank_id: str) -> JSON:
-        return await _called(self.store.get_config(bank_id))
+    async def patch_config(self, bank_id: str, updates: Mapping[str, Any]) -> BankConfig:
+        return hj.config_from_json(await _called(self.store.patch_config(bank_id, updates)))
 
-    async def patch_config(self, bank_id: str, updates: JSON) -> JSON:
-        return await _called(self.store.patch_config(bank_id, updates))
+    async def reset_config(self, bank_id: str) -> BankConfig:
+        return hj.config_from_json(await _called(self.store.reset_config(bank_id)))
 
-    async def delete_config(self, bank_id: str) -> JSON:
-        return await _called(self.store.reset_config(bank_id))
-
-    async def stats(self, bank_id: str, *, refresh: bool = False) -> JSON:
-        return await _called(self.store.stats(bank_id))  # never cached here: always fresh
+    async def stats(self, bank_id: str, *, refresh: bool = False) -> BankStats:
+        return hj.stats_from_json(await _called(self.store.stats(bank_id)))  # never cached here: always fresh

@@ -12,6 +12,7 @@ import pytest
 from memwarden.backends.base import BackendRejected, BackendTimeout, BackendUnavailable, MemoryBackend
 from memwarden.backends.hindsight import HindsightBackend, bank_path
 from memwarden.backends.transport import is_timeout
+from memwarden.backends.types import Item, MemoryQuery, RecallQuery, TagFilter
 from testing.loopback import free_port
 
 pytestmark = pytest.mark.anyio
@@ -33,15 +34,35 @@ def test_bank_ids_are_quoted_like_hindsight_client() -> None:
 @pytest.mark.parametrize(
     ("call", "method", "path", "body"),
     [
-        (lambda b: b.retain("b1", {"items": []}), "POST", "/v1/default/banks/b1/memories", {"items": []}),
-        (lambda b: b.recall("b1", {"query": "q"}), "POST", "/v1/default/banks/b1/memories/recall", {"query": "q"}),
-        (lambda b: b.list_memories("b1", {"limit": 5}), "GET", "/v1/default/banks/b1/memories/list?limit=5", None),
-        (lambda b: b.get_memory("b1", "m/1"), "GET", "/v1/default/banks/b1/memories/m%2F1", None),
         (
-            lambda b: b.update_memory("b1", "m1", {"state": "invalidated"}),
+            lambda b: b.retain("b1", [Item("x", document_id="d1", tags=("t",))], wait=False),
+            "POST",
+            "/v1/default/banks/b1/memories",
+            {"items": [{"content": "x", "document_id": "d1", "tags": ["t"]}], "async": True},
+        ),
+        (
+            lambda b: b.recall("b1", RecallQuery("q", tags=TagFilter(("a",), "all"))),
+            "POST",
+            "/v1/default/banks/b1/memories/recall",
+            {"query": "q", "tags": ["a"], "tags_match": "all"},
+        ),
+        (
+            lambda b: b.list_memories("b1", MemoryQuery(document_id="d 1", state="invalidated", limit=5)),
+            "GET",
+            "/v1/default/banks/b1/memories/list?limit=5&offset=0&document_id=d+1&state=invalidated",
+            None,
+        ),
+        (
+            lambda b: b.list_documents("b1", limit=7, offset=14),
+            "GET",
+            "/v1/default/banks/b1/documents?limit=7&offset=14",
+            None,
+        ),
+        (
+            lambda b: b.set_memory_state("b1", "m/1", "invalidated", reason="archived"),
             "PATCH",
-            "/v1/default/banks/b1/memories/m1",
-            {"state": "invalidated"},
+            "/v1/default/banks/b1/memories/m%2F1",
+            {"state": "invalidated", "reason": "archived"},
         ),
         (lambda b: b.delete_document("b1", "d/1"), "DELETE", "/v1/default/banks/b1/documents/d/1", None),
         (lambda b: b.get_config("b1"), "GET", "/v1/default/banks/b1/config", None),
@@ -51,8 +72,8 @@ def test_bank_ids_are_quoted_like_hindsight_client() -> None:
             "/v1/default/banks/b1/config",
             {"updates": {"retain_mission": "x"}},
         ),
+        (lambda b: b.reset_config("b1"), "DELETE", "/v1/default/banks/b1/config", None),
         (lambda b: b.stats("b1", refresh=True), "GET", "/v1/default/banks/b1/stats?refresh=true", None),
-        (lambda b: b.version(), "GET", "/version", None),
     ],
 )
 async def test_each_call_hits_its_route(call: Any, method: str, path: str, body: Any) -> None:
@@ -60,15 +81,61 @@ async def test_each_call_hits_its_route(call: Any, method: str, path: str, body:
 
     def handler(request: httpx.Request) -> httpx.Response:
         seen.append(request)
-        return httpx.Response(200, json={"ok": True})
+        return httpx.Response(200, json={})
 
-    assert await call(backend_with(handler, api_key="k")) == {"ok": True}
+    await call(backend_with(handler, api_key="k"))
     request = seen[0]
     assert request.method == method
     assert request.url.raw_path.decode() == path
     assert request.headers["authorization"] == "Bearer k"
     if body is not None:
         assert json.loads(request.content) == body
+
+
+async def test_answers_are_read_into_neutral_values() -> None:
+    answers = {
+        "/v1/default/banks/b/memories/recall": {
+            "results": [
+                {
+                    "id": "m1",
+                    "text": "Postgres 16",
+                    "type": "world",
+                    "document_id": "d1",
+                    "tags": ["topic:infra"],
+                    "scores": {"final": 0.5},
+                },
+            ],
+            "trace": {"engine": "x"},
+            "entities": None,
+        },
+        "/v1/default/banks/b/memories/list": {
+            "items": [{"id": "m1", "text": "t", "fact_type": "experience", "state": "valid"}],
+            "total": 3,
+        },
+        "/v1/default/banks/b/config": {"bank_id": "b", "config": {"a": 1, "b": 2}, "overrides": {"b": 2}},
+        "/v1/default/banks/b/stats": {
+            "nodes_by_fact_type": {"world": 4, "observation": 1},
+            "total_documents": 2,
+            "pending_operations": 1,
+        },
+        "/v1/default/banks/b/memories": {"success": True, "bank_id": "b", "items_count": 2, "operation_id": "op1"},
+    }
+    backend = backend_with(lambda r: httpx.Response(200, json=answers[r.url.path]))
+
+    recalled = await backend.recall("b", RecallQuery("q"))
+    hit = recalled.memories[0]
+    assert (hit.id, hit.kind, hit.document_id, hit.tags) == ("m1", "world", "d1", ("topic:infra",))
+    assert hit.extra["scores"] == {"final": 0.5}
+    assert recalled.trace == {"engine": "x"}
+    page = await backend.list_memories("b", MemoryQuery())
+    assert (page.total, page.items[0].kind, page.items[0].state) == (3, "experience", "valid")
+    config = await backend.get_config("b")
+    assert (dict(config.values), dict(config.overrides)) == ({"a": 1, "b": 2}, {"b": 2})
+    stats = await backend.stats("b")
+    assert dict(stats.counts) == {"world": 4, "experience": 0, "observation": 1, "documents": 2}
+    assert stats.pending == 1
+    receipt = await backend.retain("b", [Item("x")], wait=False)
+    assert (receipt.items, receipt.operation_id) == (2, "op1")
 
 
 async def test_4xx_is_rejected_with_the_backends_body() -> None:
@@ -83,7 +150,7 @@ async def test_4xx_is_rejected_with_the_backends_body() -> None:
 async def test_5xx_and_429_are_unavailable_with_retry_after(status: int) -> None:
     backend = backend_with(lambda r: httpx.Response(status, headers={"retry-after": "3"}, json={"detail": "busy"}))
     with pytest.raises(BackendUnavailable) as info:
-        await backend.recall("b", {"query": "q"})
+        await backend.recall("b", RecallQuery("q"))
     assert info.value.status == status
     assert info.value.retry_after == 3.0
 

@@ -11,6 +11,7 @@ import pytest
 from memwarden.backends.base import BackendRejected, BackendUnavailable, MemoryBackend
 from memwarden.backends.hindsight import HindsightBackend
 from memwarden.backends.retrying import RetryingBackend
+from memwarden.backends.types import Item, MemoryQuery, RecallQuery
 
 pytestmark = pytest.mark.anyio
 
@@ -37,7 +38,8 @@ def test_is_a_memory_backend() -> None:
 @pytest.mark.parametrize("first", [0, 429, 503])
 async def test_reads_are_retried_until_they_succeed(first: int) -> None:
     backend, calls = flaky([first, first, 200])
-    assert await backend.recall("b", {"query": "q"}) == {"ok": True}
+    recalled = await backend.recall("b", RecallQuery("q"))
+    assert recalled.extra == {"ok": True}  # the answer of the attempt that succeeded
     assert len(calls) == 3
 
 
@@ -59,9 +61,10 @@ async def test_retry_after_is_honoured() -> None:
 @pytest.mark.parametrize(
     "write",
     [
-        lambda b: b.retain("b", {"items": []}),
+        lambda b: b.retain("b", [Item("x")]),
         lambda b: b.patch_config("b", {"retain_mission": "x"}),
-        lambda b: b.update_memory("b", "m", {"state": "invalidated"}),
+        lambda b: b.reset_config("b"),
+        lambda b: b.set_memory_state("b", "m", "invalidated"),
         lambda b: b.delete_document("b", "d"),
     ],
 )
@@ -75,5 +78,5 @@ async def test_writes_are_never_retried(write: Any) -> None:
 async def test_a_4xx_is_final() -> None:
     backend, calls = flaky([404])
     with pytest.raises(BackendRejected):
-        await backend.get_memory("b", "m")
+        await backend.list_memories("b", MemoryQuery(document_id="d"))
     assert len(calls) == 1

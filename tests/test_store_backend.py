@@ -8,6 +8,7 @@ import json
 import sqlite3
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from memwarden.backends.base import (
     MemoryBackend,
 )
 from memwarden.backends.hindsight import HindsightBackend
+from memwarden.backends.types import Item, MemoryQuery, RecallQuery, TagFilter
 from memwarden.db.database import Database
 from memwarden.fronts.hindsight.store_app import create_local_app
 from memwarden.store.backend import LocalBackend
@@ -28,14 +30,9 @@ from memwarden.store.local import LocalStore
 pytestmark = pytest.mark.anyio
 
 ITEMS = [
-    {"content": "Alice prefers dark roast coffee.", "tags": ["user:alice"], "document_id": "d1"},
-    {"content": "Bob moved the deploy to Friday.", "tags": ["user:bob", "team:ops"], "document_id": "d2"},
-    {
-        "content": "服务 svc-1 的内网端口统一设为 9000",
-        "tags": ["team:ops"],
-        "timestamp": "2026-11-30T10:00:00Z",
-        "document_id": "d3",
-    },
+    Item("Alice prefers dark roast coffee.", tags=("user:alice",), document_id="d1"),
+    Item("Bob moved the deploy to Friday.", tags=("user:bob", "team:ops"), document_id="d2"),
+    Item("服务 svc-1 的内网端口统一设为 9000", tags=("team:ops",), timestamp="2026-11-30T10:00:00Z", document_id="d3"),
 ]
 VOLATILE = {
     "id",
@@ -46,6 +43,7 @@ VOLATILE = {
     "occurred_start",
     "occurred_end",
     "document_id",
+    "raw",  # stats as each way in reads them (the same numbers; a cached flag may differ)
 }
 
 
@@ -83,58 +81,70 @@ async def test_both_ways_in_give_the_same_answers(pair: tuple[MemoryBackend, Mem
     answers = []
     for backend in pair:
         bank = f"b-{uuid.uuid4().hex[:6]}"
-        retained = await backend.retain(bank, {"items": ITEMS, "async": False})
-        listed = await backend.list_memories(bank, {"limit": 10})
-        ops_only = await backend.list_memories(bank, {"tags": ["team:ops"], "tags_match": "all_strict"})
-        documents = await backend.list_documents(bank, {"limit": 10})
-        one = listed["items"][0]
-        got = await backend.get_memory(bank, one["id"])
-        await backend.update_memory(bank, one["id"], {"state": "invalidated", "reason": "test"})
-        after = await backend.list_memories(bank, {"state": "invalidated"})
+        retained = await backend.retain(bank, ITEMS)
+        listed = await backend.list_memories(bank, MemoryQuery(limit=10))
+        ops_only = await backend.list_memories(bank, MemoryQuery(tags=TagFilter(("team:ops",), "all_strict")))
+        documents = await backend.list_documents(bank, limit=10, offset=0)
+        recalled = await backend.recall(bank, RecallQuery("coffee roast", tags=TagFilter(("user:alice",), "any")))
+        one = listed.items[0]
+        await backend.set_memory_state(bank, one.id, "invalidated", reason="test")
+        after = await backend.list_memories(bank, MemoryQuery(state="invalidated"))
         await backend.patch_config(bank, {"retain_mission": "Keep decisions."})
         config = await backend.get_config(bank)
-        await backend.delete_config(bank)
+        await backend.reset_config(bank)
         reset = await backend.get_config(bank)
-        deleted = await backend.delete_document(bank, "d1")
+        await backend.delete_document(bank, "d1")
         stats = await backend.stats(bank, refresh=True)
-        answers.append(stable([retained, listed, ops_only, documents, got, after, config, reset, deleted, stats]))
+        answers.append(
+            stable([asdict(v) for v in (retained, listed, ops_only, documents, recalled, after, config, reset, stats)])
+        )
     assert answers[0] == answers[1]
-    assert len(answers[1][2]["items"]) == 2  # the tag filter selected the ops memories
-    assert answers[1][6]["overrides"] == {"retain_mission": "Keep decisions."}
+    retained, listed, ops_only, documents, recalled, after, config, reset, stats = answers[1]
+    assert (retained["items"], retained["operation_id"]) == (3, None)
+    assert len(ops_only["items"]) == 2  # the tag filter selected the ops memories
+    assert [m["text"] for m in recalled["memories"]] == ["Alice prefers dark roast coffee."]
+    assert len(after["items"]) == 1
+    assert len(listed["items"]) == len(documents["items"]) == 3
+    assert config["overrides"] == {"retain_mission": "Keep decisions."}
+    assert reset["overrides"] == {}
+    assert stats["counts"]["documents"] == 2  # d1 deleted
 
 
 async def test_both_ways_in_refuse_alike(pair: tuple[MemoryBackend, MemoryBackend]) -> None:
     refusals = []
     missing = str(uuid.uuid4())
     for backend in pair:
-        await backend.retain("known", {"items": ITEMS[:1], "async": False})
+        await backend.retain("known", ITEMS[:1])
         refusals.append(
             [
-                await refusal(lambda b=backend, m=missing: b.get_memory("known", m)),
+                await refusal(lambda b=backend, m=missing: b.set_memory_state("known", m, "invalidated")),
                 await refusal(lambda b=backend: b.get_config("nobody")),
                 await refusal(lambda b=backend: b.patch_config("known", {"bogus_field": 1})),
-                await refusal(lambda b=backend: b.get_memory("known", "not-a-uuid")),
+                await refusal(lambda b=backend: b.set_memory_state("known", "not-a-uuid", "valid")),
                 await refusal(lambda b=backend: b.delete_document("known", "no-such-document")),
+                await refusal(lambda b=backend: b.recall("nobody", RecallQuery("x"))),
             ]
         )
     assert refusals[0] == refusals[1]
-    assert [status for status, _ in refusals[1]] == [404, 404, 400, 400, 404]
+    assert [status for status, _ in refusals[1]] == [404, 404, 400, 400, 404, 404]
 
 
-async def test_an_async_retain_is_queued_as_an_operation(pair: tuple[MemoryBackend, MemoryBackend]) -> None:
+async def test_a_retain_not_waited_for_is_queued_as_an_operation(pair: tuple[MemoryBackend, MemoryBackend]) -> None:
     _, direct = pair
-    answer = await direct.retain("queued", {"items": ITEMS, "async": True})
-    assert answer["async"] is True
-    assert answer["operation_id"]
+    receipt = await direct.retain("queued", ITEMS, wait=False)
+    assert receipt.operation_id
+    assert receipt.items == 3
 
 
-async def test_async_is_read_as_hindsights_model_reads_it(pair: tuple[MemoryBackend, MemoryBackend]) -> None:
-    """``"async": "false"`` is False for Hindsight's request model (lax booleans): written before the
-    answer, not queued."""
+async def test_content_blocks_keep_their_text(pair: tuple[MemoryBackend, MemoryBackend]) -> None:
+    """An item whose content is a list of blocks is stored as its text, the blocks kept beside it."""
     _, direct = pair
-    answer = await direct.retain("flags", {"items": ITEMS[:1], "async": "false"})
-    assert (answer["async"], answer["operation_id"]) == (False, None)
-    assert (await direct.list_memories("flags", {}))["total"] == 1
+    item = Item.from_json({"content": [{"type": "text", "text": "Port 9000 for svc-1."}], "document_id": "b1"})
+    assert item.extra["content"] == [{"type": "text", "text": "Port 9000 for svc-1."}]
+    assert item.to_json()["content"] == [{"type": "text", "text": "Port 9000 for svc-1."}]
+    await direct.retain("blocks", [item])
+    page = await direct.list_memories("blocks", MemoryQuery())
+    assert [m.text for m in page.items] == ["Port 9000 for svc-1."]
 
 
 @pytest.mark.parametrize(

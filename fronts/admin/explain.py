@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendError
+from memwarden.backends.hindsight_json import recall_query_from_json
 from memwarden.db.memory_reads import withheld_documents
 from memwarden.fronts.asgi import read_json, send_json
 from memwarden.fronts.errors import backend_failed
@@ -99,20 +100,18 @@ async def _explain_local(store: LocalStore, bank: str, body: dict[str, Any]) -> 
 
 
 async def _explain_backend(state: AppState, bank: str, body: dict[str, Any]) -> dict[str, Any]:
-    answer = await state.memory.recall(bank, {**body, "trace": True})
-    results = answer.get("results") if isinstance(answer, dict) else None
+    recalled = await state.memory.recall(bank, recall_query_from_json({**body, "trace": True}))
     candidates = []
-    for n, r in enumerate(results if isinstance(results, list) else [], 1):
-        if not isinstance(r, dict):
-            continue
-        scores: dict[str, Any] = r["scores"] if isinstance(r.get("scores"), dict) else {}
+    for n, m in enumerate(recalled.memories, 1):
+        scores = m.extra.get("scores")
+        scores = scores if isinstance(scores, dict) else {}
         candidates.append(
             {
-                "id": r.get("id"),
-                "text": r.get("text"),
-                "document_id": r.get("document_id"),
-                "tags": r.get("tags"),
-                "type": r.get("type"),
+                "id": m.id,
+                "text": m.text,
+                "document_id": m.document_id,
+                "tags": list(m.tags),
+                "type": m.kind,
                 "semantic": {"rank": None, "score": scores.get("semantic")},
                 "keyword": {"rank": None, "score": scores.get("keyword")},
                 "fused": scores.get("final"),
@@ -122,12 +121,12 @@ async def _explain_backend(state: AppState, bank: str, body: dict[str, Any]) -> 
             }
         )
     return {
-        "backend": "hindsight",
+        "backend": state.memory.kind,
         "embedder": None,
         "query_vector_head": None,
-        "note": "Hindsight embeds the query itself and does not return the vector; the candidates are the"
-        " results it returned (its exclusions are in backend_trace), plus memwarden's own",
+        "note": f"{state.memory.kind} embeds the query itself and does not return the vector; the candidates are"
+        " the results it returned (its exclusions are in backend_trace), plus memwarden's own",
         "arms": None,
-        "backend_trace": answer.get("trace") if isinstance(answer, dict) else None,
+        "backend_trace": recalled.trace,
         "candidates": candidates,
     }

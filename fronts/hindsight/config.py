@@ -21,6 +21,7 @@ import structlog
 from starlette.types import Message, Receive, Scope, Send
 
 from memwarden.backends.base import BackendError
+from memwarden.backends.hindsight_json import config_json
 from memwarden.db.snapshots import Snapshot
 from memwarden.fronts.asgi import BodyError, ClientGone, note_backend_status, parse_json, read_body, replay, send_json
 from memwarden.fronts.errors import backend_failed, problem
@@ -153,17 +154,16 @@ async def guarded_change(
         return
     note_backend_status(scope, 200)
     snap, repair = changed.snapshot, changed.repair
+    answer = config_json(bank, changed.answer)
     headers = [(b"x-warden-snapshot", snap.id.encode())]
     if changed.overridden:
         headers.append((b"x-warden-overridden", ",".join(changed.overridden).encode()))
     if repair.outcome == "unverified":
         # The change is in; whether it cost memories is unknown. Say so, keep the snapshot.
-        await send_json(
-            send, 200, changed.answer, headers=[*headers, (b"x-warden-verify", b"failed: backend unavailable")]
-        )
+        await send_json(send, 200, answer, headers=[*headers, (b"x-warden-verify", b"failed: backend unavailable")])
         return
     if repair.outcome == "kept":
-        await send_json(send, 200, changed.answer, headers=headers)
+        await send_json(send, 200, answer, headers=headers)
         return
     await _answer_repair(send, snap, repair, headers)
 

@@ -30,6 +30,7 @@ import structlog
 from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import RAW_PASSTHROUGH, BackendRejected, BackendUnavailable
+from memwarden.backends.hindsight_json import recall_query_from_json, recalled_json
 from memwarden.db.memory_reads import withheld_documents
 from memwarden.fronts.asgi import (
     dumps,
@@ -92,13 +93,15 @@ async def _recall(
 ) -> tuple[int, list[tuple[bytes, bytes]], bytes, Any]:
     """The backend's answer to a recall: status, headers, the body as received and its JSON (None
     when it is not a 200 with a JSON body). ``raw`` is the client's body when ``body`` is it
-    unchanged. The self-hosted store is called directly, its request checked as its app checks it."""
+    unchanged. A backend without the raw pass-through (the self-hosted store) is called in neutral
+    types, the request checked as the store's app checks it."""
     if RAW_PASSTHROUGH not in state.memory.capabilities:
         from memwarden.fronts.hindsight.store_app import recall_request  # the store's stack: only when it serves
 
         json_type = [(b"content-type", b"application/json")]
         try:
-            return 200, json_type, b"", await state.memory.recall(bank, recall_request(body))
+            recalled = await state.memory.recall(bank, recall_query_from_json(recall_request(body)))
+            return 200, json_type, b"", recalled_json(recalled)
         except StoreError as exc:
             return exc.status, json_type, dumps({"detail": exc.detail}), None
         except BackendRejected as exc:

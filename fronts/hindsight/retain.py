@@ -22,6 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import RAW_PASSTHROUGH, BackendRejected, BackendUnavailable
+from memwarden.backends.hindsight_json import receipt_json
+from memwarden.backends.types import Item
 from memwarden.fronts.asgi import (
     dumps,
     note_backend_status,
@@ -139,16 +141,20 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         return
 
     async def deliver(body: dict[str, Any]) -> Delivered:
-        if RAW_PASSTHROUGH not in state.memory.capabilities:  # the self-hosted store, called directly
+        if RAW_PASSTHROUGH not in state.memory.capabilities:  # a backend of another dialect: neutral items
             json_type = [(b"content-type", b"application/json")]
+            items = [Item.from_json(i) for i in body["items"]]
             try:
-                return Delivered(200, b"", json_type, answer=await state.memory.retain(bank, body))
+                receipt = await state.memory.retain(
+                    bank, items, document_tags=body.get("document_tags") or (), wait=not request.is_async
+                )
             except BackendRejected as exc:
                 return Delivered(exc.status, dumps(exc.body), json_type)
-            except BackendUnavailable as exc:  # its database busy (503) or full (507): said as its app says it
+            except BackendUnavailable as exc:  # a store's database busy (503) or full (507): said as its app says it
                 if exc.status is None:
                     raise
                 return Delivered(exc.status, dumps({"detail": str(exc)}), json_type)
+            return Delivered(200, b"", json_type, answer=receipt_json(bank, receipt))
         headers, _ = request_headers(scope)
         headers = [(k, v) for k, v in headers if k.lower() not in ("content-length", "accept-encoding")]
         headers.append(("accept-encoding", "identity"))

@@ -1,0 +1,245 @@
+"""Hindsight's JSON ↔ the neutral values of ``backends/types.py``.
+
+Read by the Hindsight backend (its answers) and the self-hosted store (which speaks the same
+shapes), written by the Hindsight front (its answers to clients). Every reader keeps the fields it
+does not name in ``extra`` and every writer puts them back, so a value read and written again is
+the JSON it came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from memwarden.backends.types import (
+    JSON,
+    BankConfig,
+    BankStats,
+    Document,
+    Item,
+    Memory,
+    MemoryQuery,
+    Page,
+    Recalled,
+    RecallQuery,
+    Receipt,
+    TagFilter,
+)
+from memwarden.policies.bank_config import WATCHABLE, watched_counts
+
+T = TypeVar("T")
+
+_MEMORY_FIELDS = (
+    "id",
+    "text",
+    "document_id",
+    "context",
+    "tags",
+    "metadata",
+    "mentioned_at",
+    "occurred_start",
+    "occurred_end",
+    "state",
+)
+_PENDING = ("pending_operations", "pending_consolidation")
+
+
+def _rest(obj: Mapping[str, Any], named: tuple[str, ...]) -> dict[str, Any]:
+    return {k: v for k, v in obj.items() if k not in named}
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _tags(value: Any) -> tuple[str, ...]:
+    return tuple(t for t in value if isinstance(t, str)) if isinstance(value, list | tuple) else ()
+
+
+def _mapping(value: Any) -> Mapping[str, Any] | None:
+    return value if isinstance(value, Mapping) else None
+
+
+# -- retains (an item's JSON is Hindsight's MemoryItem: ``Item.to_json``) --------------------------
+
+
+def retain_json(items: list[Item], document_tags: tuple[str, ...] = (), *, wait: bool = True) -> JSON:
+    body: JSON = {"items": [i.to_json() for i in items], "async": not wait}
+    if document_tags:
+        body["document_tags"] = list(document_tags)
+    return body
+
+
+def receipt_from_json(obj: Mapping[str, Any]) -> Receipt:
+    count = obj.get("items_count")
+    return Receipt(
+        items=count if isinstance(count, int) else 0,
+        operation_id=_str(obj.get("operation_id")),
+        extra=_rest(obj, ("items_count", "operation_id")),
+    )
+
+
+def receipt_json(bank: str, receipt: Receipt) -> JSON:
+    """Hindsight's ``RetainResponse``."""
+    return {
+        "success": True,
+        "bank_id": bank,
+        "async": receipt.operation_id is not None,
+        **receipt.extra,
+        "items_count": receipt.items,
+        "operation_id": receipt.operation_id,
+    }
+
+
+# -- recall ---------------------------------------------------------------------------------------
+
+_QUERY_FIELDS = ("query", "max_tokens", "types", "tags", "tags_match", "tag_groups", "budget", "trace")
+
+
+def recall_query_from_json(body: Mapping[str, Any]) -> RecallQuery:
+    """A ``RecallRequest`` already checked by the front (types as Hindsight's model has them)."""
+    types = body.get("types")
+    max_tokens = body.get("max_tokens")
+    return RecallQuery(
+        text=str(body.get("query", "")),
+        max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+        kinds=tuple(types) if isinstance(types, list) else None,
+        tags=TagFilter(_tags(body.get("tags")), _str(body.get("tags_match")), body.get("tag_groups")),
+        budget=_str(body.get("budget")),
+        trace=bool(body.get("trace")),
+        extra=_rest(body, _QUERY_FIELDS),
+    )
+
+
+def recall_json(query: RecallQuery) -> JSON:
+    body: JSON = {"query": query.text}
+    if query.max_tokens is not None:
+        body["max_tokens"] = query.max_tokens
+    if query.kinds is not None:
+        body["types"] = list(query.kinds)
+    if query.tags.tags:
+        body["tags"] = list(query.tags.tags)
+    if query.tags.match is not None:
+        body["tags_match"] = query.tags.match
+    if query.tags.groups is not None:
+        body["tag_groups"] = query.tags.groups
+    if query.budget is not None:
+        body["budget"] = query.budget
+    if query.trace:
+        body["trace"] = True
+    body.update(query.extra)
+    return body
+
+
+def memory_from_json(obj: Mapping[str, Any], kind_key: str = "type") -> Memory:
+    """A recall result (``kind_key`` "type") or a listed memory ("fact_type")."""
+    return Memory(
+        id=str(obj.get("id")),
+        text=str(obj.get("text") or ""),
+        kind=_str(obj.get(kind_key)),
+        document_id=_str(obj.get("document_id")),
+        context=_str(obj.get("context")),
+        tags=_tags(obj.get("tags")),
+        metadata=_mapping(obj.get("metadata")),
+        mentioned_at=_str(obj.get("mentioned_at")),
+        occurred_start=_str(obj.get("occurred_start")),
+        occurred_end=_str(obj.get("occurred_end")),
+        state=_str(obj.get("state")),
+        extra=_rest(obj, (*_MEMORY_FIELDS, kind_key)),
+    )
+
+
+def memory_json(memory: Memory, kind_key: str = "type") -> JSON:
+    out: JSON = {
+        "id": memory.id,
+        "text": memory.text,
+        kind_key: memory.kind,
+        "context": memory.context,
+        "occurred_start": memory.occurred_start,
+        "occurred_end": memory.occurred_end,
+        "mentioned_at": memory.mentioned_at,
+        "document_id": memory.document_id,
+        "metadata": dict(memory.metadata) if memory.metadata is not None else None,
+        "tags": list(memory.tags),
+    }
+    if memory.state is not None:
+        out["state"] = memory.state
+    out.update(memory.extra)
+    return out
+
+
+def recalled_from_json(obj: Mapping[str, Any]) -> Recalled:
+    results = obj.get("results")
+    trace = obj.get("trace")
+    return Recalled(
+        memories=[memory_from_json(r) for r in results if isinstance(r, Mapping)] if isinstance(results, list) else [],
+        trace=trace if isinstance(trace, dict) else None,
+        extra=_rest(obj, ("results", "trace")),
+    )
+
+
+def recalled_json(recalled: Recalled) -> JSON:
+    """Hindsight's ``RecallResponse``."""
+    return {"results": [memory_json(m) for m in recalled.memories], "trace": recalled.trace, **recalled.extra}
+
+
+# -- listings -------------------------------------------------------------------------------------
+
+
+def memory_query_params(query: MemoryQuery) -> JSON:
+    """``GET …/memories/list``'s query parameters."""
+    params: JSON = {"limit": query.limit, "offset": query.offset}
+    if query.document_id is not None:
+        params["document_id"] = query.document_id
+    if query.state is not None:
+        params["state"] = query.state
+    if query.tags.tags:
+        params["tags"] = list(query.tags.tags)
+    if query.tags.match is not None:
+        params["tags_match"] = query.tags.match
+    return params
+
+
+def document_from_json(obj: Mapping[str, Any]) -> Document:
+    count = obj.get("memory_unit_count")
+    return Document(
+        id=str(obj.get("id")),
+        tags=_tags(obj.get("tags")),
+        content_hash=_str(obj.get("content_hash")),
+        memory_count=count if isinstance(count, int) else None,
+        extra=_rest(obj, ("id", "tags", "content_hash", "memory_unit_count")),
+    )
+
+
+def page_from_json(obj: Mapping[str, Any], read: Callable[[Mapping[str, Any]], T]) -> Page[T]:
+    items = obj.get("items")
+    total = obj.get("total")
+    return Page(
+        items=[read(i) for i in items if isinstance(i, Mapping)] if isinstance(items, list) else [],
+        total=total if isinstance(total, int) else None,
+    )
+
+
+def listed_memory(obj: Mapping[str, Any]) -> Memory:
+    return memory_from_json(obj, "fact_type")
+
+
+# -- config and stats -----------------------------------------------------------------------------
+
+
+def config_from_json(obj: Mapping[str, Any]) -> BankConfig:
+    return BankConfig(
+        values=_mapping(obj.get("config")) or {},
+        overrides=_mapping(obj.get("overrides")) or {},
+        extra=_rest(obj, ("bank_id", "config", "overrides")),
+    )
+
+
+def config_json(bank: str, config: BankConfig) -> JSON:
+    """Hindsight's ``BankConfigResponse``."""
+    return {"bank_id": bank, "config": dict(config.values), "overrides": dict(config.overrides), **config.extra}
+
+
+def stats_from_json(obj: Mapping[str, Any]) -> BankStats:
+    pending = sum(int(v) for k in _PENDING if isinstance(v := obj.get(k), int | float))
+    return BankStats(counts=watched_counts(obj, WATCHABLE), pending=pending, raw=dict(obj))
