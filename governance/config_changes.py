@@ -15,7 +15,6 @@ from memwarden.backends.base import BackendError
 from memwarden.backends.types import BankConfig
 from memwarden.db.audit import AuditEvent
 from memwarden.db.banks import mark_seeded, seeded_at
-from memwarden.db.common import Connection
 from memwarden.db.memories import Change, move
 from memwarden.db.memory_reads import active_ids
 from memwarden.db.snapshots import Snapshot
@@ -262,15 +261,17 @@ async def _seed(state: AppState, bank: str) -> None:
     log.info("bank_seeded", bank=bank, keys=sorted(sent))
 
 
-def archive_deleted(
-    db: Connection, bank: str, reason: str, document_id: str | None, snapshot_id: str, request_id: str
+async def deletion_done(
+    state: AppState, snap: Snapshot, *, status: int, reason: str, document_id: str | None, request_id: str
 ) -> None:
-    """The backend deleted them: the ledger's rows stop counting as active (dedup would otherwise
-    call a re-sent fact a duplicate of something gone), and the log says why. Content is kept."""
-    why = f"deleted in the backend ({reason}); snapshot {snapshot_id} can restore it"
-    move(
-        db,
-        bank,
-        active_ids(db, bank, document_id),
-        Change("active", "archived", "archive", "config", request_id, rule=reason, reason=why),
-    )
+    """A destructive request (``reason``: delete_bank, delete_memories, delete_document) answered by
+    the backend with ``status``: the snapshot's outcome, and on success the ledger follows — the
+    deleted rows stop counting as active (dedup would otherwise call a re-sent fact a duplicate of
+    something gone), archived with why. Content is kept."""
+    ok = 200 <= status < 300
+    await set_outcome(state.ledger, snap, "applied" if ok else "failed", {"backend_status": status})
+    if not ok:
+        return
+    why = f"deleted in the backend ({reason}); snapshot {snap.id} can restore it"
+    change = Change("active", "archived", "archive", "config", request_id, rule=reason, reason=why)
+    await state.ledger.write(lambda db: move(db, snap.bank, active_ids(db, snap.bank, document_id), change))

@@ -9,9 +9,9 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendError
 from memwarden.backends.hindsight_json import recall_query_from_json
-from memwarden.db.memory_reads import withheld_documents
 from memwarden.fronts.asgi import read_json, send_json
 from memwarden.fronts.errors import backend_failed
+from memwarden.governance import reads
 from memwarden.governance.state import AppState
 from memwarden.policies.tag_query import TagQueryError, normalize_request
 from memwarden.store.errors import StoreError
@@ -77,7 +77,7 @@ async def explain(state: AppState, scope: Scope, receive: Receive, send: Send) -
         return
     candidates: list[dict[str, Any]] = account["candidates"]
     documents = [c["document_id"] for c in candidates if c["outcome"] == "returned" and c.get("document_id")]
-    withheld = await state.ledger.read(lambda db: withheld_documents(db, bank, documents)) if documents else set()
+    withheld = await reads.withheld(state, bank, documents)
     for c in candidates:
         if c["outcome"] == "returned" and c.get("document_id") in withheld:
             c["outcome"], c["reason"] = "excluded", WITHHELD

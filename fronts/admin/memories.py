@@ -25,15 +25,15 @@ from urllib.parse import parse_qsl
 
 from starlette.types import Receive, Scope, Send
 
-from memwarden.db.audit import AuditEvent, append_events
-from memwarden.db.common import Row
-from memwarden.db.memory_reads import FilterError, list_memories, memory_account, memory_row
+from memwarden.db.memory_reads import FilterError, list_memories, memory_account
 from memwarden.fronts.asgi import answer, read_object, send_json
 from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.archive import (
     archive,
     restore,
 )
+from memwarden.governance.curation import feedback
+from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
 
 
@@ -50,13 +50,6 @@ async def list_ledger_memories(state: AppState, scope: Scope, receive: Receive, 
         await send_json(send, 422, _bad(exc.loc, str(exc), exc.value))
         return
     await send_json(send, 200, page)
-
-
-async def _memory_or_404(state: AppState, bank: str, memory_id: str, send: Send) -> Row | None:
-    row = await state.ledger.read(lambda db: memory_row(db, bank, memory_id))
-    if row is None:
-        await send_json(send, 404, {"detail": f"Memory '{memory_id}' not found in bank '{bank}'"})
-    return row
 
 
 async def memory_detail(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
@@ -136,21 +129,11 @@ async def memory_feedback(state: AppState, scope: Scope, receive: Receive, send:
             },
         )
         return
-    row = await _memory_or_404(state, bank, memory_id, send)
-    if row is None:
+    reason = payload.get("reason")
+    try:
+        nudged = await feedback(state, bank, memory_id, score=score, reason=reason, request_id=request_id_of(scope))
+    except Refused as exc:
+        await send_json(send, exc.status, {"detail": exc.detail})
         return
-    event = AuditEvent(
-        action="feedback",
-        bank=bank,
-        memory_id=memory_id,
-        source="operator",
-        reason=payload.get("reason"),
-        after={"score": score, "reason": payload.get("reason")},
-        request_id=request_id_of(scope),
-    )
-    await state.ledger.write(lambda db: append_events(db, [event]))
-    nudged: list[str] | None = None
-    if state.local is not None and row["document_id"]:  # the self-hosted store ranks by it
-        nudged = await state.local.add_feedback(bank, row["document_id"], score)
     body = {"id": memory_id, "feedback": {"score": score, "reason": payload.get("reason")}, "ranking_nudged": nudged}
     await send_json(send, 200, body)

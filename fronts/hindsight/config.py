@@ -30,8 +30,8 @@ from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.config_changes import (
     ChangeFailed,
     Repair,
-    archive_deleted,
     change_config,
+    deletion_done,
     governed,
     verify_and_repair,
 )
@@ -284,10 +284,9 @@ async def destructive(state: AppState, scope: Scope, receive: Receive, send: Sen
             return
 
         async def record(status: int) -> None:
-            ok = 200 <= status < 300
-            await set_outcome(state.ledger, snap, "applied" if ok else "failed", {"backend_status": status})
-            if ok:
-                await state.ledger.write(lambda db: archive_deleted(db, bank, reason, document_id, snap.id, request_id))
+            await deletion_done(
+                state, snap, status=status, reason=reason, document_id=document_id, request_id=request_id
+            )
 
         # The ledger follows the backend before the client hears back: whoever reads next sees both.
         await forward(state.backend, scope, replay(body), before_end(send, record), retries=0)

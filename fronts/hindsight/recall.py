@@ -31,7 +31,6 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import RAW_PASSTHROUGH, BackendRejected, BackendUnavailable
 from memwarden.backends.hindsight_json import recall_query_from_json, recalled_json
-from memwarden.db.memory_reads import withheld_documents
 from memwarden.fronts.asgi import (
     dumps,
     loads,
@@ -41,6 +40,7 @@ from memwarden.fronts.asgi import (
     send_json,
 )
 from memwarden.fronts.hindsight.passthrough import forward, request_headers
+from memwarden.governance import reads
 from memwarden.governance.state import AppState
 from memwarden.policies.tag_query import TagQueryError, list_filters, normalize_request, spellings
 from memwarden.store.errors import StoreError
@@ -148,7 +148,7 @@ async def governed_recall(state: AppState, scope: Scope, receive: Receive, send:
         return
     results: list[Any] = result["results"]
     documents = [r["document_id"] for r in results if isinstance(r, dict) and isinstance(r.get("document_id"), str)]
-    withheld = await state.ledger.read(lambda db: withheld_documents(db, bank, documents)) if documents else set()
+    withheld = await reads.withheld(state, bank, documents)
     if withheld:
         result["results"] = [r for r in results if not (isinstance(r, dict) and r.get("document_id") in withheld)]
     excluded = len(results) - len(result["results"])

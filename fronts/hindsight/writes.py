@@ -18,13 +18,12 @@ from typing import Any
 import structlog
 from starlette.types import Receive, Scope, Send
 
-from memwarden.db.memories import retag_document
 from memwarden.fronts.asgi import ClientGone, read_body, replay, send_json
 from memwarden.fronts.hindsight.passthrough import forward
 from memwarden.fronts.middleware import request_id_of
+from memwarden.governance.curation import document_retagged, document_tags
+from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
-from memwarden.policies.labels import LabelError
-from memwarden.policies.tags import canonicalize_tags, tag_value
 
 log = structlog.get_logger("memwarden.governance")
 MCP_RETAIN_TOOLS = frozenset({"retain", "sync_retain"})
@@ -112,28 +111,15 @@ async def document_patch(state: AppState, scope: Scope, receive: Receive, send: 
         ]
         await send_json(send, 422, {"detail": detail})
         return
-    sep = state.settings.governance.tag_separator
-    canonical = canonicalize_tags(tags, separator=sep)
-    labels: dict[str, str] = {}
-    for key in ("topic", "stage"):
-        values = [v for t in canonical if (v := tag_value([t], key)) is not None]
-        if len(values) > 1:
-            await send_json(send, 422, {"detail": f"memwarden: a document carries one {key} label, got {values}"})
-            return
-        if values:
-            resolved = state.pipeline.labels.resolve(key, values[0])
-            if isinstance(resolved, LabelError):
-                await send_json(send, 422, {"detail": f"memwarden: {resolved.reason}"})
-                return
-            labels[key] = resolved[0]
-    canonical = [t for t in canonical if tag_value([t], "topic") is None and tag_value([t], "stage") is None]
-    canonical = [*(f"{k}{sep}{v}" for k, v in labels.items()), *canonical]
+    try:
+        canonical, labels = document_tags(state, tags)
+    except Refused as exc:
+        await send_json(send, exc.status, {"detail": exc.detail})
+        return
     new_body = json.dumps({**payload, "tags": canonical}, ensure_ascii=False).encode()
     headers = [(k, v) for k, v in scope["headers"] if k != b"content-length"]
     headers.append((b"content-length", str(len(new_body)).encode()))
     await forward(state.backend, {**scope, "headers": headers}, replay(new_body), send, retries=0)
     status = scope.get("state", {}).get("backend_status")
     if isinstance(status, int) and 200 <= status < 300:  # the ledger follows only what the backend did
-        await state.ledger.write(
-            lambda db: retag_document(db, bank, document_id, canonical, labels, request_id_of(scope))
-        )
+        await document_retagged(state, bank, document_id, canonical, labels, request_id_of(scope))

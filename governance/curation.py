@@ -1,0 +1,64 @@
+"""Curation that follows a client's or an operator's hand: a document re-tagged, feedback on a
+memory. Each checks what it is given, changes the ledger only after the backend has, and audits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memwarden.db.audit import AuditEvent, append_events
+from memwarden.db.memories import retag_document
+from memwarden.db.memory_reads import memory_row
+from memwarden.governance.errors import Refused
+from memwarden.governance.state import AppState
+from memwarden.policies.labels import LabelError
+from memwarden.policies.tags import canonicalize_tags, tag_value
+
+
+def document_tags(state: AppState, tags: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """A document's new tags as the backend should get them: canonical, its ``topic`` and
+    ``stage`` labels (one of each at most, aliases mapped) first; and those labels. Raises
+    :class:`Refused` (422) for two labels of a key or an unknown one."""
+    sep = state.settings.governance.tag_separator
+    canonical = canonicalize_tags(tags, separator=sep)
+    labels: dict[str, str] = {}
+    for key in ("topic", "stage"):
+        values = [v for t in canonical if (v := tag_value([t], key)) is not None]
+        if len(values) > 1:
+            raise Refused(422, f"memwarden: a document carries one {key} label, got {values}")
+        if values:
+            resolved = state.pipeline.labels.resolve(key, values[0])
+            if isinstance(resolved, LabelError):
+                raise Refused(422, f"memwarden: {resolved.reason}")
+            labels[key] = resolved[0]
+    rest = [t for t in canonical if tag_value([t], "topic") is None and tag_value([t], "stage") is None]
+    return [*(f"{k}{sep}{v}" for k, v in labels.items()), *rest], labels
+
+
+async def document_retagged(
+    state: AppState, bank: str, document_id: str, tags: list[str], labels: dict[str, str], request_id: str
+) -> None:
+    """The backend re-tagged the document: its ledger rows follow, audited."""
+    await state.ledger.write(lambda db: retag_document(db, bank, document_id, tags, labels, request_id))
+
+
+async def feedback(
+    state: AppState, bank: str, memory_id: str, *, score: int, reason: str | None, request_id: str
+) -> list[str] | None:
+    """An operator's vote on a memory, audited; the self-hosted store also ranks by it (the ids
+    it nudged; None in front of a backend that does not). Raises :class:`Refused` (404)."""
+    row = await state.ledger.read(lambda db: memory_row(db, bank, memory_id))
+    if row is None:
+        raise Refused(404, f"Memory '{memory_id}' not found in bank '{bank}'")
+    event = AuditEvent(
+        action="feedback",
+        bank=bank,
+        memory_id=memory_id,
+        source="operator",
+        reason=reason,
+        after={"score": score, "reason": reason},
+        request_id=request_id,
+    )
+    await state.ledger.write(lambda db: append_events(db, [event]))
+    if state.local is not None and row["document_id"]:
+        return await state.local.add_feedback(bank, row["document_id"], score)
+    return None
