@@ -41,6 +41,8 @@ _MEMORY_FIELDS = (
     "occurred_end",
     "state",
 )
+_RESULT_NAMED = frozenset({*_MEMORY_FIELDS, "type"})
+_LISTED_NAMED = frozenset({*_MEMORY_FIELDS, "fact_type"})
 _PENDING = ("pending_operations", "pending_consolidation")
 
 
@@ -132,20 +134,24 @@ def recall_json(query: RecallQuery) -> JSON:
 
 
 def memory_from_json(obj: Mapping[str, Any], kind_key: str = "type") -> Memory:
-    """A recall result (``kind_key`` "type") or a listed memory ("fact_type")."""
+    """A recall result (``kind_key`` "type") or a listed memory ("fact_type"). On the path of
+    every recall: plain lookups, one pass over the keys."""
+    get = obj.get
+    tags = get("tags")
+    named = _RESULT_NAMED if kind_key == "type" else _LISTED_NAMED
     return Memory(
-        id=str(obj.get("id")),
-        text=str(obj.get("text") or ""),
-        kind=_str(obj.get(kind_key)),
-        document_id=_str(obj.get("document_id")),
-        context=_str(obj.get("context")),
-        tags=_tags(obj.get("tags")),
-        metadata=_mapping(obj.get("metadata")),
-        mentioned_at=_str(obj.get("mentioned_at")),
-        occurred_start=_str(obj.get("occurred_start")),
-        occurred_end=_str(obj.get("occurred_end")),
-        state=_str(obj.get("state")),
-        extra=_rest(obj, (*_MEMORY_FIELDS, kind_key)),
+        str(get("id")),
+        get("text") or "",
+        get(kind_key),
+        get("document_id"),
+        get("context"),
+        tuple(tags) if isinstance(tags, list) else (),
+        get("metadata"),
+        get("mentioned_at"),
+        get("occurred_start"),
+        get("occurred_end"),
+        get("state"),
+        {k: v for k, v in obj.items() if k not in named},
     )
 
 
@@ -159,12 +165,13 @@ def memory_json(memory: Memory, kind_key: str = "type") -> JSON:
         "occurred_end": memory.occurred_end,
         "mentioned_at": memory.mentioned_at,
         "document_id": memory.document_id,
-        "metadata": dict(memory.metadata) if memory.metadata is not None else None,
+        "metadata": memory.metadata,
         "tags": list(memory.tags),
     }
     if memory.state is not None:
         out["state"] = memory.state
-    out.update(memory.extra)
+    if memory.extra:
+        out.update(memory.extra)
     return out
 
 

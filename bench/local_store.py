@@ -86,7 +86,7 @@ async def quality(embedder_kind: str, engine: str = "auto") -> list[dict[str, An
                     result = await store.recall(
                         "q", {"query": q["q"], "budget": "mid", "max_tokens": 100_000}, arms=arms
                     )
-                    docs = [r["document_id"] for r in result["results"]]
+                    docs = [m.document_id for m in result.memories]
                     wanted = set(q["evidence"])
                     hits["zh" if is_zh(q["q"]) else "en"].append(
                         (len(wanted & set(docs[:5])) / len(wanted), len(wanted & set(docs[:10])) / len(wanted))
@@ -177,7 +177,7 @@ async def scale(sizes: list[int], e5_sizes: list[int]) -> list[dict[str, Any]]:
                             t0 = time.perf_counter()
                             answer = await store.recall("s", {"query": scale_query(q, rep, j, n), "trace": True})
                             times.append((time.perf_counter() - t0) * 1000)
-                            keyword_hits += answer["trace"]["keyword_candidates"] > 0
+                            keyword_hits += (answer.trace or {}).get("keyword_candidates", 0) > 0
                     times.sort()
                     embed = []
                     for q in QUERIES:

@@ -104,7 +104,7 @@ class LocalBackend:
         return hj.receipt_from_json(answer)
 
     async def recall(self, bank_id: str, query: RecallQuery) -> Recalled:
-        return hj.recalled_from_json(await _called(self.store.recall(bank_id, hj.recall_json(query))))
+        return await _called(self.store.recall(bank_id, hj.recall_json(query)))
 
     async def list_memories(self, bank_id: str, query: MemoryQuery) -> Page[Memory]:
         params = {

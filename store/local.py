@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from memwarden.backends.types import Recalled
 from memwarden.db.database import Database
 from memwarden.store import banks, documents, recall, reembed, shapes, stats, units, writes
 from memwarden.store.embedder import Embedder
@@ -134,9 +135,9 @@ class LocalStore:
         *,
         arms: tuple[str, ...] = ("semantic", "keyword"),
         explain: bool = False,
-    ) -> dict[str, Any]:
+    ) -> Recalled:
         """Hybrid recall (:func:`store.recall.recall`); ``arms`` selects the retrievers, ``explain``
-        adds the white-box account."""
+        adds the white-box account (``extra["explain"]``)."""
         return await recall.recall(
             self.ledger,
             self.embedder,

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from memwarden.backends.types import Memory, Recalled
 from memwarden.db.database import Database
 from memwarden.store import tagfilter
 from memwarden.store.banks import require_bank
@@ -112,11 +113,12 @@ async def recall(
     *,
     arms: tuple[str, ...] = ("semantic", "keyword"),
     explain: bool = False,
-) -> dict[str, Any]:
-    """Hybrid recall. ``arms`` selects the retrievers (both by default; one alone for the
+) -> Recalled:
+    """Hybrid recall, in neutral values (Hindsight's other answer fields in ``extra``; the store's
+    Hindsight app writes it as Hindsight's JSON). ``arms`` selects the retrievers (both by default; one alone for the
     retrieval-quality benchmark). With ``explain``, the answer also carries ``explain``: the
     query vector's head, the full-text query, and every candidate either retriever produced
-    with its ranks and scores, returned or excluded and why."""
+    with its ranks and scores, returned or excluded and why (``extra["explain"]``)."""
     query: str = request["query"]
     types = request.get("types")
     predicate = tagfilter.build(request.get("tags"), request.get("tags_match", "any"), request.get("tag_groups"))
@@ -177,31 +179,29 @@ async def recall(
     picked = fill_budget(ranking(fused), costs, max_tokens)
     chosen = await ledger.read(partial(fetch, picked=picked, seq_of=seq_of, index=index))
     used = sum(costs.get(r[0], 0) for r in chosen)
-    results: list[dict[str, Any]] = []
+    results: list[Memory] = []
     for memory_id, text, context, fact_type, tags, metadata, document_id, mentioned, start, end, _ in chosen:
+        scores = {
+            "final": fused[memory_id],
+            "reranker": None,
+            "semantic": sem.get(memory_id),
+            "keyword": (lex[memory_id] / top_lex) if memory_id in lex else None,
+        }
         results.append(
-            {
-                "id": memory_id,
-                "text": text,
-                "type": fact_type,
-                "entities": None,
-                "context": context or None,
-                "occurred_start": start,
-                "occurred_end": end,
-                "mentioned_at": mentioned,
-                "document_id": document_id,
-                "metadata": loads(metadata, {}),
-                "chunk_id": None,
-                "tags": loads(tags, []),
-                "source_fact_ids": None,
-                "scores": {
-                    "final": fused[memory_id],
-                    "reranker": None,
-                    "semantic": sem.get(memory_id),
-                    "keyword": (lex[memory_id] / top_lex) if memory_id in lex else None,
-                },
-                "attachments": None,
-            }
+            Memory(
+                memory_id,
+                text,
+                fact_type,
+                document_id,
+                context or None,
+                tuple(loads(tags, [])),
+                loads(metadata, {}),
+                mentioned,
+                start,
+                end,
+                None,
+                {"entities": None, "chunk_id": None, "source_fact_ids": None, "scores": scores, "attachments": None},
+            )
         )
     trace = None
     if request.get("trace"):
@@ -218,16 +218,9 @@ async def recall(
             "max_tokens": max_tokens,
             "tokens_used": used,
         }
-    answer: dict[str, Any] = {
-        "results": results,
-        "trace": trace,
-        "entities": None,
-        "chunks": None,
-        "source_facts": None,
-        "source_facts_truncated": None,
-    }
+    extra: dict[str, Any] = {"entities": None, "chunks": None, "source_facts": None, "source_facts_truncated": None}
     if explain:
-        answer["explain"] = await explain_recall(
+        extra["explain"] = await explain_recall(
             ledger,
             embedder.name,
             None if embedding is None else (await embedding)[0],
@@ -241,4 +234,4 @@ async def recall(
             used,
             votes,
         )
-    return answer
+    return Recalled(results, trace, extra)

@@ -95,8 +95,8 @@ async def explain(state: AppState, scope: Scope, receive: Receive, send: Send) -
 
 
 async def _explain_local(store: LocalStore, bank: str, body: dict[str, Any]) -> dict[str, Any]:
-    answer = await store.recall(bank, body, explain=True)
-    return {"backend": "local", **answer["explain"]}
+    recalled = await store.recall(bank, body, explain=True)
+    return {"backend": "local", **recalled.extra["explain"]}
 
 
 async def _explain_backend(state: AppState, bank: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from memwarden.backends.hindsight_json import recalled_json
 from memwarden.fronts.asgi import BodyError, dumps, parse_json, validation_detail
 from memwarden.fronts.hindsight.models import MemoryItem
 from memwarden.policies.pipeline import extract_text
@@ -339,7 +340,7 @@ def recall_request(payload: Any) -> dict[str, Any]:
 
 
 async def recall(store: LocalStore, request: Request) -> Any:
-    return await store.recall(request.path_params["bank_id"], recall_request(await _body(request)))
+    return recalled_json(await store.recall(request.path_params["bank_id"], recall_request(await _body(request))))
 
 
 async def memory(store: LocalStore, request: Request) -> Any:
