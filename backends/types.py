@@ -35,6 +35,9 @@ class Item:
     tags: tuple[str, ...] = ()
     metadata: Mapping[str, Any] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # The item's embedding, when memwarden's learned layer computed one with the backend's own
+    # embedder (the self-hosted store): used instead of embedding the text again. Never serialized.
+    vector: Any = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> Item:

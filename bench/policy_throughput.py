@@ -7,6 +7,9 @@
    one new fact; wrk at 1 and 8 connections. Added latency = enforce - off. The same for a recall
    whose tag filter is rewritten and whose results are checked against the ledger.
 
+3. The learned layer's price beside the rules alone: items/s and latency for short items and for
+   the transcript set's 30+-turn conversations.
+
 Usage: python -m bench.policy_throughput [--duration 10] [--quick] [--json FILE]
 """
 
@@ -91,6 +94,47 @@ def pipeline_throughput(seconds: float) -> dict[str, float]:
     }
 
 
+def learned_cost(seconds: float) -> list[dict[str, object]]:
+    """The learned layer's price, beside the rules alone: items/s and latency per item for the
+    labelled candidates (one short item a call, as a retain of one fact judges it), and latency per
+    conversation for the transcript set's 30+-turn conversations (one item each)."""
+    from memwarden.governance.state import build_pipeline
+    from memwarden.settings import GovernanceSettings, LabelsSettings
+    from memwarden.store.embedder import E5Embedder
+
+    short = [json.loads(line)["text"] for line in (DATA / "candidates.jsonl").read_text(encoding="utf-8").splitlines()]
+    talks = [json.loads(line) for line in (DATA / "transcripts.jsonl").read_text(encoding="utf-8").splitlines()]
+    long_talks = [t["text"] for t in talks if len(t["turns"]) >= 30]
+    pipelines = {
+        "rules": build_pipeline(GovernanceSettings(), LabelsSettings(learned="off")),
+        "rules + learned (e5)": build_pipeline(GovernanceSettings(), LabelsSettings(), E5Embedder()),
+    }
+    rows: list[dict[str, object]] = []
+    for name, pipeline in pipelines.items():
+        for kind, texts in (("short item", short), (f"{len(long_talks[0].splitlines())}-line transcript", long_talks)):
+            for t in texts[:20]:  # warm up
+                pipeline.judge(0, t)
+            times: list[float] = []
+            started = time.perf_counter()
+            while time.perf_counter() - started < seconds:
+                for t in texts:
+                    begin = time.perf_counter()
+                    pipeline.judge(0, t)
+                    times.append(time.perf_counter() - begin)
+            rows.append(
+                {
+                    "pipeline": name,
+                    "input": "short item" if kind == "short item" else "30+-turn transcript",
+                    "items_per_s": round(len(times) / sum(times)),
+                    "p50_ms": round(statistics.median(times) * 1000, 3),
+                    "p99_ms": round(sorted(times)[int(len(times) * 0.99)] * 1000, 3),
+                    "judged": len(times),
+                }
+            )
+            print(f"  learned cost {rows[-1]}", file=sys.stderr)
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--duration", type=float, default=10.0)
@@ -115,6 +159,19 @@ def main() -> int:
         "median_core_slowdown": round(p["slowdown"], 2),
         "retain": [],
     }
+    learned = learned_cost(min(duration, 5.0))
+    results["learned"] = learned
+    print(
+        "\n"
+        + markdown_table(
+            ["pipeline", "input", "items/s (one core)", "p50 ms", "p99 ms", "judged"],
+            [
+                [r["pipeline"], r["input"], f"{r['items_per_s']:,}", r["p50_ms"], r["p99_ms"], r["judged"]]
+                for r in learned
+            ],
+        )
+        + "\n"
+    )
 
     rows = []
     if shutil.which("wrk"):

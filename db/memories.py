@@ -157,6 +157,13 @@ def _after(j: Judgement, item: dict[str, Any]) -> dict[str, Any]:
         after["secrets"] = list(j.secrets)
     if j.non_text_blocks:
         after["unfiltered_blocks"] = j.non_text_blocks  # images/files passed without judgement
+    if j.segments:
+        after["segments"] = len(j.segments)
+        if j.verdict == "reject":  # every segment noise: which rules said so
+            after["segment_rules"] = [s.rule for s in j.segments]
+        else:
+            after["noise_segments"] = j.noise  # offsets in the item's text as sent, speaker, rule
+            after["trimmed"] = j.trimmed
     return after
 
 

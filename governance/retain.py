@@ -11,6 +11,7 @@ them ``active`` — or ``failed``, with the reason, when the backend refused or 
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,7 +56,9 @@ class Delivered:
     answer: Any = None
 
 
-Deliver = Callable[[dict[str, Any]], Awaitable[Delivered]]  # raises BackendUnavailable
+# The request body to send, and each of its items' embedding (None when the pipeline computed none):
+# a backend called directly may use them instead of embedding again. Raises BackendUnavailable.
+Deliver = Callable[[dict[str, Any], list[Any]], Awaitable[Delivered]]
 
 
 @dataclass
@@ -72,10 +75,16 @@ class Retained:
 async def judge(state: AppState, batch: Batch) -> list[Judgement]:
     """Every item's verdict against what the bank already holds. Reads, writes nothing."""
     secrets = state.settings.governance.secrets_for(batch.bank)
-    judged = [
-        state.pipeline.judge(i, content, [*tags, *batch.document_tags], secrets=secrets)
-        for i, (content, tags) in enumerate(zip(batch.contents, batch.tags, strict=True))
-    ]
+    forward = state.settings.governance.segments_for(batch.bank)
+
+    def judge_all() -> list[Judgement]:
+        return [
+            state.pipeline.judge(i, content, [*tags, *batch.document_tags], secrets=secrets, forward=forward)
+            for i, (content, tags) in enumerate(zip(batch.contents, batch.tags, strict=True))
+        ]
+
+    # The rules take microseconds an item: on the loop. The learned layer embeds: off the loop.
+    judged = judge_all() if state.pipeline.learned is None else await asyncio.to_thread(judge_all)
     hashes = [j.content_hash for j in judged if j.verdict in FORWARDED]
     keys = [j.topic_key for j in judged if j.verdict in FORWARDED and j.topic_key]
     facts = await state.ledger.read(lambda db: lookup_facts(db, batch.bank, hashes, keys)) if hashes else None
@@ -101,14 +110,15 @@ async def shadow(state: AppState, batch: Batch, judgements: list[Judgement]) -> 
 
 
 def forwarded_item(raw: Mapping[str, Any], j: Judgement) -> dict[str, Any]:
-    """The item as the backend gets it: labels and canonical tags, masked text, a document id."""
+    """The item as the backend gets it: labels and canonical tags, masked or trimmed text, a
+    document id."""
     item = dict(raw)
     item["tags"] = list(j.tags)
-    if j.verdict == "redact":
+    if j.verdict == "redact" or j.trimmed:
         content = raw.get("content")
         if isinstance(content, str):
             item["content"] = j.text
-        else:  # blocks: the text blocks become one masked text block, the others stay in place
+        else:  # blocks: the text blocks become one text block, the others stay in place
             blocks = [b for b in content or [] if not (isinstance(b, dict) and b.get("type") == "text")]
             item["content"] = [{"type": "text", "text": j.text}, *blocks]
     if not item.get("document_id"):
@@ -145,7 +155,8 @@ async def enforce(state: AppState, batch: Batch, judgements: list[Judgement], de
         ]
     survivor_ids = [recorded.memory_ids[j.position] for j in survivors]
     try:
-        result.delivered = await deliver(body)
+        vectors = [j.vector if j.verdict == "store" else None for j in survivors]
+        result.delivered = await deliver(body, vectors)
     except BackendUnavailable as exc:
         result.unreachable = str(exc)
         await _failed(state, bank, survivor_ids, f"backend unavailable: {exc}", request_id, actor)

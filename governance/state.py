@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from memwarden.backends.base import MemoryBackend, PassThrough
@@ -14,25 +15,63 @@ from memwarden.policies.labels import TOPIC_ALIASES, LabelClassifier
 from memwarden.policies.pipeline import Pipeline
 from memwarden.policies.quality import QualityFilter
 from memwarden.policies.quality_rules import Rule
-from memwarden.settings import GovernanceSettings, Settings
+from memwarden.policies.vocabulary import STAGES, TOPICS, Entry
+from memwarden.settings import GovernanceSettings, LabelsSettings, Settings
 
 if TYPE_CHECKING:  # the self-hosted store (and its vector stack) is imported only when it serves
+    from memwarden.policies.learned import LearnedLayer
     from memwarden.store.local import LocalStore
 
 
-def build_pipeline(governance: GovernanceSettings) -> Pipeline:
-    """The policies of this deployment, with the config file's extensions."""
+MODEL_FILE = "learned_model.json"  # in memwarden.policies: scripts/train_learned.py writes it
+
+
+def vocabulary(labels: LabelsSettings) -> tuple[dict[str, Entry], dict[str, Entry]]:
+    """The topics and stages in force: the built-in ones, then the config's (added or redefined)."""
+    topics = {**TOPICS, **{k: Entry(v.description, tuple(v.examples)) for k, v in labels.topics.items()}}
+    stages = {**STAGES, **{k: Entry(v.description, tuple(v.examples)) for k, v in labels.stages.items()}}
+    return topics, stages
+
+
+def learned_layer(labels: LabelsSettings, embedder: Any) -> LearnedLayer | None:
+    """The learned layer over ``embedder`` (an object with ``name`` and ``passages``), or None —
+    switched off, no embedder, or one the model was not trained for (the rules alone decide)."""
+    if labels.learned == "off" or embedder is None:
+        return None
+    from memwarden.policies.learned import LearnedLayer, Model
+
+    model = Model.loads((resources.files("memwarden.policies") / MODEL_FILE).read_text(encoding="utf-8"))
+    if getattr(embedder, "name", None) != model.embedder:
+        return None
+    topics, stages = vocabulary(labels)
+    return LearnedLayer(model, embedder.passages, topics=topics, stages=stages)
+
+
+def build_pipeline(
+    governance: GovernanceSettings, labels: LabelsSettings | None = None, embedder: Any = None
+) -> Pipeline:
+    """The policies of this deployment, with the config file's extensions; the learned layer when
+    ``embedder`` is the one its model was trained for."""
+    labels = labels or LabelsSettings()  # type: ignore[call-arg]
+    topics, stages = vocabulary(labels)
     extra = [Rule(r.id, r.reason, tuple(r.patterns), overridable=r.overridable) for r in governance.extra_rules]
     quality = QualityFilter(
         min_length=governance.min_length,
-        max_length=governance.max_length,
         extra_rules=extra,
         disabled=governance.disabled_rules,
     )
-    labels = LabelClassifier(
-        topic_aliases={**TOPIC_ALIASES, **governance.topic_aliases}, extra_keywords=governance.topic_keywords
+    classifier = LabelClassifier(
+        topics=tuple(topics),
+        stages=tuple(stages),
+        topic_aliases={**TOPIC_ALIASES, **governance.topic_aliases},
+        extra_keywords=governance.topic_keywords,
     )
-    return Pipeline(quality=quality, labels=labels, tag_separator=governance.tag_separator)
+    return Pipeline(
+        quality=quality,
+        labels=classifier,
+        tag_separator=governance.tag_separator,
+        learned=learned_layer(labels, embedder),
+    )
 
 
 @dataclass

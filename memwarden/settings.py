@@ -85,6 +85,7 @@ class BackendsSettings(_Section):
 
 Mode = Literal["enforce", "shadow", "off"]
 SecretsMode = Literal["reject", "redact"]
+Segments = Literal["whole", "trim"]
 
 
 class BankGovernance(_Section):
@@ -92,6 +93,7 @@ class BankGovernance(_Section):
 
     mode: Mode | None = Field(None, description="enforce | shadow | off for this bank.")
     secrets: SecretsMode | None = Field(None, description="reject | redact for this bank.")
+    segments: Segments | None = Field(None, description="whole | trim for this bank.")
 
 
 class QualityRuleSettings(_Section):
@@ -119,8 +121,15 @@ class GovernanceSettings(_Section):
     mode: Mode = Field("enforce", description="enforce: filter and store; shadow: decide, audit, forward all; off.")
     secrets: SecretsMode = Field("reject", description="reject items with secrets, or redact the secret and go on.")
     tag_separator: Literal[":", "="] = Field(":", description="Canonical tag form key:value (or key=value).")
-    min_length: int = Field(8, ge=0, description="Shortest memory, in characters (CJK count double).")
-    max_length: int = Field(4000, gt=0, description="Longest memory, in characters (CJK count double).")
+    segments: Segments = Field(
+        "whole",
+        description="What a kept item of several segments sends on: whole (as sent), trim (without its noise"
+        " segments, speaker labels and order kept).",
+    )
+    min_length: int = Field(8, ge=0, description="Shortest segment worth keeping, in characters (CJK count double).")
+    max_length: int = Field(
+        1_000_000, gt=0, description="Longest item's text, in characters (longer: 413; length alone never rejects)."
+    )
     max_items: int = Field(1000, gt=0, description="Most items in one retain request (more: 413).")
     max_tags: int = Field(64, gt=0, description="Most tags on one item (more: 422).")
     disabled_rules: list[str] = Field(default_factory=list, description="Quality rule ids switched off.")
@@ -139,6 +148,11 @@ class GovernanceSettings(_Section):
         override = self.banks.get(bank)
         return override.secrets if override and override.secrets else self.secrets
 
+    def segments_for(self, bank: str) -> Segments:
+        """How a kept item of several segments is sent on to ``bank``."""
+        override = self.banks.get(bank)
+        return override.segments if override and override.segments else self.segments
+
 
 DEFAULT_RETAIN_MISSION = """\
 Store durable facts an assistant should remember across sessions: decisions and their reasons,
@@ -147,8 +161,9 @@ learned and root causes. One fact per conclusion, stated on its own (who, what, 
 Ignore questions, requests, greetings, progress updates, plans still being discussed, debugging
 output (stack traces, logs, shell commands), bare links and paths, and anything that is a secret.
 Searching for an answer: skip. Answer decided: store the answer.
-Label every fact with one topic (business, infra, dev_tools, code, content, research, reflection)
-and one stage (decision, process, reference). A fact about how the assistant or the user thinks,
+Label every fact with one topic (business, infra, dev_tools, code, content, research, reflection,
+personal: people's preferences, health, family, plans and life events) and one stage (decision,
+process, reference). A fact about how the assistant or the user thinks,
 works or learns (meta-cognitive) that fits no other topic defaults to topic:reflection."""
 
 DEFAULT_OBSERVATIONS_MISSION = (
@@ -165,7 +180,16 @@ class MissionSettings(_Section):
         description="enforce: templates always win; seed: set when absent (and on a bank's first sight); off.",
     )
     topics: list[str] = Field(
-        default_factory=lambda: ["business", "infra", "dev_tools", "code", "content", "research", "reflection"],
+        default_factory=lambda: [
+            "business",
+            "infra",
+            "dev_tools",
+            "code",
+            "content",
+            "research",
+            "reflection",
+            "personal",
+        ],
         description="The topic label group's values (entity_labels, tag: true).",
     )
     stages: list[str] = Field(
@@ -251,6 +275,42 @@ class PlanSettings(_Section):
     ttl: float = Field(86400.0, gt=0, description="Seconds a plan may be applied after it was made.")
 
 
+class LabelEntry(_Section):
+    """One topic or stage: what it covers, and sentences that belong to it."""
+
+    description: str = Field(min_length=1, description="What the label covers, in a sentence.")
+    examples: list[str] = Field(min_length=1, description="Sentences that carry the label (at least one).")
+
+
+class LabelsSettings(_Section):
+    """The label vocabulary and the learned layer that assigns it."""
+
+    learned: Literal["auto", "off"] = Field(
+        "auto",
+        description="auto: the learned layer judges keep/reject, topic and stage where no rule is sure, when the"
+        " e5 embedder is installed and local.embedder is e5; off: the rules alone.",
+    )
+    topics: dict[str, LabelEntry] = Field(
+        default_factory=dict, description="Topics added to (or redefining) the built-in ones, by name."
+    )
+    stages: dict[str, LabelEntry] = Field(
+        default_factory=dict, description="Stages added to (or redefining) the built-in ones, by name."
+    )
+
+    @field_validator("topics", "stages")
+    @classmethod
+    def _distinct(cls, v: dict[str, LabelEntry]) -> dict[str, LabelEntry]:
+        seen: dict[str, str] = {}
+        for name in v:
+            key = name.strip().casefold().replace("-", "_").replace(" ", "_")
+            if not key or not key.replace("_", "").isalnum():
+                raise ValueError(f"{name!r} is not a label name (letters, digits, _)")
+            if key in seen:
+                raise ValueError(f"{seen[key]!r} and {name!r} name the same label")
+            seen[key] = name
+        return v
+
+
 class Settings(_Section):
     """Everything memwarden can be told. ``config.example.toml`` documents each key."""
 
@@ -265,6 +325,7 @@ class Settings(_Section):
     local: LocalSettings = Field(default_factory=LocalSettings)  # type: ignore[arg-type]
     retention: RetentionSettings = Field(default_factory=RetentionSettings)  # type: ignore[arg-type]
     plans: PlanSettings = Field(default_factory=PlanSettings)  # type: ignore[arg-type]
+    labels: LabelsSettings = Field(default_factory=LabelsSettings)  # type: ignore[arg-type]
 
 
 def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:

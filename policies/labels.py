@@ -21,7 +21,16 @@ from typing import NamedTuple
 from memwarden.policies.fastre import PatternSet
 from memwarden.policies.fastre import split_alternatives as _split_top
 
-TOPICS: tuple[str, ...] = ("business", "infra", "dev_tools", "code", "content", "research", "reflection")
+TOPICS: tuple[str, ...] = (
+    "business",
+    "infra",
+    "dev_tools",
+    "code",
+    "content",
+    "research",
+    "reflection",
+    "personal",
+)
 STAGES: tuple[str, ...] = ("decision", "process", "reference")
 
 TOPIC_ALIASES: dict[str, str] = {
@@ -58,6 +67,14 @@ TOPIC_ALIASES: dict[str, str] = {
     "analysis": "research",
     "调研": "research",
     "研究": "research",
+    "people": "personal",
+    "person": "personal",
+    "life": "personal",
+    "family": "personal",
+    "health": "personal",
+    "个人": "personal",
+    "生活": "personal",
+    "家庭": "personal",
     "meta": "reflection",
     "retro": "reflection",
     "lesson": "reflection",

@@ -3,28 +3,66 @@
 The same code serves real writes, previews (``?dry_run=true``) and ``memwarden classify``: the
 callers differ only in what they do with the result.
 
-* :meth:`Pipeline.judge` — extract text, normalize and hash, secrets, quality, labels, tags, and
-  the topic key. Needs nothing but the item.
+* :meth:`Pipeline.judge` — extract text, secrets (on the whole text), cut the text into segments
+  (``policies/segments.py``) and judge each by the quality rules — the item is kept when any
+  segment is, rejected only when every segment is noise — then labels and tags (from the kept
+  segments), the hash and the topic key (an item of one segment only). ``forward="trim"`` makes the
+  stored text the kept segments alone, speaker labels and order kept. Needs nothing but the item.
 * :func:`resolve` — dedup and topic-key conflicts against the facts the caller gathered from the
   ledger (active hashes and topic keys in the bank): duplicate, review, supersede.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from memwarden.policies.fastre import PatternSet
 from memwarden.policies.labels import LabelClassifier, LabelError, Labels
 from memwarden.policies.normalize import content_hash, content_hash_prepared
-from memwarden.policies.quality import QualityFilter, prepare
+from memwarden.policies.quality import QualityFilter, QualityVerdict, prepare
 from memwarden.policies.secrets import find_secrets, mask
+from memwarden.policies.segments import Segment, split, trim
 from memwarden.policies.tags import LABEL_KEYS, canonicalize_tags, split_tag, tag_value
-from memwarden.policies.topic_keys import Cardinality, derive_topic_key
+from memwarden.policies.topic_keys import Cardinality, TopicKey, derive_topic_key
+
+if TYPE_CHECKING:  # numpy and the model: only where the learned layer is on (the `local` extra)
+    from memwarden.policies.learned import LearnedLayer
 
 Verdict = Literal["store", "redact", "reject", "duplicate", "review"]
 SecretsMode = Literal["reject", "redact"]
+Forward = Literal["whole", "trim"]
+# Text that may hold more than one segment: a line break, or a sentence end with text after it.
+_MAYBE_SEGMENTS = re.compile(r"\n|[。！？]|[.!?…][\"'”’)]*\s+\S|[?？]")
+
+
+# Rules sure enough that the learned layer does not second-guess them: chatter, too short, a
+# structured record or its fragment, an allow marker (decision, root cause, preference …).
+SURE_RULES = frozenset({"chatter", "length.too_short", "structured.fragment", "content.empty"})
+
+
+def _sure(rule: str) -> bool:
+    return rule in SURE_RULES or rule.startswith("allow.")
+
+
+class SegmentVerdict(NamedTuple):
+    """One segment of an item and what the rules said of it: offsets into the item's text as sent
+    (stripped; secrets masked), and the segment's ``text`` — never in :meth:`summary`, which a
+    client and the audit see."""
+
+    start: int
+    end: int
+    speaker: str | None
+    keep: bool
+    rule: str
+    text: str = ""
+
+    def summary(self) -> dict[str, Any]:
+        return {"start": self.start, "end": self.end, "speaker": self.speaker, "keep": self.keep, "rule": self.rule}
+
+
 ACCEPTED: frozenset[str] = frozenset({"store", "redact", "duplicate"})
 FORWARDED: frozenset[str] = frozenset({"store", "redact"})
 
@@ -51,6 +89,17 @@ class Judgement(NamedTuple):
     non_text_blocks: int = 0
     existing_id: str | None = None  # the duplicate's original / the conflicting memory
     supersedes: str | None = None
+    segments: tuple[SegmentVerdict, ...] = ()  # an item of more than one segment: each one's verdict
+    trimmed: bool = False  # ``text`` is the item without its noise segments
+    vector: Any = None  # the learned layer's embedding of ``text`` (an item of one segment), for the store
+
+    @property
+    def noise(self) -> list[dict[str, Any]]:
+        """The noise segments of a kept item: where they are and which rule said so (with
+        ``trimmed``, those of the turns or paragraphs that were all noise left the stored text)."""
+        if self.verdict == "reject":
+            return []
+        return [s.summary() for s in self.segments if not s.keep]
 
     def summary(self) -> dict[str, Any]:
         """The verbose, client-facing view (never the text: it may be what was refused)."""
@@ -70,6 +119,9 @@ class Judgement(NamedTuple):
             out["supersedes"] = self.supersedes
         if self.secrets:
             out["secrets"] = list(self.secrets)
+        if self.segments:
+            out["segments"] = [s.summary() for s in self.segments]
+            out["trimmed"] = self.trimmed
         return out
 
 
@@ -93,6 +145,7 @@ class Pipeline:
     quality: QualityFilter = field(default_factory=QualityFilter)
     labels: LabelClassifier = field(default_factory=LabelClassifier)
     tag_separator: str = ":"
+    learned: LearnedLayer | None = None  # None: the rules alone decide
 
     def __post_init__(self) -> None:
         # Quality rules and label lexicons in one automaton: one scan per text serves both.
@@ -102,7 +155,13 @@ class Pipeline:
         self._scan = shared.scan
 
     def judge(
-        self, index: int, content: Any, tags: Sequence[str] = (), *, secrets: SecretsMode = "reject"
+        self,
+        index: int,
+        content: Any,
+        tags: Sequence[str] = (),
+        *,
+        secrets: SecretsMode = "reject",
+        forward: Forward = "whole",
     ) -> Judgement:
         text, non_text = extract_text(content)
         text = text.strip()
@@ -145,26 +204,84 @@ class Pipeline:
             text, verdict = masked, "redact"
             prepared = prepare(text)
 
+        segments = split(text) if _MAYBE_SEGMENTS.search(text) else None
+        if segments is not None and len(segments) > 1:
+            return self._judge_segments(index, text, segments, tags, verdict, kinds, non_text, forward)
         hits = self._scan(prepared)
         quality = self.quality.assess(text, prepared=prepared, hits=hits)
+        vector = None
+        if self.learned is not None and (quality.keep or not _sure(quality.rule)):  # one embedding an item
+            vector = self.learned.embed([text])[0]
+            if not _sure(quality.rule):
+                quality = self._learned_verdict(quality, float(self.learned.keep_probability(vector[None])[0]))
         digest = content_hash_prepared(prepared)
         if not quality.keep:
             return Judgement(
                 index, "reject", quality.rule, quality.reason, text=text, content_hash=digest, secrets=kinds
             )
+        key = derive_topic_key(prepared)
+        return self._kept(
+            index,
+            text,
+            digest,
+            prepared,
+            hits,
+            tags,
+            verdict,
+            kinds,
+            non_text,
+            quality.rule,
+            quality.reason,
+            vector,
+            key,
+            text_vector=vector,  # the store may use it rather than embed the same text again
+        )
 
-        labelled = self._labels(prepared, tags, hits)
+    def _learned_verdict(self, quality: QualityVerdict, p_keep: float) -> QualityVerdict:
+        """The learned layer's keep/reject where no rule is sure (see :func:`_sure`)."""
+        assert self.learned is not None
+        if p_keep >= self.learned.threshold:
+            if quality.keep:
+                return quality
+            return QualityVerdict(
+                True, "learned.keep", f"worth keeping (learned, {p_keep:.2f}); {quality.rule} yielded"
+            )
+        agrees = f"; {quality.rule} agrees" if not quality.keep else ""
+        return QualityVerdict(False, "learned.noise", f"noise (learned: keep {p_keep:.2f}){agrees}")
+
+    def _kept(
+        self,
+        index: int,
+        text: str,
+        digest: str,
+        prepared: str,
+        hits: dict[str | int, int],
+        tags: Sequence[str],
+        verdict: Verdict,
+        kinds: tuple[str, ...],
+        non_text: int,
+        rule: str,
+        reason: str,
+        vector: Any,
+        key: TopicKey | None,
+        segments: tuple[SegmentVerdict, ...] = (),
+        trimmed: bool = False,
+        text_vector: Any = None,
+    ) -> Judgement:
+        """The judgement of an item worth keeping: labels (the client's, else the learned layer's
+        from ``vector``, else the rules'), tags, the topic key."""
+        labelled = self._labels(prepared, tags, hits, vector)
         if isinstance(labelled, LabelError):
             return Judgement(
                 index, "reject", f"label.unknown_{labelled.key}", labelled.reason, text=text, content_hash=digest
             )
         labels, final_tags = labelled
-        key = derive_topic_key(prepared)
-        reason = quality.reason if verdict == "store" else f"secret masked ({', '.join(kinds)}); {quality.reason}"
+        if verdict == "redact":
+            rule, reason = f"secret.{kinds[0]}", f"secret masked ({', '.join(kinds)}); {reason}"
         return Judgement(
             index,
             verdict,
-            quality.rule if verdict == "store" else f"secret.{kinds[0]}",
+            rule,
             reason,
             text=text,
             content_hash=digest,
@@ -176,18 +293,102 @@ class Pipeline:
             secrets=kinds,
             confidence=labels.confidence,
             non_text_blocks=non_text,
+            segments=segments,
+            trimmed=trimmed,
+            vector=text_vector,
+        )
+
+    def _judge_segments(
+        self,
+        index: int,
+        text: str,
+        segments: list[Segment],
+        tags: Sequence[str],
+        verdict: Verdict,
+        kinds: tuple[str, ...],
+        non_text: int,
+        forward: Forward,
+    ) -> Judgement:
+        """An item of several segments: each judged alone; kept when any is worth keeping."""
+        parts = [text[seg.start : seg.end] for seg in segments]
+        verdicts = []
+        for part in parts:
+            prepared = prepare(part)
+            verdicts.append(self.quality.assess(part, prepared=prepared, hits=self._scan(prepared)))
+        vectors = None
+        if self.learned is not None:
+            vectors = self.learned.embed(parts)
+            p_keep = self.learned.keep_probability(vectors)
+            verdicts = [
+                q if _sure(q.rule) else self._learned_verdict(q, float(p))
+                for q, p in zip(verdicts, p_keep, strict=True)
+            ]
+        judged = tuple(
+            SegmentVerdict(seg.start, seg.end, seg.speaker, q.keep, q.rule, part)
+            for seg, q, part in zip(segments, verdicts, parts, strict=True)
+        )
+        kept = [i for i, v in enumerate(judged) if v.keep]
+        noise: dict[str, int] = {}
+        for v in judged:
+            if not v.keep:
+                noise[v.rule] = noise.get(v.rule, 0) + 1
+        said = ", ".join(f"{rule} {n}" for rule, n in noise.items())
+        if not kept:
+            return Judgement(
+                index,
+                "reject",
+                max(noise, key=lambda rule: noise[rule]),
+                f"every one of its {len(judged)} segments is noise ({said})",
+                text=text,
+                content_hash=content_hash(text),
+                secrets=kinds,
+                segments=judged,
+            )
+        whole = forward == "whole" or len(kept) == len(judged)
+        # Trim removes whole units (a turn, a paragraph) whose segments are all noise: a kept
+        # sentence keeps its turn's other sentences, the context a fact is told in.
+        kept_units = {segments[i].unit for i in kept}
+        stored = text if whole else trim(text, segments, [seg.unit in kept_units for seg in segments])
+        kept_text = prepare(" ".join(parts[i] for i in kept))
+        rule = next((judged[i].rule for i in kept if judged[i].rule != "keep.default"), "keep.default")
+        reason = f"{len(kept)} of {len(judged)} segments kept" + (f"; noise: {said}" if noise else "")
+        vector = self.learned.mean(vectors[kept]) if self.learned is not None and vectors is not None else None
+        return self._kept(
+            index,
+            stored,
+            content_hash(stored),
+            kept_text,
+            self._scan(kept_text),
+            tags,
+            verdict,
+            kinds,
+            non_text,
+            rule,
+            reason,
+            vector,
+            None,  # a topic key names one fact: an item of several segments has none
+            judged,
+            stored != text,
         )
 
     def _labels(
-        self, prepared: str, tags: Sequence[str], hits: dict[str | int, int] | None = None
+        self, prepared: str, tags: Sequence[str], hits: dict[str | int, int] | None = None, vector: Any = None
     ) -> tuple[Labels, tuple[str, ...]] | LabelError:
-        """Topic and stage (the client's, validated, or inferred) and the final tag list."""
+        """Topic and stage (the client's, validated, or inferred: by the learned layer from
+        ``vector`` when there is one, else by the rules) and the final tag list."""
         canonical = canonicalize_tags(tags, separator=self.tag_separator)
         labels = self.labels.classify(
             prepared, topic=tag_value(canonical, "topic"), stage=tag_value(canonical, "stage"), hits=hits
         )
         if isinstance(labels, LabelError):
             return labels
+        if vector is not None and self.learned is not None:
+            if labels.topic_source not in ("client", "alias"):
+                topic, confidence = self.learned.topic(vector)
+                labels = labels._replace(topic=topic, topic_source="learned", confidence=confidence)
+            if labels.stage_source not in ("client", "alias"):
+                stage, _ = self.learned.stage(vector)
+                labels = labels._replace(stage=stage, stage_source="learned")
         sep = self.tag_separator
         others = [t for t in canonical if (split_tag(t) or ("",))[0] not in LABEL_KEYS]
         return labels, (f"topic{sep}{labels.topic}", f"stage{sep}{labels.stage}", *others)

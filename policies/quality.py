@@ -2,8 +2,9 @@
 
 Order of judgement (first that decides wins):
 
-1. chatter ("ok", "好的", "thanks"), then length — too short or too long (CJK characters count
-   double: each carries a word);
+1. chatter ("ok", "好的", "thanks"), then length — too short (CJK characters count double: each
+   carries a word); length alone never rejects a long text (the retain route's item limit answers
+   413 instead, and a long item is judged segment by segment: ``policies/segments.py``);
 2. structured prefixes (``active_context:``, ``偏好：`` …) are durable by construction and skip
    the noise rules — unless the value is a fragment ("偏好: 是这个");
 3. reject rules in table order; an *overridable* one yields when an allow marker (decision,
@@ -50,14 +51,12 @@ class QualityFilter:
         self,
         *,
         min_length: int = 8,
-        max_length: int = 4000,
         extra_rules: Iterable[Rule] = (),
         disabled: Iterable[str] = (),
         structured_prefixes: Iterable[str] = (),
     ) -> None:
         off = set(disabled)
         self.min_length = min_length
-        self.max_length = max_length
         self.allow = [r for r in ALLOW_RULES if r.id not in off]
         rejects = [r for r in (*REJECT_RULES, *extra_rules) if r.id not in off]
         # Chatter is judged on the whole text, before length: "ok" is chatter, not "too short".
@@ -96,16 +95,12 @@ class QualityFilter:
         if self.chatter is not None and self.fires(self.chatter.id, prepared, hits):
             return QualityVerdict(False, self.chatter.id, self.chatter.reason)
         # A character weighs 1 or 2 (CJK): the exact weight is counted only when the plain length
-        # cannot settle the bounds.
-        n = len(prepared)
-        if n < self.min_length or 2 * n > self.max_length:
+        # cannot settle the bound.
+        if len(prepared) < self.min_length:
             size = weighted_length(prepared)
             if size < self.min_length:
                 reason = f"too short to be a memory ({size} < {self.min_length})"
                 return QualityVerdict(False, "length.too_short", reason)
-            if size > self.max_length:
-                reason = f"too long for one memory ({size} > {self.max_length})"
-                return QualityVerdict(False, "length.too_long", reason)
 
         structured = self._prefix.match(prepared)
         if structured:

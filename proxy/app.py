@@ -77,6 +77,25 @@ def _embedder(settings: Settings) -> Embedder:
         raise SettingsError(f"local.embedder: {exc}") from None
 
 
+def classifier_embedder(settings: Settings, local: LocalStore | None) -> Embedder | None:
+    """The embedder the learned layer reads (``labels.learned``): the self-hosted store's own (one
+    embedding serves both), or in front of a backend the bundled e5 when it is installed and
+    ``local.embedder`` is e5. None: the rules alone decide."""
+    if settings.labels.learned == "off":
+        return None
+    if local is not None:
+        return local.embedder
+    if settings.local.embedder != "e5":
+        return None
+    try:
+        from memwarden.store.embedder import E5Embedder, EmbedderError
+
+        return E5Embedder(engine=settings.local.e5_engine)
+    except (ImportError, EmbedderError) as exc:
+        log.info("learned_layer_off", reason=f"the e5 embedder is not available: {exc}")
+        return None
+
+
 async def _internal_error(request: Request, exc: Exception) -> Response:
     log.error("unhandled_error", path=request.url.path, exc_info=exc)
     return JSONResponse({"detail": "Internal server error in memwarden"}, status_code=500)
@@ -139,7 +158,7 @@ def create_app(
             backend=backend,
             memory=memory,
             read_retries=hindsight.read_retries,
-            pipeline=build_pipeline(settings.governance),
+            pipeline=build_pipeline(settings.governance, settings.labels, classifier_embedder(settings, local)),
             ledger=opened,
             local=local,
         )

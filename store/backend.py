@@ -97,6 +97,7 @@ class LocalBackend:
                 context=item.context,
                 metadata=dict(item.metadata) if item.metadata else None,
                 timestamp=item.timestamp,
+                vector=item.vector,
             )
             for item in items
         ]

@@ -96,7 +96,11 @@ class LocalStore:
         """A retain request as Hindsight answers it: queued as an operation when ``is_async``,
         else written before the answer."""
         if is_async:
-            payload = {"items": [vars(i) for i in items], "document_tags": list(document_tags)}
+            # Queued as JSON: an item's vector is not kept (the worker embeds it when it writes).
+            payload = {
+                "items": [{k: v for k, v in vars(i).items() if k != "vector"} for i in items],
+                "document_tags": list(document_tags),
+            }
             operation_id = await self.submit(bank, payload, len(items))
             return shapes.retained(bank, len(items), operation_id=operation_id)
         await self.retain(bank, items, document_tags)

@@ -35,6 +35,21 @@ class RetainItem:
     context: str | None = None
     metadata: dict[str, Any] | None = None
     timestamp: str | None = None
+    vector: Any = None  # the content's embedding by this store's embedder, when the caller has it
+
+
+def _vectors(embedder: Embedder, items: Sequence[RetainItem]) -> Any:
+    """Every item's embedding: the ones given (of the right size), the others computed in one batch."""
+    given: list[Any] = [
+        i.vector if i.vector is not None and getattr(i.vector, "shape", None) == (embedder.dim,) else None
+        for i in items
+    ]
+    missing = [n for n, v in enumerate(given) if v is None]
+    if missing:
+        computed = embedder.passages([items[n].content for n in missing])
+        for n, v in zip(missing, computed, strict=True):
+            given[n] = v
+    return np.stack(given).astype(np.float32)
 
 
 async def retain(
@@ -49,7 +64,7 @@ async def retain(
     one transaction. A document id already present is replaced, as Hindsight does."""
     if not items:
         return 0
-    vectors = await asyncio.to_thread(embedder.passages, [i.content for i in items])
+    vectors = await asyncio.to_thread(_vectors, embedder, items)
     ids = [uuid.uuid4().hex for _ in items]
     costs = [token_estimate(i.content) for i in items]
     name = embedder.name

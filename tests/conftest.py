@@ -33,6 +33,7 @@ def make_settings(
     data_dir: Path | None = None,
     governance: dict[str, Any] | None = None,
     config_guard: dict[str, Any] | None = None,
+    labels: dict[str, Any] | None = None,
     **hindsight: Any,
 ) -> Settings:
     """Settings for memwarden in front of ``url``, from no file and no environment; a fresh data
@@ -48,6 +49,9 @@ def make_settings(
             "governance": governance or {},
             "config_guard": config_guard if config_guard is not None else {"missions": {"mode": "off"}},
             "retention": {"enabled": False},
+            # The rules alone, as the tests of other features expect (tests/test_learned.py turns the
+            # learned layer on).
+            "labels": labels if labels is not None else {"learned": "off"},
         },
     )
 

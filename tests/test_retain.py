@@ -289,12 +289,28 @@ async def test_bad_input_gets_a_precise_error_and_changes_nothing(
     assert ok.status_code == 200
 
 
-async def test_empty_and_huge_content_get_verdicts(warden: Warden) -> None:
+async def test_empty_content_gets_a_verdict_and_length_alone_never_rejects(warden: Warden) -> None:
+    long_fact = "订单服务按用户 ID 分库，订单号前缀是 ORD。" * 300  # 7,500 characters of one repeated fact
     r = await warden.client.post(
-        RETAIN + "?warden=verbose", json={"items": [{"content": "   "}, {"content": "字" * 5000}, {"content": []}]}
+        RETAIN + "?warden=verbose", json={"items": [{"content": "   "}, {"content": long_fact}, {"content": []}]}
     )
-    rules = [d["rule"] for d in r.json()["warden"]["decisions"]]
-    assert rules == ["content.empty", "length.too_long", "content.empty"]
+    verdicts = [(d["verdict"], d["rule"]) for d in r.json()["warden"]["decisions"]]
+    assert verdicts[0] == ("reject", "content.empty")
+    assert verdicts[1][0] == "store"
+    assert verdicts[2] == ("reject", "content.empty")
+
+
+async def test_an_item_over_the_length_limit_is_413_and_nothing_is_written(
+    probe: UpstreamProbe, tmp_path: Path
+) -> None:
+    async for w in make_warden(probe, tmp_path, max_length=1000):
+        items = [{"content": "The search service listens on port 8080."}, {"content": "x" * 1001}]
+        r = await w.client.post(RETAIN, json={"items": items})
+        assert r.status_code == 413
+        assert "Item 1 is 1001 characters long, limit 1000" in r.json()["detail"]
+        assert w.rows("SELECT id FROM memories") == []
+        assert w.events() == []
+        assert w.forwarded() == []
 
 
 async def test_a_thousand_items_in_one_request(warden: Warden) -> None:
@@ -359,3 +375,45 @@ async def test_non_text_blocks_pass_and_are_recorded_as_unfiltered(warden: Warde
     afters = [json.loads(e["after"]) for e in warden.events()]
     assert [a.get("unfiltered_blocks") for a in afters] == [1, 1]
     assert warden.events()[1]["rule"] == "unfiltered.non_text"
+
+
+TRANSCRIPT = (
+    "User: Can you help me set up the staging server?\n"
+    "Assistant: Sure. Which database do you want?\n"
+    "User: We decided to use Postgres 16 for staging. Thanks!"
+)
+
+
+async def test_a_transcript_is_judged_by_segment_and_forwarded_whole(warden: Warden) -> None:
+    r = await warden.client.post(RETAIN + "?warden=verbose", json={"items": [{"content": TRANSCRIPT}]})
+    assert r.status_code == 200
+    decision = r.json()["warden"]["decisions"][0]
+    assert decision["verdict"] == "store"
+    assert [s["keep"] for s in decision["segments"]] == [False, False, False, True, False]
+    assert decision["segments"][3]["speaker"] == "User"
+    assert "text" not in decision["segments"][0]  # offsets, speaker, rule: never the text
+    assert warden.forwarded()[0]["content"] == TRANSCRIPT  # whole: the backend's extractor reads it all
+    stored = json.loads(warden.events()[-1]["after"])
+    assert stored["segments"] == 5
+    assert [d["rule"] for d in stored["noise_segments"]] == ["question.mark", "chatter", "question.mark", "chatter"]
+    assert stored["trimmed"] is False
+
+
+async def test_a_bank_set_to_trim_gets_the_transcript_without_its_noise(probe: UpstreamProbe, tmp_path: Path) -> None:
+    async for w in make_warden(probe, tmp_path, banks={"b1": {"segments": "trim"}}):
+        r = await w.retain({"content": TRANSCRIPT, "document_id": "chat-1"})
+        assert r.status_code == 200
+        sent = w.forwarded()[0]
+        # The turns that were all noise left; the turn with the fact stays whole, its "Thanks!" too.
+        assert sent["content"] == "User: We decided to use Postgres 16 for staging. Thanks!"
+        assert sent["document_id"] == "chat-1"
+        row = w.rows("SELECT content, item FROM memories")[0]
+        assert row["content"] == sent["content"]
+        assert json.loads(row["item"])["content"] == sent["content"]  # a rollback re-sends what was stored
+
+
+async def test_a_transcript_of_noise_only_is_rejected(warden: Warden) -> None:
+    r = await warden.retain("User: hi! Can you help me?\nAssistant: Sure, what do you need?\nUser: thanks")
+    assert r.status_code == 200
+    assert json.loads(r.headers["x-warden-decisions"]) == {"reject": 1}
+    assert warden.forwarded() == []

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -38,7 +39,7 @@ from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.config_changes import seed_in_background
 from memwarden.governance.retain import Batch, Delivered, Retained, enforce, judge, shadow
 from memwarden.governance.state import AppState
-from memwarden.policies.pipeline import ACCEPTED, Judgement
+from memwarden.policies.pipeline import ACCEPTED, Judgement, extract_text
 
 log = structlog.get_logger("memwarden.retain")
 WARDEN_PARAMS = frozenset({"dry_run", "warden"})
@@ -107,6 +108,10 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         )
         return
     for i, item in enumerate(request.items):
+        size = len(extract_text(item.content)[0])
+        if size > governance.max_length:
+            await send_json(send, 413, {"detail": f"Item {i} is {size} characters long, limit {governance.max_length}"})
+            return
         if item.tags is not None and len(item.tags) > governance.max_tags:
             too_many: list[dict[str, Any]] = [
                 {
@@ -140,10 +145,19 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         await forward(state.backend, scope, replay(raw_body), send, retries=0)
         return
 
-    async def deliver(body: dict[str, Any]) -> Delivered:
+    async def deliver(body: dict[str, Any], vectors: list[Any]) -> Delivered:
         if RAW_PASSTHROUGH not in state.memory.capabilities:  # a backend of another dialect: neutral items
             json_type = [(b"content-type", b"application/json")]
-            items = [Item.from_json(i) for i in body["items"]]
+            items = []
+            for raw, vector in zip(body["items"], vectors, strict=True):
+                item = Item.from_json(raw)
+                # The pipeline embedded the text as judged (stripped): the same text, the same vector.
+                same = (
+                    vector is not None
+                    and isinstance(raw.get("content"), str)
+                    and raw["content"] == item.content.strip()
+                )
+                items.append(replace(item, vector=vector) if same else item)
             try:
                 receipt = await state.memory.retain(
                     bank, items, document_tags=body.get("document_tags") or (), wait=not request.is_async

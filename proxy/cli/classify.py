@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
 
@@ -16,13 +16,22 @@ from memwarden.proxy.cli.common import CONFIG_FILE_OPTION, settings
 @CONFIG_FILE_OPTION
 @click.option("--data-dir", type=click.Path(path_type=Path), help="Accepted for symmetry; classify reads no data.")
 @click.option("--bank", default="", help="Judge as this bank would (per-bank secrets mode).")
-def classify(source: str, config: Path | None, data_dir: Path | None, bank: str) -> None:
+@click.option(
+    "--segments",
+    "forward",
+    type=click.Choice(["whole", "trim"]),
+    default="whole",
+    help="What a kept item of several segments would send on (trim: its text without the noise).",
+)
+def classify(source: str, config: Path | None, data_dir: Path | None, bank: str, forward: str) -> None:
     """Judge memory candidates with the retain pipeline, no server needed.
 
     Reads FILE (or standard input with -): JSON lines with "text" or "content" (and optional
     "tags"), or plain lines. Prints one JSON object per input line: verdict, rule, reason, topic,
-    stage, topic_key, tags, content_hash. Duplicates and topic-key conflicts are judged within
-    the input, as if it were one retain request.
+    stage, topic_key, tags, content_hash, and for an item of several segments (a transcript, a
+    paragraph of sentences) each segment with its text, speaker and verdict, and the text that
+    would be stored. Duplicates and topic-key conflicts are judged within the input, as if it were
+    one retain request.
 
     \b
     Example:
@@ -35,9 +44,12 @@ def classify(source: str, config: Path | None, data_dir: Path | None, bank: str)
     pipeline = build_pipeline(governance)
     secrets = governance.secrets_for(bank)
     entries = _read_entries(source)
-    judged = [pipeline.judge(i, content, tags, secrets=secrets) for i, (content, tags) in enumerate(entries)]
+    mode: Literal["whole", "trim"] = "trim" if forward == "trim" else "whole"
+    judged = [
+        pipeline.judge(i, content, tags, secrets=secrets, forward=mode) for i, (content, tags) in enumerate(entries)
+    ]
     for j in resolve(judged, active_hashes={}, key_holders={}):
-        out = {
+        out: dict[str, Any] = {
             "verdict": j.verdict,
             "rule": j.rule,
             "reason": j.reason,
@@ -47,6 +59,10 @@ def classify(source: str, config: Path | None, data_dir: Path | None, bank: str)
             "tags": list(j.tags),
             "content_hash": j.content_hash or None,
         }
+        if j.segments:
+            out["segments"] = [{**s.summary(), "text": s.text} for s in j.segments]
+            if j.verdict != "reject":
+                out["stored"] = j.text
         click.echo(json.dumps(out, ensure_ascii=False))
 
 

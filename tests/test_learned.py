@@ -1,0 +1,198 @@
+"""The learned layer: keep/reject where no rule is sure, topic and stage from the e5 embedding, a
+vocabulary a deployment extends without retraining; reproducible weights."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from memwarden.governance.state import build_pipeline, learned_layer
+from memwarden.policies.pipeline import Pipeline
+from memwarden.settings import SettingsError, load_settings
+from memwarden.store.embedder import E5Embedder, HashingEmbedder
+from tests.conftest import asgi_warden, make_settings
+from tests.upstream import UpstreamProbe, create_upstream
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def e5() -> E5Embedder:
+    return E5Embedder()
+
+
+@pytest.fixture(scope="module")
+def pipeline(e5: E5Embedder) -> Pipeline:
+    settings = load_settings(
+        environ={},
+        overrides={
+            "labels": {
+                "topics": {
+                    "gardening": {
+                        "description": "Plants, the garden, seeds, watering and harvests.",
+                        "examples": [
+                            "The tomatoes go in the south bed this year.",
+                            "阳台的薄荷每周浇两次水。",
+                            "We sow the carrots in early April.",
+                        ],
+                    }
+                }
+            }
+        },
+    )
+    return build_pipeline(settings.governance, settings.labels, e5)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "rebooting the router now",
+        "refactor done, running the test suite now",
+        "Next: write tests",
+        "trying again now, let me check the logs",
+        "还是不行",
+    ],
+)
+def test_transient_work_without_a_marker_word_is_noise(pipeline: Pipeline, text: str) -> None:
+    judged = pipeline.judge(0, text)
+    assert judged.verdict == "reject", judged.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "topic"),
+    [
+        ("Alice prefers dark roast coffee.", "personal"),
+        ("Bob is allergic to peanuts.", "personal"),
+        ("我女儿九月开始上小学。", "personal"),
+        ("The staging cluster has three nodes with 16 GB each.", "infra"),
+    ],
+)
+def test_facts_about_people_have_a_home(pipeline: Pipeline, text: str, topic: str) -> None:
+    judged = pipeline.judge(0, text)
+    assert (judged.verdict, judged.topic) == ("store", topic), judged.reason
+
+
+def test_a_dated_decision_with_its_reason_is_a_decision(pipeline: Pipeline) -> None:
+    judged = pipeline.judge(0, "DNS moved from Cloudflare to DNSPod because of ICP filing requirements.")
+    assert judged.stage == "decision"
+
+
+def test_a_topic_added_in_the_config_is_classified_from_its_examples(pipeline: Pipeline) -> None:
+    judged = pipeline.judge(0, "The roses along the fence need pruning in late February.")
+    assert judged.topic == "gardening"
+    assert "topic:gardening" in judged.tags
+
+
+def test_the_clients_labels_win(pipeline: Pipeline) -> None:
+    judged = pipeline.judge(0, "Bob is allergic to peanuts.", ["topic:business", "stage:process"])
+    assert (judged.topic, judged.stage) == ("business", "process")
+
+
+def test_sure_rules_are_not_second_guessed(pipeline: Pipeline) -> None:
+    assert pipeline.judge(0, "ok").rule == "chatter"
+    assert pipeline.judge(0, "默认模型：deepseek/deepseek-v4-flash").rule == "allow.structured_prefix"
+
+
+def test_a_transcript_is_judged_turn_by_turn_with_one_embedding_a_segment(pipeline: Pipeline) -> None:
+    text = (
+        "User: can you look at the staging box?\nAssistant: Looking now.\n"
+        "User: btw my son is allergic to shellfish, remember that for the team dinner"
+    )
+    judged = pipeline.judge(0, text, forward="trim")
+    assert judged.verdict == "store"
+    assert judged.text == "User: btw my son is allergic to shellfish, remember that for the team dinner"
+    assert judged.topic == "personal"
+
+
+def test_without_the_e5_embedder_the_rules_alone_decide() -> None:
+    settings = load_settings(environ={})
+    assert learned_layer(settings.labels, HashingEmbedder()) is None
+    assert learned_layer(settings.labels, None) is None
+    off = load_settings(environ={}, overrides={"labels": {"learned": "off"}})
+    assert learned_layer(off.labels, object()) is None
+
+
+@pytest.mark.parametrize(
+    ("topics", "message"),
+    [
+        (
+            {"Garden": {"description": "x", "examples": ["a"]}, "garden": {"description": "y", "examples": ["b"]}},
+            "name the same label",
+        ),
+        ({"garden": {"description": "x", "examples": []}}, "labels.topics.garden.examples"),
+        ({"garden": {"description": "x", "examples": [3]}}, "labels.topics.garden.examples"),
+        ({"garden": {"examples": ["a"]}}, "labels.topics.garden.description"),
+    ],
+)
+def test_a_bad_vocabulary_fails_at_start_naming_the_key(topics: dict[str, object], message: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        load_settings(environ={}, overrides={"labels": {"topics": topics}})
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.fixture
+async def learned_warden(probe: UpstreamProbe, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    backend = httpx.AsyncClient(transport=httpx.ASGITransport(app=create_upstream(probe)))
+    settings = make_settings("http://upstream.test", data_dir=tmp_path, labels={"learned": "auto"})
+    async with backend, asgi_warden(settings, backend) as client:
+        yield client
+
+
+@pytest.mark.anyio
+async def test_in_front_of_a_backend_the_learned_layer_judges_and_says_so(learned_warden: httpx.AsyncClient) -> None:
+    items = [{"content": "rebooting the router now"}, {"content": "Bob is allergic to peanuts."}]
+    r = await learned_warden.post("/v1/default/banks/b/memories?warden=verbose", json={"items": items})
+    assert r.status_code == 200
+    noise, fact = r.json()["warden"]["decisions"]
+    assert (noise["verdict"], noise["rule"]) == ("reject", "learned.noise")
+    assert (fact["verdict"], fact["topic"]) == ("store", "personal")
+
+
+@pytest.mark.slow
+def test_the_weights_are_regenerated_byte_for_byte() -> None:
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "train_learned.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.anyio
+async def test_self_hosted_one_embedding_serves_the_judge_and_the_store(tmp_path: Path) -> None:
+    from memwarden.proxy.app import create_app
+
+    settings = load_settings(
+        environ={},
+        overrides={
+            "data_dir": str(tmp_path),
+            "config_guard": {"missions": {"mode": "off"}},
+            "labels": {"learned": "auto"},
+        },
+    )
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        state = app.state.warden
+        assert state.pipeline.learned is not None
+        store_embedded: list[str] = []
+        original = state.local.embedder.passages
+
+        def counting(texts: list[str]) -> object:
+            store_embedded.extend(texts)
+            return original(texts)
+
+        state.local.embedder.passages = counting  # the store's calls from now on; the judge kept its own
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://w") as client:
+            items = [{"content": "Bob is allergic to peanuts."}, {"content": "The API gateway listens on port 8443."}]
+            r = await client.post("/v1/default/banks/b/memories", json={"items": items})
+            assert r.json()["items_count"] == 2
+            assert store_embedded == []  # both vectors came from the judge
+            found = await client.post("/v1/default/banks/b/memories/recall", json={"query": "peanut allergy"})
+            assert found.json()["results"][0]["text"] == "Bob is allergic to peanuts."
