@@ -15,6 +15,7 @@ from memwarden.policies.labels import TOPIC_ALIASES, LabelClassifier
 from memwarden.policies.pipeline import Pipeline
 from memwarden.policies.quality import QualityFilter
 from memwarden.policies.quality_rules import Rule
+from memwarden.policies.tag_query import LabelSpace
 from memwarden.policies.vocabulary import STAGES, TOPICS, Entry
 from memwarden.settings import GovernanceSettings, LabelsSettings, Settings
 
@@ -87,6 +88,12 @@ class AppState:
     seeded: set[str] = field(default_factory=set)  # banks whose missions were seeded (or are being)
     seed_retry_at: dict[str, float] = field(default_factory=dict)  # bank → when seeding may be retried
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    label_space: LabelSpace | None = None  # the labels a client's tag filter must not see
+
+    def __post_init__(self) -> None:
+        if self.label_space is None:
+            labels = self.pipeline.labels
+            self.label_space = LabelSpace.of(labels.topics, labels.stages, self.settings.governance.tag_separator)
 
     def spawn(self, work: Coroutine[Any, Any, None]) -> None:
         """Run ``work`` in the background; the lifespan waits for it (briefly) at shutdown."""

@@ -35,7 +35,12 @@ Verdict = Literal["store", "redact", "reject", "duplicate", "review"]
 SecretsMode = Literal["reject", "redact"]
 Forward = Literal["whole", "trim"]
 # Text that may hold more than one segment: a line break, or a sentence end with text after it.
-_MAYBE_SEGMENTS = re.compile(r"\n|[。！？]|[.!?…][\"'”’)]*\s+\S|[?？]")
+_MAYBE_SEGMENTS = re.compile(
+    r"\n"  # lines: turns, paragraphs
+    r"|[。！？!?…][\"'”’」』）)]*\s*\S"  # a sentence end with more text after it
+    r"|\.[\"'”’)]*\s+\S"
+    r"|[;；,，:：—–][^?？]*[?？]"  # a question after a clause: perhaps a statement before it
+)
 
 
 # Rules sure enough that the learned layer does not second-guess them: chatter, too short, a

@@ -17,6 +17,15 @@ sets ``S(ti)``:
   spellings of one tag). That is 3^n leaves for n two-spelling tags; past :data:`MAX_EXACT_LEAVES`
   the query is refused rather than silently narrowed.
 
+**memwarden's labels are invisible to a filter that does not name them.** memwarden adds a
+``topic:`` and a ``stage:`` tag to every memory it writes; a client's filter that names neither key
+must select what it would had memwarden added none (:class:`LabelSpace`): ``any`` and ``all`` admit
+untagged memories, so they also admit memories whose only tags are one topic and one stage (an OR of
+``exact`` leaves, one per topic × stage); an ``exact`` leaf also matches its tags, as memwarden
+writes them (canonical), plus any one topic and stage. ``any_strict`` and ``all_strict`` are not
+affected by tags a memory has beyond the filter's. A filter that names ``topic:`` or ``stage:``
+uses the labels as they are.
+
 Top-level ``tags`` in an all-mode or ``exact`` become a ``tag_groups`` entry (Hindsight's
 ``tag_groups`` list is AND-ed, and ``tags`` and ``tag_groups`` are mutually exclusive, so a
 request carrying both is left for the backend to refuse). Leaves inside ``tag_groups`` are
@@ -28,15 +37,49 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+from memwarden.policies.tags import canonicalize_tags
 
 ANY_MODES = ("any", "any_strict")
 MAX_EXACT_LEAVES = 81  # four two-spelling tags
+MAX_LEAVES = 1024  # an exact filter with the label combinations: past this, refused
 _SPLIT = re.compile(r"^([^:=]*)[:=](.*)$", re.S)
 
 
 class TagQueryError(ValueError):
     """A tag filter that cannot be normalized (the message says why, for a 400)."""
+
+
+@dataclass(frozen=True)
+class LabelSpace:
+    """The label tags memwarden writes: every (topic, stage) pair, in the canonical spelling."""
+
+    keys: frozenset[str]
+    combos: tuple[tuple[str, str], ...]
+    separator: str = ":"
+
+    @classmethod
+    def of(cls, topics: Sequence[str], stages: Sequence[str], separator: str = ":") -> LabelSpace:
+        return cls(
+            frozenset({"topic", "stage"}),
+            tuple((f"topic{separator}{t}", f"stage{separator}{s}") for t in topics for s in stages),
+            separator,
+        )
+
+    def written(self, tags: Sequence[str]) -> list[str]:
+        """``tags`` as memwarden writes them (canonical): the only spelling a memory that carries
+        its labels can hold them in."""
+        return canonicalize_tags(tags, separator=self.separator)
+
+    def named_in(self, tags: Sequence[str]) -> bool:
+        """Whether a filter over ``tags`` names a label key (then it sees the labels)."""
+        for tag in tags:
+            match = _SPLIT.match(tag)
+            if match and match.group(1).strip().casefold() in self.keys:
+                return True
+        return False
 
 
 def spellings(tag: str) -> list[str]:
@@ -60,9 +103,35 @@ def _subsets(options: list[str]) -> list[list[str]]:
     return [list(c) for r in range(1, len(options) + 1) for c in itertools.combinations(options, r)]
 
 
-def rewrite_leaf(tags: Sequence[str], mode: str, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """One ``{tags, match}`` filter as a group node matching every spelling. ``extra`` (e.g.
-    ``resolve``) is carried onto each generated leaf."""
+def rewrite_leaf(
+    tags: Sequence[str], mode: str, extra: Mapping[str, Any] | None = None, labels: LabelSpace | None = None
+) -> dict[str, Any]:
+    """One ``{tags, match}`` filter as a group node matching every spelling and, with ``labels``,
+    blind to memwarden's labels unless it names them. ``extra`` (e.g. ``resolve``) is carried onto
+    each generated leaf."""
+    node = _spelled(tags, mode, extra)
+    if labels is None or labels.named_in(tags) or mode in ("any_strict", "all_strict"):
+        return node
+    more = dict(extra or {})
+    if mode in ("any", "all"):
+        if not tags:
+            return node  # no filter at all
+        label_only = [{"tags": list(combo), "match": "exact", **more} for combo in labels.combos]
+        return {"or": [node, *label_only]}
+    leaves = node.get("or", [node])
+    # A memory that carries labels was written through memwarden: its tags are canonical.
+    written = labels.written(tags)
+    with_labels = [{"tags": [*written, *combo], "match": "exact", **more} for combo in labels.combos]
+    if len(leaves) + len(with_labels) > MAX_LEAVES:
+        raise TagQueryError(
+            f"tags_match 'exact' over {len(tags)} tags needs {len(leaves) + len(with_labels)} alternatives to"
+            f" look past memwarden's topic and stage labels (at most {MAX_LEAVES}); use fewer tags"
+        )
+    return {"or": [*leaves, *with_labels]}
+
+
+def _spelled(tags: Sequence[str], mode: str, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One ``{tags, match}`` filter as a group node matching every spelling."""
     more = dict(extra or {})
     tags = list(dict.fromkeys(tags))
     if not _varies(tags) or (mode != "exact" and not tags):
@@ -92,46 +161,77 @@ def rewrite_leaf(tags: Sequence[str], mode: str, extra: Mapping[str, Any] | None
     raise TagQueryError(f"tags_match must be one of any, all, any_strict, all_strict, exact, got {mode!r}")
 
 
-def _rewrite_group(node: Any) -> Any:
+def _rewrite_group(node: Any, labels: LabelSpace | None) -> Any:
     if not isinstance(node, dict):
         return node  # the backend answers a malformed group
     if "tags" in node and isinstance(node["tags"], list) and all(isinstance(t, str) for t in node["tags"]):
         extra = {k: v for k, v in node.items() if k not in ("tags", "match")}
-        return rewrite_leaf(node["tags"], str(node.get("match", "any_strict")), extra)
+        return rewrite_leaf(node["tags"], str(node.get("match", "any_strict")), extra, labels)
     for key in ("and", "or"):
         if key in node and isinstance(node[key], list):
-            return {**node, key: [_rewrite_group(c) for c in node[key]]}
+            return {**node, key: [_rewrite_group(c, labels) for c in node[key]]}
     if "not" in node:
-        return {**node, "not": _rewrite_group(node["not"])}
+        return {**node, "not": _rewrite_group(node["not"], labels)}
     return node
 
 
-def normalize_request(request: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
-    """A recall body whose tag filters match both spellings, and whether anything changed.
+def normalize_request(request: Mapping[str, Any], labels: LabelSpace | None = None) -> tuple[dict[str, Any], bool]:
+    """A recall body whose tag filters match both spellings and, with ``labels``, look past
+    memwarden's labels unless they name them; and whether anything changed.
 
     Raises :class:`TagQueryError` when an ``exact`` filter is too wide to rewrite."""
     out = dict(request)
     tags, groups = request.get("tags"), request.get("tag_groups")
     if tags and groups:
         return out, False  # mutually exclusive: the backend's 400
-    if isinstance(tags, list) and all(isinstance(t, str) for t in tags) and _varies(tags):
-        mode = request.get("tags_match") or "any"
-        if mode in ANY_MODES:
-            out["tags"] = _union(tags)
-        elif isinstance(mode, str):
-            out.pop("tags")
+    mode = request.get("tags_match") or "any"
+    if isinstance(tags, list) and all(isinstance(t, str) for t in tags) and isinstance(mode, str):
+        blind = labels is not None and not labels.named_in(tags) and mode in ("any", "all", "exact")
+        # (A request that also carries ``tag_groups``, even an empty list, is the backend's to judge.)
+        if blind and (tags or mode == "exact") and groups is None:
+            out.pop("tags", None)
             out.pop("tags_match", None)
-            out["tag_groups"] = [rewrite_leaf(tags, mode)]
+            out["tag_groups"] = [rewrite_leaf(tags, mode, None, labels)]
+        elif _varies(tags):
+            if mode in ANY_MODES:
+                out["tags"] = _union(tags)
+            else:
+                out.pop("tags")
+                out.pop("tags_match", None)
+                out["tag_groups"] = [rewrite_leaf(tags, mode)]
     if isinstance(groups, list):
-        out["tag_groups"] = [_rewrite_group(g) for g in groups]
+        out["tag_groups"] = [_rewrite_group(g, labels) for g in groups]
     return out, out != dict(request)
 
 
-def list_filters(tags: Sequence[str], mode: str) -> list[tuple[list[str], str]]:
+MAX_LIST_QUERIES = 64  # a list filter fanned out over more queries than this is refused
+
+
+def list_filters(tags: Sequence[str], mode: str, labels: LabelSpace | None = None) -> list[tuple[list[str], str]]:
     """For routes that take only ``tags`` + ``tags_match`` (``GET .../memories/list``): the
     queries whose union is the normalized filter. One query for the any-modes (the union of
-    spellings); for the others, one per choice of spellings (fanned out, merged by id)."""
+    spellings); for the others, one per choice of spellings (fanned out, merged by id). With
+    ``labels``, a filter that names none also gets the label-only memories (``any``, ``all``: one
+    ``exact`` query per topic × stage) or its tags plus each label pair (``exact``)."""
     tags = list(dict.fromkeys(tags))
+    queries = _list_spelled(tags, mode)
+    blind = labels is not None and not labels.named_in(tags) and mode in ("any", "all", "exact")
+    if labels is None or not blind or (not tags and mode != "exact"):
+        return queries
+    if mode == "exact":
+        written = labels.written(tags)  # labelled memories were written through memwarden: canonical tags
+        queries = [*queries, *(([*written, *combo], "exact") for combo in labels.combos)]
+    else:
+        queries = [*queries, *((list(combo), "exact") for combo in labels.combos)]
+    if len(queries) > MAX_LIST_QUERIES:
+        raise TagQueryError(
+            f"this list filter needs {len(queries)} queries to look past memwarden's topic and stage labels"
+            f" (at most {MAX_LIST_QUERIES}); use recall with tag_groups, or fewer tags"
+        )
+    return queries
+
+
+def _list_spelled(tags: list[str], mode: str) -> list[tuple[list[str], str]]:
     if not _varies(tags):
         return [(tags, mode)]
     if mode in ANY_MODES:

@@ -89,9 +89,12 @@ def classifier_embedder(settings: Settings, local: LocalStore | None) -> Embedde
         return None
     try:
         from memwarden.store.embedder import E5Embedder, EmbedderError
-
+    except ImportError as exc:  # an install without the `local` extra: the rules alone
+        log.info("learned_layer_off", reason=f"the e5 embedder is not installed ({exc.name})")
+        return None
+    try:
         return E5Embedder(engine=settings.local.e5_engine)
-    except (ImportError, EmbedderError) as exc:
+    except EmbedderError as exc:
         log.info("learned_layer_off", reason=f"the e5 embedder is not available: {exc}")
         return None
 

@@ -247,7 +247,10 @@ def test_cli_classify_contract(tmp_path: Path) -> None:
         timeout=60,
         check=False,
     )
-    assert json.loads(piped.stdout)["rule"] == "progress.en"
+    judged = json.loads(piped.stdout)
+    # The server's judge: the learned layer decides (e5 is installed here), and says the rule agreed.
+    assert (judged["verdict"], judged["rule"]) == ("reject", "learned.noise")
+    assert "progress.en agrees" in judged["reason"]
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"ok\n\xff\xfe broken\n")
     failed = cli("classify", str(bad))

@@ -301,3 +301,47 @@ def test_plans_reports_and_retention_on_hindsight(hindsight_url: str, tmp_path: 
         health = http.get(f"/warden/v1/banks/{bank}/reports/health").json()
         assert health["status"] == "ok", health["reasons"]
         http.delete(f"/v1/default/banks/{bank}", headers={"x-warden-confirm": bank})
+
+
+LABEL_BLIND = [("A", ["user:alice"]), ("B", []), ("C", ["user:alice", "team:ops"]), ("D", ["team:ops"])]
+
+
+def test_memwardens_labels_are_invisible_to_filters_that_do_not_name_them(hindsight_url: str, tmp_path: Path) -> None:
+    """The same items straight into one bank and through memwarden (which adds a topic and a stage
+    to each) into another: every client filter that names no label selects the same items."""
+    direct, governed = f"plain-{uuid.uuid4().hex[:8]}", f"labelled-{uuid.uuid4().hex[:8]}"
+    items = [
+        {"content": f"{who}: the search cluster {who} runs five nodes in Frankfurt.", "tags": tags}
+        for who, tags in LABEL_BLIND
+    ]
+    with (
+        running_warden(make_settings(hindsight_url, data_dir=tmp_path)) as warden_url,
+        httpx.Client(timeout=120) as http,
+    ):
+        http.post(f"{hindsight_url}/v1/default/banks/{direct}/memories", json={"items": items}).raise_for_status()
+        r = http.post(f"{warden_url}/v1/default/banks/{governed}/memories", json={"items": items})
+        assert r.json()["items_count"] == 4, r.text
+        try:
+            # Not vacuous: straight at Hindsight, the labelled bank's exact filter finds nothing.
+            assert recall(hindsight_url, governed, tags=["user:alice"], tags_match="exact") == set()
+            for tags in (["user:alice"], ["user:alice", "team:ops"], ["team:ops"]):
+                for mode in MODES:
+                    expected = recall(hindsight_url, direct, tags=tags, tags_match=mode)
+                    assert recall(warden_url, governed, tags=tags, tags_match=mode) == expected, (tags, mode)
+                    assert listed(warden_url, governed, tags, mode) == listed(hindsight_url, direct, tags, mode)
+            assert recall(warden_url, governed, tags=["user:alice"], tags_match="exact") == {"A"}
+            assert recall(warden_url, governed, tags=["user:alice"], tags_match="any") == {"A", "B", "C"}
+            nested = [
+                {"or": [{"tags": ["team:ops"], "match": "exact"}, {"not": {"tags": ["user:alice"], "match": "any"}}]}
+            ]
+            assert recall(warden_url, governed, tag_groups=nested) == recall(hindsight_url, direct, tag_groups=nested)
+            # A filter that names a label sees the labels.
+            assert recall(
+                warden_url,
+                governed,
+                tags=["stage:reference", "stage:decision", "stage:process"],
+                tags_match="any_strict",
+            ) == {"A", "B", "C", "D"}
+        finally:
+            for bank in (direct, governed):
+                http.delete(f"{hindsight_url}/v1/default/banks/{bank}")

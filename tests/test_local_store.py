@@ -117,6 +117,23 @@ def test_tags_match_has_hindsights_semantics(tmp_path: Path, tags: list[str], mo
         assert got == {FACTS[2][0]}
 
 
+def test_governed_filters_see_what_the_client_tagged_not_memwardens_labels(tmp_path: Path) -> None:
+    """The same filters with governance on: memwarden labels every memory with a topic and a stage,
+    yet a filter that names neither selects exactly what the store selects ungoverned (above)."""
+    with running_warden(local_settings(tmp_path)) as url, httpx.Client(base_url=url) as http:
+        retain_facts(http, "b")
+        for tags, mode, expected in [
+            (["user:ops"], "any", {1, 2, 3}),
+            (["user:ops"], "any_strict", {1, 2}),
+            (["user:ops", "team:infra"], "all", {2, 3}),
+            (["user:ops", "team:infra"], "all_strict", {2}),
+            (["user:ops"], "exact", {1}),
+            ([], "exact", {3}),
+        ]:
+            got = set(recall_texts(http, "b", query="the", tags=tags, tags_match=mode, budget="high"))
+            assert got == {FACTS[i][0] for i in expected}, (tags, mode)
+
+
 def test_memory_lifecycle_list_get_invalidate_history(http: httpx.Client) -> None:
     retain_facts(http, "b")
     listed = http.get("/v1/default/banks/b/memories/list").json()

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from memwarden.policies.tag_query import (
     MAX_EXACT_LEAVES,
+    LabelSpace,
     TagQueryError,
     list_filters,
     normalize_request,
@@ -135,3 +136,95 @@ def test_an_exact_filter_too_wide_to_rewrite_is_refused() -> None:
     assert len(rewrite_leaf(four, "exact")["or"]) == MAX_EXACT_LEAVES
     with pytest.raises(TagQueryError, match="exact"):
         normalize_request({"query": "q", "tags": [*four, "k9:v"], "tags_match": "exact"})
+
+
+# -- memwarden's labels invisible to a filter that does not name them ----------------------------
+
+SPACE = LabelSpace.of(["infra", "personal"], ["decision", "reference"])
+client_tag = st.builds(lambda k, v: f"{k}:{v}", st.sampled_from(["user", "team"]), st.sampled_from(["alice", "ops"]))
+client_tags = st.frozensets(st.one_of(client_tag, plain), max_size=3)
+label_pair = st.sampled_from(SPACE.combos)
+client_query = st.lists(st.one_of(client_tag, plain), max_size=3)
+
+
+def labelled(client: frozenset[str], pair: tuple[str, str], through_memwarden: bool) -> frozenset[str]:
+    return client | frozenset(pair) if through_memwarden else client
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    memories=st.lists(st.tuples(client_tags, label_pair, st.booleans()), min_size=1, max_size=12),
+    tags=client_query,
+    mode=st.sampled_from(MODES),
+)
+def test_a_filter_naming_no_label_selects_what_it_would_without_labels(
+    memories: list[tuple[frozenset[str], tuple[str, str], bool]], tags: list[str], mode: str
+) -> None:
+    """Memories written through memwarden carry a topic and a stage; others (written around it)
+    do not. A filter that names neither key selects, from the labelled data, exactly what the
+    client's own filter selects from the data as the client wrote it."""
+    body, _ = normalize_request({"query": "q", "tags": tags, "tags_match": mode}, SPACE)
+    original = {"query": "q", "tags": tags, "tags_match": mode}
+    for client, pair, through in memories:
+        assert matches(body, labelled(client, pair, through)) == matches(original, client), (body, client, pair)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    memories=st.lists(st.tuples(client_tags, label_pair, st.booleans()), min_size=1, max_size=10),
+    first=client_query,
+    second=client_query,
+    m1=st.sampled_from(MODES),
+    m2=st.sampled_from(MODES),
+    negate=st.booleans(),
+)
+def test_label_blind_tag_groups_at_every_depth(
+    memories: list[tuple[frozenset[str], tuple[str, str], bool]],
+    first: list[str],
+    second: list[str],
+    m1: str,
+    m2: str,
+    negate: bool,
+) -> None:
+    inner: dict[str, Any] = {"or": [{"tags": first, "match": m1}, {"tags": second, "match": m2}]}
+    groups = [{"not": inner} if negate else inner, {"tags": first, "match": m2}]
+    body, _ = normalize_request({"query": "q", "tag_groups": groups}, SPACE)
+    original = {"query": "q", "tag_groups": groups}
+    for client, pair, through in memories:
+        assert matches(body, labelled(client, pair, through)) == matches(original, client)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_filter_naming_a_label_uses_the_labels(mode: str) -> None:
+    body, _ = normalize_request({"query": "q", "tags": ["topic:infra", "user:alice"], "tags_match": mode}, SPACE)
+    have = frozenset({"topic:infra", "stage:decision", "user:alice"})
+    original = {"query": "q", "tags": ["topic:infra", "user:alice"], "tags_match": mode}
+    assert matches(body, have) == matches(original, have)
+    # No label-only alternative was added: a memory holding only labels is not admitted by any mode.
+    assert not matches(body, frozenset({"topic:personal", "stage:reference"}))
+
+
+def test_an_exact_filter_finds_the_memory_memwarden_labelled() -> None:
+    """The issue's case: through memwarden, ``tags: ["user:alice"], tags_match: "exact"`` found 0
+    where Hindsight found 2."""
+    body, changed = normalize_request({"query": "q", "tags": ["user:alice"], "tags_match": "exact"}, SPACE)
+    assert changed
+    assert matches(body, frozenset({"user:alice", "topic:infra", "stage:decision"}))
+    assert not matches(body, frozenset({"user:alice", "team:ops", "topic:infra", "stage:decision"}))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    memories=st.lists(st.tuples(client_tags, label_pair, st.booleans()), min_size=1, max_size=12),
+    tags=client_query,
+    mode=st.sampled_from(MODES),
+)
+def test_label_blind_list_fan_out_is_the_same_set(
+    memories: list[tuple[frozenset[str], tuple[str, str], bool]], tags: list[str], mode: str
+) -> None:
+    queries = list_filters(tags, mode, SPACE)
+    original = {"query": "q", "tags": tags, "tags_match": mode}
+    for client, pair, through in memories:
+        have = labelled(client, pair, through)
+        got = any(matches({"tags": q, "tags_match": m}, have) for q, m in queries)
+        assert got == matches(original, client), (queries, client, pair)

@@ -44,7 +44,7 @@ async def explain(state: AppState, scope: Scope, receive: Receive, send: Send) -
             payload = recall_request(payload)
         elif not isinstance(payload, dict) or not isinstance(payload.get("query"), str):
             raise StoreError(422, [{"type": "missing", "loc": ["body", "query"], "msg": "Field required"}])
-        body, normalized = normalize_request(payload)
+        body, normalized = normalize_request(payload, state.label_space)
     except StoreError as exc:
         await send_json(send, exc.status, {"detail": exc.detail})
         return

@@ -132,7 +132,7 @@ async def governed_recall(state: AppState, scope: Scope, receive: Receive, send:
         await forward(state.backend, scope, replay(raw), send, retries=state.read_retries)
         return
     try:
-        body, normalized = normalize_request(payload)
+        body, normalized = normalize_request(payload, state.label_space)
     except TagQueryError as exc:
         await send_json(send, 400, {"detail": str(exc)})
         return
@@ -175,7 +175,7 @@ async def governed_list(state: AppState, scope: Scope, receive: Receive, send: S
         await forward(state.backend, scope, receive, send, retries=state.read_retries)
         return
     try:
-        filters = list_filters(tags, mode)
+        filters = list_filters(tags, mode, state.label_space)
     except TagQueryError as exc:
         await send_json(send, 400, {"detail": str(exc)})
         return

@@ -39,9 +39,12 @@ def classify(source: str, config: Path | None, data_dir: Path | None, bank: str,
     """
     from memwarden.governance.state import build_pipeline
     from memwarden.policies.pipeline import resolve
+    from memwarden.proxy.app import classifier_embedder
 
-    governance = settings(config, {}).governance
-    pipeline = build_pipeline(governance)
+    loaded = settings(config, {})
+    governance = loaded.governance
+    # The server's judge: the learned layer too when it is on (labels.learned, the e5 embedder).
+    pipeline = build_pipeline(governance, loaded.labels, classifier_embedder(loaded, None))
     secrets = governance.secrets_for(bank)
     entries = _read_entries(source)
     mode: Literal["whole", "trim"] = "trim" if forward == "trim" else "whole"
