@@ -78,10 +78,10 @@ async def judge(state: AppState, batch: Batch) -> list[Judgement]:
     forward = state.settings.governance.segments_for(batch.bank)
 
     def judge_all() -> list[Judgement]:
-        return [
-            state.pipeline.judge(i, content, [*tags, *batch.document_tags], secrets=secrets, forward=forward)
-            for i, (content, tags) in enumerate(zip(batch.contents, batch.tags, strict=True))
+        entries = [
+            (content, [*tags, *batch.document_tags]) for content, tags in zip(batch.contents, batch.tags, strict=True)
         ]
+        return state.pipeline.judge_many(entries, secrets=secrets, forward=forward)
 
     # The rules take microseconds an item: on the loop. The learned layer embeds: off the loop.
     judged = judge_all() if state.pipeline.learned is None else await asyncio.to_thread(judge_all)

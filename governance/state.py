@@ -45,7 +45,10 @@ def learned_layer(labels: LabelsSettings, embedder: Any) -> LearnedLayer | None:
     if getattr(embedder, "name", None) != model.embedder:
         return None
     topics, stages = vocabulary(labels)
-    return LearnedLayer(model, embedder.passages, topics=topics, stages=stages)
+    # Each text on its own where the embedder can (its vector then does not depend on the rest of
+    # the request): the same item gets the same labels however it is sent.
+    embed = getattr(embedder, "passages_each", embedder.passages)
+    return LearnedLayer(model, embed, topics=topics, stages=stages)
 
 
 def build_pipeline(

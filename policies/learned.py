@@ -128,6 +128,14 @@ class LearnedLayer:
     def threshold(self) -> float:
         return self.model.threshold
 
+    def zeros(self, n: int) -> Vector:
+        """``n`` placeholder rows (the first pass of ``Pipeline.judge_many``)."""
+        return np.zeros((n, self.model.keep_weights.shape[0]), dtype=np.float32)
+
+    @staticmethod
+    def stack(rows: Sequence[Vector]) -> Vector:
+        return np.stack(rows).astype(np.float32)
+
     @staticmethod
     def mean(vectors: Vector) -> Vector:
         """The unit mean of ``vectors``' rows: what several kept segments say together."""

@@ -140,7 +140,7 @@ def train() -> dict[str, Any]:
     keep, topics, stages = training_data()
     embedder = E5Embedder(engine="onnx")
     texts = sorted({t for t, _ in keep} | {t for t, _ in topics} | {t for t, _ in stages})
-    vectors = dict(zip(texts, embedder.passages(texts).astype(np.float64), strict=True))
+    vectors = dict(zip(texts, embedder.passages_each(texts).astype(np.float64), strict=True))
 
     kx = np.stack([vectors[t] for t, _ in keep])
     kept_head = head(kx, ["keep" if k else "noise" for _, k in keep], "keep")

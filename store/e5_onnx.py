@@ -390,10 +390,16 @@ class E5OnnxEncoder:
             batches.append(batch)
         return batches
 
-    def _encode(self, texts: Sequence[str], prefix: str, *, whole: bool = True) -> Vector:
+    def _encode(self, texts: Sequence[str], prefix: str, *, whole: bool = True, alone: bool = False) -> Vector:
         sequences, owners = self._sequences(texts, prefix, whole=whole)
         pooled = np.empty((len(sequences), self.dim), dtype=np.float32)
-        if len(sequences) == 1:
+        if alone:  # every sequence in a run of its own, on the one-thread session: batch-independent
+
+            def run_one(j: int) -> None:
+                pooled[j] = self._run(self._batch_session, [sequences[j]])[0]
+
+            list(self._pool.map(run_one, range(len(sequences))))
+        elif len(sequences) == 1:
             pooled[:] = self._run(self._query_session, sequences)
         else:
             order = sorted(range(len(sequences)), key=lambda j: len(sequences[j]))
@@ -416,6 +422,14 @@ class E5OnnxEncoder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return self._encode(texts, "passage: ")
+
+    def passages_each(self, texts: Sequence[str]) -> Vector:
+        """Passages embedded each on its own (spread over the cores): a text's vector does not
+        depend on the other texts of the call, as a batch's does (activations are quantized per
+        batch). The learned layer's labels are then the same for a text however it is sent."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._encode(texts, "passage: ", alone=True)
 
     def query(self, text: str) -> Vector:
         """A query is embedded from its first 510 tokens (as sentence-transformers truncates):

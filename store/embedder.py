@@ -125,10 +125,20 @@ class E5Embedder:
             out = np.asarray(self._model.passage(list(texts)), dtype=np.float32)
         return out.reshape(len(texts), self.dim)
 
+    def passages_each(self, texts: Sequence[str]) -> Vector:
+        """Each text embedded on its own: its vector does not depend on the call's other texts
+        (the learned layer's judgements must not depend on what else a request holds)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        if self._onnx is not None:
+            out: Vector = self._onnx.passages_each(texts)
+            return out
+        return np.concatenate([self.passages([t]) for t in texts])
+
     def query(self, text: str) -> Vector:
         if self._onnx is not None:
-            out: Vector = self._onnx.query(text)
-            return out
+            vector: Vector = self._onnx.query(text)
+            return vector
         with self._lock:
             return np.asarray(self._model.query(text), dtype=np.float32).reshape(self.dim)
 

@@ -196,3 +196,29 @@ async def test_self_hosted_one_embedding_serves_the_judge_and_the_store(tmp_path
             assert store_embedded == []  # both vectors came from the judge
             found = await client.post("/v1/default/banks/b/memories/recall", json={"query": "peanut allergy"})
             assert found.json()["results"][0]["text"] == "Bob is allergic to peanuts."
+
+
+def test_a_request_is_embedded_in_one_batch_with_the_same_verdicts(pipeline: Pipeline) -> None:
+    entries: list[tuple[object, list[str]]] = [
+        ("rebooting the router now", []),
+        ("Bob is allergic to peanuts.", []),
+        ("User: can you check the box?\nAssistant: Looking now.\nUser: my son is allergic to shellfish", []),
+        ("ok", []),
+        ("默认模型：deepseek/deepseek-v4-flash", ["user:ops"]),
+    ]
+    calls: list[int] = []
+    assert pipeline.learned is not None
+    original = pipeline.learned.embed
+
+    def counting(texts: object) -> object:
+        calls.append(len(texts))  # type: ignore[arg-type]
+        return original(texts)  # type: ignore[arg-type]
+
+    pipeline.learned.embed = counting  # type: ignore[method-assign]
+    try:
+        batched = pipeline.judge_many(entries)
+    finally:
+        pipeline.learned.embed = original  # type: ignore[method-assign]
+    assert len(calls) == 1  # one embedding call for the whole request
+    one_by_one = [pipeline.judge(i, c, t) for i, (c, t) in enumerate(entries)]
+    assert [(j.verdict, j.topic, j.stage) for j in batched] == [(j.verdict, j.topic, j.stage) for j in one_by_one]

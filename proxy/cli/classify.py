@@ -48,9 +48,7 @@ def classify(source: str, config: Path | None, data_dir: Path | None, bank: str,
     secrets = governance.secrets_for(bank)
     entries = _read_entries(source)
     mode: Literal["whole", "trim"] = "trim" if forward == "trim" else "whole"
-    judged = [
-        pipeline.judge(i, content, tags, secrets=secrets, forward=mode) for i, (content, tags) in enumerate(entries)
-    ]
+    judged = pipeline.judge_many(entries, secrets=secrets, forward=mode)
     for j in resolve(judged, active_hashes={}, key_holders={}):
         out: dict[str, Any] = {
             "verdict": j.verdict,
