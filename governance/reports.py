@@ -49,8 +49,9 @@ async def cleanup_candidates(state: AppState, bank: str) -> dict[str, Any]:
         entry["reasons"].append(why)
 
     by_id = {r["id"]: r for r in rows}
+    rules = state.pipeline.rules_only  # an embedding per memory of the bank would cost seconds
     for row in rows:  # noise by today's rules
-        j = state.pipeline.judge(0, row["content"], json.loads(row["tags"]))
+        j = rules.judge(0, row["content"], json.loads(row["tags"]))
         if j.verdict == "reject":
             add(row, "noise", f"today's rules reject it: {j.rule} ({j.reason})")
     for m in expired:

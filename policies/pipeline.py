@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from memwarden.policies.fastre import PatternSet
@@ -151,6 +151,7 @@ class Pipeline:
     labels: LabelClassifier = field(default_factory=LabelClassifier)
     tag_separator: str = ":"
     learned: LearnedLayer | None = None  # None: the rules alone decide
+    _rules_only: Pipeline | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Quality rules and label lexicons in one automaton: one scan per text serves both.
@@ -244,6 +245,16 @@ class Pipeline:
             key,
             text_vector=vector,  # the store may use it rather than embed the same text again
         )
+
+    @property
+    def rules_only(self) -> Pipeline:
+        """This pipeline without its learned layer (built once): for sweeps over a whole bank,
+        where an embedding per memory would cost seconds (the cleanup report)."""
+        if self.learned is None:
+            return self
+        if self._rules_only is None:
+            self._rules_only = replace(self, learned=None)
+        return self._rules_only
 
     def judge_many(
         self,

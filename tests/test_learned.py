@@ -222,3 +222,12 @@ def test_a_request_is_embedded_in_one_batch_with_the_same_verdicts(pipeline: Pip
     assert len(calls) == 1  # one embedding call for the whole request
     one_by_one = [pipeline.judge(i, c, t) for i, (c, t) in enumerate(entries)]
     assert [(j.verdict, j.topic, j.stage) for j in batched] == [(j.verdict, j.topic, j.stage) for j in one_by_one]
+
+
+def test_a_sweep_over_a_bank_uses_the_rules_alone(pipeline: Pipeline) -> None:
+    """The cleanup report re-judges every active memory: without embeddings (seconds on a large bank)."""
+    rules = pipeline.rules_only
+    assert rules.learned is None
+    assert rules is pipeline.rules_only  # built once
+    assert rules.judge(0, "rebooting the router now").verdict == "store"  # the rules miss what the model catches
+    assert pipeline.judge(0, "rebooting the router now").verdict == "reject"
