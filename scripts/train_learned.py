@@ -3,7 +3,8 @@
 Data, all written in the repository, none of it the evaluation split:
 
 * keep/reject — ``tests/data/candidates.jsonl`` (the project's set), the ``tune`` split of
-  ``tests/data/labelled_items.jsonl``, and every turn of the ``tune`` split of
+  ``tests/data/labelled_items.jsonl``, ``tests/data/training_items.jsonl`` (800 items written for
+  training, by another writer than the evaluation items), and every turn of the ``tune`` split of
   ``tests/data/transcripts.jsonl`` (noise turns rejected, fact and mixed turns kept);
 * topic and stage — the kept items of the first two, plus the vocabulary's examples
   (``policies/vocabulary.py``).
@@ -52,6 +53,7 @@ def rows(name: str) -> list[dict[str, Any]]:
 def training_data() -> tuple[list[tuple[str, bool]], list[tuple[str, str]], list[tuple[str, str]]]:
     """(text, keep) pairs; (text, topic) and (text, stage) pairs."""
     items = rows("candidates.jsonl") + [r for r in rows("labelled_items.jsonl") if r["split"] == "tune"]
+    items += rows("training_items.jsonl")
     keep = [(r["text"], bool(r["keep"])) for r in items]
     keep += [
         (t["text"], t["label"] != "noise")
