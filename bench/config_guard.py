@@ -14,6 +14,9 @@ Of the added time, the part the backend spends answering the inventory's listing
 and document, in pages of 500, as the snapshot reads them) is measured straight against it too:
 what is left is memwarden's own.
 
+3. The pause a writer sees: one client writing back to back while guarded PATCHes run on its bank
+   (writes wait from a change's snapshot to its verification).
+
 Usage: python -m bench.config_guard [--quick] [--reps 7] [--no-hindsight] [--json FILE]
 """
 
@@ -136,6 +139,73 @@ def standin_rows(sizes: list[int], reps: int) -> list[dict[str, Any]]:
     return rows
 
 
+def writer_pause(sizes: list[int], patches: int) -> list[dict[str, Any]]:
+    """The pause a writer sees: one client retains one fact a request, back to back, into a bank
+    of ``n`` memories of the stand-in while another sends ``patches`` guarded PATCHes; the write
+    latencies while no change runs vs while one does (a write waits for the change's verification)."""
+    import threading
+
+    rows = []
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        running_standin(Path(tmp)) as standin,
+        warden_in_front(standin.url, mode="enforce") as (warden_url, _),
+        httpx.Client(base_url=warden_url, timeout=300) as http,
+    ):
+        for n in sizes:
+            bank = f"pause-{n}"
+            texts = facts(n)
+            for i in range(0, n, 500):
+                http.post(
+                    f"/v1/default/banks/{bank}/memories", json={"items": [{"content": t} for t in texts[i : i + 500]]}
+                )
+            latencies: list[tuple[float, float]] = []  # (start, seconds)
+            stop = threading.Event()
+
+            def write(
+                bank: str = bank, latencies: list[tuple[float, float]] = latencies, stop: threading.Event = stop
+            ) -> None:
+                with httpx.Client(base_url=warden_url, timeout=300) as w:
+                    k = 0
+                    while not stop.is_set():
+                        began = time.perf_counter()
+                        r = w.post(
+                            f"/v1/default/banks/{bank}/memories",
+                            json={"items": [{"content": f"writer fact {k} in {bank}"}]},
+                        )
+                        r.raise_for_status()
+                        latencies.append((began, time.perf_counter() - began))
+                        k += 1
+
+            thread = threading.Thread(target=write)
+            thread.start()
+            time.sleep(1.0)
+            windows = []
+            for p in range(patches):
+                began = time.perf_counter()
+                http.patch(
+                    f"/v1/default/banks/{bank}/config", json={"updates": {"retain_mission": f"Keep ({p})."}}
+                ).raise_for_status()
+                windows.append((began, time.perf_counter()))
+                time.sleep(0.5)
+            stop.set()
+            thread.join()
+            during = [s for b, s in latencies if any(a <= b + s and b <= z for a, z in windows)]
+            outside = [s for b, s in latencies if not any(a <= b + s and b <= z for a, z in windows)]
+            rows.append(
+                {
+                    "memories": n,
+                    "patches": patches,
+                    "patch_ms": statistics.median((z - a) * 1000 for a, z in windows),
+                    "write_p50_ms_quiet": statistics.median(outside) * 1000,
+                    "write_max_ms_during_change": max(during, default=0.0) * 1000,
+                    "writes_during_changes": len(during),
+                }
+            )
+            print(f"  writer pause {rows[-1]}", file=sys.stderr)
+    return rows
+
+
 def cells(r: dict[str, Any]) -> list[str]:
     added = r["memwarden_ms"] - r["direct_ms"]
     own = added - r["listing_ms"]
@@ -166,7 +236,28 @@ def main() -> int:
     header = ["backend", "memories", "direct PATCH ms", "through memwarden ms", "added ms"]
     header += ["of which the backend listing the inventory ms", "memwarden's own ms", "snapshot KiB"]
     print(markdown_table(header, [cells(r) for r in rows]))
-    write_json(args.json, {"machine": machine(), "rows": rows})
+    pauses = writer_pause([1000] if args.quick else [1000, 10000], 3 if args.quick else 5)
+    print(
+        "\n"
+        + markdown_table(
+            [
+                "memories",
+                "guarded PATCH ms (median)",
+                "write p50 ms, no change running",
+                "longest write during a change ms",
+            ],
+            [
+                [
+                    f"{p['memories']:,}",
+                    f"{p['patch_ms']:.0f}",
+                    f"{p['write_p50_ms_quiet']:.1f}",
+                    f"{p['write_max_ms_during_change']:.0f}",
+                ]
+                for p in pauses
+            ],
+        )
+    )
+    write_json(args.json, {"machine": machine(), "rows": rows, "writer_pause": pauses})
     return 0
 
 

@@ -22,10 +22,12 @@ from memwarden.governance.config_guard import (
     RollbackPlan,
     RollbackResult,
     apply_rollback,
-    counts_of,
+    inventory,
+    inventory_counts,
     plan_rollback,
     set_outcome,
     settle,
+    shortfall,
     take_snapshot,
     templates_of,
 )
@@ -33,7 +35,6 @@ from memwarden.governance.state import AppState
 from memwarden.policies.bank_config import (
     ConfigInputError,
     MissionsMode,
-    drops,
     plan_update,
 )
 
@@ -77,17 +78,20 @@ async def audit_patch(
 
 
 async def verify(state: AppState, snap: Snapshot, request_id: str | None) -> dict[str, dict[str, int]]:
-    """Settle, re-read, compare; audit the verdict; the watched counts that dropped (empty: fine)."""
+    """Settle, take the inventory again, and check that every memory and document of the snapshot
+    is still there (by id, or re-created: the same text in the same document); audit the verdict;
+    what is missing (empty: nothing). Counts are reported, not compared: a write around memwarden
+    could hide a loss behind an equal count. Governed writes wait while this runs
+    (:class:`~memwarden.governance.locks.BankGates`), so none is mistaken for a loss."""
     cfg = state.settings.config_guard
-    stats, is_settled, waited = await settle(state.memory, snap.bank, cfg)
-    counts = counts_of(stats)
-    watched_before = {k: snap.counts.get(k, 0) for k in cfg.watched}
-    dropped = drops(watched_before, counts, cfg.tolerance)
-
+    _, is_settled, waited = await settle(state.memory, snap.bank, cfg)
+    now = await inventory(state.memory, snap.bank, cfg.inventory_page)
+    counts = inventory_counts(now)
+    dropped = shortfall(snap.inventory, now, cfg.watched, cfg.tolerance)
     summary = (
-        "watched counts dropped: " + ", ".join(f"{k} {v['before']} → {v['after']}" for k, v in dropped.items())
+        "missing since the snapshot: " + ", ".join(f"{k} {v['before']} → {v['after']}" for k, v in dropped.items())
         if dropped
-        else "no watched count dropped"
+        else "every memory and document of the snapshot is there"
     )
     await state.ledger.audit(
         AuditEvent(
@@ -183,7 +187,8 @@ async def change_config(
     against the bank's overrides (the snapshot records the refusal) and :class:`ChangeFailed` when
     the backend failed before the change was in."""
     cfg = state.settings.config_guard
-    async with state.bank_locks(bank):
+    # The bank's governed writes wait from the snapshot to the verification (BankGates).
+    async with state.bank_locks(bank), state.gates.changing(bank):
         try:
             snap = await take_snapshot(
                 memory=state.memory, ledger=state.ledger, cfg=cfg, bank=bank, reason=reason, request_id=request_id
@@ -237,7 +242,9 @@ async def _seed(state: AppState, bank: str) -> None:
     if await state.ledger.read(lambda db: seeded_at(db, bank)):
         return
     try:
-        async with state.bank_locks(bank):
+        # The same gate as a client's change: it waits until the bank is quiet (the writes in
+        # flight settled), and writes that arrive meanwhile wait for its verification.
+        async with state.bank_locks(bank), state.gates.changing(bank):
             snap = await take_snapshot(
                 memory=state.memory, ledger=state.ledger, cfg=cfg, bank=bank, reason="seed", request_id=None
             )

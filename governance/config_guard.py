@@ -42,7 +42,6 @@ from memwarden.db.snapshots import Snapshot, insert_snapshot, set_outcome_row
 from memwarden.policies.bank_config import (
     WATCHABLE,
     Templates,
-    drops,
     restore_updates,
 )
 from memwarden.settings import ConfigGuardSettings
@@ -130,6 +129,58 @@ async def inventory(memory: MemoryBackend, bank: str, page: int) -> dict[str, li
     }
 
 
+Inventory = Mapping[str, Sequence[Mapping[str, Any]]]
+
+
+def inventory_counts(inv: Inventory) -> dict[str, int]:
+    """The counts a snapshot keeps and reports, from its inventory (one read: they agree)."""
+    counts = dict.fromkeys(WATCHABLE, 0)
+    for u in inv["memories"]:
+        kind = str(u.get("fact_type") or "world")
+        if kind in counts:
+            counts[kind] += 1
+    counts["documents"] = len(inv["documents"])
+    return counts
+
+
+def lost(
+    before: Mapping[str, Sequence[Mapping[str, Any]]],
+    now: Mapping[str, Sequence[Mapping[str, Any]]],
+    watched: Sequence[str],
+) -> tuple[list[Mapping[str, Any]], list[str]]:
+    """The memories (of the watched kinds) and documents of ``before`` that ``now`` lacks. A
+    memory re-created with a new id counts as present when its document holds the same text."""
+    present_units = {u["id"] for u in now["memories"]}
+    present_content = {(u.get("document_id"), u.get("content_hash")) for u in now["memories"]}
+    present_docs = {d["id"] for d in now["documents"]}
+    units = [
+        u
+        for u in before["memories"]
+        if str(u.get("fact_type") or "world") in watched
+        and u["id"] not in present_units
+        and (u.get("document_id"), u.get("content_hash")) not in present_content
+    ]
+    docs = [d["id"] for d in before["documents"] if "documents" in watched and d["id"] not in present_docs]
+    return units, docs
+
+
+def shortfall(before: Inventory, now: Inventory, watched: Sequence[str], tolerance: int) -> dict[str, dict[str, int]]:
+    """What of the snapshot is gone, beyond ``tolerance`` items: ``memories`` and ``documents``,
+    each with how many the snapshot held (``before``), how many of those remain (``after``) and
+    the difference (``delta``). Empty: nothing of the snapshot was lost."""
+    units, docs = lost(before, now, watched)
+    if len(units) + len(docs) <= tolerance:
+        return {}
+    held = sum(1 for u in before["memories"] if str(u.get("fact_type") or "world") in watched)
+    out = {}
+    if units:
+        out["memories"] = {"before": held, "after": held - len(units), "delta": -len(units)}
+    if docs:
+        total = len(before["documents"])
+        out["documents"] = {"before": total, "after": total - len(docs), "delta": -len(docs)}
+    return out
+
+
 # -- snapshots ------------------------------------------------------------------------------------
 
 
@@ -151,6 +202,7 @@ async def take_snapshot(
         if exc.status != 404:
             raise
         config = BankConfig(values={}, overrides={})
+    taken = await inventory(memory, bank, cfg.inventory_page)
     snap = Snapshot(
         id=uuid.uuid4().hex[:16],
         bank=bank,
@@ -160,8 +212,8 @@ async def take_snapshot(
         config=dict(config.values),
         overrides=dict(config.overrides),
         stats=dict(stats.raw),
-        counts=counts_of(stats),
-        inventory=await inventory(memory, bank, cfg.inventory_page),
+        counts=inventory_counts(taken),
+        inventory=taken,
         request_id=request_id,
     )
 
@@ -334,10 +386,10 @@ async def apply_rollback(
                     _record_restored, bank=bank, rows=rows, snapshot_id=snapshot.id, request_id=request_id, actor=actor
                 )
             )
-        stats, _, _ = await settle(memory, bank, cfg)
-        result.verified_counts = counts_of(stats)
-        watched = {k: snapshot.counts.get(k, 0) for k in cfg.watched}
-        result.still_dropped = drops(watched, result.verified_counts, cfg.tolerance)
+        await settle(memory, bank, cfg)
+        now_inventory = await inventory(memory, bank, cfg.inventory_page)
+        result.verified_counts = inventory_counts(now_inventory)
+        result.still_dropped = shortfall(snapshot.inventory, now_inventory, cfg.watched, cfg.tolerance)
     except BackendError as exc:
         result.error = f"{type(exc).__name__}: {exc}"
     outcome = "rolled_back" if result.complete else "rollback_incomplete"

@@ -1,8 +1,12 @@
-"""Per-bank locks: config changes and destructive operations on one bank run one at a time."""
+"""Per-bank locks: config changes and destructive operations on one bank run one at a time; and the
+gate that keeps governed writes and a guarded config change on one bank apart."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
 
 
 class BankLocks:
@@ -16,3 +20,93 @@ class BankLocks:
         if lock is None:
             lock = self._locks[bank] = asyncio.Lock()
         return lock
+
+
+class GateClosed(Exception):
+    """A governed write waited its bound for a guarded change on its bank to finish."""
+
+    def __init__(self, bank: str, waited: float) -> None:
+        super().__init__(f"a guarded config change on bank '{bank}' is still being verified after {waited:.0f} s")
+        self.bank, self.waited = bank, waited
+
+
+class _Gate:
+    __slots__ = ("changing", "cond", "queued", "writers")
+
+    def __init__(self) -> None:
+        self.cond = asyncio.Condition()
+        self.writers = 0  # governed writes in flight
+        self.queued = 0  # guarded changes waiting for the bank to be quiet
+        self.changing = False  # a guarded change between its snapshot and its verification
+
+
+class BankGates:
+    """Governed writes and guarded config changes on one bank, kept apart.
+
+    A guarded change (a client's config PATCH or reset, a bank profile change, the mission
+    seeder) waits until the writes in flight on its bank have settled — the bank is quiet — then
+    runs alone from its snapshot to its verification: a write the backend acknowledged during the
+    change can then neither be lost by it unseen nor be mistaken for a loss. Writes that arrive
+    meanwhile wait (a queued change goes first, so a burst of writes cannot starve it), at most
+    ``bound`` seconds, then :class:`GateClosed` (answered ``503`` with ``Retry-After``)."""
+
+    def __init__(self) -> None:
+        self._gates: dict[str, _Gate] = {}
+
+    def _gate(self, bank: str) -> _Gate:
+        gate = self._gates.get(bank)
+        if gate is None:
+            gate = self._gates[bank] = _Gate()
+        return gate
+
+    def busy(self, bank: str) -> bool:
+        """Whether a guarded change holds or awaits ``bank`` (a write would wait)."""
+        gate = self._gates.get(bank)
+        return gate is not None and (gate.changing or gate.queued > 0)
+
+    @contextlib.asynccontextmanager
+    async def writing(self, bank: str, bound: float) -> AsyncIterator[float]:
+        """Hold ``bank`` for one governed write (waiting ``bound`` seconds at most for a guarded
+        change); yields the seconds it waited."""
+        gate = self._gate(bank)
+        started = time.monotonic()
+        async with gate.cond:
+            try:
+                await asyncio.wait_for(gate.cond.wait_for(lambda: not gate.changing and gate.queued == 0), bound)
+            except TimeoutError:
+                raise GateClosed(bank, time.monotonic() - started) from None
+            gate.writers += 1
+        try:
+            yield time.monotonic() - started
+        finally:
+            async with gate.cond:
+                gate.writers -= 1
+                gate.cond.notify_all()
+
+    async def begin_change(self, bank: str) -> None:
+        """Take ``bank`` alone for a guarded change, once its writes in flight have settled. The
+        change must :meth:`end_change` (a change verified in the background ends there)."""
+        gate = self._gate(bank)
+        async with gate.cond:
+            gate.queued += 1
+            try:
+                await gate.cond.wait_for(lambda: gate.writers == 0 and not gate.changing)
+            finally:
+                gate.queued -= 1
+                gate.cond.notify_all()  # a write that waited on a cancelled change may go
+            gate.changing = True
+
+    async def end_change(self, bank: str) -> None:
+        gate = self._gate(bank)
+        async with gate.cond:
+            gate.changing = False
+            gate.cond.notify_all()
+
+    @contextlib.asynccontextmanager
+    async def changing(self, bank: str) -> AsyncIterator[None]:
+        """:meth:`begin_change` … :meth:`end_change` around a block."""
+        await self.begin_change(bank)
+        try:
+            yield
+        finally:
+            await self.end_change(bank)

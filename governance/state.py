@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from memwarden.backends.base import MemoryBackend, PassThrough
 from memwarden.db.database import Database
-from memwarden.governance.locks import BankLocks
+from memwarden.governance.locks import BankGates, BankLocks
 from memwarden.policies.labels import TOPIC_ALIASES, LabelClassifier
 from memwarden.policies.pipeline import Pipeline
 from memwarden.policies.quality import QualityFilter
@@ -88,6 +88,7 @@ class AppState:
     ledger: Database
     local: LocalStore | None = None  # the self-hosted store, when memwarden is the memory server
     bank_locks: BankLocks = field(default_factory=BankLocks)  # config changes: one at a time per bank
+    gates: BankGates = field(default_factory=BankGates)  # governed writes wait for a guarded change
     seeded: set[str] = field(default_factory=set)  # banks whose missions were seeded (or are being)
     seed_retry_at: dict[str, float] = field(default_factory=dict)  # bank → when seeding may be retried
     tasks: set[asyncio.Task[None]] = field(default_factory=set)

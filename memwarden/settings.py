@@ -213,7 +213,14 @@ class ConfigGuardSettings(_Section):
         default_factory=lambda: list[Watchable](["world", "experience", "documents"]),
         description="Counts that must not drop across a config change.",
     )
-    tolerance: int = Field(0, ge=0, description="How far a watched count may drop before a rollback.")
+    tolerance: int = Field(
+        0, ge=0, description="How many memories and documents of the snapshot may be missing before a rollback."
+    )
+    write_wait: float = Field(
+        30.0,
+        gt=0,
+        description="Seconds a governed write waits for a guarded change on its bank to be verified; then 503.",
+    )
     destructive: Literal["confirm", "block", "allow"] = Field(
         "confirm", description="Bank/memory/document/config DELETEs: confirm (X-Warden-Confirm: <bank>), block, allow."
     )

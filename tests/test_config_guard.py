@@ -118,7 +118,8 @@ def test_the_incident_229_memories_170_dropped_is_rolled_back_and_told(rig_facto
     assert r.status_code == 409
     assert r.headers["content-type"] == "application/problem+json"
     body = r.json()
-    assert body["dropped"]["world"] == {"before": 229, "after": 59, "delta": -170}
+    # Verified by inventory: 170 of the snapshot's 229 memories (and their documents) are gone.
+    assert body["dropped"]["memories"] == {"before": 229, "after": 59, "delta": -170}
     assert body["dropped"]["documents"] == {"before": 229, "after": 59, "delta": -170}
     assert body["restored"]["memories_restored"] == 170
     assert body["restored"]["overrides_restored"] == ["entity_labels"]
@@ -139,7 +140,7 @@ def test_the_incident_229_memories_170_dropped_is_rolled_back_and_told(rig_facto
     assert actions[-1] == "config_rollback"
     verify = next(e for e in rig.audit("ops") if e["action"] == "config_verify")
     assert verify["rule"] == "config.drop"
-    assert "world 229 → 59" in verify["reason"]
+    assert "memories 229 → 59" in verify["reason"]
     snap = rig.snapshots("ops")[0]
     assert snap["outcome"] == "rolled_back"
     assert snap["counts"]["world"] == 229
@@ -176,8 +177,9 @@ def test_a_patch_right_after_async_retains_with_consolidation_running_is_not_rol
     snap = rig.snapshots("busy")[0]
     assert snap["outcome"] == "kept"
     assert snap["settled"] is True  # waited for the consolidation to finish
-    assert snap["counts"]["world"] == 30  # fresh stats, not the cached 0
-    assert snap["counts"]["observation"] > 0  # consolidation did reshape observations meanwhile
+    assert snap["counts"]["world"] == 30  # read from the inventory once settled, not the cached 0
+    fresh = rig.client.get("/v1/default/banks/busy/stats", params={"refresh": "true"}).json()
+    assert fresh["nodes_by_fact_type"].get("observation", 0) > 0  # consolidation reshaped observations
     assert not [e for e in rig.audit("busy") if e["action"] == "config_rollback"]
     verify = next(e for e in rig.audit("busy") if e["action"] == "config_verify")
     assert verify["rule"] == "config.ok"
@@ -514,3 +516,67 @@ def test_a_bank_whose_seeding_fails_is_not_retried_on_every_retain(rig_factory: 
     # One attempt, then a pause (config_api.SEED_RETRY_SECONDS): retains are not taxed by retries.
     assert [p.status for p in rig.patches("b")] == [500]  # one attempt
     assert len(rig.units("b")) == 4  # and the retains themselves went through
+
+
+def _writers(
+    rig: Rig, bank: str, writers: int, per_writer: int, start: int
+) -> tuple[list[threading.Thread], list[str], list[int]]:
+    """``writers`` threads, each retaining ``per_writer`` facts one request at a time; the texts
+    memwarden acknowledged (200) and every status seen."""
+    acknowledged: list[str] = []
+    statuses: list[int] = []
+    lock = threading.Lock()
+
+    def run(w: int) -> None:
+        with httpx.Client(base_url=str(rig.client.base_url), timeout=120) as http:
+            for text in facts(per_writer, start + w * per_writer):
+                r = http.post(f"/v1/default/banks/{bank}/memories", json={"items": [{"content": text}]})
+                with lock:
+                    statuses.append(r.status_code)
+                    if r.status_code == 200 and r.json()["items_count"] == 1:
+                        acknowledged.append(text)
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in range(writers)]
+    return threads, acknowledged, statuses
+
+
+def test_the_seed_racing_a_burst_of_writes_loses_nothing(rig_factory: Any) -> None:
+    """The incident replayed: 229 decisions into a new bank in five batches of 50, back to back;
+    memwarden's own first-sight seeding (missions "seed") sets entity_labels, which this backend
+    answers by silently deleting memories. The seed waits until the bank is quiet, writes wait for
+    its verification, and what its PATCH lost is re-created."""
+    rig = rig_factory(missions={"mode": "seed"})
+    rig.backend.drop_on_entity_labels = 41
+    texts = facts(229)
+    rig.retain("burst", texts)  # five requests; the first reveals the bank and starts the seed
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not [s for s in rig.snapshots("burst") if s["outcome"]]:
+        time.sleep(0.1)
+    seed = rig.snapshots("burst")[0]
+    assert seed["reason"] == "seed"
+    assert rig.patches("burst"), "the seed reached the backend"
+    assert rig.texts("burst") == set(texts)  # nothing lost
+    if seed["outcome"] == "rolled_back":  # the PATCH cost memories: re-created, audited
+        assert [e for e in rig.audit("burst") if e["action"] == "config_rollback"]
+    else:
+        assert seed["outcome"] == "kept"  # it ran before any memory was there to lose
+
+
+def test_eight_writers_during_client_patches_lose_nothing(rig_factory: Any) -> None:
+    rig = rig_factory()
+    rig.retain("busy", facts(40))
+    rig.backend.drop_on_entity_labels = 15
+    threads, acknowledged, statuses = _writers(rig, "busy", 8, 15, start=1000)
+    for t in threads:
+        t.start()
+    answers = []
+    for _ in range(3):
+        answers.append(rig.client.patch("/v1/default/banks/busy/config", json=LABELS_SIMPLE).status_code)
+        time.sleep(0.05)
+    for t in threads:
+        t.join()
+    assert all(code in (200, 409) for code in answers), answers
+    assert 409 in answers  # the backend did lose memories, and the client was told
+    assert set(statuses) == {200}  # every writer waited at most its bound: none refused
+    assert len(acknowledged) == 120
+    assert set(acknowledged) | set(facts(40)) <= rig.texts("busy")  # every acknowledged write is there

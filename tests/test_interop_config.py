@@ -169,3 +169,53 @@ async def test_a_patch_right_after_a_burst_of_async_retains_is_not_rolled_back(h
         assert snap["after"]["counts"]["world"] >= 40
     finally:
         await client.aclose()
+
+
+def test_twenty_guarded_patches_under_concurrent_writes_roll_nothing_back(hindsight_url: str, warden: str) -> None:
+    """Against the real Hindsight: four writers retain through memwarden while a client sends 20
+    config PATCHes to the same bank. Each change waits for the writes in flight, writes wait for
+    its verification, and no write is mistaken for a loss: no rollback, every write there."""
+    import threading
+
+    bank = f"busy-{uuid.uuid4().hex[:8]}"
+    acknowledged: list[str] = []
+    statuses: list[int] = []
+    lock = threading.Lock()
+
+    def writer(w: int) -> None:
+        with httpx.Client(base_url=warden, timeout=120) as http:
+            for i in range(8):
+                text = f"Service svc-{w}-{i} listens on port {7000 + w * 100 + i} in the search namespace."
+                r = http.post(f"/v1/default/banks/{bank}/memories", json={"items": [{"content": text}]})
+                with lock:
+                    statuses.append(r.status_code)
+                    if r.status_code == 200 and r.json()["items_count"] == 1:
+                        acknowledged.append(text)
+
+    with httpx.Client(base_url=warden, timeout=300) as http:
+        assert (
+            http.post(f"/v1/default/banks/{bank}/memories", json={"items": [{"content": FACTS[0]}]}).status_code == 200
+        )
+        wait_seeded(hindsight_url, bank)
+        threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+        for t in threads:
+            t.start()
+        answers = []
+        for n in range(20):
+            r = http.patch(
+                f"/v1/default/banks/{bank}/config", json={"updates": {"retain_mission": f"Keep facts ({n})."}}
+            )
+            answers.append(r.status_code)
+        for t in threads:
+            t.join()
+    assert answers == [200] * 20, answers
+    assert set(statuses) == {200}
+    assert len(acknowledged) == 32
+    assert not [e for e in audit(warden, bank) if e["action"] == "config_rollback"]
+    verifies = [e for e in audit(warden, bank) if e["action"] == "config_verify"]
+    assert len(verifies) >= 21
+    assert all(e["rule"] == "config.ok" for e in verifies)
+    r = httpx.get(f"{hindsight_url}/v1/default/banks/{bank}/memories/list", params={"limit": 1000}, timeout=60)
+    held = " ".join(u["text"] for u in r.json()["items"])
+    assert all(f"svc-{t.split('svc-')[1].split(' ')[0]}" in held for t in acknowledged)
+    httpx.delete(f"{hindsight_url}/v1/default/banks/{bank}", timeout=60)

@@ -307,22 +307,33 @@ async def bank_profile(state: AppState, scope: Scope, receive: Receive, send: Se
         return
     request_id = request_id_of(scope)
     async with state.bank_locks(bank):
-        snap = await snapshot_or_fail(state, scope, send, bank, "bank_profile", "nothing was changed")
-        if snap is None:
-            return
-        await forward(state.backend, scope, replay(body), send, retries=0)
-        status = scope.get("state", {}).get("backend_status")
-        if not (isinstance(status, int) and 200 <= status < 300):
-            await set_outcome(state.ledger, snap, "failed", {"backend_status": status})
-            return
-    # The client has its answer; verification (and a rollback, should one be needed) runs in the
-    # background under the bank's lock, and the audit log tells its outcome.
-    state.spawn(_verify_profile_change(state, snap, request_id))
+        # Governed writes to the bank wait from here to the verification (which ends the change).
+        await state.gates.begin_change(bank)
+        verifying = False
+        try:
+            snap = await snapshot_or_fail(state, scope, send, bank, "bank_profile", "nothing was changed")
+            if snap is None:
+                return
+            await forward(state.backend, scope, replay(body), send, retries=0)
+            status = scope.get("state", {}).get("backend_status")
+            if not (isinstance(status, int) and 200 <= status < 300):
+                await set_outcome(state.ledger, snap, "failed", {"backend_status": status})
+                return
+            # The client has its answer; verification (and a rollback, should one be needed) runs
+            # in the background under the bank's lock, and the audit log tells its outcome.
+            state.spawn(_verify_profile_change(state, snap, request_id))
+            verifying = True
+        finally:
+            if not verifying:
+                await state.gates.end_change(bank)
 
 
 async def _verify_profile_change(state: AppState, snap: Snapshot, request_id: str) -> None:
-    async with state.bank_locks(snap.bank):
-        repair = await verify_and_repair(state, snap, request_id)
+    try:
+        async with state.bank_locks(snap.bank):
+            repair = await verify_and_repair(state, snap, request_id)
+    finally:
+        await state.gates.end_change(snap.bank)
     if repair.outcome in ("unverified", "rollback_incomplete"):
         log.warning("profile_change_unverified", bank=snap.bank, outcome=repair.outcome, error=repair.error)
 

@@ -37,6 +37,7 @@ from memwarden.fronts.hindsight.models import MemoryItem
 from memwarden.fronts.hindsight.passthrough import forward, request_headers
 from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.config_changes import seed_in_background
+from memwarden.governance.locks import GateClosed
 from memwarden.governance.retain import Batch, Delivered, Retained, enforce, judge, shadow
 from memwarden.governance.state import AppState
 from memwarden.policies.pipeline import ACCEPTED, Judgement, extract_text
@@ -141,8 +142,12 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         await _respond(send, bank, request.is_async, Retained(judgements), mode, None, dry_run=True, verbose=True)
         return
     if mode == "shadow":
-        await shadow(state, batch, judgements)
-        await forward(state.backend, scope, replay(raw_body), send, retries=0)
+        try:
+            async with state.gates.writing(bank, governance_wait(state)):
+                await shadow(state, batch, judgements)
+                await forward(state.backend, scope, replay(raw_body), send, retries=0)
+        except GateClosed as exc:
+            await _gate_closed(send, exc)
         return
 
     async def deliver(body: dict[str, Any], vectors: list[Any]) -> Delivered:
@@ -180,7 +185,12 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
             await upstream.aclose()
         return Delivered(upstream.status_code, answer, list(upstream.raw_headers))
 
-    retained = await enforce(state, batch, judgements, deliver)
+    try:
+        async with state.gates.writing(bank, governance_wait(state)):
+            retained = await enforce(state, batch, judgements, deliver)
+    except GateClosed as exc:  # nothing was recorded, nothing delivered
+        await _gate_closed(send, exc)
+        return
 
     # -- shape ----------------------------------------------------------------------------
     decisions = (b"x-warden-decisions", decisions_header(judgements))
@@ -218,6 +228,20 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         backend_json,
         verbose=verbose,
         extra_headers=[(k, v) for k, v in delivered.headers if k.lower() == b"x-ignored-params"],
+    )
+
+
+def governance_wait(state: AppState) -> float:
+    return state.settings.config_guard.write_wait
+
+
+async def _gate_closed(send: Send, exc: GateClosed) -> None:
+    """A write that waited its bound for a guarded config change: 503, try again shortly."""
+    await send_json(
+        send,
+        503,
+        {"detail": f"memwarden: {exc}; nothing was written, retry shortly"},
+        headers=[(b"retry-after", b"5")],
     )
 
 
