@@ -162,7 +162,7 @@ def _after(j: Judgement, item: dict[str, Any]) -> dict[str, Any]:
         if j.verdict == "reject":  # every segment noise: which rules said so
             after["segment_rules"] = [s.rule for s in j.segments]
         else:
-            after["noise_segments"] = j.noise  # offsets in the item's text as sent, speaker, rule
+            after["noise_segments"] = j.noise  # offsets in the text as judged (stripped, masked), speaker, rule
             after["trimmed"] = j.trimmed
     return after
 

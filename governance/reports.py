@@ -11,6 +11,7 @@ from memwarden.db.common import Connection, Row
 from memwarden.db.reports import active_oldest_first, active_per_document, health_counts
 from memwarden.db.retention import due_for_retention
 from memwarden.governance.state import AppState
+from memwarden.policies.pipeline import SURE_RULES
 
 DOCUMENT_PAGE = 1000
 
@@ -49,10 +50,13 @@ async def cleanup_candidates(state: AppState, bank: str) -> dict[str, Any]:
         entry["reasons"].append(why)
 
     by_id = {r["id"]: r for r in rows}
-    rules = state.pipeline.rules_only  # an embedding per memory of the bank would cost seconds
+    # Today's rules alone (an embedding per memory of the bank would cost minutes); with the learned
+    # layer on, only the rules it never overrides, so a fact it kept is not proposed for archiving.
+    rules = state.pipeline.rules_only
+    learned = state.pipeline.learned is not None
     for row in rows:  # noise by today's rules
         j = rules.judge(0, row["content"], json.loads(row["tags"]))
-        if j.verdict == "reject":
+        if j.verdict == "reject" and (not learned or j.rule in SURE_RULES):
             add(row, "noise", f"today's rules reject it: {j.rule} ({j.reason})")
     for m in expired:
         add(by_id[m["id"]], "expired", f"{m['stage']} memory {m['age_days']} days old, past {m['period_days']} days")

@@ -28,6 +28,7 @@ from memwarden.policies.pipeline import FORWARDED, Judgement, resolve
 from memwarden.policies.tags import canonicalize_tags, tag_value
 
 log = structlog.get_logger("memwarden.retain")
+LARGE_TEXT = 20_000  # characters: an item this long is judged off the event loop
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,9 @@ async def judge(state: AppState, batch: Batch) -> list[Judgement]:
         return state.pipeline.judge_many(entries, secrets=secrets, forward=forward)
 
     # The rules take microseconds an item: on the loop. The learned layer embeds: off the loop.
-    judged = judge_all() if state.pipeline.learned is None else await asyncio.to_thread(judge_all)
+    # A long text (a document, a long transcript) takes a while to cut: off the loop as well.
+    large = any(len(c) > LARGE_TEXT for c in batch.contents if isinstance(c, str))
+    judged = judge_all() if state.pipeline.learned is None and not large else await asyncio.to_thread(judge_all)
     hashes = [j.content_hash for j in judged if j.verdict in FORWARDED]
     keys = [j.topic_key for j in judged if j.verdict in FORWARDED and j.topic_key]
     facts = await state.ledger.read(lambda db: lookup_facts(db, batch.bank, hashes, keys)) if hashes else None

@@ -298,10 +298,10 @@ class LabelsSettings(_Section):
         " e5 embedder is installed and local.embedder is e5; off: the rules alone.",
     )
     topics: dict[str, LabelEntry] = Field(
-        default_factory=dict, description="Topics added to (or redefining) the built-in ones, by name."
+        default_factory=dict, description="Topics added to the built-in ones, by name (lowercase, digits, _)."
     )
     stages: dict[str, LabelEntry] = Field(
-        default_factory=dict, description="Stages added to (or redefining) the built-in ones, by name."
+        default_factory=dict, description="Stages added to the built-in ones, by name (lowercase, digits, _)."
     )
 
     @field_validator("topics", "stages")
@@ -310,10 +310,12 @@ class LabelsSettings(_Section):
         seen: dict[str, str] = {}
         for name in v:
             key = name.strip().casefold().replace("-", "_").replace(" ", "_")
-            if not key or not key.replace("_", "").isalnum():
-                raise ValueError(f"{name!r} is not a label name (letters, digits, _)")
             if key in seen:
                 raise ValueError(f"{seen[key]!r} and {name!r} name the same label")
+            if not key or not key.replace("_", "").isalnum() or key != name:
+                raise ValueError(
+                    f"{name!r} is not a label name: lowercase letters, digits and _ (as a client sends it: {key!r})"
+                )
             seen[key] = name
         return v
 

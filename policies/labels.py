@@ -247,9 +247,11 @@ class LabelError:
     key: str
     value: str
 
+    vocabulary: tuple[str, ...] = ()  # the deployment's, when the classifier knows it
+
     @property
     def reason(self) -> str:
-        vocabulary = TOPICS if self.key == "topic" else STAGES
+        vocabulary = self.vocabulary or (TOPICS if self.key == "topic" else STAGES)
         return f"unknown {self.key} '{self.value}': use one of {', '.join(vocabulary)}"
 
 
@@ -309,7 +311,7 @@ class LabelClassifier:
         alias = aliases.get(v) or aliases.get(value.strip().casefold())
         if alias is not None:
             return alias, "alias"
-        return LabelError(key, value)
+        return LabelError(key, value, tuple(vocabulary))
 
     def infer_topic(self, prepared: str, hits: dict[str | int, int] | None = None) -> tuple[str, float, str]:
         hits = self._patterns.scan(prepared) if hits is None else hits

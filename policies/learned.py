@@ -9,8 +9,7 @@ same labels, each with a confidence (the model's probability).
 A topic or stage the deployment adds in its config has no trained weights: every class then gets a
 prototype, the mean vector of its description and examples (the built-in ones from
 ``policies/vocabulary.py``), and a text whose nearest prototype is a new class's gets that class;
-otherwise the trained model chooses among the trained classes. A class the config leaves out is
-never chosen.
+otherwise the trained model chooses among the trained classes.
 
 Pure: the caller loads the model file and gives the embedding function.
 """

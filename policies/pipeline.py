@@ -39,7 +39,7 @@ _MAYBE_SEGMENTS = re.compile(
     r"\n"  # lines: turns, paragraphs
     r"|[。！？!?…][\"'”’」』）)]*\s*\S"  # a sentence end with more text after it
     r"|\.[\"'”’)]*\s+\S"
-    r"|[;；,，:：—–][^?？]*[?？]"  # a question after a clause: perhaps a statement before it
+    r"|(?:[;；,，:：—–]|\s-{1,2}\s)[^?？]*[?？]"  # a question after a clause: perhaps a statement before it
 )
 
 
@@ -53,9 +53,9 @@ def _sure(rule: str) -> bool:
 
 
 class SegmentVerdict(NamedTuple):
-    """One segment of an item and what the rules said of it: offsets into the item's text as sent
-    (stripped; secrets masked), and the segment's ``text`` — never in :meth:`summary`, which a
-    client and the audit see."""
+    """One segment of an item and what the rules said of it: offsets into the item's text as judged
+    (stripped, secrets masked, a block list's text blocks joined by line breaks), and the
+    segment's ``text`` — never in :meth:`summary`, which a client and the audit see."""
 
     start: int
     end: int
@@ -367,12 +367,15 @@ class Pipeline:
             verdicts.append(self.quality.assess(part, prepared=prepared, hits=self._scan(prepared)))
         vectors = None
         if self.learned is not None:
-            vectors = (embed or self.learned.embed)(parts)
-            p_keep = self.learned.keep_probability(vectors)
-            verdicts = [
-                q if _sure(q.rule) else self._learned_verdict(q, float(p))
-                for q, p in zip(verdicts, p_keep, strict=True)
-            ]
+            # Segments a sure rule took as noise need no embedding (their verdict stands).
+            wanted = [i for i, q in enumerate(verdicts) if q.keep or not _sure(q.rule)]
+            if wanted:
+                got = (embed or self.learned.embed)([parts[i] for i in wanted])
+                p_keep = self.learned.keep_probability(got)
+                for i, p in zip(wanted, p_keep, strict=True):
+                    if not _sure(verdicts[i].rule):
+                        verdicts[i] = self._learned_verdict(verdicts[i], float(p))
+                vectors = dict(zip(wanted, got, strict=True))
         judged = tuple(
             SegmentVerdict(seg.start, seg.end, seg.speaker, q.keep, q.rule, part)
             for seg, q, part in zip(segments, verdicts, parts, strict=True)
@@ -394,7 +397,7 @@ class Pipeline:
                 secrets=kinds,
                 segments=judged,
             )
-        whole = forward == "whole" or len(kept) == len(judged)
+        whole = forward == "whole" or len(kept) == len(judged) or any(seg.unit < 0 for seg in segments)
         # Trim removes whole units (a turn, a paragraph) whose segments are all noise: a kept
         # sentence keeps its turn's other sentences, the context a fact is told in.
         kept_units = {segments[i].unit for i in kept}
@@ -402,7 +405,11 @@ class Pipeline:
         kept_text = prepare(" ".join(parts[i] for i in kept))
         rule = next((judged[i].rule for i in kept if judged[i].rule != "keep.default"), "keep.default")
         reason = f"{len(kept)} of {len(judged)} segments kept" + (f"; noise: {said}" if noise else "")
-        vector = self.learned.mean(vectors[kept]) if self.learned is not None and vectors is not None else None
+        vector = (
+            self.learned.mean(self.learned.stack([vectors[i] for i in kept]))
+            if self.learned is not None and vectors is not None
+            else None
+        )
         return self._kept(
             index,
             stored,

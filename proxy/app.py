@@ -39,6 +39,14 @@ log = structlog.get_logger("memwarden")
 
 def check_runnable(settings: Settings) -> None:
     """Raise :class:`SettingsError` with a one-line fix when these settings cannot be served."""
+    from memwarden.policies.vocabulary import STAGES, TOPICS
+
+    for key, added, builtin in (("topics", settings.labels.topics, TOPICS), ("stages", settings.labels.stages, STAGES)):
+        clash = sorted(set(added) & set(builtin))
+        if clash:
+            raise SettingsError(
+                f"labels.{key}.{clash[0]}: a built-in {key[:-1]} (the trained model decides it); add a new name instead"
+            )
     if settings.backend == "local":
         try:
             import memwarden.store.local  # noqa: F401 - the store with its vector stack (numpy, voyager)

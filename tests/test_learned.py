@@ -121,7 +121,10 @@ def test_without_the_e5_embedder_the_rules_alone_decide() -> None:
     ("topics", "message"),
     [
         (
-            {"Garden": {"description": "x", "examples": ["a"]}, "garden": {"description": "y", "examples": ["b"]}},
+            {
+                "home_garden": {"description": "x", "examples": ["a"]},
+                "home-garden": {"description": "y", "examples": ["b"]},
+            },
             "name the same label",
         ),
         ({"garden": {"description": "x", "examples": []}}, "labels.topics.garden.examples"),
@@ -134,6 +137,16 @@ def test_a_bad_vocabulary_fails_at_start_naming_the_key(topics: dict[str, object
         load_settings(environ={}, overrides={"labels": {"topics": topics}})
     assert message in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_a_built_in_topic_cannot_be_redefined_and_names_are_as_clients_send_them() -> None:
+    from memwarden.proxy.app import check_runnable
+
+    entry = {"description": "x", "examples": ["a"]}
+    with pytest.raises(SettingsError, match=r"labels\.topics\.infra: a built-in topic"):
+        check_runnable(load_settings(environ={}, overrides={"labels": {"topics": {"infra": entry}}}))
+    with pytest.raises(SettingsError, match="lowercase letters, digits and _"):
+        load_settings(environ={}, overrides={"labels": {"topics": {"Gardening": entry}}})
 
 
 @pytest.fixture

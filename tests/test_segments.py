@@ -38,20 +38,25 @@ def texts(text: str) -> list[tuple[str | None, str]]:
             ],
         ),
         (
-            "[2026-03-04 10:02] 张伟：还是不行\n[10:03] 李娜：我们决定把日志保留 30 天。你看下监控？",
-            [("张伟", "还是不行"), ("李娜", "我们决定把日志保留 30 天。"), ("李娜", "你看下监控？")],
+            "[2026-03-04 10:02] 张伟：还是不行\n[10:03] 李娜：我们决定把日志保留 30 天。你看下监控？\n[10:04] 张伟：好",
+            [("张伟", "还是不行"), ("李娜", "我们决定把日志保留 30 天。"), ("李娜", "你看下监控？"), ("张伟", "好")],
         ),
         (
-            "**Alice**: The cache TTL is 300 s.\n**Bob:** ok",
-            [("Alice", "The cache TTL is 300 s."), ("Bob", "ok")],
+            "**Alice**: The cache TTL is 300 s.\n**Bob:** ok\n**Alice**: thanks",
+            [("Alice", "The cache TTL is 300 s."), ("Bob", "ok"), ("Alice", "thanks")],
         ),
         (
             "Carol (10:02 AM): Moving to Lisbon in May!\nDan (10:03 AM): nice\nCarol (10:04 AM): yep",
             [("Carol", "Moving to Lisbon in May!"), ("Dan", "nice"), ("Carol", "yep")],
         ),
         (  # a turn goes on over lines without a label
-            "Alice: The deploy runs at 02:00 UTC.\nIt takes ten minutes.\n\nBob: thanks",
-            [("Alice", "The deploy runs at 02:00 UTC."), ("Alice", "It takes ten minutes."), ("Bob", "thanks")],
+            "Alice: The deploy runs at 02:00 UTC.\nIt takes ten minutes.\n\nBob: thanks\nAlice: np",
+            [
+                ("Alice", "The deploy runs at 02:00 UTC."),
+                ("Alice", "It takes ten minutes."),
+                ("Bob", "thanks"),
+                ("Alice", "np"),
+            ],
         ),
     ],
 )
@@ -62,6 +67,8 @@ def test_speaker_turns_in_the_formats_agents_send(text: str, expected: list[tupl
 @pytest.mark.parametrize(
     "text",
     [
+        "Host: db1.internal\nPort: 5432\nUser: app",  # a config: each key once
+        "数据库：PG16\n端口：5432\n负责人：小王",
         "Decision: use Postgres 16\nReason: ICP filing needs a mainland host",  # records, not a chat
         "Note: the port is 8080",
         "决定：用 Postgres 16",
@@ -69,6 +76,46 @@ def test_speaker_turns_in_the_formats_agents_send(text: str, expected: list[tupl
 )
 def test_records_are_not_speakers(text: str) -> None:
     assert all(speaker is None for speaker, _ in texts(text))
+    assert PIPELINE.judge(0, text).verdict == "store"  # a value is not judged without its key
+
+
+def test_a_url_scheme_is_not_a_speaker() -> None:
+    assert all(speaker is None for speaker, _ in texts("https://example.com/a\nhttps://example.com/b\nhttps://x.io"))
+
+
+def test_a_long_conversation_is_never_judged_as_one_fact() -> None:
+    turns = [f"Alice: Service svc-{i} listens on port {9000 + i}." for i in range(2500)]
+    text = "\n".join([*turns, "Bob: does that work for you?", "Alice: yes"])
+    segments = split(text)
+    assert 1 < len(segments) <= MAX_SEGMENTS
+    judged = PIPELINE.judge(0, text, forward="trim")
+    assert judged.verdict == "store"
+    assert judged.text == text.strip()  # runs of turns cannot be trimmed: sent whole
+
+
+def test_cutting_is_linear() -> None:
+    started = time.perf_counter()
+    split("ab. " * 20_000)
+    split(("See https://example.com/x.y. " + "Alpha beta. " * 5) * 2_000)
+    assert time.perf_counter() - started < 3.0
+
+
+def test_a_fenced_code_block_stays_whole() -> None:
+    text = (
+        "User: which compose file do we use?\n"
+        "Assistant: We standardised on this compose file for Redis.\n"
+        "```yaml\nservices:\n  redis:\n    image: redis:7.2\n    restart: always\n# comment\n```\n"
+        "User: thanks\nAssistant: anytime"
+    )
+    fenced = [t for speaker, t in texts(text) if "```" in t]
+    assert len(fenced) == 1
+    assert "restart: always" in fenced[0]
+    assert "restart: always" in PIPELINE.judge(0, text, forward="trim").text
+
+
+def test_a_question_after_a_dash_is_cut_too() -> None:
+    judged = PIPELINE.judge(0, "We moved the billing service to Hetzner last week - does that affect the DNS?")
+    assert judged.verdict == "store", judged.reason
 
 
 @pytest.mark.parametrize(
