@@ -211,6 +211,18 @@ class HindsightBackend:
     async def delete_document(self, bank_id: str, document_id: str) -> None:
         await self._call("DELETE", bank_path(bank_id, f"/documents/{quote(document_id, safe='/')}"))
 
+    async def held_documents(self, bank_id: str, document_ids: Sequence[str]) -> set[str]:
+        held = set()
+        for document_id in dict.fromkeys(document_ids):
+            try:
+                await self._call("GET", bank_path(bank_id, f"/documents/{quote(document_id, safe='/')}"))
+            except BackendRejected as exc:
+                if exc.status == 404:
+                    continue
+                raise
+            held.add(document_id)
+        return held
+
     async def get_config(self, bank_id: str) -> BankConfig:
         return hj.config_from_json(await self._call("GET", bank_path(bank_id, "/config")))
 

@@ -72,6 +72,9 @@ class RetryingBackend:
     async def list_documents(self, bank_id: str, *, limit: int, offset: int) -> Page[Document]:
         return await self._read(lambda: self.inner.list_documents(bank_id, limit=limit, offset=offset))
 
+    async def held_documents(self, bank_id: str, document_ids: Sequence[str]) -> set[str]:
+        return await self._read(lambda: self.inner.held_documents(bank_id, document_ids))
+
     async def get_config(self, bank_id: str) -> BankConfig:
         return await self._read(lambda: self.inner.get_config(bank_id))
 

@@ -25,7 +25,7 @@ from memwarden.backends.transport import BackendHTTP, HttpxRawSender, open_backe
 from memwarden.db.database import Database
 from memwarden.fronts.middleware import RequestContextMiddleware
 from memwarden.governance import retention
-from memwarden.governance.recovery import settle_interrupted
+from memwarden.governance.recovery import redeliver_interrupted, settle_interrupted
 from memwarden.governance.state import AppState, build_pipeline
 from memwarden.proxy.routes import build_routes
 from memwarden.settings import Settings, SettingsError
@@ -164,6 +164,10 @@ def create_app(
             memory = RetryingBackend(LocalBackend(local), retries=hindsight.read_retries)
         else:
             memory = RetryingBackend(backend, retries=hindsight.read_retries)
+            # Verdicts a killed process left pending: settled against the backend before serving.
+            found, sent, left = await redeliver_interrupted(opened, memory)
+            if found or sent or left:
+                log.warning("settled_interrupted_retains", delivered=found, redelivered=sent, postponed=left)
         app.state.warden = AppState(
             settings=settings,
             backend=backend,

@@ -133,6 +133,9 @@ class LocalBackend:
     async def delete_document(self, bank_id: str, document_id: str) -> None:
         await _called(self.store.delete_document(bank_id, document_id))
 
+    async def held_documents(self, bank_id: str, document_ids: Sequence[str]) -> set[str]:
+        return await _called(self.store.held_documents(bank_id, document_ids))
+
     async def get_config(self, bank_id: str) -> BankConfig:
         return hj.config_from_json(await _called(self.store.get_config(bank_id)))
 

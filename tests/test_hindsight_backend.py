@@ -197,3 +197,15 @@ async def test_health_reports_status_latency_and_version() -> None:
     health = await backend_with(handler).health()
     assert (health.healthy, health.version) == (True, "1.1.0")
     assert health.latency_ms is not None
+
+
+async def test_held_documents_asks_for_each_document() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.raw_path.decode().endswith("/documents/d%201"):
+            return httpx.Response(404, json={"detail": "Document not found"})
+        return httpx.Response(200, json={"id": "x"})
+
+    held = await backend_with(handler).held_documents("b", ["d0", "d 1", "d0"])
+    assert held == {"d0"}
+    with pytest.raises(BackendUnavailable):
+        await backend_with(lambda r: httpx.Response(503, json={})).held_documents("b", ["d0"])
