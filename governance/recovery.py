@@ -8,7 +8,7 @@ from functools import partial
 
 import structlog
 
-from memwarden.backends.base import BackendError, MemoryBackend
+from memwarden.backends.base import BackendError, BackendUnavailable, MemoryBackend
 from memwarden.backends.types import Item
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
@@ -85,7 +85,11 @@ async def redeliver_interrupted(ledger: Database, memory: MemoryBackend) -> tupl
                     items.append(Item.from_json(json.loads(row["item"])))
             if items:
                 await memory.retain(bank, items)
-        except BackendError as exc:
+        except BackendUnavailable as exc:  # down: the other banks would wait for it too
+            left = sum(len(m) for m in by_bank.values()) - found - sent
+            log.warning("redelivery_postponed", banks=len(by_bank), pending=left, error=str(exc))
+            break
+        except BackendError as exc:  # this bank's request refused: the others may go
             log.warning("redelivery_postponed", bank=bank, pending=len(memories), error=str(exc))
             left += len(memories)
             continue
