@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 
 from bench.harness import DATA, machine, markdown_table, run_wrk, trivial_upstream, warden_in_front, write_json
-from memwarden.policies.pipeline import Pipeline, resolve
+from memwarden.policies.pipeline import Pipeline
+from memwarden.policies.resolve import resolve
 
 UNIQUE_RETAIN = """
 local n = 0

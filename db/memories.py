@@ -19,7 +19,8 @@ from typing import Any
 
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import chunked, now
-from memwarden.policies.pipeline import Judgement, KeyHolder
+from memwarden.policies.pipeline import Judgement
+from memwarden.policies.resolve import KeyHolder
 
 ACTION_OF_VERDICT = {
     "store": "add",

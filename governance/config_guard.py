@@ -72,11 +72,6 @@ async def _stats(memory: MemoryBackend, bank: str) -> BankStats:
         raise
 
 
-def counts_of(stats: BankStats) -> dict[str, int]:
-    """The counts a snapshot keeps and a verification compares."""
-    return {name: int(stats.counts.get(name, 0)) for name in WATCHABLE}
-
-
 async def settle(memory: MemoryBackend, bank: str, cfg: ConfigGuardSettings) -> tuple[BankStats, bool, float]:
     """Fresh stats once the bank has settled (or when ``settle_timeout`` ran out): stats, whether
     it settled, seconds waited."""
@@ -130,6 +125,7 @@ async def inventory(memory: MemoryBackend, bank: str, page: int) -> dict[str, li
 
 
 Inventory = Mapping[str, Sequence[Mapping[str, Any]]]
+FACTS_AND_DOCUMENTS = ("world", "experience", "documents")  # what a rollback re-creates
 
 
 def inventory_counts(inv: Inventory) -> dict[str, int]:
@@ -321,20 +317,8 @@ async def plan_rollback(
             raise
         current = BankConfig(values={}, overrides={})
     now_inventory = await inventory(memory, bank, cfg.inventory_page)
-    stats = await _stats(memory, bank)
-    present_units = {u["id"] for u in now_inventory["memories"]}
-    # A re-created memory has a new id: it counts as present when its document holds the same text.
-    present_content = {(u.get("document_id"), u.get("content_hash")) for u in now_inventory["memories"]}
-    present_docs = {d["id"] for d in now_inventory["documents"]}
-    # Observations are consolidation's to reshape; facts are what must come back.
-    lost_units = [
-        u
-        for u in snapshot.inventory["memories"]
-        if u["id"] not in present_units
-        and (u.get("document_id"), u.get("content_hash")) not in present_content
-        and u.get("fact_type") != "observation"
-    ]
-    lost_docs = [d["id"] for d in snapshot.inventory["documents"] if d["id"] not in present_docs]
+    # Observations are consolidation's to reshape; facts and documents are what must come back.
+    lost_units, lost_docs = lost(snapshot.inventory, now_inventory, FACTS_AND_DOCUMENTS)
     wanted = sorted({*lost_docs, *(u["document_id"] for u in lost_units if u.get("document_id"))})
     rows = await ledger.read(lambda db: restorable_rows(db, bank, wanted))
     unrestorable = [d for d in wanted if d not in rows]
@@ -346,7 +330,7 @@ async def plan_rollback(
         missing_documents=lost_docs,
         restorable=rows,
         unrestorable=unrestorable,
-        current_counts=counts_of(stats),
+        current_counts=inventory_counts(now_inventory),
     )
 
 

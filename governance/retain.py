@@ -24,7 +24,8 @@ from memwarden.db.memories import lookup_facts, mark_delivered, mark_failed, rea
 from memwarden.db.memory_reads import row_by_id
 from memwarden.governance.review import supersede_in_backend
 from memwarden.governance.state import AppState
-from memwarden.policies.pipeline import FORWARDED, Judgement, resolve
+from memwarden.policies.pipeline import FORWARDED, Judgement
+from memwarden.policies.resolve import resolve
 from memwarden.policies.tags import canonicalize_tags, tag_value
 
 log = structlog.get_logger("memwarden.retain")

@@ -8,15 +8,16 @@ callers differ only in what they do with the result.
   segment is, rejected only when every segment is noise — then labels and tags (from the kept
   segments), the hash and the topic key (an item of one segment only). ``forward="trim"`` makes the
   stored text the kept segments alone, speaker labels and order kept. Needs nothing but the item.
-* :func:`resolve` — dedup and topic-key conflicts against the facts the caller gathered from the
-  ledger (active hashes and topic keys in the bank): duplicate, review, supersede.
+* :func:`~memwarden.policies.resolve.resolve` (its own module) — dedup and topic-key conflicts
+  against the facts the caller gathered from the ledger: duplicate, review, supersede.
 """
 
 from __future__ import annotations
 
+import copy
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from memwarden.policies.fastre import PatternSet
@@ -252,8 +253,10 @@ class Pipeline:
         where an embedding per memory would cost seconds (the cleanup report)."""
         if self.learned is None:
             return self
-        if self._rules_only is None:
-            self._rules_only = replace(self, learned=None)
+        if self._rules_only is None:  # a shallow copy: the same compiled rules, no re-sharing
+            rules = copy.copy(self)
+            rules.learned = None
+            self._rules_only = rules
         return self._rules_only
 
     def judge_many(
@@ -449,61 +452,3 @@ class Pipeline:
         sep = self.tag_separator
         others = [t for t in canonical if (split_tag(t) or ("",))[0] not in LABEL_KEYS]
         return labels, (f"topic{sep}{labels.topic}", f"stage{sep}{labels.stage}", *others)
-
-
-@dataclass(frozen=True)
-class KeyHolder:
-    """The active memory holding a topic key."""
-
-    memory_id: str
-    content_hash: str
-
-
-def resolve(
-    judgements: Sequence[Judgement],
-    *,
-    active_hashes: Mapping[str, str],
-    key_holders: Mapping[str, KeyHolder],
-) -> list[Judgement]:
-    """Dedup and topic-key conflicts against the bank (and within the request itself).
-
-    ``active_hashes`` maps content hash → id of the active memory with it; ``key_holders`` maps
-    topic key → the active memory holding it. Returns the final judgements, same order.
-    """
-    seen_hashes = dict(active_hashes)
-    holders = dict(key_holders)
-    out: list[Judgement] = []
-    for j in judgements:
-        if j.verdict not in FORWARDED or not j.content_hash:
-            out.append(j)
-            continue
-        pending = f"request-item-{j.position}"
-        existing = seen_hashes.get(j.content_hash)
-        if existing is not None:
-            out.append(
-                j._replace(
-                    verdict="duplicate",
-                    rule="dedup.exact",
-                    reason="same content already stored",
-                    existing_id=existing,
-                )
-            )
-            continue
-        holder = holders.get(j.topic_key) if j.topic_key else None
-        if holder is not None and j.cardinality == "single":
-            out.append(
-                j._replace(
-                    verdict="review",
-                    rule="topic_key.conflict",
-                    reason=f"conflicts with the memory holding {j.topic_key}",
-                    existing_id=holder.memory_id,
-                )
-            )
-            continue
-        if holder is not None and j.cardinality == "replace":
-            j = j._replace(supersedes=holder.memory_id, reason=f"{j.reason}; supersedes the previous {j.topic_key}")
-        seen_hashes[j.content_hash] = pending
-        if j.topic_key and j.cardinality in ("single", "replace"):
-            holders[j.topic_key] = KeyHolder(pending, j.content_hash)
-        out.append(j)
-    return out

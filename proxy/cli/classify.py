@@ -38,7 +38,7 @@ def classify(source: str, config: Path | None, data_dir: Path | None, bank: str,
         printf '默认模型：gpt-4.1\\nstill broken\\n' | memwarden classify -
     """
     from memwarden.governance.state import build_pipeline
-    from memwarden.policies.pipeline import resolve
+    from memwarden.policies.resolve import resolve
     from memwarden.proxy.app import classifier_embedder
 
     loaded = settings(config, {})
