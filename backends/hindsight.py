@@ -46,6 +46,7 @@ from memwarden.backends.types import (
     RecallQuery,
     Receipt,
 )
+from memwarden.metrics import Metrics
 
 RETRYABLE_STATUS = frozenset({429, 502, 503, 504})
 
@@ -85,8 +86,10 @@ class HindsightBackend:
         raw: RawSender | None = None,
         api_key: str | None = None,
         forward_client_authorization: bool = False,
+        metrics: Metrics | None = None,
     ) -> None:
         self._client = client
+        self._metrics = metrics
         self._raw = raw or HttpxRawSender(client)
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
@@ -115,12 +118,20 @@ class HindsightBackend:
         ``aclose()`` the response. Raises :class:`BackendUnavailable` / :class:`BackendTimeout`
         when no response could be had; any HTTP status, 5xx included, is returned.
         """
+        start = time.perf_counter()
         try:
-            return await self._raw.send(method, self.base_url + target, self._auth_headers(list(headers)), content)
+            response = await self._raw.send(method, self.base_url + target, self._auth_headers(list(headers)), content)
         except SendError as exc:
+            self._observe("passthrough", method, "timeout" if exc.timeout else "unreachable", start)
             if exc.timeout:
                 raise BackendTimeout(f"Hindsight at {self.base_url} timed out: {exc}") from exc
             raise BackendUnavailable(f"Hindsight at {self.base_url} is unreachable: {exc}") from exc
+        self._observe("passthrough", method, response.status_code, start)
+        return response
+
+    def _observe(self, kind: str, method: str, outcome: int | str, start: float) -> None:
+        if self._metrics is not None:
+            self._metrics.backend_call(kind, method, outcome, time.perf_counter() - start)
 
     def _unavailable(self, exc: httpx.TransportError) -> BackendUnavailable:
         if is_timeout(exc):
@@ -139,12 +150,15 @@ class HindsightBackend:
         json: Any = None,
     ) -> JSON:
         headers = self._auth_headers([])
+        start = time.perf_counter()
         try:
             response = await self._client.request(
                 method, self.base_url + path, params=params, json=json, headers=headers
             )
         except httpx.TransportError as exc:
+            self._observe("governance", method, "timeout" if is_timeout(exc) else "unreachable", start)
             raise self._unavailable(exc) from exc
+        self._observe("governance", method, response.status_code, start)
         if response.status_code >= 500 or response.status_code in RETRYABLE_STATUS:
             raise BackendUnavailable(
                 f"Hindsight {method} {path} answered {response.status_code}",

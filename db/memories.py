@@ -236,7 +236,8 @@ def mark_delivered(
     request_id: str | None,
     actor: str,
 ) -> None:
-    """The backend took the items: pending → active; superseded keys retire their old holder."""
+    """The backend took the items: pending → active; superseded keys retire their old holder;
+    earlier failed rows of the same content are resolved (:func:`resolve_failed`)."""
     ts = now()
     for chunk in chunked(list(memory_ids)):
         marks = ",".join("?" * len(chunk))
@@ -250,16 +251,53 @@ def mark_delivered(
         for new_id, old_id in supersede
     ]
     append_events(db, events)
+    resolve_failed(db, bank=bank, memory_ids=memory_ids, request_id=request_id, actor=actor)
+
+
+RESOLVED = "a later retain of the same content was delivered"
+
+
+def resolve_failed(
+    db: sqlite3.Connection, *, bank: str, memory_ids: Sequence[str], request_id: str | None, actor: str
+) -> list[AuditEvent]:
+    """The memories ``memory_ids`` were delivered: earlier ``failed`` rows of the bank with the same
+    content (a client's retry after an outage or a refusal) are ``superseded`` by them, audited, so
+    that the failure no longer asks for attention."""
+    by_hash: dict[str, str] = {}
+    for chunk in chunked(list(memory_ids)):
+        marks = ",".join("?" * len(chunk))
+        for row in db.execute(f"SELECT id, content_hash FROM memories WHERE id IN ({marks})", tuple(chunk)):  # noqa: S608
+            by_hash.setdefault(row["content_hash"], row["id"])
+    events = []
+    hashes = sorted(by_hash)
+    for chunk in chunked(hashes):
+        marks = ",".join("?" * len(chunk))
+        failed = db.execute(
+            f"SELECT id, content_hash FROM memories WHERE bank = ? AND status = 'failed' AND content_hash IN ({marks})",  # noqa: S608
+            (bank, *chunk),
+        ).fetchall()
+        for row in failed:
+            new_id = by_hash[row["content_hash"]]
+            change = Change("failed", "superseded", "resolve", "retain", request_id, actor, reason=RESOLVED, by=new_id)
+            events.append(transition(db, bank, row["id"], change))
+    return append_events(db, events)
 
 
 def mark_failed(
-    db: sqlite3.Connection, *, bank: str, memory_ids: Sequence[str], reason: str, request_id: str | None, actor: str
+    db: sqlite3.Connection,
+    *,
+    bank: str,
+    memory_ids: Sequence[str],
+    reason: str,
+    request_id: str | None,
+    actor: str,
+    source: str = "retain",
+    action: str = "forward_failed",
+    frm: str = "pending",
 ) -> None:
     """The backend refused or could not be reached: the rows are not active, and the log says why."""
     db.executemany("UPDATE memories SET reason = ? WHERE id = ?", [(reason, m) for m in memory_ids])
-    move(
-        db, bank, memory_ids, Change("pending", "failed", "forward_failed", "retain", request_id, actor, reason=reason)
-    )
+    move(db, bank, memory_ids, Change(frm, "failed", action, source, request_id, actor, reason=reason))
 
 
 # The pending rows of every bank, through the (bank, status) index: the banks found one by one

@@ -143,11 +143,40 @@ def _m0005_plans(db: sqlite3.Connection) -> None:
     )
 
 
+def _m0006_outbox(db: sqlite3.Connection) -> None:
+    run_script(
+        db,
+        """
+        CREATE TABLE outbox (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            operation_id TEXT NOT NULL UNIQUE,
+            bank TEXT NOT NULL,
+            state TEXT NOT NULL,
+            body TEXT,
+            memory_ids TEXT NOT NULL,
+            supersede TEXT NOT NULL DEFAULT '[]',
+            items INTEGER NOT NULL,
+            request_id TEXT,
+            actor TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            answer TEXT,
+            backend_operation_id TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            settled_at TEXT
+        );
+        CREATE INDEX outbox_state ON outbox (state, bank, seq);
+        """,
+    )
+
+
 LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     ("0001_initial", _m0001_initial),
     ("0002_config_snapshots", _m0002_config_snapshots),
     ("0004_memories_by_document", _m0004_memories_by_document),
     ("0005_plans", _m0005_plans),
+    ("0006_outbox", _m0006_outbox),
 )
 
 

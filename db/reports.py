@@ -72,3 +72,8 @@ def health_counts(db: sqlite3.Connection, bank: str, since: str) -> dict[str, An
         "documents": documents,
         "known_documents": known,
     }
+
+
+def status_totals(db: sqlite3.Connection) -> dict[str, int]:
+    """Memories in the ledger by status, all banks (the metrics page)."""
+    return {row[0]: int(row[1]) for row in db.execute("SELECT status, count(*) FROM memories GROUP BY status")}

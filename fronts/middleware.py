@@ -111,6 +111,12 @@ class RequestContextMiddleware:
             if status_box["status"] is None:
                 await self._reply(send, 413, f"Request body too large: {exc}", request_id, status_box)
         finally:
+            elapsed = time.perf_counter() - started
+            warden = getattr(getattr(scope.get("app"), "state", None), "warden", None)
+            if warden is not None:  # the lifespan ran
+                route = state.get("route", "unmatched")
+                warden.metrics.requests.labels(route, scope["method"], str(status_box["status"])).inc()
+                warden.metrics.request_seconds.labels(route).observe(elapsed)
             if self.access_log:
                 log.info(
                     "request",
@@ -119,7 +125,7 @@ class RequestContextMiddleware:
                     status=status_box["status"],
                     backend_status=state.get("backend_status"),
                     bank=state.get("bank_id"),
-                    duration_ms=round((time.perf_counter() - started) * 1000, 2),
+                    duration_ms=round(elapsed * 1000, 2),
                 )
 
     @staticmethod

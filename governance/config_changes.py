@@ -126,8 +126,16 @@ async def verify_and_repair(
     state: AppState, snap: Snapshot, request_id: str | None, *, change: dict[str, Any] | None = None
 ) -> Repair:
     """After a guarded change: settle, verify against the snapshot, and roll back when a watched
-    count dropped. Records the outcome on the snapshot; the one path for a client PATCH, a bank
-    profile change and the mission seeder. Call with the bank's lock held."""
+    count dropped. Records the outcome on the snapshot (and in the metrics); the one path for a
+    client PATCH, a bank profile change and the mission seeder. Call with the bank's lock held."""
+    repair = await _verify_and_repair(state, snap, request_id, change=change)
+    state.metrics.guarded_changes.labels(repair.outcome).inc()
+    return repair
+
+
+async def _verify_and_repair(
+    state: AppState, snap: Snapshot, request_id: str | None, *, change: dict[str, Any] | None
+) -> Repair:
     cfg = state.settings.config_guard
     try:
         dropped = await verify(state, snap, request_id)

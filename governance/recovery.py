@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
+from typing import Any
 
 import structlog
 
-from memwarden.backends.base import BackendError, BackendUnavailable, MemoryBackend
-from memwarden.backends.types import Item
+from memwarden.backends.base import BackendError, BackendUnavailable
+from memwarden.db import outbox as outbox_rows
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
 from memwarden.db.memories import Change, mark_delivered, mark_failed, move, pending_rows
 from memwarden.db.memory_reads import row_by_id
+from memwarden.governance.locks import GateClosed
+from memwarden.governance.outbox import Corrupt, Parcel, parcel
+from memwarden.governance.state import AppState
 
 log = structlog.get_logger("memwarden.recovery")
 
@@ -58,49 +63,87 @@ async def settle_interrupted(
     return sum(len(a) for _, a, _ in settled), sum(len(f) for _, _, f in settled)
 
 
-async def redeliver_interrupted(ledger: Database, memory: MemoryBackend) -> tuple[int, int, int]:
-    """In front of a backend: settle the verdicts a stopped process left ``pending`` (killed
-    between its ledger write and the backend's answer). A row whose document the backend holds
-    becomes ``active``; the others are delivered again from the ledger (the item as memwarden
-    forwarded it, with its document id: the backend replaces a document re-retained, so a
-    delivery that did land is not doubled), then ``active``. A backend that cannot be reached
-    leaves the rows ``pending`` for the next start (logged). Call it before serving. Returns
-    (found delivered, redelivered, left pending)."""
-    rows = await ledger.read(pending_rows)
-    if not rows:
-        return 0, 0, 0
-    by_bank: dict[str, list[tuple[str, str | None]]] = {}
-    for bank, memory_id, document_id in rows:
-        by_bank.setdefault(bank, []).append((memory_id, document_id))
-    found = sent = left = 0
-    for bank, memories in by_bank.items():
+async def recover_outbox(state: AppState) -> tuple[int, int, int]:
+    """In front of a backend, before serving: settle the deliveries a stopped process was making
+    itself (killed between its ledger write and the backend's answer; the client had no answer).
+    Rows ``pending`` in no outbox entry (a ledger from before the outbox) get one first. An entry
+    whose documents the backend holds is settled delivered (its rows ``active``, audited); the
+    others are delivered again now — each item carries its document id, and the backend replaces a
+    document retained again, so a delivery that did land is not doubled. An entry that cannot be
+    delivered now is queued for the outbox's worker. Returns (found delivered, redelivered, queued)."""
+    ledger, memory, outbox = state.ledger, state.memory, state.outbox
+    assert outbox is not None
+    await ledger.write(_adopt_orphans)
+    entries = await ledger.read(outbox_rows.sending)
+    found = sent = queued = 0
+    down: str | None = None
+    for entry in entries:
         try:
-            held = await memory.held_documents(bank, [d for _, d in memories if d])
-            present = [m for m, d in memories if d in held]
-            missing = [m for m, d in memories if d not in held]
-            items = []
-            for memory_id in missing:
-                row = await ledger.read(partial(row_by_id, memory_id=memory_id))
-                if row is not None and row["item"]:  # every recorded row keeps its item
-                    items.append(Item.from_json(json.loads(row["item"])))
-            if items:
-                await memory.retain(bank, items)
-        except BackendUnavailable as exc:  # down: the other banks would wait for it too
-            left = sum(len(m) for m in by_bank.values()) - found - sent
-            log.warning("redelivery_postponed", banks=len(by_bank), pending=left, error=str(exc))
-            break
-        except BackendError as exc:  # this bank's request refused: the others may go
-            log.warning("redelivery_postponed", bank=bank, pending=len(memories), error=str(exc))
-            left += len(memories)
+            got = parcel(entry)
+        except Corrupt as exc:  # reported and skipped: the worker makes it a dead letter
+            await ledger.write(partial(_hand_over, entry.seq, str(exc)))
+            queued += 1
             continue
+        if down is None:
+            try:
+                held = await memory.held_documents(entry.bank, [i.document_id for i in got.items if i.document_id])
+                if all(i.document_id in held for i in got.items):
+                    await ledger.write(partial(_found, got))
+                    found += 1
+                    continue
+                await outbox.deliver(got, attempts=1, source="recovery", action="redeliver", reason=AGAIN)
+                sent += 1
+                continue
+            except (BackendUnavailable, GateClosed) as exc:  # down: the other entries would wait for it too
+                down = str(exc)
+            except BackendError as exc:  # this bank's request refused: the worker retries it
+                log.warning("redelivery_postponed", bank=entry.bank, error=str(exc))
+        await ledger.write(partial(_hand_over, entry.seq, down or "interrupted"))
+        queued += 1
+    if down is not None:
+        log.warning("redelivery_postponed", entries=queued, error=down)
+    return found, sent, queued
 
-        def write(db: Connection, bank: str = bank, present: list[str] = present, missing: list[str] = missing) -> None:
-            move(db, bank, present, Change("pending", "active", "deliver", "recovery", None, "memwarden", reason=FOUND))
-            move(
-                db, bank, missing, Change("pending", "active", "redeliver", "recovery", None, "memwarden", reason=AGAIN)
-            )
 
-        await ledger.write(write)
-        found += len(present)
-        sent += len(missing)
-    return found, sent, left
+def _hand_over(seq: int, why: str, db: Connection) -> None:
+    outbox_rows.hand_over(db, seq, why)
+
+
+def _adopt_orphans(db: Connection) -> None:
+    """Pending rows that no outbox entry delivers get one per bank (``sending``: checked at start)."""
+    claimed: set[str] = set()
+    for entry in [*outbox_rows.sending(db), *outbox_rows.queued_entries(db)]:
+        with contextlib.suppress(ValueError, TypeError):
+            claimed.update(json.loads(entry.memory_ids))
+    by_bank: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for bank, memory_id, _ in pending_rows(db):
+        if memory_id in claimed:
+            continue
+        row = row_by_id(db, memory_id)
+        if row is not None and row["item"]:  # every recorded row keeps its item
+            by_bank.setdefault(bank, []).append((memory_id, json.loads(row["item"])))
+    for bank, found in by_bank.items():
+        outbox_rows.enqueue(
+            db,
+            bank=bank,
+            body={"items": [item for _, item in found]},
+            memory_ids=[m for m, _ in found],
+            supersede=(),
+            request_id=None,
+            actor="memwarden",
+        )
+
+
+def _found(got: Parcel, db: Connection) -> None:
+    entry = got.entry
+    change = Change("pending", "active", "deliver", "recovery", entry.request_id, "memwarden", reason=FOUND)
+    move(db, entry.bank, got.memory_ids, change)
+    mark_delivered(
+        db,
+        bank=entry.bank,
+        memory_ids=got.memory_ids,
+        supersede=got.supersede,
+        request_id=entry.request_id,
+        actor=entry.actor,
+    )
+    outbox_rows.delivered(db, entry.seq, keep=False)

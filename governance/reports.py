@@ -139,6 +139,14 @@ async def health(state: AppState, bank: str, days: int) -> dict[str, Any]:
     failed = data["statuses"].get("failed", 0)
     if failed:
         reasons_attention.append(f"{failed} memories failed to reach the backend")
+    outbox = await state.outbox.summary(bank) if state.outbox is not None else None
+    if outbox is not None:
+        if outbox.dead_letters:
+            reasons_attention.append(f"{outbox.dead_letters} deliveries refused by the backend (dead letters)")
+        if outbox.queued_items:
+            reasons_attention.append(
+                f"{outbox.queued_items} memories wait in the delivery outbox (oldest {outbox.oldest_age_s or 0:.0f} s)"
+            )
     status = "critical" if reasons_critical else "attention" if reasons_attention else "ok"
     return {
         "bank_id": bank,
@@ -151,6 +159,7 @@ async def health(state: AppState, bank: str, days: int) -> dict[str, Any]:
         "review_queue": review,
         "cleanup_candidates": cleanup["by_kind"],
         "topic_conflicts": data["conflicts"],
+        "outbox": outbox.as_json() if outbox is not None else None,
         "consistency": {
             "active_documents": len(data["documents"]),
             "backend_documents": len(backend_docs) if backend_docs is not None else None,

@@ -5,8 +5,10 @@ settle their rows. No ASGI: the front parses the request, says how to reach the 
 judge every item (pure policies) → gather facts (the bank's active hashes and topic keys) →
 resolve (dedup, conflicts) → act. Acting differs by mode: a dry run does nothing; ``shadow``
 audits the verdicts (no rows); ``enforce`` records every verdict in one transaction (rows
-``pending``), delivers the survivors in one call with the client's other fields intact, then marks
-them ``active`` — or ``failed``, with the reason, when the backend refused or could not be reached.
+``pending``) — in front of a backend, with the delivery's outbox entry —, delivers the survivors in
+one call with the client's other fields intact, then marks them ``active``; or ``failed``, with
+the reason, when the backend refused. When a backend cannot take them now, the outbox delivers
+them later (:mod:`memwarden.governance.outbox`); the self-hosted store's rows become ``failed``.
 """
 
 from __future__ import annotations
@@ -19,10 +21,13 @@ from typing import Any
 
 import structlog
 
-from memwarden.backends.base import BackendError, BackendUnavailable
-from memwarden.db.memories import lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts
-from memwarden.db.memory_reads import row_by_id
-from memwarden.governance.review import supersede_in_backend
+from memwarden.backends.base import BackendUnavailable
+from memwarden.db import outbox as outbox_rows
+from memwarden.db.audit import AuditEvent, append_events
+from memwarden.db.common import Connection
+from memwarden.db.memories import Recorded, lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts
+from memwarden.governance.outbox import transient
+from memwarden.governance.review import retire
 from memwarden.governance.state import AppState
 from memwarden.policies.pipeline import FORWARDED, Judgement
 from memwarden.policies.resolve import resolve
@@ -71,7 +76,8 @@ class Retained:
     judgements: list[Judgement]
     memory_ids: dict[int, str] = field(default_factory=dict)
     delivered: Delivered | None = None
-    unreachable: str | None = None
+    unreachable: str | None = None  # the self-hosted store could not be reached
+    queued: outbox_rows.Entry | None = None  # handed to the outbox: answered as an accepted async retain
 
 
 async def judge(state: AppState, batch: Batch) -> list[Judgement]:
@@ -97,8 +103,14 @@ async def judge(state: AppState, batch: Batch) -> list[Judgement]:
     )
 
 
+def count_verdicts(state: AppState, judgements: Sequence[Judgement]) -> None:
+    for j in judgements:
+        state.metrics.verdicts.labels(j.verdict, j.rule).inc()
+
+
 async def shadow(state: AppState, batch: Batch, judgements: list[Judgement]) -> None:
     """Audit the verdicts (``source: shadow``) without a row: the request goes on unchanged."""
+    count_verdicts(state, judgements)
     await state.ledger.write(
         lambda db: record_verdicts(
             db,
@@ -131,23 +143,20 @@ def forwarded_item(raw: Mapping[str, Any], j: Judgement) -> dict[str, Any]:
 
 
 async def enforce(state: AppState, batch: Batch, judgements: list[Judgement], deliver: Deliver) -> Retained:
-    """Record every verdict, deliver the survivors, settle their rows (see the module)."""
+    """Record every verdict, deliver the survivors, settle their rows (see the module). In front of
+    a backend the delivery is recorded in the outbox with the verdicts, and handed to it when the
+    backend cannot take it now (``Retained.queued``). Raises :class:`OutboxFull` (nothing written)."""
     bank, request_id, actor = batch.bank, batch.request_id, batch.actor
+    outbox = state.outbox
+    if outbox is not None:
+        outbox.check_room()
     items = [
         forwarded_item(batch.raw_items[j.position], j)
         if j.verdict in (*FORWARDED, "review")
         else dict(batch.raw_items[j.position])
         for j in judgements
     ]
-    recorded = await state.ledger.write(
-        lambda db: record_verdicts(
-            db, bank=bank, judgements=judgements, items=items, request_id=request_id, actor=actor, source="retain"
-        )
-    )
-    result = Retained(judgements, recorded.memory_ids)
     survivors = [j for j in judgements if j.verdict in FORWARDED]
-    if not survivors:
-        return result
     body = dict(batch.fields)
     body["items"] = [items[j.position] for j in survivors]
     if batch.document_tags:
@@ -157,45 +166,108 @@ async def enforce(state: AppState, batch: Batch, judgements: list[Judgement], de
             for t in canonicalize_tags(batch.document_tags, separator=sep)
             if tag_value([t], "topic") is None and tag_value([t], "stage") is None
         ]
+    behind = outbox is not None and outbox.busy(bank)  # entries of this bank wait: go behind them
+
+    def record(db: Connection) -> tuple[Recorded, outbox_rows.Entry | None]:
+        recorded = record_verdicts(
+            db, bank=bank, judgements=judgements, items=items, request_id=request_id, actor=actor, source="retain"
+        )
+        if outbox is None or not survivors:
+            return recorded, None
+        ids = recorded.memory_ids
+        entry = outbox_rows.enqueue(
+            db,
+            bank=bank,
+            body=body,
+            memory_ids=[ids[j.position] for j in survivors],
+            supersede=[(ids[j.position], old) for j in survivors if (old := real_id(j.supersedes, ids)) is not None],
+            request_id=request_id,
+            actor=actor,
+            state="queued" if behind else "sending",
+        )
+        return recorded, entry
+
+    recorded, entry = await state.ledger.write(record)
+    count_verdicts(state, judgements)
+    result = Retained(judgements, recorded.memory_ids)
+    if not survivors:
+        return result
     survivor_ids = [recorded.memory_ids[j.position] for j in survivors]
+    if entry is not None and behind:
+        assert outbox is not None
+        outbox.queued(entry)
+        result.queued = entry
+        return result
     try:
         vectors = [j.vector if j.verdict == "store" else None for j in survivors]
         result.delivered = await deliver(body, vectors)
     except BackendUnavailable as exc:
+        if entry is not None:
+            result.queued = await _hand_over(state, entry, str(exc))
+            return result
         result.unreachable = str(exc)
         await _failed(state, bank, survivor_ids, f"backend unavailable: {exc}", request_id, actor)
         return result
-    if result.delivered.status != 200:
-        await _failed(state, bank, survivor_ids, f"backend answered {result.delivered.status}", request_id, actor)
+    status = result.delivered.status
+    if status != 200:
+        if entry is not None and transient(status):
+            result.delivered = None
+            result.queued = await _hand_over(state, entry, f"the backend answered {status}")
+            return result
+        await _failed(state, bank, survivor_ids, f"backend answered {status}", request_id, actor, entry)
         return result
     supersede = [
         (recorded.memory_ids[j.position], old)
         for j in survivors
         if (old := real_id(j.supersedes, recorded.memory_ids)) is not None
     ]
-    await state.ledger.write(
-        lambda db: mark_delivered(
-            db, bank=bank, memory_ids=survivor_ids, supersede=supersede, request_id=request_id, actor=actor
-        )
-    )
+
+    def delivered(db: Connection) -> None:
+        mark_delivered(db, bank=bank, memory_ids=survivor_ids, supersede=supersede, request_id=request_id, actor=actor)
+        if entry is not None:
+            outbox_rows.delivered(db, entry.seq, keep=False)
+
+    await state.ledger.write(delivered)
     for _, old_id in supersede:
-        await _retire(state, bank, old_id)
+        await retire(state, bank, old_id)
     return result
 
 
-async def _failed(state: AppState, bank: str, memory_ids: list[str], reason: str, request_id: str, actor: str) -> None:
-    await state.ledger.write(
-        lambda db: mark_failed(db, bank=bank, memory_ids=memory_ids, reason=reason, request_id=request_id, actor=actor)
+async def _hand_over(state: AppState, entry: outbox_rows.Entry, error: str) -> outbox_rows.Entry:
+    """The request could not deliver: its outbox entry goes to the worker (audited once)."""
+    assert state.outbox is not None
+    event = AuditEvent(
+        action="outbox_queue",
+        bank=entry.bank,
+        actor=entry.actor,
+        source="retain",
+        reason=f"the backend could not take it now ({error}); queued for delivery",
+        after={"operation_id": entry.operation_id, "items": entry.items},
+        request_id=entry.request_id,
     )
 
+    def hand_over(db: Connection) -> None:
+        outbox_rows.hand_over(db, entry.seq, error)
+        append_events(db, [event])
 
-async def _retire(state: AppState, bank: str, memory_id: str) -> None:
-    """Take a superseded memory out of the backend where that is safe (the ledger keeps it)."""
-    row = await state.ledger.read(lambda db: row_by_id(db, memory_id))
-    if row is None:
-        return
-    try:
-        outcome = await supersede_in_backend(state, bank, row)
-    except BackendError as exc:
-        outcome = f"still in the backend: {exc}"
-    log.info("superseded", bank=bank, memory_id=memory_id, backend=outcome)
+    await state.ledger.write(hand_over)
+    state.outbox.queued(entry)
+    log.warning("retain_queued", bank=entry.bank, operation_id=entry.operation_id, error=error)
+    return entry
+
+
+async def _failed(
+    state: AppState,
+    bank: str,
+    memory_ids: list[str],
+    reason: str,
+    request_id: str,
+    actor: str,
+    entry: outbox_rows.Entry | None = None,
+) -> None:
+    def failed(db: Connection) -> None:
+        mark_failed(db, bank=bank, memory_ids=memory_ids, reason=reason, request_id=request_id, actor=actor)
+        if entry is not None:  # the backend refused: the client has its answer, nothing to deliver
+            outbox_rows.delivered(db, entry.seq, keep=False)
+
+    await state.ledger.write(failed)

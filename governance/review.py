@@ -6,6 +6,8 @@ import json
 from dataclasses import replace
 from typing import Any
 
+import structlog
+
 from memwarden.backends.base import BackendError, BackendRejected
 from memwarden.backends.types import Item
 from memwarden.db.common import Connection, Row
@@ -13,6 +15,8 @@ from memwarden.db.memories import Change, move
 from memwarden.db.memory_reads import row_by_id
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
+
+log = structlog.get_logger("memwarden.review")
 
 
 async def _held(state: AppState, bank: str, memory_id: str) -> Row | None:
@@ -41,6 +45,18 @@ async def supersede_in_backend(state: AppState, bank: str, old: Row | dict[str, 
             return "already gone from the backend"
         raise
     return f"document {document_id} removed from the backend"
+
+
+async def retire(state: AppState, bank: str, memory_id: str) -> None:
+    """Take a superseded memory out of the backend where that is safe (the ledger keeps it)."""
+    row = await state.ledger.read(lambda db: row_by_id(db, memory_id))
+    if row is None:
+        return
+    try:
+        outcome = await supersede_in_backend(state, bank, row)
+    except BackendError as exc:
+        outcome = f"still in the backend: {exc}"
+    log.info("superseded", bank=bank, memory_id=memory_id, backend=outcome)
 
 
 async def approve(state: AppState, bank: str, memory_id: str, *, request_id: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from memwarden.backends.base import MemoryBackend, PassThrough
 from memwarden.db.database import Database
 from memwarden.governance.locks import BankGates, BankLocks
+from memwarden.metrics import Metrics
 from memwarden.policies.labels import TOPIC_ALIASES, LabelClassifier
 from memwarden.policies.pipeline import Pipeline
 from memwarden.policies.quality import QualityFilter
@@ -20,6 +21,7 @@ from memwarden.policies.vocabulary import STAGES, TOPICS, Entry
 from memwarden.settings import GovernanceSettings, LabelsSettings, Settings
 
 if TYPE_CHECKING:  # the self-hosted store (and its vector stack) is imported only when it serves
+    from memwarden.governance.outbox import Outbox
     from memwarden.policies.learned import LearnedLayer
     from memwarden.store.local import LocalStore
 
@@ -93,6 +95,8 @@ class AppState:
     seed_retry_at: dict[str, float] = field(default_factory=dict)  # bank → when seeding may be retried
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     label_space: LabelSpace | None = None  # the labels a client's tag filter must not see
+    outbox: Outbox | None = None  # in front of a backend: accepted writes waiting for it
+    metrics: Metrics = field(default_factory=Metrics)
 
     def __post_init__(self) -> None:
         if self.label_space is None:

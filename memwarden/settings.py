@@ -46,6 +46,9 @@ class ServerSettings(_Section):
     )
     log_level: Literal["debug", "info", "warning", "error"] = Field("info", description="Lowest level logged.")
     access_log: bool = Field(True, description="Log one line per request.")
+    shutdown_grace: float = Field(
+        10.0, ge=0, description="Seconds background work (deliveries, seeding, index builds) may finish at a stop."
+    )
 
 
 class HindsightSettings(_Section):
@@ -282,6 +285,22 @@ class PlanSettings(_Section):
     ttl: float = Field(86400.0, gt=0, description="Seconds a plan may be applied after it was made.")
 
 
+class OutboxSettings(_Section):
+    """The delivery outbox in front of a backend: accepted writes the backend could not take yet."""
+
+    max_items: int = Field(
+        100_000, gt=0, description="Most items queued for delivery; past it a governed write answers 503."
+    )
+    max_age: float = Field(
+        86400.0, gt=0, description="Seconds the oldest queued item may wait; past it a governed write answers 503."
+    )
+    retry_initial: float = Field(0.5, gt=0, description="Seconds before the first retry of a failed delivery.")
+    retry_max: float = Field(30.0, gt=0, description="Most seconds between two delivery attempts (backoff cap).")
+    keep_delivered: float = Field(
+        7 * 86400.0, ge=0, description="Seconds a delivered entry keeps answering its operation id."
+    )
+
+
 class LabelEntry(_Section):
     """One topic or stage: what it covers, and sentences that belong to it."""
 
@@ -334,6 +353,7 @@ class Settings(_Section):
     local: LocalSettings = Field(default_factory=LocalSettings)  # type: ignore[arg-type]
     retention: RetentionSettings = Field(default_factory=RetentionSettings)  # type: ignore[arg-type]
     plans: PlanSettings = Field(default_factory=PlanSettings)  # type: ignore[arg-type]
+    outbox: OutboxSettings = Field(default_factory=OutboxSettings)  # type: ignore[arg-type]
     labels: LabelsSettings = Field(default_factory=LabelsSettings)  # type: ignore[arg-type]
 
 

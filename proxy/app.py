@@ -25,8 +25,10 @@ from memwarden.backends.transport import BackendHTTP, HttpxRawSender, open_backe
 from memwarden.db.database import Database
 from memwarden.fronts.middleware import RequestContextMiddleware
 from memwarden.governance import retention
-from memwarden.governance.recovery import redeliver_interrupted, settle_interrupted
+from memwarden.governance.outbox import Outbox
+from memwarden.governance.recovery import recover_outbox, settle_interrupted
 from memwarden.governance.state import AppState, build_pipeline
+from memwarden.metrics import Metrics
 from memwarden.proxy.routes import build_routes
 from memwarden.settings import Settings, SettingsError
 
@@ -149,12 +151,14 @@ def create_app(
         else:
             http = BackendHTTP(client=backend_client, raw=HttpxRawSender(backend_client))
             base_url = str(hindsight.url)
+        metrics = Metrics()
         backend = HindsightBackend(
             http.client,
             raw=http.raw,
             base_url=base_url,
             api_key=hindsight.api_key,
             forward_client_authorization=hindsight.forward_client_authorization,
+            metrics=metrics,
         )
         memory: MemoryBackend
         if local is not None:
@@ -164,11 +168,7 @@ def create_app(
             memory = RetryingBackend(LocalBackend(local), retries=hindsight.read_retries)
         else:
             memory = RetryingBackend(backend, retries=hindsight.read_retries)
-            # Verdicts a killed process left pending: settled against the backend before serving.
-            found, sent, left = await redeliver_interrupted(opened, memory)
-            if found or sent or left:
-                log.warning("settled_interrupted_retains", delivered=found, redelivered=sent, postponed=left)
-        app.state.warden = AppState(
+        state = app.state.warden = AppState(
             settings=settings,
             backend=backend,
             memory=memory,
@@ -176,25 +176,32 @@ def create_app(
             pipeline=build_pipeline(settings.governance, settings.labels, classifier_embedder(settings, local)),
             ledger=opened,
             local=local,
+            metrics=metrics,
         )
+        if local is None:
+            state.outbox = Outbox(state)
+            # Deliveries a killed process was making: settled against the backend before serving.
+            found, sent, queued = await recover_outbox(state)
+            if found or sent or queued:
+                log.warning("settled_interrupted_retains", delivered=found, redelivered=sent, queued=queued)
+            await state.outbox.load()
+            state.outbox.start()
         if local is not None:
             log.info("started", backend="local", embedder=local.embedder.name, data_dir=str(settings.data_dir))
         else:
             log.info("started", backend=backend.kind, url=backend.base_url)
-        job = (
-            asyncio.get_running_loop().create_task(retention.scheduled(app.state.warden))
-            if settings.retention.enabled
-            else None
-        )
+        job = asyncio.get_running_loop().create_task(retention.scheduled(state)) if settings.retention.enabled else None
         try:
             yield
         finally:
             if job is not None:
                 job.cancel()
                 await asyncio.gather(job, return_exceptions=True)
-            await app.state.warden.drain()
-            if local is not None:
-                await local.drain()
+            if state.outbox is not None:  # a delivery in flight finishes, or is delivered again at start
+                await state.outbox.stop(grace=settings.server.shutdown_grace)
+            await state.drain(grace=settings.server.shutdown_grace)
+            if local is not None:  # async retains: finished, or left pending for resume() at the next start
+                await local.drain(grace=settings.server.shutdown_grace)
             if backend_client is None:
                 await http.aclose()
             opened.close()

@@ -21,6 +21,8 @@ from memwarden.fronts.admin.memories import (
     memory_feedback,
     restore_memory,
 )
+from memwarden.fronts.admin.metrics import warden_metrics
+from memwarden.fronts.admin.outbox import give_up_outbox, list_outbox, retry_outbox, show_outbox
 from memwarden.fronts.admin.plans import apply_route, plan_route, plans_route
 from memwarden.fronts.admin.reports import cleanup_route, health_route
 from memwarden.fronts.admin.retention import run_retention
@@ -29,6 +31,7 @@ from memwarden.fronts.admin.snapshots import list_bank_snapshots, rollback_snaps
 from memwarden.fronts.admin.store import reembed
 from memwarden.fronts.hindsight.config import bank_config, bank_profile, destructive
 from memwarden.fronts.hindsight.health import hindsight_health
+from memwarden.fronts.hindsight.operations import operation_status
 from memwarden.fronts.hindsight.passthrough import forward
 from memwarden.fronts.hindsight.recall import governed_list, governed_recall, governed_tags
 from memwarden.fronts.hindsight.retain import governed_retain
@@ -59,8 +62,10 @@ class Endpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         state: AppState = scope["app"].state.warden
         bank_id = scope.get("path_params", {}).get("bank_id") or bank_of(scope["path"])
+        info = scope.setdefault("state", {})
+        info["route"] = self.__name__  # the metrics' route label
         if bank_id is not None:
-            scope.setdefault("state", {})["bank_id"] = bank_id
+            info["bank_id"] = bank_id
         await self.handler(state, scope, receive, send)
 
 
@@ -80,6 +85,7 @@ async def recall_memories(state: AppState, scope: Scope, receive: Receive, send:
 def build_routes() -> list[BaseRoute]:
     return [
         Route("/warden/health", Endpoint("warden_health", warden_health), methods=["GET"]),
+        Route("/warden/metrics", Endpoint("warden_metrics", warden_metrics), methods=["GET"]),
         Route("/warden/v1/audit", Endpoint("list_audit", list_audit), methods=["GET"]),
         Route("/warden/v1/audit/stream", Endpoint("stream_audit", stream_audit), methods=["GET"]),
         Route("/warden/v1/audit/verify", Endpoint("verify_audit", verify_audit), methods=["GET"]),
@@ -107,6 +113,10 @@ def build_routes() -> list[BaseRoute]:
         ),
         Route("/warden/v1/banks/{bank_id}/reembed", Endpoint("reembed", reembed), methods=["POST"]),
         Route("/warden/v1/banks/{bank_id}/explain", Endpoint("explain", explain), methods=["POST"]),
+        Route("/warden/v1/outbox", Endpoint("list_outbox", list_outbox), methods=["GET"]),
+        Route("/warden/v1/outbox/{operation_id}", Endpoint("show_outbox", show_outbox), methods=["GET"]),
+        Route("/warden/v1/outbox/{operation_id}/retry", Endpoint("retry_outbox", retry_outbox), methods=["POST"]),
+        Route("/warden/v1/outbox/{operation_id}/give-up", Endpoint("give_up_outbox", give_up_outbox), methods=["POST"]),
         Route("/warden/v1/retention/run", Endpoint("retention", run_retention), methods=["POST"]),
         Route("/warden/v1/banks/{bank_id}/plans", Endpoint("plans", plans_route), methods=["GET", "POST"]),
         Route("/warden/v1/banks/{bank_id}/plans/{plan_id}", Endpoint("plan", plan_route), methods=["GET"]),
@@ -141,6 +151,7 @@ def build_routes() -> list[BaseRoute]:
         Route("/health", Endpoint("health", hindsight_health), methods=["GET"]),
         Route(f"{BANK}/memories", Endpoint("retain_memories", retain_memories), methods=["POST"]),
         Route(f"{BANK}/memories/recall", Endpoint("recall_memories", recall_memories), methods=["POST"]),
+        Route(f"{BANK}/operations/{{operation_id}}", Endpoint("operation", operation_status), methods=["GET"]),
         Route(f"{BANK}/memories/list", Endpoint("list_memories", governed_list), methods=["GET"]),
         Route(f"{BANK}/tags", Endpoint("list_tags", governed_tags), methods=["GET"]),
         Route(f"{BANK}/config", Endpoint("bank_config", bank_config), methods=["GET", "PATCH", "DELETE"]),

@@ -115,10 +115,14 @@ class Operations:
         )
 
     async def drain(self, grace: float = 10.0) -> None:
+        """Let async retains finish within ``grace`` seconds; cancel the rest and wait until they
+        have stopped (their operations stay ``pending`` with their payload: ``resume`` runs them
+        at the next start), so that the database is closed after their last write."""
         if self._tasks:
             _, pending = await asyncio.wait(set(self._tasks), timeout=grace)
             for task in pending:
                 task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
 
     async def status(self, bank: str, operation_id: str) -> dict[str, Any]:
         """An async retain's status. As in Hindsight, an id that is not a UUID is a ``400`` and an

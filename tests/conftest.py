@@ -34,6 +34,7 @@ def make_settings(
     governance: dict[str, Any] | None = None,
     config_guard: dict[str, Any] | None = None,
     labels: dict[str, Any] | None = None,
+    outbox: dict[str, Any] | None = None,
     **hindsight: Any,
 ) -> Settings:
     """Settings for memwarden in front of ``url``, from no file and no environment; a fresh data
@@ -52,6 +53,7 @@ def make_settings(
             # The rules alone, as the tests of other features expect (tests/test_learned.py turns the
             # learned layer on).
             "labels": labels if labels is not None else {"learned": "off"},
+            "outbox": outbox or {},
         },
     )
 

@@ -37,4 +37,6 @@ def wait_memwarden(url: str, proc: subprocess.Popen[str], timeout: float = 60) -
     try:
         wait_http(f"{url}/warden/health", timeout, alive=alive)
     except RuntimeError:
+        proc.kill()  # not left running after the test
+        proc.wait(timeout=30)
         raise AssertionError(f"{url} did not come up") from None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -9,6 +11,7 @@ import httpx
 import pytest
 from hindsight_client import Hindsight
 
+from testing.switch import Switch
 from tests.conftest import make_settings, running_warden
 
 pytestmark = [pytest.mark.interop, pytest.mark.anyio]
@@ -123,3 +126,39 @@ async def test_dry_run_leaves_hindsight_untouched(hindsight_url: str, warden: st
         )
         assert [d["verdict"] for d in r.json()["warden"]["decisions"]] == ["store"] * len(FACTS)
     assert hindsight_texts(hindsight_url, bank) == []
+
+
+async def test_an_outage_of_the_real_hindsight_is_ridden_out_by_the_outbox(hindsight_url: str) -> None:
+    """The real Hindsight behind a switch: down while the hindsight-client retains through memwarden
+    (accepted as an async retain), back up: the outbox delivers, Hindsight holds each document once,
+    the operation id answers Hindsight's own status, and recall through memwarden finds the facts."""
+    bank = f"outage-{uuid.uuid4().hex[:8]}"
+    outbox = {"retry_initial": 0.1, "retry_max": 1.0}
+    with Switch(hindsight_url) as switch, running_warden(make_settings(switch.url, outbox=outbox)) as url:
+        client = Hindsight(base_url=url)
+        http = httpx.AsyncClient(timeout=30)
+        try:
+            await client.acreate_bank(bank)
+            switch.down()
+            response = await client.aretain_batch(bank, [{"content": t} for t in FACTS])
+            assert (response.items_count, response.var_async) == (len(FACTS), True)
+            operation = response.operation_id
+            status = (await http.get(f"{url}/v1/default/banks/{bank}/operations/{operation}")).json()
+            assert status["status"] == "pending"
+            switch.up()
+            deadline = time.monotonic() + 120
+            while status["status"] != "completed" and time.monotonic() < deadline:
+                await asyncio.sleep(0.5)
+                status = (await http.get(f"{url}/v1/default/banks/{bank}/operations/{operation}")).json()
+            assert (status["status"], status["operation_id"]) == ("completed", operation)  # Hindsight's, our id
+            documents = (await http.get(f"{hindsight_url}/v1/default/banks/{bank}/documents")).json()["items"]
+            assert len(documents) == len(FACTS)  # each once
+            texts = hindsight_texts(hindsight_url, bank)
+            for fact in FACTS:
+                assert any(fact.rstrip(".") in t for t in texts), f"{fact!r} missing from Hindsight"
+            recalled = await client.arecall(bank, "Docker restart policy unless-stopped staging cluster nodes")
+            assert recalled.results, "nothing recalled through memwarden"
+        finally:
+            await client.aclose()
+            await http.delete(f"{hindsight_url}/v1/default/banks/{bank}")
+            await http.aclose()

@@ -84,15 +84,28 @@ def test_a_retain_interrupted_by_kill_9_is_settled_at_the_next_start(tmp_path: P
             stop(proc)
 
 
-def test_with_the_backend_down_the_rows_wait_for_the_next_start_and_memwarden_serves(tmp_path: Path) -> None:
+def test_with_the_backend_down_at_start_memwarden_serves_and_the_outbox_delivers_when_it_is_back(
+    tmp_path: Path,
+) -> None:
     data_dir, port = tmp_path / "data", free_port()
     with running_standin(tmp_path / "backend") as backend:
         kill_mid_retain(backend, data_dir, port, tmp_path, 503)
-        backend.faults.append(Fault("GET", r"/documents/", status=503))  # the backend is down now
+        down = [Fault("GET", r"/documents/", status=503), Fault("POST", r"/memories$", status=503)]
+        backend.faults.extend(down)  # the backend is down now
         url, proc = start(backend.url, data_dir, port, tmp_path)
         try:
-            assert statuses(data_dir) == ["pending"]  # not guessed: left for the next start
-            assert httpx.get(f"{url}/warden/health", timeout=10).status_code == 200
+            assert statuses(data_dir) == ["pending"]  # not guessed: queued for delivery
+            health = httpx.get(f"{url}/warden/health", timeout=10)
+            assert health.status_code == 200
+            assert health.json()["outbox"]["queued_items"] == 1
+            for fault in down:
+                backend.faults.remove(fault)  # back
+            deadline = time.monotonic() + 30
+            while statuses(data_dir) != ["active"] and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert statuses(data_dir) == ["active"]
+            held = httpx.get(f"{backend.url}/v1/default/banks/b/memories/list", timeout=10).json()["items"]
+            assert [u["text"] for u in held] == [FACT]
         finally:
             stop(proc)
 

@@ -322,10 +322,9 @@ async def test_a_thousand_items_in_one_request(warden: Warden) -> None:
     assert len(warden.rows("SELECT id FROM memories WHERE status = 'active'")) == 1000
 
 
-@pytest.mark.parametrize(("bank", "status"), [("fail500", 500), ("reject422", 422)])
-async def test_backend_refusal_is_passed_on_and_the_rows_marked_failed(warden: Warden, bank: str, status: int) -> None:
-    r = await warden.retain("决定用激活码订阅模式", path=f"/v1/default/banks/{bank}/memories")
-    assert r.status_code == status
+async def test_backend_refusal_is_passed_on_and_the_rows_marked_failed(warden: Warden) -> None:
+    r = await warden.retain("决定用激活码订阅模式", path="/v1/default/banks/reject422/memories")
+    assert r.status_code == 422
     assert "detail" in r.json()
     assert [row["status"] for row in warden.rows("SELECT status FROM memories")] == ["failed"]
     assert [e["action"] for e in warden.events()] == ["add", "forward_failed"]
@@ -334,18 +333,29 @@ async def test_backend_refusal_is_passed_on_and_the_rows_marked_failed(warden: W
     assert json.loads(again.headers["x-warden-decisions"]) == {"store": 1}
 
 
-async def test_backend_down_gives_502_and_the_rows_marked_failed(tmp_path: Path) -> None:
-    def refuse(request: httpx.Request) -> httpx.Response:
+async def test_a_backend_5xx_queues_the_write(warden: Warden) -> None:
+    r = await warden.retain("决定用激活码订阅模式", path="/v1/default/banks/fail500/memories")
+    assert (r.status_code, r.json()["async"], r.headers["x-warden-outbox"]) == (200, True, "queued")
+    assert [row["status"] for row in warden.rows("SELECT status FROM memories")] == ["pending"]
+    assert [e["action"] for e in warden.events()] == ["add", "outbox_queue"]
+
+
+async def test_backend_down_queues_the_write_and_answers_as_an_accepted_async_retain(tmp_path: Path) -> None:
+    def down(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("connection refused")
 
-    backend = httpx.AsyncClient(transport=httpx.MockTransport(refuse))
+    backend = httpx.AsyncClient(transport=httpx.MockTransport(down))
     settings = make_settings("http://upstream.test", data_dir=tmp_path)
     async with backend, asgi_warden(settings, backend) as client:
         r = await client.post(RETAIN, json={"items": [{"content": "决定用激活码订阅模式"}]})
-    assert r.status_code == 502
+        status = await client.get(f"/v1/default/banks/b1/operations/{r.json()['operation_id']}")
+    assert r.status_code == 200
+    assert (r.json()["async"], r.json()["items_count"], r.headers["x-warden-outbox"]) == (True, 1, "queued")
     assert json.loads(r.headers["x-warden-decisions"]) == {"store": 1}
+    assert status.json()["status"] == "pending"
     db = sqlite3.connect(tmp_path / "memwarden.db")
-    assert db.execute("SELECT status FROM memories").fetchall() == [("failed",)]
+    assert db.execute("SELECT status FROM memories").fetchall() == [("pending",)]
+    assert db.execute("SELECT state, operation_id FROM outbox").fetchall() == [("queued", r.json()["operation_id"])]
     db.close()
 
 

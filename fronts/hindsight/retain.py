@@ -38,6 +38,7 @@ from memwarden.fronts.hindsight.passthrough import forward, request_headers
 from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.config_changes import seed_in_background
 from memwarden.governance.locks import GateClosed
+from memwarden.governance.outbox import OutboxFull
 from memwarden.governance.retain import Batch, Delivered, Retained, enforce, judge, shadow
 from memwarden.governance.state import AppState
 from memwarden.policies.pipeline import ACCEPTED, Judgement, extract_text
@@ -191,9 +192,32 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
     except GateClosed as exc:  # nothing was recorded, nothing delivered
         await _gate_closed(send, exc)
         return
+    except OutboxFull as exc:  # nothing was recorded
+        await send_json(
+            send,
+            503,
+            {"detail": f"memwarden: {exc}; nothing was written, retry later"},
+            headers=[(b"retry-after", b"30")],
+        )
+        return
 
     # -- shape ----------------------------------------------------------------------------
     decisions = (b"x-warden-decisions", decisions_header(judgements))
+    if retained.queued is not None:  # accepted; the outbox delivers it: Hindsight's async answer
+        note_backend_status(scope, "queued")
+        queued = {"async": True, "operation_id": retained.queued.operation_id, "usage": None}
+        await _respond(
+            send,
+            bank,
+            True,
+            retained,
+            mode,
+            None,
+            verbose=verbose,
+            extra_headers=[(b"x-warden-outbox", b"queued")],
+            answer=queued,
+        )
+        return
     if retained.unreachable is not None:
         note_backend_status(scope, "unreachable")
         await send_json(send, 502, {"detail": f"Backend unavailable: {retained.unreachable}"}, headers=[decisions])
@@ -262,6 +286,7 @@ async def _respond(
     verbose: bool,
     dry_run: bool = False,
     extra_headers: Sequence[tuple[bytes, bytes]] = (),
+    answer: dict[str, Any] | None = None,
 ) -> None:
     accepted = sum(1 for j in retained.judgements if j.verdict in ACCEPTED)
     if isinstance(backend_json, dict):
@@ -278,6 +303,7 @@ async def _respond(
             "usage": None
             if is_async
             else {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0, "cached_tokens": 0, "thoughts_tokens": 0},
+            **(answer or {}),
         }
     if verbose:
         body["warden"] = warden_object(retained, mode, dry_run)

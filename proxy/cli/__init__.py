@@ -14,6 +14,7 @@ from memwarden.proxy.cli.classify import classify
 from memwarden.proxy.cli.config import config_group
 from memwarden.proxy.cli.explain import explain_command
 from memwarden.proxy.cli.memories import memories_group
+from memwarden.proxy.cli.outbox import outbox_group
 from memwarden.proxy.cli.plans import plan_group
 from memwarden.proxy.cli.reports import report_group
 from memwarden.proxy.cli.retention import retention_group
@@ -37,6 +38,7 @@ for command in (
     store_group,
     explain_command,
     memories_group,
+    outbox_group,
     retention_group,
     plan_group,
     report_group,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -67,4 +68,8 @@ def serve(config: Path | None, host: str | None, port: int | None, data_dir: Pat
         access_log=False,
         server_header=False,
         date_header=False,
+        # SIGTERM: requests in flight get this long to finish (a governed retain cut short is settled
+        # at the next start), then the lifespan stops deliveries and background work, and closes
+        # the database after the last write.
+        timeout_graceful_shutdown=math.ceil(resolved.server.shutdown_grace),
     )

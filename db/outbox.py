@@ -1,0 +1,249 @@
+"""The ``outbox`` table: governed writes accepted for a backend, until the backend has them.
+
+Every enforced retain in front of a backend records its delivery here in the transaction that
+records its verdicts. States: ``sending`` (the request delivers it itself), ``queued`` (to deliver,
+in ``seq`` order per bank), ``delivered`` (kept a while without its body, so that its operation id
+still answers), ``dead`` (the backend
+refused it with a 4xx, or the row could not be read: its answer kept, its memories ``failed``),
+``given_up`` (an operator gave up on it: its memories ``failed``). A delivery answered at once
+(the synchronous path) deletes its entry in the transaction that marks its memories delivered.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memwarden.db.common import now
+
+STATES = ("sending", "queued", "delivered", "dead", "given_up")
+ANSWER_CHARS = 4000  # of a refusal's body kept with a dead letter
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One outbox row. ``body`` and ``memory_ids`` are the stored JSON text: a row that does not
+    parse is reported and skipped by the worker, not a crash (see ``governance.outbox``)."""
+
+    seq: int
+    operation_id: str
+    bank: str
+    state: str
+    body: str | None
+    memory_ids: str
+    supersede: str
+    items: int
+    request_id: str | None
+    actor: str
+    attempts: int
+    last_error: str | None
+    answer: str | None
+    backend_operation_id: str | None
+    created_at: str
+    updated_at: str
+    settled_at: str | None
+
+    def public(self) -> dict[str, Any]:
+        """The entry as the admin API shows it (the body summarised: how many items, which documents)."""
+        out: dict[str, Any] = {
+            "operation_id": self.operation_id,
+            "bank": self.bank,
+            "state": self.state,
+            "items": self.items,
+            "attempts": self.attempts,
+            "last_error": self.last_error,
+            "answer": self.answer,
+            "backend_operation_id": self.backend_operation_id,
+            "request_id": self.request_id,
+            "actor": self.actor,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "settled_at": self.settled_at,
+        }
+        try:
+            out["memory_ids"] = json.loads(self.memory_ids)
+            body = json.loads(self.body) if self.body else None
+            out["document_ids"] = [i.get("document_id") for i in body["items"]] if body else None
+        except (ValueError, TypeError, KeyError, AttributeError):
+            out["corrupt"] = True
+        return out
+
+
+def _entry(row: sqlite3.Row) -> Entry:
+    return Entry(**{k: row[k] for k in row.keys()})  # noqa: SIM118 - sqlite3.Row is not a mapping
+
+
+def enqueue(
+    db: sqlite3.Connection,
+    *,
+    bank: str,
+    body: Mapping[str, Any],
+    memory_ids: Sequence[str],
+    supersede: Sequence[tuple[str, str]],
+    request_id: str | None,
+    actor: str,
+    state: str = "sending",
+) -> Entry:
+    """Record one delivery (``body``: the request the backend is to get), ``sending`` (the request
+    delivers it) or ``queued`` (the worker will)."""
+    ts = now()
+    operation_id = str(uuid.uuid4())
+    items = len(body.get("items") or ())
+    db.execute(
+        "INSERT INTO outbox (operation_id, bank, state, body, memory_ids, supersede, items, request_id, actor,"
+        " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            operation_id,
+            bank,
+            state,
+            json.dumps(body, ensure_ascii=False),
+            json.dumps(list(memory_ids)),
+            json.dumps([list(pair) for pair in supersede]),
+            items,
+            request_id,
+            actor,
+            ts,
+            ts,
+        ),
+    )
+    found = find(db, operation_id)
+    assert found is not None
+    return found
+
+
+def find(db: sqlite3.Connection, operation_id: str) -> Entry | None:
+    row = db.execute("SELECT * FROM outbox WHERE operation_id = ?", (operation_id,)).fetchone()
+    return _entry(row) if row is not None else None
+
+
+def first_queued(db: sqlite3.Connection, bank: str) -> Entry | None:
+    """The bank's oldest queued entry: the one to deliver next."""
+    row = db.execute(
+        "SELECT * FROM outbox WHERE state = 'queued' AND bank = ? ORDER BY seq LIMIT 1", (bank,)
+    ).fetchone()
+    return _entry(row) if row is not None else None
+
+
+def queued(db: sqlite3.Connection) -> list[tuple[int, str, int, str]]:
+    """Every queued entry's (seq, bank, items, created_at), oldest first."""
+    return [
+        (r["seq"], r["bank"], r["items"], r["created_at"])
+        for r in db.execute("SELECT seq, bank, items, created_at FROM outbox WHERE state = 'queued' ORDER BY seq")
+    ]
+
+
+def queued_entries(db: sqlite3.Connection) -> list[Entry]:
+    return [_entry(r) for r in db.execute("SELECT * FROM outbox WHERE state = 'queued' ORDER BY seq")]
+
+
+def hand_over(db: sqlite3.Connection, seq: int, error: str) -> None:
+    """The request could not deliver its entry: queued for the worker, with why."""
+    db.execute(
+        "UPDATE outbox SET state = 'queued', attempts = attempts + 1, last_error = ?, updated_at = ? WHERE seq = ?",
+        (error[:ANSWER_CHARS], now(), seq),
+    )
+
+
+def sending(db: sqlite3.Connection) -> list[Entry]:
+    """Entries a stopped process was delivering itself (at start: settled before serving)."""
+    return [_entry(r) for r in db.execute("SELECT * FROM outbox WHERE state = 'sending' ORDER BY seq")]
+
+
+def delivered(db: sqlite3.Connection, seq: int, *, keep: bool, backend_operation_id: str | None = None) -> None:
+    """The backend has the entry's items: kept as ``delivered`` without its body (its operation id
+    still answers), or deleted (the client had the backend's own answer)."""
+    if not keep:
+        db.execute("DELETE FROM outbox WHERE seq = ?", (seq,))
+        return
+    ts = now()
+    db.execute(
+        "UPDATE outbox SET state = 'delivered', body = NULL, backend_operation_id = ?, updated_at = ?, settled_at = ?"
+        " WHERE seq = ?",
+        (backend_operation_id, ts, ts, seq),
+    )
+
+
+def attempted(db: sqlite3.Connection, seq: int, error: str) -> None:
+    """One more delivery attempt failed (the entry stays queued)."""
+    db.execute(
+        "UPDATE outbox SET attempts = attempts + 1, last_error = ?, updated_at = ? WHERE seq = ?",
+        (error[:ANSWER_CHARS], now(), seq),
+    )
+
+
+def settle(db: sqlite3.Connection, seq: int, state: str, *, answer: str | None, error: str | None = None) -> None:
+    """The entry is done without delivery: ``dead`` (refused; ``answer`` is the backend's) or
+    ``given_up``. Its body stays, so that a retry can send it again."""
+    assert state in ("dead", "given_up")
+    ts = now()
+    db.execute(
+        "UPDATE outbox SET state = ?, answer = COALESCE(?, answer), last_error = COALESCE(?, last_error),"
+        " updated_at = ?, settled_at = ? WHERE seq = ?",
+        (state, answer[:ANSWER_CHARS] if answer else None, error, ts, ts, seq),
+    )
+
+
+def requeue(db: sqlite3.Connection, seq: int) -> None:
+    """A dead or given-up entry queued again (an operator's retry), at the end of its bank's queue."""
+    row = db.execute("SELECT * FROM outbox WHERE seq = ?", (seq,)).fetchone()
+    db.execute("DELETE FROM outbox WHERE seq = ?", (seq,))
+    ts = now()
+    db.execute(
+        "INSERT INTO outbox (operation_id, bank, state, body, memory_ids, supersede, items, request_id, actor,"
+        " attempts, last_error, answer, created_at, updated_at) VALUES (?,?,'queued',?,?,?,?,?,?,0,?,?,?,?)",
+        (
+            row["operation_id"],
+            row["bank"],
+            row["body"],
+            row["memory_ids"],
+            row["supersede"],
+            row["items"],
+            row["request_id"],
+            row["actor"],
+            row["last_error"],
+            row["answer"],
+            row["created_at"],
+            ts,
+        ),
+    )
+
+
+def listing(
+    db: sqlite3.Connection, *, state: str | None, bank: str | None, limit: int, offset: int
+) -> tuple[list[Entry], int]:
+    """Entries, newest first, with the total matching."""
+    where, params = [], []
+    if state is not None:
+        where.append("state = ?")
+        params.append(state)
+    if bank is not None:
+        where.append("bank = ?")
+        params.append(bank)
+    clause = f" WHERE {' AND '.join(where)}" if where else ""
+    total = db.execute(f"SELECT COUNT(*) FROM outbox{clause}", params).fetchone()[0]  # noqa: S608
+    rows = db.execute(
+        f"SELECT * FROM outbox{clause} ORDER BY seq DESC LIMIT ? OFFSET ?",  # noqa: S608
+        (*params, limit, offset),
+    ).fetchall()
+    return [_entry(r) for r in rows], int(total)
+
+
+def counts(db: sqlite3.Connection, bank: str | None = None) -> dict[str, tuple[int, int]]:
+    """State → (entries, items), of one bank or all."""
+    found = dict.fromkeys(STATES, (0, 0))
+    where, params = (" WHERE bank = ?", (bank,)) if bank is not None else ("", ())
+    for row in db.execute(
+        f"SELECT state, COUNT(*) AS n, COALESCE(SUM(items), 0) AS items FROM outbox{where} GROUP BY state",  # noqa: S608
+        params,
+    ):
+        found[row["state"]] = (int(row["n"]), int(row["items"]))
+    return found
+
+
+def prune_delivered(db: sqlite3.Connection, before: str) -> int:
+    """Forget delivered entries settled before ``before`` (their operation ids answer not_found)."""
+    return int(db.execute("DELETE FROM outbox WHERE state = 'delivered' AND settled_at < ?", (before,)).rowcount)

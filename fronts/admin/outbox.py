@@ -1,0 +1,120 @@
+"""The delivery outbox (in front of a backend): what waits for the backend, and an operator's say.
+
+* ``GET  /warden/v1/outbox?state=&bank=&limit=&offset=`` — entries, newest first, with the summary
+  (depth, oldest age, dead letters, limits);
+* ``GET  /warden/v1/outbox/{operation_id}`` — one entry;
+* ``POST /warden/v1/outbox/{operation_id}/retry`` — deliver now: a queued entry's backoff is cut
+  short; a dead letter or a given-up entry is queued again (its memories back to ``pending``);
+* ``POST /warden/v1/outbox/{operation_id}/give-up`` with ``X-Warden-Confirm: <bank>`` — stop trying;
+  its memories become ``failed``. Audited; the entry stays, so it can still be retried.
+
+Self-hosted, there is no outbox (the store shares memwarden's database): 404 with a word on why.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl
+
+from starlette.types import Receive, Scope, Send
+
+from memwarden.db import outbox as outbox_rows
+from memwarden.fronts.asgi import send_json
+from memwarden.fronts.middleware import request_id_of
+from memwarden.governance.errors import Refused
+from memwarden.governance.outbox import Outbox
+from memwarden.governance.state import AppState
+
+MAX_LIMIT = 1000
+NO_OUTBOX = "no delivery outbox: the self-hosted store writes in memwarden's own database"
+
+
+def _bad(loc: str, msg: str, value: str) -> dict[str, object]:
+    return {"detail": [{"type": "value_error", "loc": ["query", loc], "msg": msg, "input": value}]}
+
+
+async def _outbox(state: AppState, send: Send) -> Outbox | None:
+    if state.outbox is None:
+        await send_json(send, 404, {"detail": NO_OUTBOX})
+    return state.outbox
+
+
+async def list_outbox(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    outbox = await _outbox(state, send)
+    if outbox is None:
+        return
+    query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
+    wanted = query.get("state") or None
+    if wanted is not None and wanted not in outbox_rows.STATES:
+        await send_json(send, 422, _bad("state", f"state must be one of {', '.join(outbox_rows.STATES)}", wanted))
+        return
+    numbers = {}
+    for name, default, low in (("limit", "100", 1), ("offset", "0", 0)):
+        raw = query.get(name, default)
+        if not raw.isdigit() or len(raw) > 9 or not low <= int(raw) <= (MAX_LIMIT if name == "limit" else 10**9):
+            await send_json(send, 422, _bad(name, f"{name} must be an integer from {low} to {MAX_LIMIT}", raw))
+            return
+        numbers[name] = int(raw)
+    bank = query.get("bank") or None
+    entries, total = await state.ledger.read(
+        lambda db: outbox_rows.listing(db, state=wanted, bank=bank, limit=numbers["limit"], offset=numbers["offset"])
+    )
+    await send_json(
+        send,
+        200,
+        {
+            "summary": (await outbox.summary(bank)).as_json(),
+            "total": total,
+            "limit": numbers["limit"],
+            "offset": numbers["offset"],
+            "items": [e.public() for e in entries],
+        },
+    )
+
+
+async def show_outbox(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    if await _outbox(state, send) is None:
+        return
+    operation_id: str = scope["path_params"]["operation_id"]
+    entry = await state.ledger.read(lambda db: outbox_rows.find(db, operation_id))
+    if entry is None:
+        await send_json(send, 404, {"detail": f"no outbox entry {operation_id}"})
+        return
+    await send_json(send, 200, entry.public())
+
+
+async def retry_outbox(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    outbox = await _outbox(state, send)
+    if outbox is None:
+        return
+    operation_id: str = scope["path_params"]["operation_id"]
+    try:
+        entry = await outbox.retry(operation_id, actor="anonymous", request_id=request_id_of(scope))
+    except Refused as exc:
+        await send_json(send, exc.status, {"detail": exc.detail})
+        return
+    await send_json(send, 200, entry.public())
+
+
+async def give_up_outbox(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    outbox = await _outbox(state, send)
+    if outbox is None:
+        return
+    operation_id: str = scope["path_params"]["operation_id"]
+    entry = await state.ledger.read(lambda db: outbox_rows.find(db, operation_id))
+    if entry is None:
+        await send_json(send, 404, {"detail": f"no outbox entry {operation_id}"})
+        return
+    confirm = dict(scope["headers"]).get(b"x-warden-confirm", b"").decode("utf-8", "replace")
+    if confirm != entry.bank:
+        await send_json(
+            send,
+            409,
+            {"detail": f"giving up makes this entry's memories failed: confirm with X-Warden-Confirm: {entry.bank}"},
+        )
+        return
+    try:
+        settled = await outbox.give_up(operation_id, actor="anonymous", request_id=request_id_of(scope))
+    except Refused as exc:
+        await send_json(send, exc.status, {"detail": exc.detail})
+        return
+    await send_json(send, 200, settled.public())
