@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Awaitable, Iterable
@@ -120,26 +121,66 @@ class BodyError(ValueError):
 
 # A string that is not Unicode text can only come in through a \uD800-\uDFFF escape.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+MAX_JSON_DEPTH = 64  # arrays and objects inside each other: no request of Hindsight's API needs more
+OFF_LOOP_BYTES = 1 << 20  # a body this large is parsed in a worker thread, not on the event loop
+
+
+def _too_deep() -> BodyError:
+    return BodyError(
+        [
+            {
+                "type": "json_too_deep",
+                "loc": ["body"],
+                "msg": f"JSON nested more than {MAX_JSON_DEPTH} levels deep",
+                "input": None,
+            }
+        ]
+    )
+
+
+def _depth_exceeds(payload: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether arrays and objects nest more than ``limit`` deep (iterative: no recursion to exhaust)."""
+    stack: list[tuple[Any, int]] = [(payload, 1)]
+    while stack:
+        value, depth = stack.pop()
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 def parse_json(raw: bytes) -> Any:
-    """The JSON of a request body. Raises :class:`BodyError` when it is not JSON, or when a string
-    holds an unpaired UTF-16 surrogate (``"\\ud800"``): not Unicode text, it cannot be stored or
-    hashed."""
+    """The JSON of a request body. Raises :class:`BodyError` when it is not JSON, when arrays and
+    objects nest more than :data:`MAX_JSON_DEPTH` deep, or when a string holds an unpaired UTF-16
+    surrogate (``"\\ud800"``): not Unicode text, it cannot be stored or hashed. orjson parses (it
+    stops at 1,024 levels instead of recursing without end); what it refuses that JSON allows
+    (integers past 64 bits, surrogate escapes, NaN) is parsed again by the standard library."""
     try:
-        payload = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BodyError(
-            [
-                {
-                    "type": "json_invalid",
-                    "loc": ["body", getattr(exc, "pos", 0)],
-                    "msg": "JSON decode error",
-                    "input": {},
-                    "ctx": {"error": getattr(exc, "msg", str(exc))},
-                }
-            ]
-        ) from None
+        payload = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc):
+            raise _too_deep() from None
+        try:
+            payload = json.loads(raw)
+        except RecursionError:
+            raise _too_deep() from None
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise BodyError(
+                [
+                    {
+                        "type": "json_invalid",
+                        "loc": ["body", getattr(exc, "pos", 0)],
+                        "msg": "JSON decode error",
+                        "input": {},
+                        "ctx": {"error": getattr(exc, "msg", str(exc))},
+                    }
+                ]
+            ) from None
+    if isinstance(payload, dict | list) and _depth_exceeds(payload):
+        raise _too_deep()
     if _SURROGATE_ESCAPE.search(raw):  # rare: only then walk the payload
         where = _lone_surrogate(payload, ("body",))
         if where is not None:
@@ -182,6 +223,13 @@ def note_backend_status(scope: Scope, status: int | str) -> None:
     scope.setdefault("state", {})["backend_status"] = status
 
 
+async def parse_json_async(raw: bytes) -> Any:
+    """:func:`parse_json`, in a worker thread for a large body (the event loop keeps serving)."""
+    if len(raw) > OFF_LOOP_BYTES:
+        return await asyncio.to_thread(parse_json, raw)
+    return parse_json(raw)
+
+
 async def read_json(scope: Scope, receive: Receive, send: Send) -> tuple[bytes, Any] | None:
     """The request body and its JSON; None when there is nothing more to do: the client has gone
     (noted for the log line), or the body is not JSON (answered with Hindsight's 422)."""
@@ -191,7 +239,7 @@ async def read_json(scope: Scope, receive: Receive, send: Send) -> tuple[bytes, 
         note_backend_status(scope, "client_gone")
         return None
     try:
-        return raw, parse_json(raw)
+        return raw, await parse_json_async(raw)
     except BodyError as exc:
         await send_json(send, 422, {"detail": exc.detail})
         return None
@@ -207,7 +255,7 @@ async def read_object(receive: Receive, send: Send) -> dict[str, Any] | None:
     if not raw.strip():
         return {}
     try:
-        payload = parse_json(raw)
+        payload = await parse_json_async(raw)
     except BodyError as exc:
         await send_json(send, 422, {"detail": exc.detail})
         return None

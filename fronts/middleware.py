@@ -7,6 +7,7 @@ the body-size limit, and writes the one canonical log line per request.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 import uuid
@@ -31,6 +32,15 @@ class BodyTooLarge(Exception):
         self.limit = limit
 
 
+class BodyTimeout(Exception):
+    """Raised from ``receive`` when the rest of a request body does not come within the timeout (a
+    body shorter than its ``Content-Length``, a client that stalls): the connection is not held."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the request body did not arrive: nothing received for {seconds:g} s")
+        self.seconds = seconds
+
+
 _date_cache: list[Any] = [0, ""]
 
 
@@ -49,10 +59,13 @@ def request_id_of(scope: Scope) -> str:
 
 
 class RequestContextMiddleware:
-    def __init__(self, app: ASGIApp, *, max_body_bytes: int, access_log: bool = True) -> None:
+    def __init__(
+        self, app: ASGIApp, *, max_body_bytes: int, access_log: bool = True, body_timeout: float = 10.0
+    ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
         self.access_log = access_log
+        self.body_timeout = body_timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -86,16 +99,23 @@ class RequestContextMiddleware:
                 message["headers"] = headers
             await send(message)
 
-        limit = self.max_body_bytes
+        limit, timeout = self.max_body_bytes, self.body_timeout
         received = 0
+        body_done = False
 
         async def limited_receive() -> Message:
-            nonlocal received
-            message = await receive()
+            nonlocal received, body_done
+            if body_done:  # after the body: waiting for a disconnect (a stream) has no time limit
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), timeout)
+            except TimeoutError:
+                raise BodyTimeout(timeout) from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > limit:
                     raise BodyTooLarge(limit)
+                body_done = not message.get("more_body", False)
             return message
 
         try:
@@ -110,6 +130,9 @@ class RequestContextMiddleware:
         except BodyTooLarge as exc:
             if status_box["status"] is None:
                 await self._reply(send, 413, f"Request body too large: {exc}", request_id, status_box)
+        except BodyTimeout as exc:
+            if status_box["status"] is None:
+                await self._reply(send, 408, f"Request timeout: {exc}", request_id, status_box)
         finally:
             elapsed = time.perf_counter() - started
             warden = getattr(getattr(scope.get("app"), "state", None), "warden", None)

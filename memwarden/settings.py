@@ -46,6 +46,9 @@ class ServerSettings(_Section):
     )
     log_level: Literal["debug", "info", "warning", "error"] = Field("info", description="Lowest level logged.")
     access_log: bool = Field(True, description="Log one line per request.")
+    body_timeout: float = Field(
+        10.0, gt=0, description="Seconds a request body may stall between two chunks before 408."
+    )
     shutdown_grace: float = Field(
         10.0, ge=0, description="Seconds background work (deliveries, seeding, index builds) may finish at a stop."
     )

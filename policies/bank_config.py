@@ -6,6 +6,7 @@ Everything here takes and returns plain JSON values; ``governance/config_guard.p
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -88,10 +89,36 @@ def parse_updates(body: Any) -> tuple[dict[str, Any], str]:
     return {field_name(k): v for k, v in body.items()}, "flat"
 
 
+MAX_CONFIG_CHARS = 65_536  # one string of a config change (a mission is a few hundred characters)
+MAX_CONFIG_JSON = 1 << 20  # a whole config change, as JSON
+
+
 def check_fields(updates: Mapping[str, Any], extra_fields: Sequence[str] = ()) -> None:
+    """Unknown keys and oversized values refused (400, naming the key), before anything is done."""
     unknown = sorted(k for k in updates if k not in KNOWN_FIELDS and k not in extra_fields)
     if unknown:
         raise ConfigInputError(unknown_fields_message(unknown))
+    check_sizes(updates)
+
+
+def check_sizes(updates: Mapping[str, Any]) -> None:
+    """No string of a config change (or a bank profile) past :data:`MAX_CONFIG_CHARS`, and the
+    whole change within :data:`MAX_CONFIG_JSON`: 400 naming the key."""
+    for key, value in updates.items():
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str) and len(item) > MAX_CONFIG_CHARS:
+                raise ConfigInputError(
+                    f"Config field '{key}' holds a string of {len(item)} characters: at most {MAX_CONFIG_CHARS}"
+                )
+            if isinstance(item, dict):
+                stack.extend(item.values())
+                stack.extend(item.keys())
+            elif isinstance(item, list):
+                stack.extend(item)
+    if len(json.dumps(dict(updates), ensure_ascii=False, default=str)) > MAX_CONFIG_JSON:
+        raise ConfigInputError(f"A config change is at most {MAX_CONFIG_JSON} bytes of JSON")
 
 
 def _value(raw: Any, where: str) -> dict[str, Any]:

@@ -175,11 +175,51 @@ def _rewrite_group(node: Any, labels: LabelSpace | None) -> Any:
     return node
 
 
+MAX_GROUP_DEPTH = 16  # and/or/not inside each other
+MAX_GROUP_NODES = 1024  # nodes of a tag_groups tree, leaves included
+MAX_FILTER_TAGS = 256  # tags named by one filter (top-level tags, or all the leaves together)
+MAX_TAG_CHARS = 512  # one tag
+
+
+def check_filter_size(request: Mapping[str, Any]) -> None:
+    """Raise :class:`TagQueryError` for a tag filter past the limits above: a recall may not make
+    the backend walk a tree of any size (a tree 400 levels deep broke the store's filter)."""
+    tags = request.get("tags")
+    named = list(tags) if isinstance(tags, list) else []
+    nodes = 0
+    stack: list[tuple[Any, int]] = (
+        [(g, 1) for g in request.get("tag_groups") or []] if isinstance(request.get("tag_groups"), list) else []
+    )
+    while stack:
+        node, depth = stack.pop()
+        nodes += 1
+        if depth > MAX_GROUP_DEPTH:
+            raise TagQueryError(f"tag_groups nest more than {MAX_GROUP_DEPTH} levels deep")
+        if nodes > MAX_GROUP_NODES:
+            raise TagQueryError(f"tag_groups hold more than {MAX_GROUP_NODES} groups and leaves")
+        if not isinstance(node, dict):
+            continue
+        if isinstance(node.get("tags"), list):
+            named.extend(node["tags"])
+        for key in ("and", "or"):
+            if isinstance(node.get(key), list):
+                stack.extend((child, depth + 1) for child in node[key])
+        if "not" in node:
+            stack.append((node["not"], depth + 1))
+    if len(named) > MAX_FILTER_TAGS:
+        raise TagQueryError(f"a tag filter may name at most {MAX_FILTER_TAGS} tags, this one names {len(named)}")
+    for tag in named:
+        if isinstance(tag, str) and len(tag) > MAX_TAG_CHARS:
+            raise TagQueryError(f"a tag in a filter is {len(tag)} characters long, at most {MAX_TAG_CHARS}")
+
+
 def normalize_request(request: Mapping[str, Any], labels: LabelSpace | None = None) -> tuple[dict[str, Any], bool]:
     """A recall body whose tag filters match both spellings and, with ``labels``, look past
     memwarden's labels unless they name them; and whether anything changed.
 
-    Raises :class:`TagQueryError` when an ``exact`` filter is too wide to rewrite."""
+    Raises :class:`TagQueryError` when a filter is past :func:`check_filter_size`'s limits or an
+    ``exact`` filter is too wide to rewrite."""
+    check_filter_size(request)
     out = dict(request)
     tags, groups = request.get("tags"), request.get("tag_groups")
     if tags and groups:

@@ -213,6 +213,7 @@ def create_app(
                 RequestContextMiddleware,
                 max_body_bytes=settings.server.max_body_bytes,
                 access_log=settings.server.access_log,
+                body_timeout=settings.server.body_timeout,
             )
         ],
         exception_handlers={Exception: _internal_error},

@@ -29,6 +29,7 @@ from memwarden.fronts.admin.retention import run_retention
 from memwarden.fronts.admin.review import approve_review, list_review, reject_review
 from memwarden.fronts.admin.snapshots import list_bank_snapshots, rollback_snapshot, show_snapshot
 from memwarden.fronts.admin.store import reembed
+from memwarden.fronts.asgi import send_json
 from memwarden.fronts.hindsight.config import bank_config, bank_profile, destructive
 from memwarden.fronts.hindsight.health import hindsight_health
 from memwarden.fronts.hindsight.operations import operation_status
@@ -37,6 +38,7 @@ from memwarden.fronts.hindsight.recall import governed_list, governed_recall, go
 from memwarden.fronts.hindsight.retain import governed_retain
 from memwarden.fronts.hindsight.writes import document_patch, files_retain, mcp
 from memwarden.governance.state import AppState
+from memwarden.policies.ids import bank_id_problem
 
 BANK = "/v1/default/banks/{bank_id}"
 Handler = Callable[[AppState, Scope, Receive, Send], Awaitable[None]]
@@ -65,8 +67,21 @@ class Endpoint:
         info = scope.setdefault("state", {})
         info["route"] = self.__name__  # the metrics' route label
         if bank_id is not None:
+            problem = bank_id_problem(bank_id, _raw_bank_segment(scope))
+            if problem is not None:  # before anything is read, written or forwarded
+                await send_json(send, 400, {"detail": problem})
+                return
             info["bank_id"] = bank_id
         await self.handler(state, scope, receive, send)
+
+
+def _raw_bank_segment(scope: Scope) -> str | None:
+    """The bank's path segment as sent (still percent-encoded)."""
+    raw = (scope.get("raw_path") or b"").decode("latin-1")
+    for prefix in (BANK_PREFIX, "/warden/v1/banks/"):
+        if raw.startswith(prefix):
+            return raw[len(prefix) :].split("/", 1)[0]
+    return None
 
 
 async def pass_through(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:

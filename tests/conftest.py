@@ -35,6 +35,7 @@ def make_settings(
     config_guard: dict[str, Any] | None = None,
     labels: dict[str, Any] | None = None,
     outbox: dict[str, Any] | None = None,
+    server: dict[str, Any] | None = None,
     **hindsight: Any,
 ) -> Settings:
     """Settings for memwarden in front of ``url``, from no file and no environment; a fresh data
@@ -54,6 +55,7 @@ def make_settings(
             # learned layer on).
             "labels": labels if labels is not None else {"learned": "off"},
             "outbox": outbox or {},
+            "server": server or {},
         },
     )
 

@@ -17,11 +17,14 @@ from memwarden.settings import Settings, load_settings
 from tests.conftest import running_warden
 
 
-def local_settings(data_dir: Path, *, governance: str = "enforce", **local: Any) -> Settings:
+def local_settings(
+    data_dir: Path, *, governance: str = "enforce", body_timeout: float | None = None, **local: Any
+) -> Settings:
     return load_settings(
         environ={},
         overrides={
             "data_dir": str(data_dir),
+            **({"server": {"body_timeout": body_timeout}} if body_timeout is not None else {}),
             "local": {"embedder": "hashing", **local},
             "governance": {"mode": governance},
             "config_guard": {"settle_interval": 0.05, "missions": {"mode": "off"}},

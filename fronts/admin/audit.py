@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl
@@ -40,6 +41,9 @@ class QueryError(ValueError):
     pass
 
 
+_SEQ = re.compile(r"[0-9]{1,18}")  # a sequence number SQLite can hold
+
+
 def parse_filters(query: dict[str, str]) -> tuple[EventFilter, int]:
     """The audit filters (the events' ``WHERE``), and the row limit."""
     actions = None
@@ -48,8 +52,10 @@ def parse_filters(query: dict[str, str]) -> tuple[EventFilter, int]:
     after_seq, since_ts = None, None
     since = query.get("since", "").strip()
     if since:
-        if since.isdigit():
+        if _SEQ.fullmatch(since):
             after_seq = int(since)
+        elif since.isdigit():
+            raise QueryError(f"since must be a sequence number of at most 18 digits, got {since[:40]!r}")
         else:
             from datetime import datetime
 
@@ -115,7 +121,7 @@ async def stream_audit(state: AppState, scope: Scope, receive: Receive, send: Se
     for name, value in scope["headers"]:
         if name == b"last-event-id":
             last_id = value.decode("latin-1").strip()
-    if last_id and not last_id.isdigit():
+    if last_id and not _SEQ.fullmatch(last_id):
         await send_json(send, 422, {"detail": f"Last-Event-ID must be a sequence number, got {last_id!r}"})
         return
     try:

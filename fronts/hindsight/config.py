@@ -23,7 +23,15 @@ from starlette.types import Message, Receive, Scope, Send
 from memwarden.backends.base import BackendError
 from memwarden.backends.hindsight_json import config_json
 from memwarden.db.snapshots import Snapshot
-from memwarden.fronts.asgi import BodyError, ClientGone, note_backend_status, parse_json, read_body, replay, send_json
+from memwarden.fronts.asgi import (
+    BodyError,
+    ClientGone,
+    note_backend_status,
+    parse_json_async,
+    read_body,
+    replay,
+    send_json,
+)
 from memwarden.fronts.errors import backend_failed, problem
 from memwarden.fronts.hindsight.passthrough import forward
 from memwarden.fronts.middleware import request_id_of
@@ -43,6 +51,7 @@ from memwarden.governance.state import AppState
 from memwarden.policies.bank_config import (
     ConfigInputError,
     check_fields,
+    check_sizes,
     parse_updates,
     validate_containers,
 )
@@ -110,7 +119,7 @@ async def bank_config(state: AppState, scope: Scope, receive: Receive, send: Sen
         await guarded_change(state, scope, send, bank, reason="config_delete", updates=None)
         return
     try:
-        payload = parse_json(raw)
+        payload = await parse_json_async(raw)
     except BodyError as exc:
         await send_json(send, 422, {"detail": exc.detail})
         return
@@ -304,6 +313,15 @@ async def bank_profile(state: AppState, scope: Scope, receive: Receive, send: Se
     try:
         body = await read_body(receive)
     except ClientGone:
+        return
+    try:  # an oversized profile (a 5 MiB mission) is refused before the snapshot; other JSON the backend judges
+        profile = await parse_json_async(body) if body.strip() else {}
+        if isinstance(profile, dict):
+            check_sizes(profile)
+    except BodyError:
+        pass
+    except ConfigInputError as exc:
+        await send_json(send, exc.status, {"detail": exc.detail})
         return
     request_id = request_id_of(scope)
     async with state.bank_locks(bank):

@@ -15,7 +15,7 @@ import json
 from datetime import MAXYEAR, MINYEAR, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidatorFunctionWrapHandler, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidatorFunctionWrapHandler, field_validator, model_validator
 
 
 # A multimodal item's content blocks, discriminated on ``type`` as Hindsight's are (its names, so
@@ -42,14 +42,29 @@ class FileContentBlock(BaseModel):
 ContentBlockItem = Annotated[TextContentBlock | ImageContentBlock | FileContentBlock, Field(discriminator="type")]
 
 
+# memwarden's limits on the fields around an item's content (the content's own is
+# ``governance.max_length``): past them, Hindsight's 422 shape naming the field, nothing written.
+MAX_TAG_CHARS = 512
+MAX_DOCUMENT_ID_CHARS = 1024
+MAX_FIELD_CHARS = 65_536  # context, and metadata or any other field as JSON
+
+
 class MemoryItem(BaseModel):
     model_config = ConfigDict(extra="allow")
     content: str | list[ContentBlockItem]
-    tags: list[str] | None = None
-    document_id: str | None = None
+    tags: list[Annotated[str, Field(max_length=MAX_TAG_CHARS)]] | None = None
+    document_id: str | None = Field(None, max_length=MAX_DOCUMENT_ID_CHARS)
     timestamp: str | None = None
-    context: str | None = None
+    context: str | None = Field(None, max_length=MAX_FIELD_CHARS)
     metadata: dict[str, str] | None = None
+
+    @model_validator(mode="after")
+    def _fields_within_limits(self) -> MemoryItem:
+        fields = {"metadata": self.metadata, **(self.model_extra or {})}
+        for name, value in fields.items():
+            if value is not None and len(json.dumps(value, ensure_ascii=False, default=str)) > MAX_FIELD_CHARS:
+                raise ValueError(f"{name} is longer than {MAX_FIELD_CHARS} characters as JSON")
+        return self
 
     @field_validator("content", mode="wrap")
     @classmethod

@@ -20,7 +20,7 @@ from starlette.types import Message, Receive, Scope, Send
 from memwarden.backends.base import BackendTimeout, BackendUnavailable, PassThrough
 from memwarden.backends.transport import Body, BodyBrokenError, RawResponse
 from memwarden.fronts.asgi import ClientGone, note_backend_status, read_body, send_json
-from memwarden.fronts.middleware import BodyTooLarge, request_id_of
+from memwarden.fronts.middleware import BodyTimeout, BodyTooLarge, request_id_of
 
 log = structlog.get_logger("memwarden.passthrough")
 
@@ -121,7 +121,7 @@ async def _send_with_retries(
         except BackendUnavailable as exc:
             # A failure while streaming the client's body up is the client's doing, not the
             # backend's: say so with the original exception.
-            for kind in (BodyTooLarge, ClientGone):
+            for kind in (BodyTooLarge, BodyTimeout, ClientGone):
                 if (cause := _caused_by(exc, kind)) is not None:
                     raise cause from None
             if attempt + 1 == attempts:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import parse_qsl, urlencode
 
 import structlog
@@ -33,7 +33,7 @@ from memwarden.fronts.asgi import (
     send_json,
     validation_detail,
 )
-from memwarden.fronts.hindsight.models import MemoryItem
+from memwarden.fronts.hindsight.models import MAX_TAG_CHARS, MemoryItem
 from memwarden.fronts.hindsight.passthrough import forward, request_headers
 from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.config_changes import seed_in_background
@@ -51,7 +51,7 @@ class RetainRequest(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
     items: list[MemoryItem]
     is_async: bool = Field(False, alias="async")
-    document_tags: list[str] | None = None
+    document_tags: list[Annotated[str, Field(max_length=MAX_TAG_CHARS)]] | None = None
 
 
 def decisions_header(judgements: Sequence[Judgement]) -> bytes:

@@ -20,7 +20,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from memwarden.backends.hindsight_json import recalled_json
-from memwarden.fronts.asgi import BodyError, dumps, parse_json, validation_detail
+from memwarden.fronts.asgi import BodyError, dumps, parse_json_async, validation_detail
 from memwarden.fronts.hindsight.models import MemoryItem
 from memwarden.policies.pipeline import extract_text
 from memwarden.store import rules, tagfilter
@@ -145,7 +145,7 @@ class MemoryPatchIn(BaseModel):
 async def _body(request: Request) -> Any:
     raw = await request.body()
     try:
-        return parse_json(raw) if raw else {}
+        return await parse_json_async(raw) if raw else {}
     except BodyError as exc:
         raise StoreError(422, exc.detail) from None
 

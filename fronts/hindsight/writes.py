@@ -18,7 +18,7 @@ from typing import Any
 import structlog
 from starlette.types import Receive, Scope, Send
 
-from memwarden.fronts.asgi import ClientGone, read_body, replay, send_json
+from memwarden.fronts.asgi import BodyError, ClientGone, parse_json_async, read_body, replay, send_json
 from memwarden.fronts.hindsight.passthrough import forward
 from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.curation import document_retagged, document_tags
@@ -63,8 +63,8 @@ async def _read_json(receive: Receive) -> tuple[bytes, Any]:
     """The body, and its JSON (None when it is not JSON: the backend will say so)."""
     body = await read_body(receive)
     try:
-        return body, json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        return body, await parse_json_async(body)
+    except BodyError:
         return body, None
 
 

@@ -1,0 +1,40 @@
+"""What a bank id may be, everywhere memwarden serves one (Hindsight's routes, the pass-through,
+``/warden/v1``), checked before anything else happens — a refused id leaves no ledger row, no
+audit event, no backend call.
+
+A bank id is refused when it is empty or only whitespace; is a dot segment (``.``, ``..``: a path
+that means something else to every server behind); holds a control character (``\\n``, NUL …) or
+a bidirectional-text control (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C: they make a
+log line or a listing read differently from what is stored); is percent-encoded bytes that are not
+UTF-8 (``%ff%fe``, which a server would otherwise decode lossily into U+FFFD); or is longer than
+:data:`MAX_BYTES` bytes of UTF-8.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from urllib.parse import unquote_to_bytes
+
+MAX_BYTES = 192  # Hindsight's own limit for a new bank's id
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+
+
+def bank_id_problem(bank: str, raw: str | None = None) -> str | None:
+    """Why ``bank`` cannot be a bank id (None: it can). ``raw`` is its segment as sent, still
+    percent-encoded, to tell bytes that are not UTF-8 from a real U+FFFD."""
+    if raw is not None:
+        try:
+            unquote_to_bytes(raw).decode("utf-8")
+        except UnicodeDecodeError:
+            return "Bank id must be UTF-8 once percent-decoded"
+    if not bank.strip():
+        return "Bank id must not be empty or only whitespace"
+    if bank in (".", ".."):
+        return "Bank id must not be '.' or '..'"
+    if any(unicodedata.category(ch) == "Cc" for ch in bank):
+        return "Bank id must not contain control characters"
+    if any(ch in BIDI_CONTROLS for ch in bank):
+        return "Bank id must not contain bidirectional-text control characters"
+    if len(bank.encode("utf-8", "surrogatepass")) > MAX_BYTES:
+        return f"Bank id is too long: at most {MAX_BYTES} bytes of UTF-8 are allowed"
+    return None

@@ -1,0 +1,268 @@
+"""Hostile input answered 4xx, nothing written, the server serving: memwarden on loopback,
+self-hosted and in front of the Hindsight stand-in. Each case is one an attacker tried (issue #21):
+before, seven of them were 500s and five were stored."""
+
+from __future__ import annotations
+
+import socket
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from testing.standin import running_standin
+from tests.conftest import make_settings, running_warden
+from tests.test_local_store import local_settings
+
+FACT = "The staging cluster has 3 nodes with 16 GB RAM each."
+
+
+def nested(depth: int) -> dict[str, Any]:
+    group: dict[str, Any] = {"tags": ["user:a"]}
+    for _ in range(depth):
+        group = {"and": [group]}
+    return group
+
+
+# (name, method, path, keyword arguments for httpx, expected status, a word of the answer)
+CASES: list[tuple[str, str, str, dict[str, Any], int, str]] = [
+    (
+        "JSON 100,000 deep on retain",
+        "POST",
+        "/v1/default/banks/h/memories",
+        {"content": "[" * 100_000 + "]" * 100_000, "headers": {"content-type": "application/json"}},
+        422,
+        "json_too_deep",
+    ),
+    (
+        "JSON 100,000 deep on recall",
+        "POST",
+        "/v1/default/banks/h/memories/recall",
+        {"content": '{"a":' * 100_000 + "1" + "}" * 100_000, "headers": {"content-type": "application/json"}},
+        422,
+        "json_too_deep",
+    ),
+    (
+        "JSON 70 deep in metadata",
+        "POST",
+        "/v1/default/banks/h/memories",
+        {"json": {"items": [{"content": FACT, "entities": nested(35)}]}},
+        422,
+        "64 levels",
+    ),
+    (
+        "tag_groups 20 deep",
+        "POST",
+        "/v1/default/banks/h/memories/recall",
+        {"json": {"query": "x", "tag_groups": [nested(20)]}},
+        400,
+        "16 levels",
+    ),
+    (
+        "tag_groups 5,000 wide",
+        "POST",
+        "/v1/default/banks/h/memories/recall",
+        {"json": {"query": "x", "tag_groups": [{"or": [{"tags": [f"t{i}"]} for i in range(5000)]}]}},
+        400,
+        "1024",
+    ),
+    (
+        "a 10,000-character tag in a filter",
+        "POST",
+        "/v1/default/banks/h/memories/recall",
+        {"json": {"query": "x", "tags": ["x" * 10_000]}},
+        400,
+        "characters long",
+    ),
+    ("audit since past 64 bits", "GET", "/warden/v1/audit", {"params": {"since": "9" * 23}}, 422, "18 digits"),
+    (
+        "Last-Event-ID past 64 bits",
+        "GET",
+        "/warden/v1/audit/stream",
+        {"headers": {"last-event-id": "9" * 23}},
+        422,
+        "sequence number",
+    ),
+    (
+        "bank .. (%2e%2e)",
+        "POST",
+        "/v1/default/banks/%2e%2e/memories",
+        {"json": {"items": [{"content": FACT}]}},
+        400,
+        "'..'",
+    ),
+    (
+        "bank of one space",
+        "POST",
+        "/v1/default/banks/%20/memories",
+        {"json": {"items": [{"content": FACT}]}},
+        400,
+        "whitespace",
+    ),
+    (
+        "bank with U+202E",
+        "POST",
+        "/v1/default/banks/a%E2%80%AEb/memories",
+        {"json": {"items": [{"content": FACT}]}},
+        400,
+        "bidirectional",
+    ),
+    (
+        "bank of lossy bytes",
+        "POST",
+        "/v1/default/banks/%ff%fe/memories",
+        {"json": {"items": [{"content": FACT}]}},
+        400,
+        "UTF-8",
+    ),
+    (
+        "bank with a newline",
+        "POST",
+        "/v1/default/banks/a%0Ab/memories",
+        {"json": {"items": [{"content": FACT}]}},
+        400,
+        "control characters",
+    ),
+    ("bank with a newline, admin API", "GET", "/warden/v1/banks/a%0Ab/memories", {}, 400, "control characters"),
+    ("bank of 200 bytes", "PUT", f"/v1/default/banks/{'b' * 200}", {"json": {}}, 400, "too long"),
+    (
+        "a 1 MiB tag",
+        "POST",
+        "/v1/default/banks/h/memories",
+        {"json": {"items": [{"content": FACT, "tags": ["x" * (1 << 20)]}]}},
+        422,
+        "string_too_long",
+    ),
+    (
+        "a 100,000-character document_id",
+        "POST",
+        "/v1/default/banks/h/memories",
+        {"json": {"items": [{"content": FACT, "document_id": "d" * 100_000}]}},
+        422,
+        "document_id",
+    ),
+    (
+        "1 MiB of metadata",
+        "POST",
+        "/v1/default/banks/h/memories",
+        {"json": {"items": [{"content": FACT, "metadata": {"k": "v" * (1 << 20)}}]}},
+        422,
+        "metadata",
+    ),
+    (
+        "1 MiB of entities",
+        "POST",
+        "/v1/default/banks/h/memories",
+        {"json": {"items": [{"content": FACT, "entities": ["e" * (1 << 20)]}]}},
+        422,
+        "entities",
+    ),
+    (
+        "a 1 MiB document tag",
+        "POST",
+        "/v1/default/banks/h/memories",
+        {"json": {"items": [{"content": FACT}], "document_tags": ["x" * (1 << 20)]}},
+        422,
+        "document_tags",
+    ),
+    (
+        "a 5 MiB mission",
+        "PATCH",
+        "/v1/default/banks/h/config",
+        {"json": {"updates": {"retain_mission": "m" * (5 << 20)}}},
+        400,
+        "retain_mission",
+    ),
+    (
+        "a 5 MiB mission on the bank profile",
+        "PUT",
+        "/v1/default/banks/h",
+        {"json": {"mission": "m" * (5 << 20)}},
+        400,
+        "mission",
+    ),
+    (
+        "a 3 MB item",
+        "POST",
+        "/v1/default/banks/h/memories",
+        {"json": {"items": [{"content": "x " * 1_500_000}]}},
+        413,
+        "limit",
+    ),
+]
+
+
+def counts(data_dir: Path) -> tuple[int, int]:
+    db = sqlite3.connect(data_dir / "memwarden.db")
+    try:
+        return (
+            db.execute("SELECT COUNT(*) FROM memories").fetchone()[0],
+            db.execute("SELECT COUNT(*) FROM audit_events").fetchone()[0],
+        )
+    finally:
+        db.close()
+
+
+@pytest.fixture(params=["self-hosted", "in front of the stand-in"], scope="module")
+def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    tmp = tmp_path_factory.mktemp("hostile")
+    if request.param == "self-hosted":
+        with running_warden(local_settings(tmp / "data", body_timeout=0.5)) as url:
+            _seed(url)
+            yield url, tmp / "data"
+        return
+    with running_standin(tmp / "backend") as backend:
+        settings = make_settings(backend.url, data_dir=tmp / "data", server={"body_timeout": 0.5})
+        with running_warden(settings) as url:
+            _seed(url)
+            yield url, tmp / "data"
+
+
+def _seed(url: str) -> None:
+    r = httpx.post(f"{url}/v1/default/banks/h/memories", json={"items": [{"content": FACT}]}, timeout=30)
+    assert r.status_code == 200, r.text
+
+
+@pytest.mark.parametrize(("name", "method", "path", "kwargs", "status", "word"), CASES, ids=[c[0] for c in CASES])
+def test_hostile_input_is_a_clear_4xx_and_writes_nothing(
+    server: tuple[str, Path], name: str, method: str, path: str, kwargs: dict[str, Any], status: int, word: str
+) -> None:
+    url, data_dir = server
+    before = counts(data_dir)
+    r = httpx.request(method, url + path, timeout=60, **kwargs)
+    assert r.status_code == status, (name, r.status_code, r.text[:300])
+    assert word in r.text
+    assert counts(data_dir) == before  # no ledger row, no audit event
+    assert httpx.get(f"{url}/warden/health", timeout=10).status_code == 200
+
+
+def test_a_body_shorter_than_its_content_length_is_408_within_the_timeout(server: tuple[str, Path]) -> None:
+    url, data_dir = server
+    before = counts(data_dir)
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        s.sendall(
+            b"POST /v1/default/banks/h/memories HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b'Content-Length: 100\r\n\r\n{"items":'
+        )
+        started = time.monotonic()
+        answer = s.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:100]
+    assert time.monotonic() - started < 20  # not held: answered once the body stalls (0.5 s here)
+    assert counts(data_dir) == before
+
+
+def test_a_refused_bank_id_reaches_no_backend(tmp_path: Path) -> None:
+    """A newline in a bank id used to leave a failed ledger row and audit events behind a 400."""
+    with running_standin(tmp_path / "backend") as backend:
+        with running_warden(make_settings(backend.url, data_dir=tmp_path / "data")) as url:
+            r = httpx.post(f"{url}/v1/default/banks/a%0Ab/memories", json={"items": [{"content": FACT}]})
+            assert r.status_code == 400
+            r = httpx.get(f"{url}/v1/default/banks/%2e%2e/stats")  # the pass-through too
+            assert r.status_code == 400
+        assert backend.requests == []
+        assert counts(tmp_path / "data") == (0, 0)
