@@ -131,6 +131,7 @@ class HindsightBackend:
 
     def _observe(self, kind: str, method: str, outcome: int | str, start: float) -> None:
         if self._metrics is not None:
+            method = method if method in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS") else "other"
             self._metrics.backend_call(kind, method, outcome, time.perf_counter() - start)
 
     def _unavailable(self, exc: httpx.TransportError) -> BackendUnavailable:

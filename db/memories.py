@@ -257,6 +257,18 @@ def mark_delivered(
 RESOLVED = "a later retain of the same content was delivered"
 
 
+def failed_among(db: sqlite3.Connection, memory_ids: Sequence[str]) -> list[str]:
+    """Those of ``memory_ids`` still ``failed``."""
+    found: list[str] = []
+    for chunk in chunked(list(memory_ids)):
+        marks = ",".join("?" * len(chunk))
+        found += [
+            r["id"]
+            for r in db.execute(f"SELECT id FROM memories WHERE status = 'failed' AND id IN ({marks})", tuple(chunk))  # noqa: S608
+        ]
+    return found
+
+
 def resolve_failed(
     db: sqlite3.Connection, *, bank: str, memory_ids: Sequence[str], request_id: str | None, actor: str
 ) -> list[AuditEvent]:
@@ -264,6 +276,7 @@ def resolve_failed(
     content (a client's retry after an outage or a refusal) are ``superseded`` by them, audited, so
     that the failure no longer asks for attention."""
     by_hash: dict[str, str] = {}
+    ids = set(memory_ids)
     for chunk in chunked(list(memory_ids)):
         marks = ",".join("?" * len(chunk))
         for row in db.execute(f"SELECT id, content_hash FROM memories WHERE id IN ({marks})", tuple(chunk)):  # noqa: S608
@@ -277,6 +290,8 @@ def resolve_failed(
             (bank, *chunk),
         ).fetchall()
         for row in failed:
+            if row["id"] in ids:  # one of these very memories (given up meanwhile): not a retry of it
+                continue
             new_id = by_hash[row["content_hash"]]
             change = Change("failed", "superseded", "resolve", "retain", request_id, actor, reason=RESOLVED, by=new_id)
             events.append(transition(db, bank, row["id"], change))
@@ -296,7 +311,7 @@ def mark_failed(
     frm: str = "pending",
 ) -> None:
     """The backend refused or could not be reached: the rows are not active, and the log says why."""
-    db.executemany("UPDATE memories SET reason = ? WHERE id = ?", [(reason, m) for m in memory_ids])
+    db.executemany("UPDATE memories SET reason = ? WHERE id = ? AND status = ?", [(reason, m, frm) for m in memory_ids])
     move(db, bank, memory_ids, Change(frm, "failed", action, source, request_id, actor, reason=reason))
 
 

@@ -171,12 +171,20 @@ def _m0006_outbox(db: sqlite3.Connection) -> None:
     )
 
 
+def _m0007_outbox_queued_at(db: sqlite3.Connection) -> None:
+    # When an entry joined the queue (handed over, or retried by an operator): what the age limit
+    # measures. Before it: the entry's creation.
+    db.execute("ALTER TABLE outbox ADD COLUMN queued_at TEXT")
+    db.execute("UPDATE outbox SET queued_at = created_at WHERE state = 'queued'")
+
+
 LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     ("0001_initial", _m0001_initial),
     ("0002_config_snapshots", _m0002_config_snapshots),
     ("0004_memories_by_document", _m0004_memories_by_document),
     ("0005_plans", _m0005_plans),
     ("0006_outbox", _m0006_outbox),
+    ("0007_outbox_queued_at", _m0007_outbox_queued_at),
 )
 
 

@@ -46,6 +46,7 @@ class Entry:
     created_at: str
     updated_at: str
     settled_at: str | None
+    queued_at: str | None = None
 
     def public(self) -> dict[str, Any]:
         """The entry as the admin API shows it (the body summarised: how many items, which documents)."""
@@ -61,6 +62,7 @@ class Entry:
             "request_id": self.request_id,
             "actor": self.actor,
             "created_at": self.created_at,
+            "queued_at": self.queued_at,
             "updated_at": self.updated_at,
             "settled_at": self.settled_at,
         }
@@ -95,7 +97,7 @@ def enqueue(
     items = len(body.get("items") or ())
     db.execute(
         "INSERT INTO outbox (operation_id, bank, state, body, memory_ids, supersede, items, request_id, actor,"
-        " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        " created_at, updated_at, queued_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             operation_id,
             bank,
@@ -108,6 +110,7 @@ def enqueue(
             actor,
             ts,
             ts,
+            ts if state == "queued" else None,
         ),
     )
     found = find(db, operation_id)
@@ -129,22 +132,41 @@ def first_queued(db: sqlite3.Connection, bank: str) -> Entry | None:
 
 
 def queued(db: sqlite3.Connection) -> list[tuple[int, str, int, str]]:
-    """Every queued entry's (seq, bank, items, created_at), oldest first."""
+    """Every queued entry's (seq, bank, items, when it was queued), the longest waiting first."""
     return [
-        (r["seq"], r["bank"], r["items"], r["created_at"])
-        for r in db.execute("SELECT seq, bank, items, created_at FROM outbox WHERE state = 'queued' ORDER BY seq")
+        (r["seq"], r["bank"], r["items"], r["since"])
+        for r in db.execute(
+            "SELECT seq, bank, items, COALESCE(queued_at, created_at) AS since FROM outbox WHERE state = 'queued'"
+            " ORDER BY since, seq"
+        )
     ]
+
+
+def claimed_memory_ids(db: sqlite3.Connection) -> set[str]:
+    """The memories some entry not yet delivered speaks for (sending, queued, dead, given up)."""
+    claimed: set[str] = set()
+    for row in db.execute("SELECT memory_ids FROM outbox WHERE state != 'delivered'"):
+        try:
+            claimed.update(str(m) for m in json.loads(row["memory_ids"]))
+        except (ValueError, TypeError):
+            continue
+    return claimed
 
 
 def queued_entries(db: sqlite3.Connection) -> list[Entry]:
     return [_entry(r) for r in db.execute("SELECT * FROM outbox WHERE state = 'queued' ORDER BY seq")]
 
 
-def hand_over(db: sqlite3.Connection, seq: int, error: str) -> None:
-    """The request could not deliver its entry: queued for the worker, with why."""
-    db.execute(
-        "UPDATE outbox SET state = 'queued', attempts = attempts + 1, last_error = ?, updated_at = ? WHERE seq = ?",
-        (error[:ANSWER_CHARS], now(), seq),
+def hand_over(db: sqlite3.Connection, seq: int, error: str) -> bool:
+    """The request could not deliver its ``sending`` entry: queued for the worker, with why."""
+    ts = now()
+    return (
+        db.execute(
+            "UPDATE outbox SET state = 'queued', attempts = attempts + 1, last_error = ?, updated_at = ?,"
+            " queued_at = ? WHERE seq = ? AND state = 'sending'",
+            (error[:ANSWER_CHARS], ts, ts, seq),
+        ).rowcount
+        == 1
     )
 
 
@@ -153,17 +175,20 @@ def sending(db: sqlite3.Connection) -> list[Entry]:
     return [_entry(r) for r in db.execute("SELECT * FROM outbox WHERE state = 'sending' ORDER BY seq")]
 
 
-def delivered(db: sqlite3.Connection, seq: int, *, keep: bool, backend_operation_id: str | None = None) -> None:
+def delivered(db: sqlite3.Connection, seq: int, *, keep: bool, backend_operation_id: str | None = None) -> bool:
     """The backend has the entry's items: kept as ``delivered`` without its body (its operation id
-    still answers), or deleted (the client had the backend's own answer)."""
+    still answers), or deleted (the client had the backend's own answer). Only from ``sending`` or
+    ``queued``: False when the entry had moved on (given up meanwhile)."""
     if not keep:
-        db.execute("DELETE FROM outbox WHERE seq = ?", (seq,))
-        return
+        return db.execute("DELETE FROM outbox WHERE seq = ? AND state IN ('sending', 'queued')", (seq,)).rowcount == 1
     ts = now()
-    db.execute(
-        "UPDATE outbox SET state = 'delivered', body = NULL, backend_operation_id = ?, updated_at = ?, settled_at = ?"
-        " WHERE seq = ?",
-        (backend_operation_id, ts, ts, seq),
+    return (
+        db.execute(
+            "UPDATE outbox SET state = 'delivered', body = NULL, backend_operation_id = ?, updated_at = ?,"
+            " settled_at = ? WHERE seq = ? AND state IN ('sending', 'queued')",
+            (backend_operation_id, ts, ts, seq),
+        ).rowcount
+        == 1
     )
 
 
@@ -175,26 +200,38 @@ def attempted(db: sqlite3.Connection, seq: int, error: str) -> None:
     )
 
 
-def settle(db: sqlite3.Connection, seq: int, state: str, *, answer: str | None, error: str | None = None) -> None:
+def settle(
+    db: sqlite3.Connection,
+    seq: int,
+    state: str,
+    *,
+    answer: str | None,
+    error: str | None = None,
+    frm: tuple[str, ...] = ("sending", "queued"),
+) -> bool:
     """The entry is done without delivery: ``dead`` (refused; ``answer`` is the backend's) or
-    ``given_up``. Its body stays, so that a retry can send it again."""
+    ``given_up``. Its body stays, so that a retry can send it again. Only from a state in ``frm``:
+    False when the entry had moved on."""
     assert state in ("dead", "given_up")
     ts = now()
-    db.execute(
-        "UPDATE outbox SET state = ?, answer = COALESCE(?, answer), last_error = COALESCE(?, last_error),"
-        " updated_at = ?, settled_at = ? WHERE seq = ?",
-        (state, answer[:ANSWER_CHARS] if answer else None, error, ts, ts, seq),
-    )
+    marks = ",".join("?" * len(frm))
+    sql = f"UPDATE outbox SET state = ?, answer = COALESCE(?, answer), last_error = COALESCE(?, last_error), updated_at = ?, settled_at = ? WHERE seq = ? AND state IN ({marks})"  # noqa: E501, S608
+    values = (state, answer[:ANSWER_CHARS] if answer else None, error, ts, ts, seq, *frm)
+    return db.execute(sql, values).rowcount == 1
 
 
-def requeue(db: sqlite3.Connection, seq: int) -> None:
-    """A dead or given-up entry queued again (an operator's retry), at the end of its bank's queue."""
-    row = db.execute("SELECT * FROM outbox WHERE seq = ?", (seq,)).fetchone()
+def requeue(db: sqlite3.Connection, seq: int) -> bool:
+    """A dead or given-up entry queued again (an operator's retry), at the end of its bank's queue
+    (a new ``seq``, the same operation id). False when it was not dead or given up any more."""
+    row = db.execute("SELECT * FROM outbox WHERE seq = ? AND state IN ('dead', 'given_up')", (seq,)).fetchone()
+    if row is None:
+        return False
     db.execute("DELETE FROM outbox WHERE seq = ?", (seq,))
     ts = now()
     db.execute(
         "INSERT INTO outbox (operation_id, bank, state, body, memory_ids, supersede, items, request_id, actor,"
-        " attempts, last_error, answer, created_at, updated_at) VALUES (?,?,'queued',?,?,?,?,?,?,0,?,?,?,?)",
+        " attempts, last_error, answer, created_at, updated_at, queued_at)"
+        " VALUES (?,?,'queued',?,?,?,?,?,?,0,?,?,?,?,?)",
         (
             row["operation_id"],
             row["bank"],
@@ -208,8 +245,10 @@ def requeue(db: sqlite3.Connection, seq: int) -> None:
             row["answer"],
             row["created_at"],
             ts,
+            ts,
         ),
     )
+    return True
 
 
 def listing(

@@ -21,6 +21,7 @@ from memwarden.fronts.asgi import send_json
 
 log = structlog.get_logger("memwarden.access")
 
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 _SANE_ID = re.compile(r"^[A-Za-z0-9._:@/+=-]{1,128}$")
 
 
@@ -138,7 +139,8 @@ class RequestContextMiddleware:
             warden = getattr(getattr(scope.get("app"), "state", None), "warden", None)
             if warden is not None:  # the lifespan ran
                 route = state.get("route", "unmatched")
-                warden.metrics.requests.labels(route, scope["method"], str(status_box["status"])).inc()
+                method = scope["method"] if scope["method"] in METHODS else "other"  # a bounded label
+                warden.metrics.requests.labels(route, method, str(status_box["status"])).inc()
                 warden.metrics.request_seconds.labels(route).observe(elapsed)
             if self.access_log:
                 log.info(

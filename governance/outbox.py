@@ -20,7 +20,6 @@ import contextlib
 import contextvars
 import json
 import time
-from collections import Counter
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -33,7 +32,7 @@ from memwarden.backends.types import Item
 from memwarden.db import outbox as rows
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import Connection
-from memwarden.db.memories import Change, mark_delivered, mark_failed, move
+from memwarden.db.memories import Change, failed_among, mark_delivered, mark_failed, move
 from memwarden.governance.errors import Refused
 from memwarden.governance.locks import GateClosed
 
@@ -42,7 +41,10 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("memwarden.outbox")
 
-TRANSIENT_STATUS = frozenset({408, 425, 429})  # with every 5xx: the backend may take it later
+TRANSIENT_STATUS = frozenset({408, 429})  # with every 5xx: the backend may take it later
+# Server errors that say "not now" (a gateway, an unavailable or overloaded server): retried until the
+# limits. Any other 5xx answered outbox.max_errors times in a row makes the entry a dead letter.
+UNAVAILABLE_STATUS = frozenset({502, 503, 504, 408, 429})
 
 
 def transient(status: int) -> bool:
@@ -104,18 +106,23 @@ def _epoch(ts: str) -> float:
 
 
 class Outbox:
-    """The queue's worker and its bookkeeping (what is queued, per bank, in memory for the hot path)."""
+    """The queue's worker and its bookkeeping (what is queued, per bank, in memory for the hot path).
+
+    A bank's worker and an operator's retry or give-up take the bank's lock around reading an
+    entry's state and changing it, and every state change is a compare-and-set in the database:
+    an entry is delivered, dead-lettered or given up once, whoever gets there first."""
 
     def __init__(self, state: AppState) -> None:
         self.state = state
         self.settings = state.settings.outbox
-        # seq → (bank, items, when it was queued), in the order they were queued: the first is the oldest.
-        self._queued: dict[int, tuple[str, int, float]] = {}
+        # bank → {seq: (items, when it was queued)}, in the order they were queued: the first is the oldest.
+        self._queued: dict[str, dict[int, tuple[int, float]]] = {}
         self._items = 0
-        self._banks: Counter[str] = Counter()  # bank → entries queued
-        self._inflight: set[int] = set()  # entries a worker is delivering now
+        self._inflight: set[int] = set()  # entries a delivery is under way for
         self._workers: dict[str, asyncio.Task[None]] = {}
-        self._wake: dict[str, asyncio.Event] = {}
+        self._work: dict[str, asyncio.Event] = {}  # new entries for the bank's worker
+        self._poke: dict[str, asyncio.Event] = {}  # cut the bank's backoff short: retry now, give up, stop
+        self._locks: dict[str, asyncio.Lock] = {}
         self._stopping = False
 
     # -- bookkeeping --------------------------------------------------------------------------
@@ -124,45 +131,43 @@ class Outbox:
         """Read what is queued (at start) and prune delivered entries past ``keep_delivered``."""
         before = (datetime.now(UTC) - timedelta(seconds=self.settings.keep_delivered)).isoformat()
         await self.state.ledger.write(lambda db: rows.prune_delivered(db, before))
-        for seq, bank, items, created in await self.state.ledger.read(rows.queued):
-            self._add(seq, bank, items, _epoch(created))
+        for seq, bank, items, since in await self.state.ledger.read(rows.queued):
+            self._add(seq, bank, items, _epoch(since))
 
     def busy(self, bank: str) -> bool:
         """Entries of ``bank`` wait: a new write goes behind them, not past them."""
-        return self._banks[bank] > 0
+        return bool(self._queued.get(bank))
 
     def _add(self, seq: int, bank: str, items: int, since: float) -> None:
-        if seq not in self._queued:
-            self._queued[seq] = (bank, items, since)
+        queue = self._queued.setdefault(bank, {})
+        if seq not in queue:
+            queue[seq] = (items, since)
             self._items += items
-            self._banks[bank] += 1
 
-    def _remove(self, seq: int) -> None:
-        found = self._queued.pop(seq, None)
+    def _remove(self, bank: str, seq: int) -> None:
+        found = self._queued.get(bank, {}).pop(seq, None)
         if found is not None:
-            self._items -= found[1]
-            self._banks[found[0]] -= 1
+            self._items -= found[0]
 
-    def depth(self) -> tuple[int, int, float | None]:
-        """(entries, items, oldest age in seconds) queued. O(1): a check on every governed write."""
-        if not self._queued:
-            return 0, 0, None
-        oldest = next(iter(self._queued.values()))[2]
-        return len(self._queued), self._items, max(0.0, time.time() - oldest)
+    def _oldest(self, bank: str | None = None) -> float | None:
+        """When the longest-waiting entry (of ``bank``, or of any) was queued."""
+        heads = [next(iter(q.values()))[1] for b, q in self._queued.items() if q and (bank is None or b == bank)]
+        return min(heads, default=None)
 
-    def check_room(self) -> None:
-        """Raise :class:`OutboxFull` when the queue is past a limit."""
-        if not self._queued:
-            return
-        _, items, age = self.depth()
-        if items >= self.settings.max_items:
+    def check_room(self, bank: str) -> None:
+        """Raise :class:`OutboxFull` when the queue is past a limit: its items (all banks: they are
+        memwarden's to keep), or the age of ``bank``'s longest-waiting write (one bank whose writes
+        the backend will not take does not stop the others)."""
+        if self._items >= self.settings.max_items:
             raise OutboxFull(
-                f"the delivery outbox holds {items} items waiting for the backend (limit {self.settings.max_items})"
+                f"the delivery outbox holds {self._items} items waiting for the backend"
+                f" (limit {self.settings.max_items})"
             )
-        if age is not None and age >= self.settings.max_age:
+        oldest = self._oldest(bank)
+        if oldest is not None and time.time() - oldest >= self.settings.max_age:
             raise OutboxFull(
-                f"the oldest write in the delivery outbox has waited {age:.0f} s for the backend"
-                f" (limit {self.settings.max_age:.0f} s)"
+                f"the oldest write to bank '{bank}' in the delivery outbox has waited"
+                f" {time.time() - oldest:.0f} s for the backend (limit {self.settings.max_age:.0f} s)"
             )
 
     def queued(self, entry: rows.Entry) -> None:
@@ -170,25 +175,38 @@ class Outbox:
         self._add(entry.seq, entry.bank, entry.items, time.time())
         self.wake(entry.bank)
 
+    def _event(self, events: dict[str, asyncio.Event], bank: str) -> asyncio.Event:
+        return events.setdefault(bank, asyncio.Event())
+
+    def _lock(self, bank: str) -> asyncio.Lock:
+        return self._locks.setdefault(bank, asyncio.Lock())
+
     def wake(self, bank: str) -> None:
+        """New work for ``bank``: its worker runs (started if it is not running)."""
         if self._stopping:
             return
-        self._wake.setdefault(bank, asyncio.Event()).set()
+        self._event(self._work, bank).set()
         worker = self._workers.get(bank)
         if worker is None or worker.done():
             # In a context of its own: not the log context of the request that happened to wake it.
             loop = asyncio.get_running_loop()
             self._workers[bank] = loop.create_task(self._drain(bank), context=contextvars.Context())
 
+    def poke(self, bank: str) -> None:
+        """Cut ``bank``'s backoff short (an operator's retry now, a give-up, a stop)."""
+        self._event(self._poke, bank).set()
+        self.wake(bank)
+
     def start(self) -> None:
-        for bank in {b for b, _, _ in self._queued.values()}:
-            self.wake(bank)
+        for bank, queue in self._queued.items():
+            if queue:
+                self.wake(bank)
 
     async def stop(self, grace: float) -> None:
         """Stop delivering: a delivery in flight may finish within ``grace`` seconds, then it is
         cancelled (its entry stays queued and is delivered again at the next start)."""
         self._stopping = True
-        for event in self._wake.values():
+        for event in [*self._poke.values(), *self._work.values()]:
             event.set()
         workers = [w for w in self._workers.values() if not w.done()]
         if not workers:
@@ -201,16 +219,17 @@ class Outbox:
     async def summary(self, bank: str | None = None) -> Summary:
         """What health and metrics show: depth, oldest age, dead letters, limits (of one bank or all)."""
         counts = await self.state.ledger.read(lambda db: rows.counts(db, bank))
-        queued = {s: e for s, e in self._queued.items() if bank is None or e[0] == bank}
-        oldest = min((created for _, _, created in queued.values()), default=None)
+        queues = [q for b, q in self._queued.items() if bank is None or b == bank]
+        oldest = self._oldest(bank)
         full = None
         try:
-            self.check_room()
+            for name in [bank] if bank is not None else [b for b, q in self._queued.items() if q] or [""]:
+                self.check_room(name)
         except OutboxFull as exc:
             full = str(exc)
         return Summary(
-            queued_entries=len(queued),
-            queued_items=sum(i for _, i, _ in queued.values()),
+            queued_entries=sum(len(q) for q in queues),
+            queued_items=sum(items for q in queues for items, _ in q.values()),
             oldest_age_s=round(time.time() - oldest, 1) if oldest is not None else None,
             dead_letters=counts["dead"][0],
             dead_items=counts["dead"][1],
@@ -224,31 +243,61 @@ class Outbox:
     # -- the worker ---------------------------------------------------------------------------
 
     async def _drain(self, bank: str) -> None:
-        try:
-            while not self._stopping:
+        """Deliver ``bank``'s queued entries in order until none is left. New work that arrives
+        while the last read is under way is not missed: the work event is cleared before each read
+        and looked at again before leaving (no await between that look and the task's end)."""
+        work = self._event(self._work, bank)
+        while not self._stopping:
+            work.clear()
+            try:
                 entry = await self.state.ledger.read(lambda db: rows.first_queued(db, bank))
                 if entry is None:
+                    if work.is_set():
+                        continue
                     return
                 await self._deliver_with_retries(entry)
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # a bug must not end deliveries silently: logged, the worker starts again later
-            log.exception("outbox_worker_failed", bank=bank)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a bug or a failing ledger must not end deliveries: logged, tried again
+                log.exception("outbox_worker_failed", bank=bank)
+                await self._sleep(bank, self.settings.retry_max)
 
     async def _sleep(self, bank: str, seconds: float) -> None:
-        """Backoff that a retry-now (or a stop) cuts short."""
-        event = self._wake.setdefault(bank, asyncio.Event())
-        event.clear()
+        """Backoff that a retry-now, a give-up or a stop cuts short (not new work: an outage with
+        writes coming in is not hammered at the rate of the writes)."""
+        poke = self._event(self._poke, bank)
+        if self._stopping:
+            return
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(event.wait(), timeout=seconds)
+            await asyncio.wait_for(poke.wait(), timeout=seconds)
+        poke.clear()
 
     async def _deliver_with_retries(self, entry: rows.Entry) -> None:
         try:
             got = parcel(entry)
         except Corrupt as exc:
             log.error("outbox_corrupt_row", seq=entry.seq, bank=entry.bank, error=str(exc))
-            await self._dead(entry, [], None, str(exc))
+            async with self._lock(entry.bank):
+                await self._dead(entry, _memory_ids(entry), None, str(exc))
             return
+        errors = 0  # server errors answered in a row (500, 501 …): past the limit, a dead letter
+
+        async def attempt(number: int) -> None:
+            nonlocal errors
+            async with self._lock(entry.bank):
+                current = await self.state.ledger.read(lambda db: rows.find(db, entry.operation_id))
+                if current is None or current.seq != entry.seq or current.state != "queued":
+                    self._remove(entry.bank, entry.seq)  # given up, or retried as a new entry, meanwhile
+                    return
+                try:
+                    await self.deliver(got, attempts=entry.attempts + number)
+                    return
+                except BackendUnavailable as exc:
+                    errors = errors + 1 if exc.status is not None and exc.status not in UNAVAILABLE_STATUS else 0
+                    if errors < self.settings.max_errors:
+                        raise
+                    said = f"the backend answered {exc.status} to {errors} deliveries in a row: {exc}"
+                    await self._dead(entry, got.memory_ids, exc.status, said)
 
         async def before_sleep(retry: RetryCallState) -> None:
             error = retry.outcome.exception() if retry.outcome else None
@@ -264,23 +313,20 @@ class Outbox:
             reraise=True,
         )
         try:
-            async for attempt in retrying:
-                with attempt:
-                    current = await self.state.ledger.read(lambda db: rows.find(db, entry.operation_id))
-                    if current is None or current.state != "queued":  # given up or settled meanwhile
-                        self._remove(entry.seq)
-                        return
-                    await self.deliver(got, attempts=entry.attempts + attempt.retry_state.attempt_number)
+            async for trying in retrying:
+                with trying:
+                    await attempt(trying.retry_state.attempt_number)
         except (BackendUnavailable, GateClosed):  # stopping: the entry stays queued
             return
 
     async def deliver(
         self, got: Parcel, *, attempts: int, source: str = "outbox", action: str = "deliver", reason: str = ""
-    ) -> None:
-        """One delivery of a queued entry; settles it (delivered, or dead on a 4xx). Raises
-        :class:`BackendUnavailable` (or :class:`GateClosed`) when it may be tried again."""
+    ) -> bool:
+        """One delivery of an entry (queued, or ``sending`` at recovery); settles it: delivered
+        (True), or dead on a 4xx (False). Raises :class:`BackendUnavailable` (or
+        :class:`GateClosed`) when it may be tried again. The caller holds the bank's lock."""
         state, entry = self.state, got.entry
-        self._inflight.add(entry.seq)  # an operator's give-up waits for it
+        self._inflight.add(entry.seq)  # an operator's give-up is refused meanwhile
         try:
             async with state.gates.writing(entry.bank, state.settings.config_guard.write_wait):
                 try:
@@ -291,11 +337,15 @@ class Outbox:
                     if transient(exc.status):
                         raise BackendUnavailable(f"the backend answered {exc.status}", status=exc.status) from exc
                     await self._dead(entry, got.memory_ids, exc.status, json.dumps(exc.body, ensure_ascii=False))
-                    return
+                    return False
                 said = reason or f"delivered from the outbox (operation {entry.operation_id}, attempt {attempts})"
                 change = Change("pending", "active", action, source, entry.request_id, "memwarden", reason=said)
 
                 def settle(db: Connection) -> None:
+                    # An entry the client was told about keeps answering its operation id a while.
+                    keep = entry.state == "queued"
+                    if not rows.delivered(db, entry.seq, keep=keep, backend_operation_id=receipt.operation_id):
+                        log.warning("outbox_settled_meanwhile", bank=entry.bank, operation_id=entry.operation_id)
                     move(db, entry.bank, got.memory_ids, change)
                     mark_delivered(
                         db,
@@ -305,25 +355,26 @@ class Outbox:
                         request_id=entry.request_id,
                         actor=entry.actor,
                     )
-                    # An entry the client was told about keeps answering its operation id a while.
-                    keep = entry.state == "queued"
-                    rows.delivered(db, entry.seq, keep=keep, backend_operation_id=receipt.operation_id)
 
                 await state.ledger.write(settle)
         finally:
             self._inflight.discard(entry.seq)
-        self._remove(entry.seq)
+        self._remove(entry.bank, entry.seq)
         state.metrics.outbox_delivered.inc()
         log.info("outbox_delivered", bank=entry.bank, operation_id=entry.operation_id, items=entry.items)
         from memwarden.governance.review import retire
 
         for _, old_id in got.supersede:
             await retire(state, entry.bank, old_id)
+        return True
 
     async def _dead(self, entry: rows.Entry, memory_ids: list[str], status: int | None, answer: str) -> None:
+        """The backend refused the entry (or it cannot be read): a dead letter, its memories failed."""
         said = f"the backend refused the delivery with {status}" if status is not None else answer
 
-        def settle(db: Connection) -> None:
+        def settle(db: Connection) -> bool:
+            if not rows.settle(db, entry.seq, "dead", answer=answer if status is not None else None, error=said):
+                return False  # settled meanwhile
             mark_failed(
                 db,
                 bank=entry.bank,
@@ -333,73 +384,89 @@ class Outbox:
                 actor="memwarden",
                 source="outbox",
             )
-            rows.settle(db, entry.seq, "dead", answer=answer if status is not None else None, error=said)
-            append_events(db, [_entry_event(entry, "outbox_dead", "memwarden", said)])
+            append_events(db, [_entry_event(entry, "outbox_dead", "memwarden", said, state="dead")])
+            return True
 
-        await self.state.ledger.write(settle)
-        self._remove(entry.seq)
-        self.state.metrics.outbox_dead.inc()
-        log.warning("outbox_dead_letter", bank=entry.bank, operation_id=entry.operation_id, reason=said)
+        if await self.state.ledger.write(settle):
+            self.state.metrics.outbox_dead.inc()
+            log.warning("outbox_dead_letter", bank=entry.bank, operation_id=entry.operation_id, reason=said)
+        self._remove(entry.bank, entry.seq)
 
     # -- an operator's actions ------------------------------------------------------------------
 
     async def retry(self, operation_id: str, *, actor: str, request_id: str) -> rows.Entry:
         """Deliver now: a queued entry's backoff is cut short; a dead or given-up one is queued again
-        (its memories back to ``pending``), at the end of its bank's queue."""
+        (its memories back to ``pending``), at the end of its bank's queue. Audited either way."""
         entry = await self._entry(operation_id)
-        if entry.state == "delivered":
-            raise Refused(409, f"operation {operation_id} was delivered already")
-        if entry.state in ("dead", "given_up"):
+        async with self._lock(entry.bank):
+            entry = await self._entry(operation_id)  # under the lock: as the worker left it
+            if entry.state == "delivered":
+                raise Refused(409, f"operation {operation_id} was delivered already")
+            if entry.state == "sending":
+                raise Refused(409, f"operation {operation_id} is being delivered by its request; look again shortly")
+            if entry.state == "queued":
+                event = _entry_event(entry, "outbox_retry", actor, "delivery attempted now", request_id, state="queued")
+                await self.state.ledger.write(lambda db: append_events(db, [event]))
+                self.poke(entry.bank)
+                return entry
             memory_ids = _memory_ids(entry)
+            still_failed = await self.state.ledger.read(lambda db: failed_among(db, memory_ids))
+            if memory_ids and not still_failed:
+                raise Refused(409, f"operation {operation_id}'s memories were delivered by a later retain since")
             change = Change("failed", "pending", "requeue", "admin", request_id, actor, reason="delivery retried")
+            said = "queued again by an operator"
 
             def requeue(db: Connection) -> rows.Entry | None:
-                move(db, entry.bank, memory_ids, change)
-                rows.requeue(db, entry.seq)
-                append_events(
-                    db, [_entry_event(entry, "outbox_retry", actor, "queued again by an operator", request_id)]
-                )
+                if not rows.requeue(db, entry.seq):
+                    return None
+                move(db, entry.bank, still_failed, change)
+                append_events(db, [_entry_event(entry, "outbox_retry", actor, said, request_id, state="queued")])
                 return rows.find(db, operation_id)
 
             again = await self.state.ledger.write(requeue)
-            assert again is not None
+            if again is None:
+                raise Refused(409, f"operation {operation_id} changed meanwhile; look again")
             self.queued(again)
             return again
-        if entry.state == "queued":
-            self.wake(entry.bank)
-        return entry
 
     async def give_up(self, operation_id: str, *, actor: str, request_id: str) -> rows.Entry:
         """Stop trying: the entry's memories become ``failed`` (audited); the entry stays, retryable."""
         entry = await self._entry(operation_id)
         if entry.seq in self._inflight:
             raise Refused(409, f"operation {operation_id} is being delivered right now; look again in a moment")
-        if entry.state not in ("queued", "dead"):
-            raise Refused(409, f"operation {operation_id} is {entry.state}; only a queued or dead one can be given up")
-        reason = f"delivery given up by {actor}"
-        frm = "failed" if entry.state == "dead" else "pending"
+        async with self._lock(entry.bank):
+            entry = await self._entry(operation_id)
+            if entry.state not in ("queued", "dead"):
+                raise Refused(
+                    409, f"operation {operation_id} is {entry.state}; only a queued or dead one can be given up"
+                )
+            reason = f"delivery given up by {actor}"
+            frm = "failed" if entry.state == "dead" else "pending"
 
-        def settle(db: Connection) -> rows.Entry | None:
-            mark_failed(
-                db,
-                bank=entry.bank,
-                memory_ids=_memory_ids(entry),
-                reason=reason,
-                request_id=request_id,
-                actor=actor,
-                source="admin",
-                action="give_up",
-                frm=frm,
-            )
-            rows.settle(db, entry.seq, "given_up", answer=None, error=reason)
-            append_events(db, [_entry_event(entry, "outbox_give_up", actor, reason, request_id)])
-            return rows.find(db, operation_id)
+            def settle(db: Connection) -> rows.Entry | None:
+                if not rows.settle(db, entry.seq, "given_up", answer=None, error=reason, frm=(entry.state,)):
+                    return None
+                mark_failed(
+                    db,
+                    bank=entry.bank,
+                    memory_ids=_memory_ids(entry),
+                    reason=reason,
+                    request_id=request_id,
+                    actor=actor,
+                    source="admin",
+                    action="give_up",
+                    frm=frm,
+                )
+                event = _entry_event(entry, "outbox_give_up", actor, reason, request_id, state="given_up")
+                append_events(db, [event])
+                return rows.find(db, operation_id)
 
-        settled = await self.state.ledger.write(settle)
-        self._remove(entry.seq)
-        self._wake.setdefault(entry.bank, asyncio.Event()).set()  # its worker moves on
-        assert settled is not None
-        return settled
+            settled = await self.state.ledger.write(settle)
+            if settled is None:
+                raise Refused(409, f"operation {operation_id} changed meanwhile; look again")
+            self._remove(entry.bank, entry.seq)
+            self.poke(entry.bank)  # its worker moves on
+            return settled
 
     async def _entry(self, operation_id: str) -> rows.Entry:
         entry = await self.state.ledger.read(lambda db: rows.find(db, operation_id))
@@ -415,13 +482,21 @@ def _memory_ids(entry: rows.Entry) -> list[str]:
         return []
 
 
-def _entry_event(entry: rows.Entry, action: str, actor: str, reason: str, request_id: str | None = None) -> AuditEvent:
+def queue_event(entry: rows.Entry, reason: str) -> AuditEvent:
+    """The audit event of a write queued for the worker (its client was answered: accepted)."""
+    return _entry_event(entry, "outbox_queue", entry.actor, reason, state="queued")
+
+
+def _entry_event(
+    entry: rows.Entry, action: str, actor: str, reason: str, request_id: str | None = None, *, state: str
+) -> AuditEvent:
+    """An audit event about an outbox entry; ``state`` is the one it is left in."""
     return AuditEvent(
         action=action,
         bank=entry.bank,
         actor=actor,
         source="outbox",
         reason=reason,
-        after={"operation_id": entry.operation_id, "items": entry.items, "state": entry.state},
+        after={"operation_id": entry.operation_id, "items": entry.items, "state": state},
         request_id=request_id or entry.request_id,
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
@@ -12,12 +11,13 @@ import structlog
 
 from memwarden.backends.base import BackendError, BackendUnavailable
 from memwarden.db import outbox as outbox_rows
+from memwarden.db.audit import append_events
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
 from memwarden.db.memories import Change, mark_delivered, mark_failed, move, pending_rows
 from memwarden.db.memory_reads import row_by_id
 from memwarden.governance.locks import GateClosed
-from memwarden.governance.outbox import Corrupt, Parcel, parcel
+from memwarden.governance.outbox import Corrupt, Parcel, parcel, queue_event
 from memwarden.governance.state import AppState
 
 log = structlog.get_logger("memwarden.recovery")
@@ -81,7 +81,7 @@ async def recover_outbox(state: AppState) -> tuple[int, int, int]:
         try:
             got = parcel(entry)
         except Corrupt as exc:  # reported and skipped: the worker makes it a dead letter
-            await ledger.write(partial(_hand_over, entry.seq, str(exc)))
+            await ledger.write(partial(_hand_over, entry, str(exc)))
             queued += 1
             continue
         if down is None:
@@ -91,30 +91,28 @@ async def recover_outbox(state: AppState) -> tuple[int, int, int]:
                     await ledger.write(partial(_found, got))
                     found += 1
                     continue
-                await outbox.deliver(got, attempts=1, source="recovery", action="redeliver", reason=AGAIN)
-                sent += 1
-                continue
+                if await outbox.deliver(got, attempts=1, source="recovery", action="redeliver", reason=AGAIN):
+                    sent += 1
+                continue  # delivered, or refused: a dead letter
             except (BackendUnavailable, GateClosed) as exc:  # down: the other entries would wait for it too
                 down = str(exc)
             except BackendError as exc:  # this bank's request refused: the worker retries it
                 log.warning("redelivery_postponed", bank=entry.bank, error=str(exc))
-        await ledger.write(partial(_hand_over, entry.seq, down or "interrupted"))
+        await ledger.write(partial(_hand_over, entry, down or "the backend refused it"))
         queued += 1
     if down is not None:
         log.warning("redelivery_postponed", entries=queued, error=down)
     return found, sent, queued
 
 
-def _hand_over(seq: int, why: str, db: Connection) -> None:
-    outbox_rows.hand_over(db, seq, why)
+def _hand_over(entry: outbox_rows.Entry, why: str, db: Connection) -> None:
+    if outbox_rows.hand_over(db, entry.seq, why):
+        append_events(db, [queue_event(entry, f"interrupted by a stop; queued for delivery at the start ({why})")])
 
 
 def _adopt_orphans(db: Connection) -> None:
-    """Pending rows that no outbox entry delivers get one per bank (``sending``: checked at start)."""
-    claimed: set[str] = set()
-    for entry in [*outbox_rows.sending(db), *outbox_rows.queued_entries(db)]:
-        with contextlib.suppress(ValueError, TypeError):
-            claimed.update(json.loads(entry.memory_ids))
+    """Pending rows that no outbox entry speaks for get one per bank (``sending``: checked at start)."""
+    claimed = outbox_rows.claimed_memory_ids(db)
     by_bank: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     for bank, memory_id, _ in pending_rows(db):
         if memory_id in claimed:

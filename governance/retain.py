@@ -23,10 +23,10 @@ import structlog
 
 from memwarden.backends.base import BackendUnavailable
 from memwarden.db import outbox as outbox_rows
-from memwarden.db.audit import AuditEvent, append_events
+from memwarden.db.audit import append_events
 from memwarden.db.common import Connection
 from memwarden.db.memories import Recorded, lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts
-from memwarden.governance.outbox import transient
+from memwarden.governance.outbox import queue_event, transient
 from memwarden.governance.review import retire
 from memwarden.governance.state import AppState
 from memwarden.policies.pipeline import FORWARDED, Judgement
@@ -149,7 +149,7 @@ async def enforce(state: AppState, batch: Batch, judgements: list[Judgement], de
     bank, request_id, actor = batch.bank, batch.request_id, batch.actor
     outbox = state.outbox
     if outbox is not None:
-        outbox.check_room()
+        outbox.check_room(bank)
     items = [
         forwarded_item(batch.raw_items[j.position], j)
         if j.verdict in (*FORWARDED, "review")
@@ -185,6 +185,10 @@ async def enforce(state: AppState, batch: Batch, judgements: list[Judgement], de
             actor=actor,
             state="queued" if behind else "sending",
         )
+        if behind:
+            append_events(
+                db, [queue_event(entry, "earlier writes to the bank wait for the backend; queued behind them")]
+            )
         return recorded, entry
 
     recorded, entry = await state.ledger.write(record)
@@ -208,6 +212,10 @@ async def enforce(state: AppState, batch: Batch, judgements: list[Judgement], de
         result.unreachable = str(exc)
         await _failed(state, bank, survivor_ids, f"backend unavailable: {exc}", request_id, actor)
         return result
+    except Exception as exc:  # whatever became of the delivery, the worker makes sure of it
+        if entry is not None:
+            await _hand_over(state, entry, f"{type(exc).__name__}: {exc}")
+        raise
     status = result.delivered.status
     if status != 200:
         if entry is not None and transient(status):
@@ -236,19 +244,11 @@ async def enforce(state: AppState, batch: Batch, judgements: list[Judgement], de
 async def _hand_over(state: AppState, entry: outbox_rows.Entry, error: str) -> outbox_rows.Entry:
     """The request could not deliver: its outbox entry goes to the worker (audited once)."""
     assert state.outbox is not None
-    event = AuditEvent(
-        action="outbox_queue",
-        bank=entry.bank,
-        actor=entry.actor,
-        source="retain",
-        reason=f"the backend could not take it now ({error}); queued for delivery",
-        after={"operation_id": entry.operation_id, "items": entry.items},
-        request_id=entry.request_id,
-    )
+    event = queue_event(entry, f"the backend could not take it now ({error}); queued for delivery")
 
     def hand_over(db: Connection) -> None:
-        outbox_rows.hand_over(db, entry.seq, error)
-        append_events(db, [event])
+        if outbox_rows.hand_over(db, entry.seq, error):
+            append_events(db, [event])
 
     await state.ledger.write(hand_over)
     state.outbox.queued(entry)

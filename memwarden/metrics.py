@@ -42,7 +42,7 @@ class Metrics:
         )
         self.guarded_changes = Counter(
             "memwarden_guarded_changes",
-            "Guarded config changes, by outcome (ok, rolled_back, rollback_failed, failed).",
+            "Guarded config changes, by outcome (kept, rolled_back, rollback_incomplete, unverified).",
             ["outcome"],
             registry=r,
         )

@@ -299,6 +299,12 @@ class OutboxSettings(_Section):
     )
     retry_initial: float = Field(0.5, gt=0, description="Seconds before the first retry of a failed delivery.")
     retry_max: float = Field(30.0, gt=0, description="Most seconds between two delivery attempts (backoff cap).")
+    max_errors: int = Field(
+        10,
+        gt=0,
+        description="A delivery the backend answers with a server error (500, 501 …; not 502/503/504) this many"
+        " times in a row becomes a dead letter.",
+    )
     keep_delivered: float = Field(
         7 * 86400.0, ge=0, description="Seconds a delivered entry keeps answering its operation id."
     )

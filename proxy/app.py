@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
@@ -194,14 +195,20 @@ def create_app(
         try:
             yield
         finally:
+            # One grace for all background work (uvicorn gave requests in flight theirs already).
+            deadline = time.monotonic() + settings.server.shutdown_grace
+
+            def left() -> float:
+                return max(0.0, deadline - time.monotonic())
+
             if job is not None:
                 job.cancel()
                 await asyncio.gather(job, return_exceptions=True)
             if state.outbox is not None:  # a delivery in flight finishes, or is delivered again at start
-                await state.outbox.stop(grace=settings.server.shutdown_grace)
-            await state.drain(grace=settings.server.shutdown_grace)
+                await state.outbox.stop(grace=left())
+            await state.drain(grace=left())
             if local is not None:  # async retains: finished, or left pending for resume() at the next start
-                await local.drain(grace=settings.server.shutdown_grace)
+                await local.drain(grace=left())
             if backend_client is None:
                 await http.aclose()
             opened.close()

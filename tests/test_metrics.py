@@ -87,6 +87,7 @@ def test_requests_verdicts_backend_latency_guarded_changes_and_the_outbox(
         time.sleep(0.05)
     assert value(after, "memwarden_outbox_queued_items") == 0
     assert value(after, "memwarden_ledger_memories", status="active") == 2
+    assert value(after, "memwarden_ledger_memories", status="pending") == 0  # not the last count it had
 
 
 def test_self_hosted_metrics_have_the_store_and_no_outbox(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from starlette.types import Receive, Scope, Send
 
+from memwarden.db.memory_reads import STATUSES
 from memwarden.db.reports import status_totals
 from memwarden.governance.state import AppState
 from memwarden.metrics import CONTENT_TYPE
@@ -37,8 +38,9 @@ async def warden_metrics(state: AppState, scope: Scope, receive: Receive, send: 
         m.outbox_oldest_seconds.set(summary.oldest_age_s or 0.0)
         m.outbox_dead_letters.set(summary.dead_letters)
         m.outbox_full.set(1.0 if summary.full else 0.0)
-    for status, n in (await state.ledger.read(status_totals)).items():
-        m.ledger_memories.labels(status).set(n)
+    totals = await state.ledger.read(status_totals)
+    for status in {*STATUSES, *totals}:  # a status no row has any more reads 0, not its last count
+        m.ledger_memories.labels(status).set(totals.get(status, 0))
     m.database_bytes.set(_size(state.ledger.path))
     if state.local is not None:
         m.store_units.set((await state.local.index_counts(""))["all_banks_rows"])

@@ -48,10 +48,10 @@ async def list_outbox(state: AppState, scope: Scope, receive: Receive, send: Sen
         await send_json(send, 422, _bad("state", f"state must be one of {', '.join(outbox_rows.STATES)}", wanted))
         return
     numbers = {}
-    for name, default, low in (("limit", "100", 1), ("offset", "0", 0)):
+    for name, default, low, high in (("limit", "100", 1, MAX_LIMIT), ("offset", "0", 0, 10**9)):
         raw = query.get(name, default)
-        if not raw.isdigit() or len(raw) > 9 or not low <= int(raw) <= (MAX_LIMIT if name == "limit" else 10**9):
-            await send_json(send, 422, _bad(name, f"{name} must be an integer from {low} to {MAX_LIMIT}", raw))
+        if not raw.isdigit() or len(raw) > 10 or not low <= int(raw) <= high:
+            await send_json(send, 422, _bad(name, f"{name} must be an integer from {low} to {high}", raw))
             return
         numbers[name] = int(raw)
     bank = query.get("bank") or None

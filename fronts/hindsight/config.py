@@ -286,6 +286,17 @@ async def destructive(state: AppState, scope: Scope, receive: Receive, send: Sen
         return
     if not await _destructive_allowed(state, scope, send, bank, what):
         return
+    if state.outbox is not None and state.outbox.busy(bank):  # they would bring back what is deleted
+        await send_json(
+            send,
+            409,
+            {
+                "detail": f"memwarden: writes to bank '{bank}' wait in the delivery outbox; they would bring back"
+                f" what this request deletes. Let them be delivered, or give them up first"
+                f" (memwarden outbox list --bank {bank}); nothing was deleted"
+            },
+        )
+        return
     request_id = request_id_of(scope)
     async with state.bank_locks(bank):
         snap = await snapshot_or_fail(state, scope, send, bank, reason, "nothing was deleted")

@@ -18,6 +18,7 @@ from urllib.parse import quote
 from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendUnavailable
+from memwarden.backends.transport import BodyBrokenError
 from memwarden.db import outbox as outbox_rows
 from memwarden.fronts.asgi import send_json
 from memwarden.fronts.hindsight.passthrough import forward, request_headers
@@ -73,6 +74,9 @@ async def operation_status(state: AppState, scope: Scope, receive: Receive, send
         return
     try:
         raw = b"".join([chunk async for chunk in upstream.aiter_raw()])
+    except BodyBrokenError as exc:
+        await send_json(send, 502, {"detail": f"Backend unavailable: its answer was cut: {exc}"})
+        return
     finally:
         await upstream.aclose()
     try:

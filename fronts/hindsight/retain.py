@@ -24,6 +24,7 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import RAW_PASSTHROUGH, BackendRejected, BackendUnavailable
 from memwarden.backends.hindsight_json import receipt_json
+from memwarden.backends.transport import BodyBrokenError
 from memwarden.backends.types import Item
 from memwarden.fronts.asgi import (
     dumps,
@@ -182,6 +183,8 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         upstream = await state.backend.send_raw("POST", _backend_target(scope), headers, encoded)
         try:
             answer = b"".join([chunk async for chunk in upstream.aiter_raw()])
+        except BodyBrokenError as exc:  # cut mid-answer: the backend may or may not have it
+            raise BackendUnavailable(f"the backend's answer was cut: {exc}") from exc
         finally:
             await upstream.aclose()
         return Delivered(upstream.status_code, answer, list(upstream.raw_headers))

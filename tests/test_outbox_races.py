@@ -1,0 +1,339 @@
+"""The outbox's worker against races and failures a real run hits only now and then, made to happen
+on purpose: a backend stand-in that counts deliveries (a fake: failure injection), the real ledger.
+Each test is a defect a review found (a lost wakeup, an operator's give-up or retry racing a
+delivery, a corrupt row, a stale age, backoff cut by every write, a failing ledger write, a body
+cut mid-answer); each asserts what the operator or the backend would see."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import httpx
+import pytest
+
+from memwarden.backends.base import BackendUnavailable
+from memwarden.backends.types import Receipt
+from memwarden.db import outbox as rows
+from memwarden.db.common import now
+from memwarden.db.database import Database
+from memwarden.governance.errors import Refused
+from memwarden.governance.locks import BankGates
+from memwarden.governance.outbox import Outbox, OutboxFull
+from memwarden.metrics import Metrics
+from memwarden.settings import OutboxSettings
+from tests.conftest import asgi_warden, make_settings
+
+pytestmark = pytest.mark.anyio
+
+
+class Backend:
+    """Counts deliveries; the first ``fail_first`` fail as unreachable (or answered ``status``)."""
+
+    def __init__(self, fail_first: int = 0, status: int | None = None) -> None:
+        self.calls = 0
+        self.fail_first = fail_first
+        self.status = status
+        self.items: list[str] = []
+
+    async def retain(self, bank: str, items: Any, **kw: Any) -> Receipt:
+        self.calls += 1
+        if self.calls <= self.fail_first:
+            raise BackendUnavailable("down", status=self.status)
+        self.items.extend(i.content for i in items)
+        return Receipt(len(items), "backend-op")
+
+
+@pytest.fixture
+async def ledger(tmp_path: Path) -> AsyncIterator[Database]:
+    db = Database.open(tmp_path, mirror=False)
+    yield db
+    db.close()
+
+
+def make_outbox(ledger: Database, backend: Backend, **settings: Any) -> Outbox:
+    state = SimpleNamespace(
+        settings=SimpleNamespace(
+            outbox=OutboxSettings(**{"retry_initial": 0.05, "retry_max": 0.2, **settings}),
+            config_guard=SimpleNamespace(write_wait=5.0),
+        ),
+        ledger=ledger,
+        memory=backend,
+        gates=BankGates(),
+        metrics=Metrics(),
+    )
+    return Outbox(state)  # type: ignore[arg-type]
+
+
+def add_entry(db: Any, bank: str, text: str, state: str = "queued") -> rows.Entry:
+    """A pending memory and the outbox entry that delivers it."""
+    memory_id, ts = f"m-{text}", now()
+    item = {"content": text, "document_id": f"doc-{text}"}
+    db.execute(
+        "INSERT INTO memories (id, bank, status, content, content_hash, item, created_at, updated_at)"
+        " VALUES (?,?,?,?,?,?,?,?)",
+        (memory_id, bank, "pending", text, f"h-{text}", json.dumps(item), ts, ts),
+    )
+    return rows.enqueue(
+        db,
+        bank=bank,
+        body={"items": [item]},
+        memory_ids=[memory_id],
+        supersede=(),
+        request_id="r",
+        actor="a",
+        state=state,
+    )
+
+
+async def status_of(ledger: Database, memory_id: str) -> str:
+    return str(
+        await ledger.read(lambda db: db.execute("SELECT status FROM memories WHERE id = ?", (memory_id,)).fetchone()[0])
+    )
+
+
+async def until(check: Any) -> None:
+    """Wait (at most 5 s) until ``await check()`` is true."""
+    async with asyncio.timeout(5):
+        while not await check():  # noqa: ASYNC110 - polling what another task changes, on purpose
+            await asyncio.sleep(0.02)
+
+
+async def called(backend: Backend) -> None:
+    async def once() -> bool:
+        return backend.calls >= 1
+
+    await until(once)
+
+
+async def test_an_entry_queued_while_the_worker_finds_its_queue_empty_is_still_delivered(ledger: Database) -> None:
+    backend = Backend()
+    outbox = make_outbox(ledger, backend)
+    real_read, injected = ledger.read, []
+
+    async def racing_read(fn: Any) -> Any:
+        result = await real_read(fn)
+        if result is None and not injected:  # the worker's "nothing left", read before this commit
+            entry = await ledger.write(lambda db: add_entry(db, "b", "x"))
+            injected.append(entry)
+            outbox.queued(entry)
+        return result
+
+    ledger.read = racing_read  # type: ignore[method-assign]
+    outbox.wake("b")
+
+    async def delivered() -> bool:
+        return backend.calls == 1
+
+    await until(delivered)
+    assert not outbox.busy("b")
+    await outbox.stop(1)
+
+
+async def test_a_give_up_racing_a_delivery_is_one_or_the_other(ledger: Database) -> None:
+    backend = Backend(fail_first=1)
+    outbox = make_outbox(ledger, backend, retry_initial=0.3, retry_max=0.3)
+    entry = await ledger.write(lambda db: add_entry(db, "b", "x"))
+    outbox.queued(entry)
+    await called(backend)  # the first attempt failed: the worker sleeps its backoff
+    ledger._writer.submit(time.sleep, 0.8)  # the ledger's writer is busy with other requests' writes
+    try:
+        settled = await outbox.give_up(entry.operation_id, actor="op", request_id="g")
+    except Refused:  # the delivery got there first: told so
+        settled = None
+    await asyncio.sleep(0.6)
+    final = await ledger.read(lambda db: rows.find(db, entry.operation_id))
+    assert final is not None
+    if settled is not None:  # given up: never delivered, its memory failed
+        assert (settled.state, final.state, backend.calls, await status_of(ledger, "m-x")) == (
+            "given_up",
+            "given_up",
+            1,
+            "failed",
+        )
+    else:  # delivered: its memory active
+        assert (final.state, backend.calls, await status_of(ledger, "m-x")) == ("delivered", 2, "active")
+    await outbox.stop(1)
+
+
+async def test_give_up_then_retry_during_the_backoff_delivers_once(ledger: Database) -> None:
+    backend = Backend(fail_first=1)
+    outbox = make_outbox(ledger, backend, retry_initial=0.5, retry_max=0.5)
+    entry = await ledger.write(lambda db: add_entry(db, "b", "x"))
+    outbox.queued(entry)
+    await called(backend)
+    await outbox.give_up(entry.operation_id, actor="op", request_id="g")
+    again = await outbox.retry(entry.operation_id, actor="op", request_id="r")
+    assert again.seq != entry.seq  # at the end of the bank's queue
+
+    async def done() -> bool:
+        found = await ledger.read(lambda db: rows.find(db, entry.operation_id))
+        return found is not None and found.state == "delivered"
+
+    await until(done)
+    await asyncio.sleep(0.7)  # a second delivery would have come by now
+    assert (backend.calls - 1, backend.items) == (1, ["x"])
+    assert await status_of(ledger, "m-x") == "active"
+    await outbox.stop(1)
+
+
+async def test_two_retries_of_a_dead_letter_at_once_queue_it_once(ledger: Database) -> None:
+    backend = Backend(fail_first=10**9)
+    outbox = make_outbox(ledger, backend)
+    entry = await ledger.write(lambda db: add_entry(db, "b", "x"))
+
+    def dead(db: Any) -> None:
+        rows.settle(db, entry.seq, "dead", answer="{}", error="422")
+        db.execute("UPDATE memories SET status = 'failed'")
+
+    await ledger.write(dead)
+    ledger._writer.submit(time.sleep, 0.3)  # other writes ahead: both clicks read 'dead'
+    results = await asyncio.gather(
+        outbox.retry(entry.operation_id, actor="op", request_id="1"),
+        outbox.retry(entry.operation_id, actor="op", request_id="2"),
+        return_exceptions=True,
+    )
+    assert not [r for r in results if not isinstance(r, rows.Entry | Refused)]  # no 500
+    queued = await ledger.read(lambda db: db.execute("SELECT COUNT(*) FROM outbox WHERE state = 'queued'").fetchone())
+    assert queued[0] == 1
+    await outbox.stop(0.1)
+
+
+async def test_a_corrupt_row_is_a_dead_letter_and_its_memories_are_not_delivered_at_the_next_start(
+    ledger: Database,
+) -> None:
+    from memwarden.governance.recovery import _adopt_orphans
+
+    outbox = make_outbox(ledger, Backend())
+    entry = await ledger.write(lambda db: add_entry(db, "b", "x"))
+    await ledger.write(lambda db: db.execute("UPDATE outbox SET body = '{broken' WHERE seq = ?", (entry.seq,)))
+    outbox.queued(entry)
+
+    async def dead() -> bool:
+        found = await ledger.read(lambda db: rows.find(db, entry.operation_id))
+        return found is not None and found.state == "dead"
+
+    await until(dead)
+    assert await status_of(ledger, "m-x") == "failed"
+    await ledger.write(_adopt_orphans)  # the next start
+    assert await ledger.read(rows.sending) == []
+    await outbox.stop(0.1)
+
+
+async def test_an_old_dead_letter_retried_counts_its_age_from_the_retry(ledger: Database) -> None:
+    outbox = make_outbox(ledger, Backend(), max_age=3600)
+    entry = await ledger.write(lambda db: add_entry(db, "b", "x"))
+    long_ago = "2000-01-01T00:00:00+00:00"
+    await ledger.write(
+        lambda db: db.execute("UPDATE outbox SET state = 'dead', created_at = ? WHERE seq = ?", (long_ago, entry.seq))
+    )
+    await ledger.write(lambda db: rows.requeue(db, entry.seq))  # an operator's retry, then a restart
+    await outbox.load()
+    outbox.check_room("b")  # no 503: it has waited since the retry, not since 2000
+    outbox.check_room("other")
+
+
+async def test_one_bank_past_the_age_limit_does_not_stop_the_others(ledger: Database) -> None:
+    outbox = make_outbox(ledger, Backend(), max_age=3600)
+    entry = await ledger.write(lambda db: add_entry(db, "stuck", "x"))
+    await ledger.write(lambda db: db.execute("UPDATE outbox SET queued_at = '2000-01-01T00:00:00+00:00'"))
+    await outbox.load()
+    with pytest.raises(OutboxFull, match="bank 'stuck'"):
+        outbox.check_room("stuck")
+    outbox.check_room("healthy")
+    assert entry.bank == "stuck"
+
+
+async def test_new_writes_do_not_cut_the_backoff_short(ledger: Database) -> None:
+    backend = Backend(fail_first=10**9)
+    outbox = make_outbox(ledger, backend, retry_initial=5.0, retry_max=5.0)
+    first = await ledger.write(lambda db: add_entry(db, "b", "x0"))
+    outbox.queued(first)
+    for i in range(1, 11):  # ten writes in ~1 s during a 5 s backoff
+        await asyncio.sleep(0.1)
+        outbox.queued(await ledger.write(lambda db, i=i: add_entry(db, "b", f"x{i}")))
+    assert backend.calls == 1
+    await outbox.stop(0.5)
+
+
+async def test_a_server_error_answered_again_and_again_becomes_a_dead_letter(ledger: Database) -> None:
+    backend = Backend(fail_first=10**9, status=500)
+    outbox = make_outbox(ledger, backend, max_errors=3)
+    entry = await ledger.write(lambda db: add_entry(db, "b", "x"))
+    outbox.queued(entry)
+
+    async def dead() -> bool:
+        found = await ledger.read(lambda db: rows.find(db, entry.operation_id))
+        return found is not None and found.state == "dead"
+
+    await until(dead)
+    assert backend.calls == 3
+    assert not outbox.busy("b")  # the bank's later writes are not held behind it
+    await outbox.stop(0.1)
+
+
+async def test_a_503_is_retried_past_the_error_limit(ledger: Database) -> None:
+    backend = Backend(fail_first=5, status=503)  # a backend restarting: unavailable, then back
+    outbox = make_outbox(ledger, backend, max_errors=2)
+    outbox.queued(await ledger.write(lambda db: add_entry(db, "b", "x")))
+
+    async def delivered() -> bool:
+        return backend.items == ["x"]
+
+    await until(delivered)
+    assert await status_of(ledger, "m-x") == "active"
+    await outbox.stop(0.1)
+
+
+async def test_a_failing_ledger_write_does_not_end_the_worker(ledger: Database) -> None:
+    backend = Backend()
+    outbox = make_outbox(ledger, backend, retry_max=0.1)
+    entry = await ledger.write(lambda db: add_entry(db, "b", "x"))
+    real_write, failed = ledger.write, []
+
+    async def flaky_write(fn: Any) -> Any:
+        if getattr(fn, "__name__", "") == "settle" and not failed:
+            failed.append(1)
+            raise sqlite3.OperationalError("database or disk is full")
+        return await real_write(fn)
+
+    ledger.write = flaky_write  # type: ignore[method-assign]
+    outbox.queued(entry)
+
+    async def settled() -> bool:
+        found = await ledger.read(lambda db: rows.find(db, entry.operation_id))
+        return found is not None and found.state == "delivered"
+
+    await until(settled)
+    assert await status_of(ledger, "m-x") == "active"
+    assert backend.calls == 2  # delivered again (the same document id: once in effect)
+    await outbox.stop(0.1)
+
+
+async def test_a_backend_answer_cut_mid_body_queues_the_write(tmp_path: Path) -> None:
+    class Broken(httpx.AsyncByteStream):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            yield b'{"success": tr'
+            raise httpx.ReadError("connection reset by peer")
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and request.url.path.endswith("/memories"):
+            return httpx.Response(200, headers={"content-type": "application/json"}, stream=Broken())
+        return httpx.Response(503, json={"detail": "down"})
+
+    settings = make_settings("http://backend.test", data_dir=tmp_path / "data")
+    async with (
+        httpx.AsyncClient(transport=httpx.MockTransport(handler)) as backend,
+        asgi_warden(settings, backend) as client,
+    ):
+        fact = "Service svc-1 listens on port 9001 in the eu-1 region."
+        r = await client.post("/v1/default/banks/ops/memories", json={"items": [{"content": fact}]})
+        assert (r.status_code, r.json()["async"]) == (200, True)  # accepted: the worker makes sure of it
+        summary = (await client.get("/warden/v1/outbox")).json()["summary"]
+        assert summary["queued_entries"] == 1
