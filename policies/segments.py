@@ -50,11 +50,12 @@ class Segment(NamedTuple):
 
 
 # A speaker label at the start of a line: an optional [time], an optional bold name, an optional
-# (time), then a colon. Names: a word or two in Latin letters, or up to 8 CJK characters.
+# (time), then a colon. Names: a word or two in Latin letters, or up to 8 CJK characters — or two
+# such runs joined by a hyphen or a middle dot (a role and a name, ``值班-陈``; ``阿卜杜·热合曼``).
 _LABEL = re.compile(
     r"[ \t]*(?:\[[^\]\n]{1,40}\][ \t]*)?"
     r"(?:\*\*|__)?"
-    rf"(?P<name>[A-Za-z][\w'’.\-]{{0,20}}(?: [A-Za-z][\w'’.\-]{{0,20}})?|[{CJK}]{{1,8}})"
+    rf"(?P<name>[A-Za-z][\w'’.\-]{{0,20}}(?: [A-Za-z][\w'’.\-]{{0,20}})?|[{CJK}]{{1,8}}(?:[-·・][{CJK}]{{1,8}})?)"
     r"(?:\*\*|__)?[ \t]*(?:\([^)\n]{1,25}\)[ \t]*)?[:：](?:\*\*|__)?[ \t]*"
 )
 _STRUCTURED = frozenset(p.casefold() for p in STRUCTURED_PREFIXES)

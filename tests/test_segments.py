@@ -49,6 +49,10 @@ def texts(text: str) -> list[tuple[str | None, str]]:
             "Carol (10:02 AM): Moving to Lisbon in May!\nDan (10:03 AM): nice\nCarol (10:04 AM): yep",
             [("Carol", "Moving to Lisbon in May!"), ("Dan", "nice"), ("Carol", "yep")],
         ),
+        (  # a role and a name joined by a hyphen or a middle dot
+            "**运维-陈:** 回滚完成\n**产品-李:** 好\n[10:05] 值班·王：我们决定周五不发版。\n**运维-陈:** 收到",
+            [("运维-陈", "回滚完成"), ("产品-李", "好"), ("值班·王", "我们决定周五不发版。"), ("运维-陈", "收到")],
+        ),
         (  # a turn goes on over lines without a label
             "Alice: The deploy runs at 02:00 UTC.\nIt takes ten minutes.\n\nBob: thanks\nAlice: np",
             [
