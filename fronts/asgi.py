@@ -139,30 +139,40 @@ def _too_deep() -> BodyError:
 
 
 def _depth_exceeds(payload: Any, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether arrays and objects nest more than ``limit`` deep (iterative: no recursion to exhaust)."""
-    stack: list[tuple[Any, int]] = [(payload, 1)]
-    while stack:
-        value, depth = stack.pop()
-        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
-        if children is None:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return False
+    """Whether arrays and objects nest more than ``limit`` deep: level by level (no recursion to
+    exhaust), stopping at the first level past the limit."""
+    level = [payload]
+    for _ in range(limit):
+        level = [
+            child
+            for value in level
+            for child in (value.values() if isinstance(value, dict) else value)
+            if isinstance(child, dict | list)
+        ]
+        if not level:
+            return False
+    return True
+
+
+_LONG_INTEGER = re.compile(rb"[0-9]{19}")  # may not fit in 64 bits: orjson would read it as a float
 
 
 def parse_json(raw: bytes) -> Any:
     """The JSON of a request body. Raises :class:`BodyError` when it is not JSON, when arrays and
     objects nest more than :data:`MAX_JSON_DEPTH` deep, or when a string holds an unpaired UTF-16
     surrogate (``"\\ud800"``): not Unicode text, it cannot be stored or hashed. orjson parses (it
-    stops at 1,024 levels instead of recursing without end); what it refuses that JSON allows
-    (integers past 64 bits, surrogate escapes, NaN) is parsed again by the standard library."""
+    stops at 1,024 levels instead of recursing without end); what it refuses or would change
+    (integers of 19 digits or more — orjson reads those past 64 bits as floats —, surrogate
+    escapes, NaN) is parsed by the standard library."""
+    fallback = bool(_LONG_INTEGER.search(raw))
     try:
+        if fallback:
+            raise orjson.JSONDecodeError("a long integer", "", 0)
         payload = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         if "depth limit" in str(exc):
             raise _too_deep() from None
+        fallback = True
         try:
             payload = json.loads(raw)
         except RecursionError:
@@ -179,9 +189,12 @@ def parse_json(raw: bytes) -> Any:
                     }
                 ]
             ) from None
-    if isinstance(payload, dict | list) and _depth_exceeds(payload):
+    # A body with few brackets cannot nest deep: the walk is skipped for most requests.
+    brackets = raw.count(b"[") + raw.count(b"{")
+    if isinstance(payload, dict | list) and brackets > MAX_JSON_DEPTH and _depth_exceeds(payload):
         raise _too_deep()
-    if _SURROGATE_ESCAPE.search(raw):  # rare: only then walk the payload
+    # Lone surrogates come in as \uD800 escapes, or (the standard library decodes them) as raw bytes.
+    if fallback or _SURROGATE_ESCAPE.search(raw):  # rare: only then walk the payload
         where = _lone_surrogate(payload, ("body",))
         if where is not None:
             raise BodyError(
@@ -223,6 +236,36 @@ def note_backend_status(scope: Scope, status: int | str) -> None:
     scope.setdefault("state", {})["backend_status"] = status
 
 
+def is_json_type(content_type: str | None) -> bool:
+    """FastAPI's rule, so Hindsight's: no ``Content-Type`` or ``application/json`` (or ``…+json``)
+    is JSON; anything else — ``text/plain``, a form — is not, and a route expecting a JSON object
+    answers 422."""
+    if not content_type:
+        return True
+    media = content_type.split(";", 1)[0].strip().lower()
+    kind, _, subtype = media.partition("/")
+    return kind == "application" and (subtype == "json" or subtype.endswith("+json"))
+
+
+def not_json_detail(raw: bytes) -> list[dict[str, Any]]:
+    """Hindsight's 422 for a body that was not sent as JSON (it quotes the body: at most 4 KB here)."""
+    return [
+        {
+            "type": "model_attributes_type",
+            "loc": ["body"],
+            "msg": "Input should be a valid dictionary or object to extract fields from",
+            "input": raw[:4096].decode("utf-8", "replace"),
+        }
+    ]
+
+
+def content_type_of(scope: Scope) -> str | None:
+    for name, value in scope["headers"]:
+        if name == b"content-type":
+            return str(value.decode("latin-1"))
+    return None
+
+
 async def parse_json_async(raw: bytes) -> Any:
     """:func:`parse_json`, in a worker thread for a large body (the event loop keeps serving)."""
     if len(raw) > OFF_LOOP_BYTES:
@@ -232,11 +275,15 @@ async def parse_json_async(raw: bytes) -> Any:
 
 async def read_json(scope: Scope, receive: Receive, send: Send) -> tuple[bytes, Any] | None:
     """The request body and its JSON; None when there is nothing more to do: the client has gone
-    (noted for the log line), or the body is not JSON (answered with Hindsight's 422)."""
+    (noted for the log line), or the body is not JSON or not sent as JSON (answered with
+    Hindsight's 422)."""
     try:
         raw = await read_body(receive)
     except ClientGone:
         note_backend_status(scope, "client_gone")
+        return None
+    if not is_json_type(content_type_of(scope)):
+        await send_json(send, 422, {"detail": not_json_detail(raw)})
         return None
     try:
         return raw, await parse_json_async(raw)
@@ -245,15 +292,18 @@ async def read_json(scope: Scope, receive: Receive, send: Send) -> tuple[bytes, 
         return None
 
 
-async def read_object(receive: Receive, send: Send) -> dict[str, Any] | None:
+async def read_object(scope: Scope, receive: Receive, send: Send) -> dict[str, Any] | None:
     """The request body as a JSON object (an empty body is ``{}``), or None after answering 422
-    (malformed JSON, not an object) — or when the client has gone."""
+    (malformed JSON, not an object, not sent as JSON) — or when the client has gone."""
     try:
         raw = await read_body(receive)
     except ClientGone:
         return None
     if not raw.strip():
         return {}
+    if not is_json_type(content_type_of(scope)):
+        await send_json(send, 422, {"detail": not_json_detail(raw)})
+        return None
     try:
         payload = await parse_json_async(raw)
     except BodyError as exc:

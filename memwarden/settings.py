@@ -49,6 +49,16 @@ class ServerSettings(_Section):
     body_timeout: float = Field(
         10.0, gt=0, description="Seconds a request body may stall between two chunks before 408."
     )
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host names memwarden answers to (the Host header; '*' for any). Empty: the loopback names"
+        " and the bound address (any, when bound to 0.0.0.0 or ::).",
+    )
+    allowed_origins: list[str] = Field(
+        default_factory=list,
+        description="Web origins (scheme://host[:port]) whose pages may call memwarden from a browser; any"
+        " other Origin is refused with 403. Empty: none but memwarden's own.",
+    )
     shutdown_grace: float = Field(
         10.0, ge=0, description="Seconds background work (deliveries, seeding, index builds) may finish at a stop."
     )

@@ -24,6 +24,7 @@ from memwarden.backends.hindsight import HindsightBackend
 from memwarden.backends.retrying import RetryingBackend
 from memwarden.backends.transport import BackendHTTP, HttpxRawSender, open_backend_http
 from memwarden.db.database import Database
+from memwarden.fronts.guard import OriginGuard
 from memwarden.fronts.middleware import RequestContextMiddleware
 from memwarden.governance import retention
 from memwarden.governance.outbox import Outbox
@@ -221,7 +222,13 @@ def create_app(
                 max_body_bytes=settings.server.max_body_bytes,
                 access_log=settings.server.access_log,
                 body_timeout=settings.server.body_timeout,
-            )
+            ),
+            Middleware(
+                OriginGuard,
+                bound=settings.server.host,
+                allowed_hosts=settings.server.allowed_hosts,
+                allowed_origins=settings.server.allowed_origins,
+            ),
         ],
         exception_handlers={Exception: _internal_error},
         lifespan=lifespan,

@@ -66,7 +66,7 @@ async def asgi_warden(settings: Settings, backend_client: httpx.AsyncClient) -> 
     app = create_app(settings, backend_client=backend_client)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://warden") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             yield client
 
 

@@ -4,6 +4,7 @@ before, seven of them were 500s and five were stored."""
 
 from __future__ import annotations
 
+import json
 import socket
 import sqlite3
 import time
@@ -14,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from memwarden.fronts.asgi import parse_json
 from testing.standin import running_standin
 from tests.conftest import make_settings, running_warden
 from tests.test_local_store import local_settings
@@ -186,6 +188,52 @@ CASES: list[tuple[str, str, str, dict[str, Any], int, str]] = [
         "mission",
     ),
     (
+        "an MCP retain padded 65 deep",
+        "POST",
+        "/mcp",
+        {
+            "content": json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "tools/call",
+                    "params": {
+                        "name": "retain",
+                        "arguments": {"bank_id": "h", "content": FACT},
+                        "_meta": {"pad": nested(40)},
+                    },
+                }
+            ),
+            "headers": {"content-type": "application/json"},
+        },
+        400,
+        "Parse error",
+    ),
+    (
+        "a document re-tag padded 65 deep",
+        "PATCH",
+        "/v1/default/banks/h/documents/d1",
+        {"json": {"tags": ["topic:x", "topic:y"], "pad": nested(40)}},
+        422,
+        "json_too_deep",
+    ),
+    (
+        "a 5 MiB profile padded 65 deep",
+        "PUT",
+        "/v1/default/banks/h",
+        {"json": {"mission": "m" * (5 << 20), "pad": nested(40)}},
+        422,
+        "json_too_deep",
+    ),
+    (
+        "surrogate bytes written as UTF-8",
+        "POST",
+        "/v1/default/banks/h/memories",
+        {"content": b'{"items": [{"content": "x \xed\xa0\x80 y"}]}', "headers": {"content-type": "application/json"}},
+        422,
+        "string_unicode",
+    ),
+    (
         "a 3 MB item",
         "POST",
         "/v1/default/banks/h/memories",
@@ -246,7 +294,7 @@ def test_a_body_shorter_than_its_content_length_is_408_within_the_timeout(server
     host, port = url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=30) as s:
         s.sendall(
-            b"POST /v1/default/banks/h/memories HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"POST /v1/default/banks/h/memories HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
             b'Content-Length: 100\r\n\r\n{"items":'
         )
         started = time.monotonic()
@@ -254,6 +302,44 @@ def test_a_body_shorter_than_its_content_length_is_408_within_the_timeout(server
     assert answer.startswith(b"HTTP/1.1 408"), answer[:100]
     assert time.monotonic() - started < 20  # not held: answered once the body stalls (0.5 s here)
     assert counts(data_dir) == before
+
+
+def raw_request(url: str, request: bytes) -> bytes:
+    """One request as written (no client normalising its path); the answer's first bytes."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        s.sendall(request)
+        return s.recv(4096)
+
+
+def test_a_dot_segment_anywhere_in_the_path_is_refused(server: tuple[str, Path]) -> None:
+    """``/banks/ops/x/../memories`` routed to the pass-through, then normalised by an HTTP library,
+    would reach the backend's retain (or delete) unjudged."""
+    url, data_dir = server
+    before = counts(data_dir)
+    body = json.dumps({"items": [{"content": "My password is hunter2 and it never changes."}]}).encode()
+    for path in (b"/v1/default/banks/h/x/../memories", b"/v1/default/banks/h/x/%2e%2e/memories", b"/v1/./x"):
+        answer = raw_request(
+            url,
+            b"POST " + path + b" HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            b"Content-Length: " + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body,
+        )
+        assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+    answer = raw_request(url, b"DELETE /v1/default/banks/h/x/../memories HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400")
+    assert counts(data_dir) == before
+    listed = httpx.get(f"{url}/v1/default/banks/h/memories/list").json()["items"]
+    assert FACT in [m["text"] for m in listed]  # nothing deleted
+
+
+def test_a_request_without_a_host_header_is_answered(server: tuple[str, Path]) -> None:
+    url, _ = server
+    assert raw_request(url, b"GET /warden/health HTTP/1.0\r\n\r\n").startswith(b"HTTP/1.1 200")
+
+
+def test_integers_past_64_bits_pass_through_unchanged() -> None:
+    big = 18446744073709551616
+    assert parse_json(json.dumps({"n": big, "m": [-big, 1]}).encode()) == {"n": big, "m": [-big, 1]}
 
 
 def test_a_refused_bank_id_reaches_no_backend(tmp_path: Path) -> None:

@@ -202,7 +202,7 @@ async def test_self_hosted_one_embedding_serves_the_judge_and_the_store(tmp_path
             return original(texts)
 
         state.local.embedder.passages = counting  # the store's calls from now on; the judge kept its own
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://w") as client:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
             items = [{"content": "Bob is allergic to peanuts."}, {"content": "The API gateway listens on port 8443."}]
             r = await client.post("/v1/default/banks/b/memories", json={"items": items})
             assert r.json()["items_count"] == 2

@@ -115,16 +115,17 @@ def test_backend_down_for_60_s_under_8_writers_then_back_everything_acknowledged
     threads = [threading.Thread(target=writer, args=(w,)) for w in range(8)]
     for t in threads:
         t.start()
-    time.sleep(max(0.0, started + 60 - time.monotonic()))
-    with lock:
-        during = rig.outbox()["summary"]
-        assert during["queued_items"] == sum(len(v) for v in acknowledged.values())
-    assert during["oldest_age_s"] >= 55
-    assert all(bank == [] for bank in (rig.held("team-a"), rig.held("team-b")))
-
-    rig.switch.up()  # while the writers go on
-    for t in threads:
-        t.join()
+    try:
+        time.sleep(max(0.0, started + 60 - time.monotonic()))
+        with lock:  # (a write may be queued and not yet counted here: its answer is on its way)
+            during = rig.outbox()["summary"]
+            assert during["queued_items"] >= sum(len(v) for v in acknowledged.values()) > 0
+        assert during["oldest_age_s"] >= 55
+        assert all(bank == [] for bank in (rig.held("team-a"), rig.held("team-b")))
+        rig.switch.up()  # while the writers go on
+    finally:
+        for t in threads:
+            t.join()
     rig.settled()
     for bank, texts in acknowledged.items():
         n = len(texts)
@@ -417,9 +418,10 @@ def test_the_outbox_api_answers_bad_input_with_4xx_and_changes_nothing(rig: Rig)
         assert r.status_code == 422, params
         assert r.json()["detail"][0]["loc"][0] == "query"
     for hostile in ("nope", "%2e%2e", "x" * 5000, "%ff%fe", "a%0Ab"):
-        assert rig.client.get(f"/warden/v1/outbox/{hostile}").status_code == 404
-        assert rig.client.post(f"/warden/v1/outbox/{hostile}/retry").status_code == 404
-        assert rig.client.post(f"/warden/v1/outbox/{hostile}/give-up").status_code == 404
+        expected = 400 if hostile == "%2e%2e" else 404  # a dot segment is refused before any route
+        assert rig.client.get(f"/warden/v1/outbox/{hostile}").status_code == expected
+        assert rig.client.post(f"/warden/v1/outbox/{hostile}/retry").status_code == expected
+        assert rig.client.post(f"/warden/v1/outbox/{hostile}/give-up").status_code == expected
     wrong = rig.client.post(f"/warden/v1/outbox/{queued}/give-up", headers={"X-Warden-Confirm": "other-bank"})
     assert wrong.status_code == 409
     # An id of another bank is not this bank's: Hindsight's answer for an unknown id.

@@ -61,8 +61,8 @@ async def memory_detail(state: AppState, scope: Scope, receive: Receive, send: S
     await send_json(send, 200, view)
 
 
-async def _body_object(receive: Receive, send: Send) -> dict[str, Any] | None:
-    payload = await read_object(receive, send)
+async def _body_object(scope: Scope, receive: Receive, send: Send) -> dict[str, Any] | None:
+    payload = await read_object(scope, receive, send)
     if payload is None:
         return None
     reason = payload.get("reason")
@@ -82,7 +82,7 @@ async def _body_object(receive: Receive, send: Send) -> dict[str, Any] | None:
 
 async def archive_memory(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
-    payload = await _body_object(receive, send)
+    payload = await _body_object(scope, receive, send)
     if payload is None:
         return
     reason = payload.get("reason") or "archived by an operator"
@@ -96,7 +96,7 @@ async def archive_memory(state: AppState, scope: Scope, receive: Receive, send: 
 
 async def restore_memory(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
-    payload = await _body_object(receive, send)
+    payload = await _body_object(scope, receive, send)
     if payload is None:
         return
 
@@ -109,7 +109,7 @@ async def restore_memory(state: AppState, scope: Scope, receive: Receive, send: 
 
 async def memory_feedback(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
-    payload = await _body_object(receive, send)
+    payload = await _body_object(scope, receive, send)
     if payload is None:
         return
     score = payload.get("score")

@@ -46,7 +46,7 @@ async def plans_route(state: AppState, scope: Scope, receive: Receive, send: Sen
             items.append(view)
         await send_json(send, 200, {"bank_id": bank, "items": items})
         return
-    payload = await read_object(receive, send)
+    payload = await read_object(scope, receive, send)
     if payload is None:
         return
     reason = payload.get("reason")
@@ -83,7 +83,7 @@ async def plan_route(state: AppState, scope: Scope, receive: Receive, send: Send
 
 async def apply_route(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank, plan_id = scope["path_params"]["bank_id"], scope["path_params"]["plan_id"]
-    payload = await read_object(receive, send)
+    payload = await read_object(scope, receive, send)
     if payload is None:
         return
     status, body = await apply_plan(state, bank, plan_id, payload.get("phrase"), request_id=request_id_of(scope))

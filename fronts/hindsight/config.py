@@ -26,6 +26,9 @@ from memwarden.db.snapshots import Snapshot
 from memwarden.fronts.asgi import (
     BodyError,
     ClientGone,
+    content_type_of,
+    is_json_type,
+    not_json_detail,
     note_backend_status,
     parse_json_async,
     read_body,
@@ -117,6 +120,9 @@ async def bank_config(state: AppState, scope: Scope, receive: Receive, send: Sen
         if not await _destructive_allowed(state, scope, send, bank, "reset the bank's config"):
             return
         await guarded_change(state, scope, send, bank, reason="config_delete", updates=None)
+        return
+    if not is_json_type(content_type_of(scope)):  # as Hindsight: a text/plain PATCH is not JSON
+        await send_json(send, 422, {"detail": not_json_detail(raw)})
         return
     try:
         payload = await parse_json_async(raw)
@@ -325,12 +331,18 @@ async def bank_profile(state: AppState, scope: Scope, receive: Receive, send: Se
         body = await read_body(receive)
     except ClientGone:
         return
-    try:  # an oversized profile (a 5 MiB mission) is refused before the snapshot; other JSON the backend judges
+    # Refused before the snapshot: a body not sent as JSON (as Hindsight), one memwarden cannot read
+    # (never forwarded unjudged), an oversized profile (a 5 MiB mission).
+    if body and not is_json_type(content_type_of(scope)):
+        await send_json(send, 422, {"detail": not_json_detail(body)})
+        return
+    try:
         profile = await parse_json_async(body) if body.strip() else {}
         if isinstance(profile, dict):
             check_sizes(profile)
-    except BodyError:
-        pass
+    except BodyError as exc:
+        await send_json(send, 422, {"detail": exc.detail})
+        return
     except ConfigInputError as exc:
         await send_json(send, exc.status, {"detail": exc.detail})
         return

@@ -20,7 +20,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from memwarden.backends.hindsight_json import recalled_json
-from memwarden.fronts.asgi import BodyError, dumps, parse_json_async, validation_detail
+from memwarden.fronts.asgi import BodyError, dumps, is_json_type, not_json_detail, parse_json_async, validation_detail
 from memwarden.fronts.hindsight.models import MemoryItem
 from memwarden.policies.pipeline import extract_text
 from memwarden.store import rules, tagfilter
@@ -144,6 +144,8 @@ class MemoryPatchIn(BaseModel):
 
 async def _body(request: Request) -> Any:
     raw = await request.body()
+    if raw and not is_json_type(request.headers.get("content-type")):  # as Hindsight (FastAPI) answers it
+        raise StoreError(422, not_json_detail(raw))
     try:
         return await parse_json_async(raw) if raw else {}
     except BodyError as exc:

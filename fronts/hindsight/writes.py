@@ -18,7 +18,17 @@ from typing import Any
 import structlog
 from starlette.types import Receive, Scope, Send
 
-from memwarden.fronts.asgi import BodyError, ClientGone, parse_json_async, read_body, replay, send_json
+from memwarden.fronts.asgi import (
+    BodyError,
+    ClientGone,
+    content_type_of,
+    is_json_type,
+    not_json_detail,
+    parse_json_async,
+    read_body,
+    replay,
+    send_json,
+)
 from memwarden.fronts.hindsight.passthrough import forward
 from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.curation import document_retagged, document_tags
@@ -60,12 +70,11 @@ def _mcp_retain_calls(payload: Any) -> list[Any]:
 
 
 async def _read_json(receive: Receive) -> tuple[bytes, Any]:
-    """The body, and its JSON (None when it is not JSON: the backend will say so)."""
+    """The body and its JSON. Raises :class:`BodyError` when memwarden cannot read it (not JSON,
+    nested too deep, not Unicode): such a body is refused, never forwarded unjudged — the backend's
+    parser might read what memwarden's did not, past the checks."""
     body = await read_body(receive)
-    try:
-        return body, await parse_json_async(body)
-    except BodyError:
-        return body, None
+    return body, await parse_json_async(body)
 
 
 async def mcp(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
@@ -76,6 +85,10 @@ async def mcp(state: AppState, scope: Scope, receive: Receive, send: Send) -> No
     try:
         body, payload = await _read_json(receive)
     except ClientGone:
+        return
+    except BodyError as exc:  # JSON-RPC's parse error, for a body memwarden cannot judge
+        error = {"code": -32700, "message": f"Parse error: {exc}"}
+        await send_json(send, 400, {"jsonrpc": "2.0", "id": None, "error": error})
         return
     calls = _mcp_retain_calls(payload)
     if calls and governance.mode == "enforce":
@@ -97,9 +110,19 @@ async def document_patch(state: AppState, scope: Scope, receive: Receive, send: 
     if state.settings.governance.mode_for(bank) == "off":
         await forward(state.backend, scope, receive, send, retries=0)
         return
+    if not is_json_type(content_type_of(scope)):
+        try:
+            raw = await read_body(receive)
+        except ClientGone:
+            return
+        await send_json(send, 422, {"detail": not_json_detail(raw)})
+        return
     try:
         body, payload = await _read_json(receive)
     except ClientGone:
+        return
+    except BodyError as exc:
+        await send_json(send, 422, {"detail": exc.detail})
         return
     if not isinstance(payload, dict) or not isinstance(payload.get("tags"), list):
         await forward(state.backend, scope, replay(body), send, retries=0)  # not a re-tag: Hindsight judges it
