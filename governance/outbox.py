@@ -341,22 +341,10 @@ class Outbox:
                 said = reason or f"delivered from the outbox (operation {entry.operation_id}, attempt {attempts})"
                 change = Change("pending", "active", action, source, entry.request_id, "memwarden", reason=said)
 
-                def settle(db: Connection) -> None:
-                    # An entry the client was told about keeps answering its operation id a while.
-                    keep = entry.state == "queued"
-                    if not rows.delivered(db, entry.seq, keep=keep, backend_operation_id=receipt.operation_id):
-                        log.warning("outbox_settled_meanwhile", bank=entry.bank, operation_id=entry.operation_id)
-                    move(db, entry.bank, got.memory_ids, change)
-                    mark_delivered(
-                        db,
-                        bank=entry.bank,
-                        memory_ids=got.memory_ids,
-                        supersede=got.supersede,
-                        request_id=entry.request_id,
-                        actor=entry.actor,
-                    )
-
-                await state.ledger.write(settle)
+                # An entry the client was told about keeps answering its operation id a while.
+                keep, operation = entry.state == "queued", receipt.operation_id
+                if not await state.ledger.write(lambda db: settle_delivered(db, got, change, keep, operation)):
+                    log.warning("outbox_settled_meanwhile", bank=entry.bank, operation_id=entry.operation_id)
         finally:
             self._inflight.discard(entry.seq)
         self._remove(entry.bank, entry.seq)
@@ -480,6 +468,26 @@ def _memory_ids(entry: rows.Entry) -> list[str]:
         return [str(m) for m in json.loads(entry.memory_ids)]
     except ValueError:
         return []
+
+
+def settle_delivered(
+    db: Connection, got: Parcel, change: Change, keep: bool, backend_operation_id: str | None = None
+) -> bool:
+    """The backend has the entry's items, in one transaction: the entry delivered (kept or
+    deleted), its memories ``active`` (``change`` says how, audited), supersedes applied, earlier
+    failed rows of the same content resolved. False when the entry had moved on meanwhile."""
+    entry = got.entry
+    settled = rows.delivered(db, entry.seq, keep=keep, backend_operation_id=backend_operation_id)
+    move(db, entry.bank, got.memory_ids, change)
+    mark_delivered(
+        db,
+        bank=entry.bank,
+        memory_ids=got.memory_ids,
+        supersede=got.supersede,
+        request_id=entry.request_id,
+        actor=entry.actor,
+    )
+    return settled
 
 
 def queue_event(entry: rows.Entry, reason: str) -> AuditEvent:

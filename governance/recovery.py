@@ -14,10 +14,10 @@ from memwarden.db import outbox as outbox_rows
 from memwarden.db.audit import append_events
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
-from memwarden.db.memories import Change, mark_delivered, mark_failed, move, pending_rows
+from memwarden.db.memories import Change, mark_delivered, mark_failed, pending_rows
 from memwarden.db.memory_reads import row_by_id
 from memwarden.governance.locks import GateClosed
-from memwarden.governance.outbox import Corrupt, Parcel, parcel, queue_event
+from memwarden.governance.outbox import Corrupt, Parcel, parcel, queue_event, settle_delivered
 from memwarden.governance.state import AppState
 
 log = structlog.get_logger("memwarden.recovery")
@@ -133,15 +133,5 @@ def _adopt_orphans(db: Connection) -> None:
 
 
 def _found(got: Parcel, db: Connection) -> None:
-    entry = got.entry
-    change = Change("pending", "active", "deliver", "recovery", entry.request_id, "memwarden", reason=FOUND)
-    move(db, entry.bank, got.memory_ids, change)
-    mark_delivered(
-        db,
-        bank=entry.bank,
-        memory_ids=got.memory_ids,
-        supersede=got.supersede,
-        request_id=entry.request_id,
-        actor=entry.actor,
-    )
-    outbox_rows.delivered(db, entry.seq, keep=False)
+    change = Change("pending", "active", "deliver", "recovery", got.entry.request_id, "memwarden", reason=FOUND)
+    settle_delivered(db, got, change, keep=False)

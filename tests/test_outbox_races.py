@@ -291,19 +291,23 @@ async def test_a_503_is_retried_past_the_error_limit(ledger: Database) -> None:
     await outbox.stop(0.1)
 
 
-async def test_a_failing_ledger_write_does_not_end_the_worker(ledger: Database) -> None:
+async def test_a_failing_ledger_write_does_not_end_the_worker(
+    ledger: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memwarden.governance import outbox as service
+
     backend = Backend()
     outbox = make_outbox(ledger, backend, retry_max=0.1)
     entry = await ledger.write(lambda db: add_entry(db, "b", "x"))
-    real_write, failed = ledger.write, []
+    real, failed = service.settle_delivered, []
 
-    async def flaky_write(fn: Any) -> Any:
-        if getattr(fn, "__name__", "") == "settle" and not failed:
+    def flaky(*args: Any, **kwargs: Any) -> bool:
+        if not failed:  # the transaction that settles the delivery fails once (a full disk)
             failed.append(1)
             raise sqlite3.OperationalError("database or disk is full")
-        return await real_write(fn)
+        return real(*args, **kwargs)
 
-    ledger.write = flaky_write  # type: ignore[method-assign]
+    monkeypatch.setattr(service, "settle_delivered", flaky)
     outbox.queued(entry)
 
     async def settled() -> bool:

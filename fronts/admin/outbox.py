@@ -83,38 +83,35 @@ async def show_outbox(state: AppState, scope: Scope, receive: Receive, send: Sen
 
 
 async def retry_outbox(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    await _act(state, scope, send, give_up=False)
+
+
+async def give_up_outbox(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    await _act(state, scope, send, give_up=True)
+
+
+async def _act(state: AppState, scope: Scope, send: Send, *, give_up: bool) -> None:
+    """An operator's retry, or give-up (confirmed with the entry's bank)."""
     outbox = await _outbox(state, send)
     if outbox is None:
         return
     operation_id: str = scope["path_params"]["operation_id"]
+    request_id = request_id_of(scope)
     try:
-        entry = await outbox.retry(operation_id, actor="anonymous", request_id=request_id_of(scope))
+        if not give_up:
+            entry = await outbox.retry(operation_id, actor="anonymous", request_id=request_id)
+        else:
+            found = await state.ledger.read(lambda db: outbox_rows.find(db, operation_id))
+            if found is None:
+                raise Refused(404, f"no outbox entry {operation_id}")
+            confirm = dict(scope["headers"]).get(b"x-warden-confirm", b"").decode("utf-8", "replace")
+            if confirm != found.bank:
+                raise Refused(
+                    409,
+                    f"giving up makes this entry's memories failed: confirm with X-Warden-Confirm: {found.bank}",
+                )
+            entry = await outbox.give_up(operation_id, actor="anonymous", request_id=request_id)
     except Refused as exc:
         await send_json(send, exc.status, {"detail": exc.detail})
         return
     await send_json(send, 200, entry.public())
-
-
-async def give_up_outbox(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    outbox = await _outbox(state, send)
-    if outbox is None:
-        return
-    operation_id: str = scope["path_params"]["operation_id"]
-    entry = await state.ledger.read(lambda db: outbox_rows.find(db, operation_id))
-    if entry is None:
-        await send_json(send, 404, {"detail": f"no outbox entry {operation_id}"})
-        return
-    confirm = dict(scope["headers"]).get(b"x-warden-confirm", b"").decode("utf-8", "replace")
-    if confirm != entry.bank:
-        await send_json(
-            send,
-            409,
-            {"detail": f"giving up makes this entry's memories failed: confirm with X-Warden-Confirm: {entry.bank}"},
-        )
-        return
-    try:
-        settled = await outbox.give_up(operation_id, actor="anonymous", request_id=request_id_of(scope))
-    except Refused as exc:
-        await send_json(send, exc.status, {"detail": exc.detail})
-        return
-    await send_json(send, 200, settled.public())
