@@ -20,7 +20,6 @@ import contextlib
 import contextvars
 import json
 import time
-from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -28,11 +27,23 @@ import structlog
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential
 
 from memwarden.backends.base import BackendRejected, BackendUnavailable
-from memwarden.backends.types import Item
 from memwarden.db import outbox as rows
-from memwarden.db.audit import AuditEvent, append_events
+from memwarden.db.audit import append_events
 from memwarden.db.common import Connection
-from memwarden.db.memories import Change, failed_among, mark_delivered, mark_failed, move
+from memwarden.db.memories import Change, failed_among, mark_failed, move
+from memwarden.governance.deliveries import (
+    UNAVAILABLE_STATUS,
+    Corrupt,
+    OutboxFull,
+    Parcel,
+    Summary,
+    entry_event,
+    epoch,
+    memory_ids_of,
+    parcel,
+    settle_delivered,
+    transient,
+)
 from memwarden.governance.errors import Refused
 from memwarden.governance.locks import GateClosed
 
@@ -41,68 +52,7 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("memwarden.outbox")
 
-TRANSIENT_STATUS = frozenset({408, 429})  # with every 5xx: the backend may take it later
-# Server errors that say "not now" (a gateway, an unavailable or overloaded server): retried until the
-# limits. Any other 5xx answered outbox.max_errors times in a row makes the entry a dead letter.
-UNAVAILABLE_STATUS = frozenset({502, 503, 504, 408, 429})
-
-
-def transient(status: int) -> bool:
-    return status >= 500 or status in TRANSIENT_STATUS
-
-
-class OutboxFull(Exception):
-    """The queue is past a limit: a governed write is refused (503) before anything is recorded."""
-
-
-class Corrupt(Exception):
-    """An outbox row that cannot be read (its JSON damaged)."""
-
-
-@dataclass(frozen=True)
-class Parcel:
-    """An entry read for delivery."""
-
-    entry: rows.Entry
-    items: list[Item]
-    document_tags: tuple[str, ...]
-    memory_ids: list[str]
-    supersede: list[tuple[str, str]]
-
-
-def parcel(entry: rows.Entry) -> Parcel:
-    try:
-        body = json.loads(entry.body or "")
-        items = [Item.from_json(i) for i in body["items"]]
-        tags = tuple(str(t) for t in body.get("document_tags") or ())
-        memory_ids = [str(m) for m in json.loads(entry.memory_ids)]
-        supersede = [(str(a), str(b)) for a, b in json.loads(entry.supersede)]
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise Corrupt(f"corrupt outbox row {entry.seq}: {type(exc).__name__}: {exc}") from None
-    return Parcel(entry, items, tags, memory_ids, supersede)
-
-
-@dataclass(frozen=True)
-class Summary:
-    """The outbox as health, the admin API and the metrics show it."""
-
-    queued_entries: int
-    queued_items: int
-    oldest_age_s: float | None
-    dead_letters: int
-    dead_items: int
-    given_up: int
-    delivered_kept: int
-    max_items: int
-    max_age_s: float
-    full: str | None  # why governed writes answer 503, while they do
-
-    def as_json(self) -> dict[str, object]:
-        return asdict(self)
-
-
-def _epoch(ts: str) -> float:
-    return datetime.fromisoformat(ts).timestamp()
+__all__ = ["Outbox", "OutboxFull"]
 
 
 class Outbox:
@@ -132,7 +82,7 @@ class Outbox:
         before = (datetime.now(UTC) - timedelta(seconds=self.settings.keep_delivered)).isoformat()
         await self.state.ledger.write(lambda db: rows.prune_delivered(db, before))
         for seq, bank, items, since in await self.state.ledger.read(rows.queued):
-            self._add(seq, bank, items, _epoch(since))
+            self._add(seq, bank, items, epoch(since))
 
     def busy(self, bank: str) -> bool:
         """Entries of ``bank`` wait: a new write goes behind them, not past them."""
@@ -278,7 +228,7 @@ class Outbox:
         except Corrupt as exc:
             log.error("outbox_corrupt_row", seq=entry.seq, bank=entry.bank, error=str(exc))
             async with self._lock(entry.bank):
-                await self._dead(entry, _memory_ids(entry), None, str(exc))
+                await self._dead(entry, memory_ids_of(entry), None, str(exc))
             return
         errors = 0  # server errors answered in a row (500, 501 …): past the limit, a dead letter
 
@@ -372,7 +322,7 @@ class Outbox:
                 actor="memwarden",
                 source="outbox",
             )
-            append_events(db, [_entry_event(entry, "outbox_dead", "memwarden", said, state="dead")])
+            append_events(db, [entry_event(entry, "outbox_dead", "memwarden", said, state="dead")])
             return True
 
         if await self.state.ledger.write(settle):
@@ -393,11 +343,11 @@ class Outbox:
             if entry.state == "sending":
                 raise Refused(409, f"operation {operation_id} is being delivered by its request; look again shortly")
             if entry.state == "queued":
-                event = _entry_event(entry, "outbox_retry", actor, "delivery attempted now", request_id, state="queued")
+                event = entry_event(entry, "outbox_retry", actor, "delivery attempted now", request_id, state="queued")
                 await self.state.ledger.write(lambda db: append_events(db, [event]))
                 self.poke(entry.bank)
                 return entry
-            memory_ids = _memory_ids(entry)
+            memory_ids = memory_ids_of(entry)
             still_failed = await self.state.ledger.read(lambda db: failed_among(db, memory_ids))
             if memory_ids and not still_failed:
                 raise Refused(409, f"operation {operation_id}'s memories were delivered by a later retain since")
@@ -408,7 +358,7 @@ class Outbox:
                 if not rows.requeue(db, entry.seq):
                     return None
                 move(db, entry.bank, still_failed, change)
-                append_events(db, [_entry_event(entry, "outbox_retry", actor, said, request_id, state="queued")])
+                append_events(db, [entry_event(entry, "outbox_retry", actor, said, request_id, state="queued")])
                 return rows.find(db, operation_id)
 
             again = await self.state.ledger.write(requeue)
@@ -437,7 +387,7 @@ class Outbox:
                 mark_failed(
                     db,
                     bank=entry.bank,
-                    memory_ids=_memory_ids(entry),
+                    memory_ids=memory_ids_of(entry),
                     reason=reason,
                     request_id=request_id,
                     actor=actor,
@@ -445,7 +395,7 @@ class Outbox:
                     action="give_up",
                     frm=frm,
                 )
-                event = _entry_event(entry, "outbox_give_up", actor, reason, request_id, state="given_up")
+                event = entry_event(entry, "outbox_give_up", actor, reason, request_id, state="given_up")
                 append_events(db, [event])
                 return rows.find(db, operation_id)
 
@@ -461,50 +411,3 @@ class Outbox:
         if entry is None:
             raise Refused(404, f"no outbox entry {operation_id}")
         return entry
-
-
-def _memory_ids(entry: rows.Entry) -> list[str]:
-    try:
-        return [str(m) for m in json.loads(entry.memory_ids)]
-    except ValueError:
-        return []
-
-
-def settle_delivered(
-    db: Connection, got: Parcel, change: Change, keep: bool, backend_operation_id: str | None = None
-) -> bool:
-    """The backend has the entry's items, in one transaction: the entry delivered (kept or
-    deleted), its memories ``active`` (``change`` says how, audited), supersedes applied, earlier
-    failed rows of the same content resolved. False when the entry had moved on meanwhile."""
-    entry = got.entry
-    settled = rows.delivered(db, entry.seq, keep=keep, backend_operation_id=backend_operation_id)
-    move(db, entry.bank, got.memory_ids, change)
-    mark_delivered(
-        db,
-        bank=entry.bank,
-        memory_ids=got.memory_ids,
-        supersede=got.supersede,
-        request_id=entry.request_id,
-        actor=entry.actor,
-    )
-    return settled
-
-
-def queue_event(entry: rows.Entry, reason: str) -> AuditEvent:
-    """The audit event of a write queued for the worker (its client was answered: accepted)."""
-    return _entry_event(entry, "outbox_queue", entry.actor, reason, state="queued")
-
-
-def _entry_event(
-    entry: rows.Entry, action: str, actor: str, reason: str, request_id: str | None = None, *, state: str
-) -> AuditEvent:
-    """An audit event about an outbox entry; ``state`` is the one it is left in."""
-    return AuditEvent(
-        action=action,
-        bank=entry.bank,
-        actor=actor,
-        source="outbox",
-        reason=reason,
-        after={"operation_id": entry.operation_id, "items": entry.items, "state": state},
-        request_id=request_id or entry.request_id,
-    )

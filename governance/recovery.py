@@ -16,8 +16,8 @@ from memwarden.db.common import Connection
 from memwarden.db.database import Database
 from memwarden.db.memories import Change, mark_delivered, mark_failed, pending_rows
 from memwarden.db.memory_reads import row_by_id
+from memwarden.governance.deliveries import Corrupt, Parcel, parcel, queue_event, settle_delivered
 from memwarden.governance.locks import GateClosed
-from memwarden.governance.outbox import Corrupt, Parcel, parcel, queue_event, settle_delivered
 from memwarden.governance.state import AppState
 
 log = structlog.get_logger("memwarden.recovery")

@@ -26,7 +26,7 @@ from memwarden.db import outbox as outbox_rows
 from memwarden.db.audit import append_events
 from memwarden.db.common import Connection
 from memwarden.db.memories import Recorded, lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts
-from memwarden.governance.outbox import queue_event, transient
+from memwarden.governance.deliveries import queue_event, transient
 from memwarden.governance.review import retire
 from memwarden.governance.state import AppState
 from memwarden.policies.pipeline import FORWARDED, Judgement
