@@ -153,10 +153,6 @@ def claimed_memory_ids(db: sqlite3.Connection) -> set[str]:
     return claimed
 
 
-def queued_entries(db: sqlite3.Connection) -> list[Entry]:
-    return [_entry(r) for r in db.execute("SELECT * FROM outbox WHERE state = 'queued' ORDER BY seq")]
-
-
 def hand_over(db: sqlite3.Connection, seq: int, error: str) -> bool:
     """The request could not deliver its ``sending`` entry: queued for the worker, with why."""
     ts = now()
@@ -173,6 +169,11 @@ def hand_over(db: sqlite3.Connection, seq: int, error: str) -> bool:
 def sending(db: sqlite3.Connection) -> list[Entry]:
     """Entries a stopped process was delivering itself (at start: settled before serving)."""
     return [_entry(r) for r in db.execute("SELECT * FROM outbox WHERE state = 'sending' ORDER BY seq")]
+
+
+def discard(db: sqlite3.Connection, seq: int) -> None:
+    """The request's own delivery was refused (the client has the backend's answer): nothing to keep."""
+    db.execute("DELETE FROM outbox WHERE seq = ? AND state = 'sending'", (seq,))
 
 
 def delivered(db: sqlite3.Connection, seq: int, *, keep: bool, backend_operation_id: str | None = None) -> bool:

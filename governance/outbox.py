@@ -100,9 +100,10 @@ class Outbox:
             self._items -= found[0]
 
     def _oldest(self, bank: str | None = None) -> float | None:
-        """When the longest-waiting entry (of ``bank``, or of any) was queued."""
-        heads = [next(iter(q.values()))[1] for b, q in self._queued.items() if q and (bank is None or b == bank)]
-        return min(heads, default=None)
+        """When the longest-waiting entry (of ``bank``, or of any) was queued: the first of a
+        bank's queue (entries are added in the order they are queued)."""
+        queues = [self._queued.get(bank, {})] if bank is not None else list(self._queued.values())
+        return min((next(iter(q.values()))[1] for q in queues if q), default=None)
 
     def check_room(self, bank: str) -> None:
         """Raise :class:`OutboxFull` when the queue is past a limit: its items (all banks: they are
@@ -172,7 +173,7 @@ class Outbox:
         queues = [q for b, q in self._queued.items() if bank is None or b == bank]
         oldest = self._oldest(bank)
         full = None
-        try:
+        try:  # past a limit: for this bank, or (all banks) for any of them
             for name in [bank] if bank is not None else [b for b, q in self._queued.items() if q] or [""]:
                 self.check_room(name)
         except OutboxFull as exc:

@@ -268,6 +268,6 @@ async def _failed(
     def failed(db: Connection) -> None:
         mark_failed(db, bank=bank, memory_ids=memory_ids, reason=reason, request_id=request_id, actor=actor)
         if entry is not None:  # the backend refused: the client has its answer, nothing to deliver
-            outbox_rows.delivered(db, entry.seq, keep=False)
+            outbox_rows.discard(db, entry.seq)
 
     await state.ledger.write(failed)

@@ -6,7 +6,6 @@ retain refused by Hindsight still seeded missions into a new bank)."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import pytest
 from memwarden.fronts.guard import allowed_host_names, host_allowed, host_name
 from testing.standin import Standin, running_standin
 from tests.conftest import make_settings, running_warden
+from tests.test_hostile import counts
 from tests.test_local_store import local_settings
 
 FACT = {"items": [{"content": "The staging cluster has 3 nodes with 16 GB RAM each."}]}
@@ -28,14 +28,7 @@ class Rig:
         self.url, self.backend, self.data_dir = url, backend, data_dir
 
     def written(self) -> tuple[int, int]:
-        db = sqlite3.connect(self.data_dir / "memwarden.db")
-        try:
-            return (
-                db.execute("SELECT COUNT(*) FROM memories").fetchone()[0],
-                db.execute("SELECT COUNT(*) FROM audit_events").fetchone()[0],
-            )
-        finally:
-            db.close()
+        return counts(self.data_dir)
 
 
 @pytest.fixture

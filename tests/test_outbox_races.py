@@ -105,6 +105,16 @@ async def until(check: Any) -> None:
             await asyncio.sleep(0.02)
 
 
+async def until_state(ledger: Database, entry: rows.Entry, state: str) -> None:
+    """Wait until the outbox entry is in ``state``."""
+
+    async def reached() -> bool:
+        found = await ledger.read(lambda db: rows.find(db, entry.operation_id))
+        return found is not None and found.state == state
+
+    await until(reached)
+
+
 async def called(backend: Backend) -> None:
     async def once() -> bool:
         return backend.calls >= 1
@@ -172,11 +182,7 @@ async def test_give_up_then_retry_during_the_backoff_delivers_once(ledger: Datab
     again = await outbox.retry(entry.operation_id, actor="op", request_id="r")
     assert again.seq != entry.seq  # at the end of the bank's queue
 
-    async def done() -> bool:
-        found = await ledger.read(lambda db: rows.find(db, entry.operation_id))
-        return found is not None and found.state == "delivered"
-
-    await until(done)
+    await until_state(ledger, entry, "delivered")
     await asyncio.sleep(0.7)  # a second delivery would have come by now
     assert (backend.calls - 1, backend.items) == (1, ["x"])
     assert await status_of(ledger, "m-x") == "active"
@@ -215,11 +221,7 @@ async def test_a_corrupt_row_is_a_dead_letter_and_its_memories_are_not_delivered
     await ledger.write(lambda db: db.execute("UPDATE outbox SET body = '{broken' WHERE seq = ?", (entry.seq,)))
     outbox.queued(entry)
 
-    async def dead() -> bool:
-        found = await ledger.read(lambda db: rows.find(db, entry.operation_id))
-        return found is not None and found.state == "dead"
-
-    await until(dead)
+    await until_state(ledger, entry, "dead")
     assert await status_of(ledger, "m-x") == "failed"
     await ledger.write(_adopt_orphans)  # the next start
     assert await ledger.read(rows.sending) == []
@@ -268,11 +270,7 @@ async def test_a_server_error_answered_again_and_again_becomes_a_dead_letter(led
     entry = await ledger.write(lambda db: add_entry(db, "b", "x"))
     outbox.queued(entry)
 
-    async def dead() -> bool:
-        found = await ledger.read(lambda db: rows.find(db, entry.operation_id))
-        return found is not None and found.state == "dead"
-
-    await until(dead)
+    await until_state(ledger, entry, "dead")
     assert backend.calls == 3
     assert not outbox.busy("b")  # the bank's later writes are not held behind it
     await outbox.stop(0.1)
@@ -310,11 +308,7 @@ async def test_a_failing_ledger_write_does_not_end_the_worker(
     monkeypatch.setattr(service, "settle_delivered", flaky)
     outbox.queued(entry)
 
-    async def settled() -> bool:
-        found = await ledger.read(lambda db: rows.find(db, entry.operation_id))
-        return found is not None and found.state == "delivered"
-
-    await until(settled)
+    await until_state(ledger, entry, "delivered")
     assert await status_of(ledger, "m-x") == "active"
     assert backend.calls == 2  # delivered again (the same document id: once in effect)
     await outbox.stop(0.1)
