@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -87,22 +87,50 @@ def memwarden(*args: str, env: dict[str, str] | None = None, timeout: float = 30
         yield url
 
 
+def make_key(data_dir: Path, *scopes: str) -> str:
+    """An API key made in ``data_dir`` before memwarden starts on it (``memwarden keys create``);
+    its token. ``scopes``: the command's options (default ``--admin '*'``)."""
+    out = subprocess.run(
+        [
+            PY,
+            "-c",
+            MAIN,
+            "keys",
+            "create",
+            "--data-dir",
+            str(data_dir),
+            "--name",
+            "bench",
+            "--json",
+            *(scopes or ("--admin", "*")),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    token: str = json.loads(out.stdout)["token"]
+    return token
+
+
 @contextlib.contextmanager
-def warden_in_front(upstream: str, transport: str = "aiohttp", mode: str = "off") -> Iterator[tuple[str, Path]]:
+def warden_in_front(
+    upstream: str, transport: str = "aiohttp", mode: str = "off", *, setup: Callable[[Path], None] | None = None
+) -> Iterator[tuple[str, Path]]:
     """memwarden in front of ``upstream``: by default a pure proxy (governance off: its cost is
     bench/policy_throughput.py's subject), quiet, on a throw-away data directory. Its URL and the
-    data directory (to look at its ledger)."""
+    data directory (to look at its ledger). ``setup`` prepares the data directory first."""
     env = {
         "MEMWARDEN_SERVER__ACCESS_LOG": "false",
         "MEMWARDEN_SERVER__LOG_LEVEL": "warning",
         "MEMWARDEN_BACKENDS__HINDSIGHT__TRANSPORT": transport,
         "MEMWARDEN_GOVERNANCE__MODE": mode,
     }
-    with (
-        tempfile.TemporaryDirectory(prefix="memwarden-bench-") as data_dir,
-        memwarden("--upstream", upstream, "--data-dir", data_dir, env=env) as url,
-    ):
-        yield url, Path(data_dir)
+    with tempfile.TemporaryDirectory(prefix="memwarden-bench-") as data_dir:
+        if setup is not None:
+            setup(Path(data_dir))
+        with memwarden("--upstream", upstream, "--data-dir", data_dir, env=env) as url:
+            yield url, Path(data_dir)
 
 
 @contextlib.contextmanager

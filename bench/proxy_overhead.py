@@ -3,7 +3,8 @@
 Runs wrk (``apt-get install wrk``) at 1 and 32 concurrent connections against
 
   (a) a trivial in-memory upstream (``bench/trivial_upstream.py``) — memwarden's cost alone,
-      with both HTTP transports memwarden can use (aiohttp, the default; plain httpx);
+      with both HTTP transports memwarden can use (aiohttp, the default; plain httpx), and with an
+      API key required (every request presents one: the key check's cost beside the open row);
   (b) the real Hindsight 1.1.0 server (started with ``scripts/hindsight-up``) — what a user sees.
 
 Every server is a separate process on loopback, started and stopped by this script by PID; wrk,
@@ -28,6 +29,7 @@ import httpx
 from bench.harness import (
     hindsight,
     machine,
+    make_key,
     markdown_table,
     run_wrk,
     trivial_upstream,
@@ -61,22 +63,29 @@ class Row:
     errors: int
 
 
-def lua_script(mix: list[tuple[str, str, str]]) -> str:
+def lua_script(mix: list[tuple[str, str, str]], token: str | None = None) -> str:
     lines = ["local reqs = {}"]
     for i, (method, path, body) in enumerate(mix, start=1):
-        headers = '{["Content-Type"]="application/json"}' if body else "{}"
+        fields = ([f'["Authorization"]={json.dumps("Bearer " + token)}'] if token else []) + (
+            ['["Content-Type"]="application/json"'] if body else []
+        )
+        headers = "{" + ", ".join(fields) + "}"
         lines.append(f"reqs[{i}] = wrk.format({json.dumps(method)}, {json.dumps(path)}, {headers}, {json.dumps(body)})")
     lines += ["local i = 0", "request = function()", "  i = i + 1", "  return reqs[(i % #reqs) + 1]", "end"]
     return "\n".join(lines) + "\n"
 
 
-def measure(label: str, targets: dict[str, str], mix: list[tuple[str, str, str]], duration: float) -> list[Row]:
+Target = str | tuple[str, str]  # a URL, or a URL and the API key its requests present
+
+
+def measure(label: str, targets: dict[str, Target], mix: list[tuple[str, str, str]], duration: float) -> list[Row]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        script = Path(tmp) / "mix.lua"
-        script.write_text(lua_script(mix))
         for connections in (1, 32):
-            for path, url in targets.items():
+            for path, target in targets.items():
+                url, token = (target, None) if isinstance(target, str) else target
+                script = Path(tmp) / f"mix-{len(rows)}.lua"
+                script.write_text(lua_script(mix, token))
                 run_wrk(url, script, connections, min(2.0, duration))  # warm-up: pools, JIT-less caches
                 p50, p99, rps, errors = run_wrk(url, script, connections, duration)
                 rows.append(Row(label, path, connections, p50, p99, rps, errors))
@@ -115,12 +124,19 @@ def main() -> int:
         return 2
 
     rows: list[Row] = []
+    tokens: list[str] = []
     with (
         trivial_upstream() as up_url,
         warden_in_front(up_url, "aiohttp") as (warden_url, _),
+        warden_in_front(up_url, "aiohttp", setup=lambda d: tokens.append(make_key(d))) as (keyed_url, _),
         warden_in_front(up_url, "httpx") as (warden_httpx_url, _),
     ):
-        targets = {"direct": up_url, "memwarden (aiohttp)": warden_url, "memwarden (httpx)": warden_httpx_url}
+        targets: dict[str, Target] = {
+            "direct": up_url,
+            "memwarden (aiohttp)": warden_url,
+            "memwarden (aiohttp, API key)": (keyed_url, tokens[0]),
+            "memwarden (httpx)": warden_httpx_url,
+        }
         rows += measure("trivial", targets, TRIVIAL_MIX, duration)
 
     if not args.no_hindsight:

@@ -9,6 +9,7 @@ is detected by :func:`verify_chain`. Events are appended inside the caller's tra
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import json
 import sqlite3
@@ -19,6 +20,17 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from memwarden.db.common import now
+
+# Who is acting: the API key a request authenticated with (its id), set by the front for the
+# request's task; "anonymous" where no key is required. Writes run on the ledger's writer thread in
+# a copy of the caller's context (:meth:`memwarden.db.database.Database.write`), so an event made
+# there names the caller's actor too.
+ACTOR: contextvars.ContextVar[str] = contextvars.ContextVar("memwarden_actor", default="anonymous")
+
+
+def current_actor() -> str:
+    return ACTOR.get()
+
 
 GENESIS = "0" * 64
 EVENT_FIELDS = (
@@ -44,7 +56,7 @@ class AuditEvent:
     action: str
     bank: str | None = None
     memory_id: str | None = None
-    actor: str = "anonymous"
+    actor: str = field(default_factory=current_actor)
     source: str = "api"
     rule: str | None = None
     reason: str | None = None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import sqlite3
 import threading
@@ -131,9 +132,11 @@ class Database:
 
     async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(db)`` in one transaction on the writer thread. Events it appended are mirrored
-        and published after the commit."""
+        and published after the commit. ``fn`` runs in a copy of the caller's context: the events it
+        makes name the caller's actor (:data:`memwarden.db.audit.ACTOR`)."""
         loop = asyncio.get_running_loop()
-        result, events = await loop.run_in_executor(self._writer, self._transaction, fn)
+        context = contextvars.copy_context()
+        result, events = await loop.run_in_executor(self._writer, context.run, self._transaction, fn)
         self._publish(events)
         return result
 
@@ -157,7 +160,8 @@ class Database:
 
     def write_sync(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """The same, for callers without an event loop (the CLI)."""
-        result, events = self._writer.submit(self._transaction, fn).result()
+        context = contextvars.copy_context()
+        result, events = self._writer.submit(context.run, self._transaction, fn).result()
         self._publish(events)
         return result
 

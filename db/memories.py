@@ -14,10 +14,10 @@ import json
 import sqlite3
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from memwarden.db.audit import AuditEvent, append_events
+from memwarden.db.audit import AuditEvent, append_events, current_actor
 from memwarden.db.common import chunked, now
 from memwarden.policies.pipeline import Judgement
 from memwarden.policies.resolve import KeyHolder
@@ -189,7 +189,7 @@ class Change:
     action: str
     source: str
     request_id: str | None
-    actor: str = "anonymous"
+    actor: str = field(default_factory=current_actor)
     rule: str | None = None
     reason: str | None = None
     by: str | None = None

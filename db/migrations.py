@@ -178,6 +178,25 @@ def _m0007_outbox_queued_at(db: sqlite3.Connection) -> None:
     db.execute("UPDATE outbox SET queued_at = created_at WHERE state = 'queued'")
 
 
+def _m0008_api_keys(db: sqlite3.Connection) -> None:
+    # API keys: the secret's SHA-256 only (the token is shown once, at creation); scopes as JSON.
+    run_script(
+        db,
+        """
+        CREATE TABLE api_keys (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            secret_hash TEXT NOT NULL,
+            scopes TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            expires_at TEXT,
+            revoked_at TEXT
+        );
+        """,
+    )
+
+
 LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     ("0001_initial", _m0001_initial),
     ("0002_config_snapshots", _m0002_config_snapshots),
@@ -185,6 +204,7 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     ("0005_plans", _m0005_plans),
     ("0006_outbox", _m0006_outbox),
     ("0007_outbox_queued_at", _m0007_outbox_queued_at),
+    ("0008_api_keys", _m0008_api_keys),
 )
 
 

@@ -150,6 +150,7 @@ class RequestContextMiddleware:
                     status=status_box["status"],
                     backend_status=state.get("backend_status"),
                     bank=state.get("bank_id"),
+                    key=state.get("key_id"),
                     duration_ms=round(elapsed * 1000, 2),
                 )
 

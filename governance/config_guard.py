@@ -33,7 +33,7 @@ import structlog
 
 from memwarden.backends.base import BackendError, BackendRejected, MemoryBackend
 from memwarden.backends.types import BankConfig, BankStats, Item, MemoryQuery, Page
-from memwarden.db.audit import AuditEvent, append_events
+from memwarden.db.audit import AuditEvent, append_events, current_actor
 from memwarden.db.common import Connection, now
 from memwarden.db.database import Database
 from memwarden.db.memories import Change, transition
@@ -188,9 +188,11 @@ async def take_snapshot(
     bank: str,
     reason: str,
     request_id: str | None,
-    actor: str = "anonymous",
+    actor: str | None = None,
 ) -> Snapshot:
-    """Settle, read everything, store it. Raises :class:`BackendError` if the bank cannot be read."""
+    """Settle, read everything, store it. Raises :class:`BackendError` if the bank cannot be read.
+    ``actor``: the request's (:func:`current_actor`) unless given."""
+    actor = actor or current_actor()
     stats, is_settled, waited = await settle(memory, bank, cfg)
     try:
         config = await memory.get_config(bank)
@@ -342,11 +344,12 @@ async def apply_rollback(
     snapshot: Snapshot,
     plan: RollbackPlan,
     request_id: str | None,
-    actor: str = "anonymous",
+    actor: str | None = None,
     source: str = "config",
 ) -> RollbackResult:
     """Carry out ``plan``; stops at the first backend failure and says so in the result (the
     snapshot's outcome becomes ``rollback_incomplete``; planning again resumes)."""
+    actor = actor or current_actor()
     bank = snapshot.bank
     result = RollbackResult(plan)
     try:

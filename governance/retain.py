@@ -23,7 +23,7 @@ import structlog
 
 from memwarden.backends.base import BackendUnavailable
 from memwarden.db import outbox as outbox_rows
-from memwarden.db.audit import append_events
+from memwarden.db.audit import append_events, current_actor
 from memwarden.db.common import Connection
 from memwarden.db.memories import Recorded, lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts
 from memwarden.governance.deliveries import queue_event, transient
@@ -49,7 +49,7 @@ class Batch:
     document_tags: Sequence[str]
     fields: Mapping[str, Any]  # the request without its items, passed on as sent
     request_id: str
-    actor: str = "anonymous"
+    actor: str = field(default_factory=current_actor)
 
 
 @dataclass(frozen=True)

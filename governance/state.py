@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from memwarden.backends.base import MemoryBackend, PassThrough
 from memwarden.db.database import Database
+from memwarden.governance.keys import KeyRing, is_loopback
 from memwarden.governance.locks import BankGates, BankLocks
 from memwarden.metrics import Metrics
 from memwarden.policies.labels import TOPIC_ALIASES, LabelClassifier
@@ -97,8 +98,11 @@ class AppState:
     label_space: LabelSpace | None = None  # the labels a client's tag filter must not see
     outbox: Outbox | None = None  # in front of a backend: accepted writes waiting for it
     metrics: Metrics = field(default_factory=Metrics)
+    keys: KeyRing = field(init=False)  # the API keys, in memory
 
     def __post_init__(self) -> None:
+        server = self.settings.server
+        self.keys = KeyRing(self.ledger, exposed=not is_loopback(server.host) and not server.allow_unauthenticated)
         if self.label_space is None:
             labels = self.pipeline.labels
             self.label_space = LabelSpace.of(labels.topics, labels.stages, self.settings.governance.tag_separator)

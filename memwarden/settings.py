@@ -62,6 +62,11 @@ class ServerSettings(_Section):
     shutdown_grace: float = Field(
         10.0, ge=0, description="Seconds background work (deliveries, seeding, index builds) may finish at a stop."
     )
+    allow_unauthenticated: bool = Field(
+        False,
+        description="Serve an address other than loopback while no API key exists (anyone who reaches it may read,"
+        " write and administer). Without it memwarden refuses to start there until a key is made.",
+    )
 
 
 class HindsightSettings(_Section):

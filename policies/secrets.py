@@ -51,6 +51,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     _p("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
     _p("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
     _p("aws_access_key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"),
+    _p("memwarden_key", r"\bmwk_[0-9a-f]{12}_[A-Za-z0-9_\-]{20,}"),
     _p("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
     _p("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
     _p("stripe_key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
@@ -109,7 +110,7 @@ def _high_entropy(text: str) -> list[SecretFinding]:
 # Every detector above needs one of these (casefolded) or a long token: most texts have neither,
 # and one search rules them out.
 _PREFILTER_WORDS = compile_fast(
-    r"private key|sk-|sk_|rk_|pk_|gh[pousr]_|github_pat_|akia|asia|agpa|aida|aroa|aiza|xox|eyj|://|pass|pwd|密码|口令|"
+    r"private key|sk-|sk_|rk_|pk_|mwk_|gh[pousr]_|github_pat_|akia|asia|agpa|aida|aroa|aiza|xox|eyj|://|pass|pwd|密码|口令|"
     r"key|secret|token|bearer|密钥|令牌|authorization"
 )
 _PREFILTER_TOKEN = re.compile(r"[a-z0-9+/_\-]{24}")

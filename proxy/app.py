@@ -180,6 +180,7 @@ def create_app(
             local=local,
             metrics=metrics,
         )
+        await state.keys.load()
         if local is None:
             state.outbox = Outbox(state)
             # Deliveries a killed process was making: settled against the backend before serving.

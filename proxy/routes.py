@@ -11,9 +11,12 @@ from collections.abc import Awaitable, Callable
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
+from memwarden.db.audit import ACTOR
+from memwarden.fronts import auth
 from memwarden.fronts.admin.audit import list_audit, stream_audit, verify_audit
 from memwarden.fronts.admin.explain import explain
 from memwarden.fronts.admin.health import warden_health
+from memwarden.fronts.admin.keys import create_key, list_keys, revoke_key, show_key
 from memwarden.fronts.admin.memories import (
     archive_memory,
     list_ledger_memories,
@@ -55,11 +58,13 @@ def bank_of(path: str) -> str | None:
 
 
 class Endpoint:
-    """An ASGI endpoint bound to the app state; starlette treats it as a raw ASGI app."""
+    """An ASGI endpoint bound to the app state; starlette treats it as a raw ASGI app. ``need``: what
+    the caller's key must grant (``fronts/auth.py``), from the request and its bank."""
 
-    def __init__(self, name: str, handler: Handler) -> None:
+    def __init__(self, name: str, handler: Handler, need: auth.Rule) -> None:
         self.__name__ = name
         self.handler = handler
+        self.need = need
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         state: AppState = scope["app"].state.warden
@@ -72,7 +77,17 @@ class Endpoint:
                 await send_json(send, 400, {"detail": problem})
                 return
             info["bank_id"] = bank_id
-        await self.handler(state, scope, receive, send)
+        if not await auth.authorize(state.keys, scope, send, self.need(scope, bank_id)):
+            return
+        key = auth.key_of(scope)
+        if key is None:
+            await self.handler(state, scope, receive, send)
+            return
+        acting = ACTOR.set(key.id)  # the actor of every audit event the request makes
+        try:
+            await self.handler(state, scope, receive, send)
+        finally:
+            ACTOR.reset(acting)
 
 
 def _raw_bank_segment(scope: Scope) -> str | None:
@@ -97,86 +112,73 @@ async def recall_memories(state: AppState, scope: Scope, receive: Receive, send:
     await governed_recall(state, scope, receive, send)
 
 
+def _mcp(scope: Scope, bank: str | None) -> auth.Need:
+    """MCP reaches the backend's tools ungoverned — config and deletion among them: ``admin`` on the
+    bank of a single-bank path (``/mcp/{bank}/``), else on every bank."""
+    rest = scope["path"].removeprefix("/mcp").strip("/")
+    return "admin", rest.split("/", 1)[0] or None
+
+
+def _read_or_admin(scope: Scope, bank: str | None) -> auth.Need:
+    """A bank's config: reading it needs ``read``; changing or resetting it, ``admin``."""
+    return ("read" if scope["method"] in auth.READ_METHODS else "admin"), bank
+
+
 def build_routes() -> list[BaseRoute]:
+    def route(path: str, name: str, handler: Handler, need: auth.Rule, methods: list[str] | None) -> Route:
+        return Route(path, Endpoint(name, handler, need), methods=methods)
+
+    get, post = ["GET"], ["POST"]
+    admin, read, write = auth.admin, auth.read, auth.write
+    w = "/warden/v1"
+    wbank = f"{w}/banks/{{bank_id}}"
     return [
-        Route("/warden/health", Endpoint("warden_health", warden_health), methods=["GET"]),
-        Route("/warden/metrics", Endpoint("warden_metrics", warden_metrics), methods=["GET"]),
-        Route("/warden/v1/audit", Endpoint("list_audit", list_audit), methods=["GET"]),
-        Route("/warden/v1/audit/stream", Endpoint("stream_audit", stream_audit), methods=["GET"]),
-        Route("/warden/v1/audit/verify", Endpoint("verify_audit", verify_audit), methods=["GET"]),
-        Route("/warden/v1/banks/{bank_id}/review", Endpoint("list_review", list_review), methods=["GET"]),
-        Route(
-            "/warden/v1/banks/{bank_id}/review/{memory_id}/approve",
-            Endpoint("approve_review", approve_review),
-            methods=["POST"],
-        ),
-        Route(
-            "/warden/v1/banks/{bank_id}/review/{memory_id}/reject",
-            Endpoint("reject_review", reject_review),
-            methods=["POST"],
-        ),
-        Route("/warden/v1/banks/{bank_id}/snapshots", Endpoint("list_snapshots", list_bank_snapshots), methods=["GET"]),
-        Route(
-            "/warden/v1/banks/{bank_id}/snapshots/{snapshot_id}",
-            Endpoint("show_snapshot", show_snapshot),
-            methods=["GET"],
-        ),
-        Route(
-            "/warden/v1/banks/{bank_id}/snapshots/{snapshot_id}/rollback",
-            Endpoint("rollback_snapshot", rollback_snapshot),
-            methods=["POST"],
-        ),
-        Route("/warden/v1/banks/{bank_id}/reembed", Endpoint("reembed", reembed), methods=["POST"]),
-        Route("/warden/v1/banks/{bank_id}/explain", Endpoint("explain", explain), methods=["POST"]),
-        Route("/warden/v1/outbox", Endpoint("list_outbox", list_outbox), methods=["GET"]),
-        Route("/warden/v1/outbox/{operation_id}", Endpoint("show_outbox", show_outbox), methods=["GET"]),
-        Route("/warden/v1/outbox/{operation_id}/retry", Endpoint("retry_outbox", retry_outbox), methods=["POST"]),
-        Route("/warden/v1/outbox/{operation_id}/give-up", Endpoint("give_up_outbox", give_up_outbox), methods=["POST"]),
-        Route("/warden/v1/retention/run", Endpoint("retention", run_retention), methods=["POST"]),
-        Route("/warden/v1/banks/{bank_id}/plans", Endpoint("plans", plans_route), methods=["GET", "POST"]),
-        Route("/warden/v1/banks/{bank_id}/plans/{plan_id}", Endpoint("plan", plan_route), methods=["GET"]),
-        Route(
-            "/warden/v1/banks/{bank_id}/plans/{plan_id}/apply", Endpoint("plan_apply", apply_route), methods=["POST"]
-        ),
-        Route("/warden/v1/banks/{bank_id}/reports/cleanup", Endpoint("report_cleanup", cleanup_route), methods=["GET"]),
-        Route("/warden/v1/banks/{bank_id}/reports/health", Endpoint("report_health", health_route), methods=["GET"]),
-        Route(
-            "/warden/v1/banks/{bank_id}/memories", Endpoint("warden_memories", list_ledger_memories), methods=["GET"]
-        ),
-        Route(
-            "/warden/v1/banks/{bank_id}/memories/{memory_id}",
-            Endpoint("warden_memory", memory_detail),
-            methods=["GET"],
-        ),
-        Route(
-            "/warden/v1/banks/{bank_id}/memories/{memory_id}/archive",
-            Endpoint("archive_memory", archive_memory),
-            methods=["POST"],
-        ),
-        Route(
-            "/warden/v1/banks/{bank_id}/memories/{memory_id}/restore",
-            Endpoint("restore_memory", restore_memory),
-            methods=["POST"],
-        ),
-        Route(
-            "/warden/v1/banks/{bank_id}/memories/{memory_id}/feedback",
-            Endpoint("memory_feedback", memory_feedback),
-            methods=["POST"],
-        ),
-        Route("/health", Endpoint("health", hindsight_health), methods=["GET"]),
-        Route(f"{BANK}/memories", Endpoint("retain_memories", retain_memories), methods=["POST"]),
-        Route(f"{BANK}/memories/recall", Endpoint("recall_memories", recall_memories), methods=["POST"]),
-        Route(f"{BANK}/operations/{{operation_id}}", Endpoint("operation", operation_status), methods=["GET"]),
-        Route(f"{BANK}/memories/list", Endpoint("list_memories", governed_list), methods=["GET"]),
-        Route(f"{BANK}/tags", Endpoint("list_tags", governed_tags), methods=["GET"]),
-        Route(f"{BANK}/config", Endpoint("bank_config", bank_config), methods=["GET", "PATCH", "DELETE"]),
-        Route(BANK, Endpoint("bank_profile", bank_profile), methods=["PUT", "PATCH"]),
-        Route(BANK, Endpoint("delete_bank", destructive), methods=["DELETE"]),
-        Route(f"{BANK}/memories", Endpoint("delete_memories", destructive), methods=["DELETE"]),
-        Route(f"{BANK}/documents/{{document_id:path}}", Endpoint("delete_document", destructive), methods=["DELETE"]),
-        Route(f"{BANK}/files/retain", Endpoint("files_retain", files_retain), methods=["POST"]),
-        Route(f"{BANK}/documents/{{document_id:path}}", Endpoint("document_patch", document_patch), methods=["PATCH"]),
-        Route("/mcp", Endpoint("mcp", mcp)),
-        Route("/mcp/{rest:path}", Endpoint("mcp", mcp)),
-        Route("/{path:path}", Endpoint("pass_through", pass_through)),
+        route("/warden/health", "warden_health", warden_health, auth.open_route, get),
+        route("/warden/metrics", "warden_metrics", warden_metrics, admin, get),
+        route(f"{w}/keys", "list_keys", list_keys, admin, get),
+        route(f"{w}/keys", "create_key", create_key, admin, post),
+        route(f"{w}/keys/{{key_id}}", "show_key", show_key, admin, get),
+        route(f"{w}/keys/{{key_id}}", "revoke_key", revoke_key, admin, ["DELETE"]),
+        route(f"{w}/audit", "list_audit", list_audit, auth.admin_of_query_bank, get),
+        route(f"{w}/audit/stream", "stream_audit", stream_audit, auth.admin_of_query_bank, get),
+        route(f"{w}/audit/verify", "verify_audit", verify_audit, admin, get),
+        route(f"{wbank}/review", "list_review", list_review, admin, get),
+        route(f"{wbank}/review/{{memory_id}}/approve", "approve_review", approve_review, admin, post),
+        route(f"{wbank}/review/{{memory_id}}/reject", "reject_review", reject_review, admin, post),
+        route(f"{wbank}/snapshots", "list_snapshots", list_bank_snapshots, admin, get),
+        route(f"{wbank}/snapshots/{{snapshot_id}}", "show_snapshot", show_snapshot, admin, get),
+        route(f"{wbank}/snapshots/{{snapshot_id}}/rollback", "rollback_snapshot", rollback_snapshot, admin, post),
+        route(f"{wbank}/reembed", "reembed", reembed, admin, post),
+        route(f"{wbank}/explain", "explain", explain, admin, post),
+        route(f"{w}/outbox", "list_outbox", list_outbox, admin, get),
+        route(f"{w}/outbox/{{operation_id}}", "show_outbox", show_outbox, admin, get),
+        route(f"{w}/outbox/{{operation_id}}/retry", "retry_outbox", retry_outbox, admin, post),
+        route(f"{w}/outbox/{{operation_id}}/give-up", "give_up_outbox", give_up_outbox, admin, post),
+        route(f"{w}/retention/run", "retention", run_retention, admin, post),
+        route(f"{wbank}/plans", "plans", plans_route, admin, ["GET", "POST"]),
+        route(f"{wbank}/plans/{{plan_id}}", "plan", plan_route, admin, get),
+        route(f"{wbank}/plans/{{plan_id}}/apply", "plan_apply", apply_route, admin, post),
+        route(f"{wbank}/reports/cleanup", "report_cleanup", cleanup_route, admin, get),
+        route(f"{wbank}/reports/health", "report_health", health_route, admin, get),
+        route(f"{wbank}/memories", "warden_memories", list_ledger_memories, admin, get),
+        route(f"{wbank}/memories/{{memory_id}}", "warden_memory", memory_detail, admin, get),
+        route(f"{wbank}/memories/{{memory_id}}/archive", "archive_memory", archive_memory, admin, post),
+        route(f"{wbank}/memories/{{memory_id}}/restore", "restore_memory", restore_memory, admin, post),
+        route(f"{wbank}/memories/{{memory_id}}/feedback", "memory_feedback", memory_feedback, admin, post),
+        route("/health", "health", hindsight_health, auth.open_route, get),
+        route(f"{BANK}/memories", "retain_memories", retain_memories, write, post),
+        route(f"{BANK}/memories/recall", "recall_memories", recall_memories, read, post),
+        route(f"{BANK}/operations/{{operation_id}}", "operation", operation_status, read, get),
+        route(f"{BANK}/memories/list", "list_memories", governed_list, read, get),
+        route(f"{BANK}/tags", "list_tags", governed_tags, read, get),
+        route(f"{BANK}/config", "bank_config", bank_config, _read_or_admin, ["GET", "PATCH", "DELETE"]),
+        route(BANK, "bank_profile", bank_profile, admin, ["PUT", "PATCH"]),
+        route(BANK, "delete_bank", destructive, admin, ["DELETE"]),
+        route(f"{BANK}/memories", "delete_memories", destructive, admin, ["DELETE"]),
+        route(f"{BANK}/documents/{{document_id:path}}", "delete_document", destructive, admin, ["DELETE"]),
+        route(f"{BANK}/files/retain", "files_retain", files_retain, write, post),
+        route(f"{BANK}/documents/{{document_id:path}}", "document_patch", document_patch, write, ["PATCH"]),
+        route("/mcp", "mcp", mcp, _mcp, None),
+        route("/mcp/{rest:path}", "mcp", mcp, _mcp, None),
+        route("/{path:path}", "pass_through", pass_through, auth.by_method, None),
     ]

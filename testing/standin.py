@@ -77,6 +77,7 @@ class Seen:
     query: str
     body: Any
     status: int
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 class Standin:
@@ -125,7 +126,8 @@ class Standin:
         except ValueError:
             body = None
         status, headers, answer = await self._answer(scope, method, path, query, raw, body)
-        self.requests.append(Seen(method, path, query, body, status))
+        sent = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        self.requests.append(Seen(method, path, query, body, status, sent))
         headers = [(k, v) for k, v in headers if k.lower() != b"content-length"]
         headers.append((b"content-length", str(len(answer)).encode()))
         await send({"type": "http.response.start", "status": status, "headers": headers})

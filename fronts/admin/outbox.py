@@ -18,7 +18,9 @@ from urllib.parse import parse_qsl
 from starlette.types import Receive, Scope, Send
 
 from memwarden.db import outbox as outbox_rows
+from memwarden.db.audit import current_actor
 from memwarden.fronts.asgi import send_json
+from memwarden.fronts.auth import key_allows
 from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.errors import Refused
 from memwarden.governance.outbox import Outbox
@@ -99,18 +101,18 @@ async def _act(state: AppState, scope: Scope, send: Send, *, give_up: bool) -> N
     request_id = request_id_of(scope)
     try:
         if not give_up:
-            entry = await outbox.retry(operation_id, actor="anonymous", request_id=request_id)
+            entry = await outbox.retry(operation_id, actor=current_actor(), request_id=request_id)
         else:
             found = await state.ledger.read(lambda db: outbox_rows.find(db, operation_id))
             if found is None:
                 raise Refused(404, f"no outbox entry {operation_id}")
             confirm = dict(scope["headers"]).get(b"x-warden-confirm", b"").decode("utf-8", "replace")
-            if confirm != found.bank:
+            if confirm != found.bank and not key_allows(scope, "admin", found.bank):
                 raise Refused(
                     409,
                     f"giving up makes this entry's memories failed: confirm with X-Warden-Confirm: {found.bank}",
                 )
-            entry = await outbox.give_up(operation_id, actor="anonymous", request_id=request_id)
+            entry = await outbox.give_up(operation_id, actor=current_actor(), request_id=request_id)
     except Refused as exc:
         await send_json(send, exc.status, {"detail": exc.detail})
         return

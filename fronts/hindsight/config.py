@@ -35,6 +35,7 @@ from memwarden.fronts.asgi import (
     replay,
     send_json,
 )
+from memwarden.fronts.auth import key_allows
 from memwarden.fronts.errors import backend_failed, problem
 from memwarden.fronts.hindsight.passthrough import forward
 from memwarden.fronts.middleware import request_id_of
@@ -256,8 +257,8 @@ async def _destructive_allowed(state: AppState, scope: Scope, send: Send, bank: 
             bank=bank,
         )
         return False
-    if _header(scope, b"x-warden-confirm") == bank:
-        return True
+    if _header(scope, b"x-warden-confirm") == bank or key_allows(scope, "admin", bank):
+        return True  # confirmed, or asked with a key that may administer the bank
     await problem(
         send,
         409,

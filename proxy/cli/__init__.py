@@ -13,6 +13,7 @@ from memwarden.proxy.cli.audit import audit_group
 from memwarden.proxy.cli.classify import classify
 from memwarden.proxy.cli.config import config_group
 from memwarden.proxy.cli.explain import explain_command
+from memwarden.proxy.cli.keys import keys_group
 from memwarden.proxy.cli.memories import memories_group
 from memwarden.proxy.cli.outbox import outbox_group
 from memwarden.proxy.cli.plans import plan_group
@@ -37,6 +38,7 @@ for command in (
     config_group,
     store_group,
     explain_command,
+    keys_group,
     memories_group,
     outbox_group,
     retention_group,

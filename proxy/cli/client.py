@@ -9,6 +9,7 @@ caller's where a command has its own.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -53,12 +54,21 @@ def detail(response: httpx.Response) -> Any:
     return body.get("detail", response.text) if isinstance(body, dict) else response.text
 
 
+KEY_VARIABLE = "MEMWARDEN_API_KEY"
+
+
 class Client:
-    """A running memwarden at ``url`` (as the user gave it; it names the server in messages)."""
+    """A running memwarden at ``url`` (as the user gave it; it names the server in messages). The key
+    in ``MEMWARDEN_API_KEY``, when set, goes with every request (``Authorization: Bearer``)."""
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.base = url.rstrip("/")
+        key = os.environ.get(KEY_VARIABLE, "").strip()
+        self.auth = {"authorization": f"Bearer {key}"} if key else {}
+
+    def _headers(self, headers: Mapping[str, str] | None) -> dict[str, str]:
+        return {**self.auth, **(headers or {})}
 
     def endpoint(self, *segments: str) -> str:
         return self.base + api_path(*segments)
@@ -80,7 +90,12 @@ class Client:
 
         try:
             return httpx.request(
-                method, self.endpoint(*segments), params=params, json=json, headers=headers, timeout=timeout
+                method,
+                self.endpoint(*segments),
+                params=params,
+                json=json,
+                headers=self._headers(headers),
+                timeout=timeout,
             )
         except httpx.HTTPError as exc:
             raise self._failure(exc, failure, hint) from None
@@ -103,7 +118,7 @@ class Client:
         import httpx
 
         try:
-            r = httpx.get(self.endpoint(*segments), params=params, timeout=timeout)
+            r = httpx.get(self.endpoint(*segments), params=params, headers=self._headers(None), timeout=timeout)
             r.raise_for_status()
             return r.json()
         except (httpx.HTTPError, ValueError) as exc:
@@ -123,7 +138,9 @@ class Client:
 
         timeout = timeout if timeout is not None else httpx.Timeout(30, read=None)
         try:
-            with httpx.stream("GET", self.endpoint(*segments), params=params, headers=headers, timeout=timeout) as r:
+            with httpx.stream(
+                "GET", self.endpoint(*segments), params=params, headers=self._headers(headers), timeout=timeout
+            ) as r:
                 r.raise_for_status()
                 yield from r.iter_lines()
         except httpx.HTTPError as exc:

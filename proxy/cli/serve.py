@@ -5,11 +5,15 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from memwarden.proxy.cli.common import CONFIG_FILE_OPTION, settings
+
+if TYPE_CHECKING:
+    from memwarden.db.database import Database
+    from memwarden.settings import Settings
 
 
 @click.command()
@@ -18,7 +22,20 @@ from memwarden.proxy.cli.common import CONFIG_FILE_OPTION, settings
 @click.option("--port", type=int, help="Port to listen on [default: 8890].")
 @click.option("--data-dir", type=click.Path(path_type=Path), help="Data directory [default: ./memwarden-data].")
 @click.option("--upstream", help="Govern the Hindsight server at this URL (no config file needed).")
-def serve(config: Path | None, host: str | None, port: int | None, data_dir: Path | None, upstream: str | None) -> None:
+@click.option(
+    "--allow-unauthenticated",
+    is_flag=True,
+    default=None,
+    help="Serve an address other than loopback while no API key exists (server.allow_unauthenticated).",
+)
+def serve(
+    config: Path | None,
+    host: str | None,
+    port: int | None,
+    data_dir: Path | None,
+    upstream: str | None,
+    allow_unauthenticated: bool | None,
+) -> None:
     """Run the memwarden server: with no backend configured, memwarden is the memory server itself
     (Hindsight's API on its own store in the data directory); with --upstream, it governs a Hindsight.
 
@@ -26,6 +43,8 @@ def serve(config: Path | None, host: str | None, port: int | None, data_dir: Pat
     Examples:
         memwarden serve                                      # self-hosted, 127.0.0.1:8890
         memwarden serve --upstream http://127.0.0.1:8888     # in front of Hindsight
+        memwarden keys create --data-dir ./memwarden-data --name ops --admin '*'
+        memwarden serve --host 0.0.0.0                       # beyond loopback: keys required
     Point clients at http://127.0.0.1:8890.
     """
     overrides: dict[str, Any] = {}
@@ -35,6 +54,8 @@ def serve(config: Path | None, host: str | None, port: int | None, data_dir: Pat
         overrides.setdefault("server", {})["port"] = port
     if data_dir is not None:
         overrides["data_dir"] = str(data_dir)
+    if allow_unauthenticated:
+        overrides.setdefault("server", {})["allow_unauthenticated"] = True
     if upstream is not None:
         overrides["backend"] = "hindsight"
         overrides["backends"] = {"hindsight": {"url": upstream}}
@@ -54,8 +75,14 @@ def serve(config: Path | None, host: str | None, port: int | None, data_dir: Pat
             from memwarden.store.schema import STORE_MIGRATIONS
 
             ledger.migrate_sync(STORE_MIGRATIONS)  # the store's tables too, before serving
+        usable = usable_keys(ledger)
+        refusal = exposure_problem(resolved, usable)
+        if refusal is not None:
+            ledger.close()
+            raise SettingsError(refusal)
     except (SettingsError, DatabaseError) as exc:
         raise click.ClickException(str(exc)) from None
+    click.echo(start_line(resolved, usable), err=True)
     configure_logging(resolved.server)
     app = create_app(resolved, ledger=ledger)
     uvicorn.run(
@@ -73,3 +100,41 @@ def serve(config: Path | None, host: str | None, port: int | None, data_dir: Pat
         # the database after the last write.
         timeout_graceful_shutdown=math.ceil(resolved.server.shutdown_grace),
     )
+
+
+def usable_keys(ledger: Database) -> int:
+    from memwarden.db.common import now
+    from memwarden.db.keys import all_keys
+
+    at = now()
+    return sum(key.usable(at) for key in ledger.read_sync(all_keys))
+
+
+def exposure_problem(settings: Settings, usable: int) -> str | None:
+    """Why memwarden must not serve this address as configured (None: it may)."""
+    from memwarden.governance.keys import is_loopback
+
+    server = settings.server
+    if usable or is_loopback(server.host) or server.allow_unauthenticated:
+        return None
+    return (
+        f"refusing to serve {server.host} without API keys: anyone who reaches it could read, write and delete "
+        f"every bank. Make a key first (memwarden keys create --data-dir {settings.data_dir.resolve()} --name ops "
+        "--admin '*'), bind 127.0.0.1, or pass --allow-unauthenticated (server.allow_unauthenticated) to accept that"
+    )
+
+
+def start_line(settings: Settings, usable: int) -> str:
+    """The one line that says how this memwarden serves."""
+    from memwarden.governance.keys import is_loopback
+
+    server = settings.server
+    mode = "self-hosted" if settings.backend == "local" else f"proxy in front of {settings.backends.hindsight.url}"
+    host = f"[{server.host}]" if ":" in server.host else server.host
+    if usable:
+        keys = f"API keys required ({usable} usable)"
+    elif is_loopback(server.host):
+        keys = "no API keys: open to programs on this machine only"
+    else:
+        keys = "no API keys and NOT loopback: open to anyone who reaches it (--allow-unauthenticated)"
+    return f"memwarden: {mode}; data {settings.data_dir.resolve()}; http://{host}:{server.port}; {keys}"
