@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import contextvars
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memwarden.db.audit import AuditEvent, append_events, collecting, event_from_row
+from memwarden.db.installation import KeyFileError, installation_key
 from memwarden.db.migrations import LEDGER_MIGRATIONS, Migration, migrate
 
 READER_MMAP_BYTES = 1 << 30  # address space only: SQLite maps no more than the file
@@ -43,6 +45,13 @@ def connect(path: Path) -> sqlite3.Connection:
     return db
 
 
+def private(path: Path, mode: int) -> None:
+    """``path`` readable by its owner alone (``mode``), when it exists and is ours."""
+    with contextlib.suppress(FileNotFoundError, PermissionError):
+        if path.stat().st_mode & 0o777 != mode:
+            os.chmod(path, mode)
+
+
 class Database:
     """The data directory's database. Create with :meth:`open`; close with :meth:`close`."""
 
@@ -56,16 +65,23 @@ class Database:
         self._mirror_file: Any = None
         self._write_db: sqlite3.Connection | None = None
         self._subscribers: set[asyncio.Queue[dict[str, Any]]] = set()
+        self.installation_key = b""  # set by open(): keys the hashes of rejected content
 
     @classmethod
     def open(cls, data_dir: Path, *, mirror: bool = True) -> Database:
         """Open (creating if needed) ``<data_dir>/memwarden.db``; raise :class:`DatabaseError` clearly."""
         try:
-            data_dir.mkdir(parents=True, exist_ok=True)
+            data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            private(data_dir, 0o700)  # memwarden's own: no other user reads or lists it
         except OSError as exc:
             raise DatabaseError(f"cannot create the data directory {data_dir}: {exc}") from None
         path = data_dir / "memwarden.db"
         ledger = cls(path, jsonl=data_dir / "audit.jsonl" if mirror else None)
+        try:
+            ledger.installation_key = installation_key(data_dir)
+        except (OSError, KeyFileError) as exc:
+            ledger.close()
+            raise DatabaseError(str(exc)) from None
         try:
             ledger._writer.submit(ledger._open_writer).result()
         except sqlite3.DatabaseError as exc:
@@ -87,6 +103,8 @@ class Database:
         migrate(db, LEDGER_MIGRATIONS)
         db.execute("BEGIN IMMEDIATE")  # fails now, clearly, if another process holds the write lock
         db.execute("ROLLBACK")
+        for suffix in ("", "-wal", "-shm"):  # SQLite gives the WAL and shared-memory files the database's mode
+            private(self.path.with_name(self.path.name + suffix), 0o600)
         self._write_db = db
         self._resync_mirror(db)
 
@@ -111,7 +129,9 @@ class Database:
         if self.jsonl is None or not events:
             return
         if self._mirror_file is None:
-            self._mirror_file = self.jsonl.open("a", encoding="utf-8")
+            fd = os.open(self.jsonl, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            private(self.jsonl, 0o600)
+            self._mirror_file = os.fdopen(fd, "a", encoding="utf-8")
         self._mirror_file.write("".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in events))
         self._mirror_file.flush()
 

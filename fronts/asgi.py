@@ -31,8 +31,10 @@ async def read_body(receive: Receive) -> bytes:
             return b"".join(chunks)
 
 
-def replay(body: bytes) -> Receive:
-    """A ``receive`` that hands out ``body`` again, for forwarding a request already read."""
+def replay(body: bytes, then: Receive) -> Receive:
+    """A ``receive`` that hands out ``body`` again, for forwarding a request already read; after it,
+    ``then`` (the request's own ``receive``: it tells a real disconnect, and only that — a streamed
+    answer is not cut short)."""
     sent = False
 
     async def receive() -> Message:
@@ -40,7 +42,7 @@ def replay(body: bytes) -> Receive:
         if not sent:
             sent = True
             return {"type": "http.request", "body": body, "more_body": False}
-        return {"type": "http.disconnect"}
+        return await then()
 
     return receive
 
@@ -324,3 +326,21 @@ async def answer(send: Send, work: Awaitable[dict[str, Any]]) -> None:
         await send_json(send, exc.status, {"detail": exc.detail})
         return
     await send_json(send, 200, body)
+
+
+def set_body_length(scope: Scope, length: int) -> None:
+    """Say in ``scope``'s headers that the body is now ``length`` bytes (a body memwarden rewrote
+    before forwarding it)."""
+    headers = [(k, v) for k, v in scope["headers"] if k.lower() not in (b"content-length", b"transfer-encoding")]
+    scope["headers"] = [*headers, (b"content-length", str(length).encode())]
+
+
+def with_headers(send: Send, extra: list[tuple[bytes, bytes]]) -> Send:
+    """``send`` that adds ``extra`` headers to the response's start."""
+
+    async def wrapped(message: Message) -> None:
+        if message["type"] == "http.response.start" and extra:
+            message["headers"] = [*message.get("headers", []), *extra]
+        await send(message)
+
+    return wrapped

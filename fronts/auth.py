@@ -8,14 +8,16 @@ shape: ``401 {"detail": "Authentication failed: …"}`` with ``WWW-Authenticate:
 is required and none usable was presented; ``403`` naming the key, the level and the bank when the
 key's scopes do not reach. Both before the body is read: nothing is written, forwarded or audited.
 
-A request that presented a memwarden key goes on without it (its ``Authorization`` / ``X-API-Key``
-header removed): the backend never sees memwarden's keys, and gets memwarden's own credentials.
+A request that presented a memwarden key goes on without it (the header that carried it removed):
+the backend never sees memwarden's keys, and gets memwarden's own credentials (or, with
+``forward_client_authorization``, the client's other credential header).
 The key's id becomes the actor of everything the request does (``memwarden.db.audit.ACTOR``, set
 by the route's endpoint for the handler's run).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from urllib.parse import parse_qsl
 
@@ -31,7 +33,19 @@ Need = tuple[Level, str | None] | None
 Rule = Callable[[Scope, str | None], Need]
 CREDENTIAL_HEADERS = (b"authorization", b"x-api-key")
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-READ_POSTS = ("/reflect", "/recall")  # POSTs of the backend's API that only read
+BANK_PATH = re.compile(r"^/v1/default/banks/[^/]+(/.*)?$")
+# The backend's routes under a bank, by what they do (Hindsight 1.1.0's table). Deny by default:
+# a changing route not listed here needs ``admin`` (config-like: webhooks, directives, imports,
+# deletions …).
+READ_ROUTES = re.compile(  # POSTs that only read
+    r"^/(?:reflect|memories/recall|memories/dry-run-extract|document-transfer/export|transfer/export"
+    r"|consolidation-strategies/preview|prompts/preview|mental-models/[^/]+/dry-run-refresh)/?$"
+)
+WRITE_ROUTES = re.compile(  # POST/PUT/PATCH an agent writing its memory makes
+    r"^/(?:memories|memories/[^/]+|files/retain|documents/.+|mental-models(?:/[^/]+(?:/refresh)?)?"
+    r"|knowledge-base/.+|consolidate|entities/[^/]+/regenerate|operations/[^/]+/retry)/?$"
+)
+OTHER_BANKS = re.compile(r"^/(?:aliases(?:/.*)?|clone|transfer/import)/?$")  # they name another bank
 
 
 def open_route(scope: Scope, bank: str | None) -> Need:
@@ -51,12 +65,24 @@ def admin(scope: Scope, bank: str | None) -> Need:
 
 
 def by_method(scope: Scope, bank: str | None) -> Need:
-    """The pass-through: reads need ``read``; other methods ``write`` on a bank's path, ``admin``
-    on a path about no bank (the backend's global routes)."""
+    """The pass-through: ``GET`` needs ``read``; a changing request ``read``, ``write`` or
+    ``admin`` by the route (:data:`READ_ROUTES`, :data:`WRITE_ROUTES`, everything else); a route
+    that names another bank (an alias, a clone's or an import's target) ``admin`` on every bank, as
+    does a changing request about no bank (the backend's global routes)."""
     method = scope["method"]
-    if method in READ_METHODS or (method == "POST" and scope["path"].rstrip("/").endswith(READ_POSTS)):
+    if method in READ_METHODS:
         return "read", bank
-    return ("write", bank) if bank is not None else ("admin", None)
+    found = BANK_PATH.match(scope["path"])
+    if bank is None or found is None:
+        return "admin", None
+    rest = found.group(1) or "/"
+    if OTHER_BANKS.match(rest):
+        return "admin", None
+    if method == "POST" and READ_ROUTES.match(rest):
+        return "read", bank
+    if method in ("POST", "PUT", "PATCH") and WRITE_ROUTES.match(rest):
+        return "write", bank
+    return "admin", bank
 
 
 def admin_of_query_bank(scope: Scope, bank: str | None) -> Need:
@@ -65,18 +91,29 @@ def admin_of_query_bank(scope: Scope, bank: str | None) -> Need:
     return "admin", query.get("bank") or None
 
 
-def presented(scope: Scope) -> str | None:
-    """The credential the request carries, without its scheme word (None: none)."""
+def _credential(name: bytes, value: bytes) -> str:
+    text = value.decode("latin-1").strip()
+    if name == b"authorization":
+        scheme, _, rest = text.partition(" ")
+        return rest.strip() if rest and scheme.lower() in ("bearer", "token") else text
+    return text
+
+
+def presented(scope: Scope) -> tuple[str | None, bytes | None]:
+    """The credential the request presents to memwarden, and the header it came in: a
+    memwarden-shaped token in either header first (the other may carry the client's credential for
+    the backend, ``forward_client_authorization``), else the first credential (None: none)."""
+    first: tuple[str | None, bytes | None] = (None, None)
     name: bytes
     value: bytes
     for name, value in scope["headers"]:
-        if name == b"authorization":
-            text = value.decode("latin-1").strip()
-            scheme, _, rest = text.partition(" ")
-            return rest.strip() if rest and scheme.lower() in ("bearer", "token") else text
-        if name == b"x-api-key":
-            return value.decode("latin-1").strip()
-    return None
+        if name in CREDENTIAL_HEADERS:
+            token = _credential(name, value)
+            if split_token(token) is not None:
+                return token, name
+            if first[0] is None:
+                first = (token, name)
+    return first
 
 
 def key_of(scope: Scope) -> KeyRecord | None:
@@ -95,11 +132,11 @@ async def authorize(keys: KeyRing, scope: Scope, send: Send, need: Need) -> bool
     """Whether the request may go on; otherwise it has been answered (401/403)."""
     if need is None:
         return True
-    token = presented(scope)
+    token, header = presented(scope)
     key = await keys.find(token) if token else None
     if key is None and not await keys.required():
-        if token is not None and split_token(token) is not None:  # a memwarden key that is not one: not passed on
-            _drop_credentials(scope)
+        if token is not None and header is not None and split_token(token) is not None:
+            _drop(scope, header)  # a memwarden key that is not one: not passed on
         return True
     if key is None:
         said = "an API key is required (Authorization: Bearer <key>)" if not token else "Invalid API key"
@@ -115,9 +152,12 @@ async def authorize(keys: KeyRing, scope: Scope, send: Send, need: Need) -> bool
         await send_json(send, 403, {"detail": f"Key {key.id} ({key.name}) may not {level} {where}"})
         return False
     state["key"] = key
-    _drop_credentials(scope)
+    if header is not None:
+        _drop(scope, header)
     return True
 
 
-def _drop_credentials(scope: Scope) -> None:
-    scope["headers"] = [(k, v) for k, v in scope["headers"] if k not in CREDENTIAL_HEADERS]
+def _drop(scope: Scope, header: bytes) -> None:
+    """The request without the header that carried memwarden's key: the backend never sees it (the
+    other credential header, if any, is the client's for the backend)."""
+    scope["headers"] = [(k, v) for k, v in scope["headers"] if k != header]

@@ -18,6 +18,8 @@ import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memwarden.fronts.asgi import send_json
+from memwarden.policies.ids import id_secret_problem
+from memwarden.policies.secrets import find_secrets, mask
 
 log = structlog.get_logger("memwarden.access")
 
@@ -59,6 +61,13 @@ def request_id_of(scope: Scope) -> str:
     return str(scope.get("state", {}).get("request_id", ""))
 
 
+def masked_path(path: str) -> str:
+    """The path as the log writes it: a secret in it (a document id, a bank id refused for holding
+    one) masked."""
+    found = find_secrets(path, random_tokens=False)
+    return mask(path, found) if found else path
+
+
 class RequestContextMiddleware:
     def __init__(
         self, app: ASGIApp, *, max_body_bytes: int, access_log: bool = True, body_timeout: float = 10.0
@@ -80,7 +89,9 @@ class RequestContextMiddleware:
                 incoming = value.decode("latin-1")
             elif name == b"content-length":
                 declared = int(value) if value.strip().isdigit() else -1
-        request_id = incoming if _SANE_ID.match(incoming) else uuid.uuid4().hex
+        # The client's id when it is sane and no secret (it is echoed, logged and audited).
+        sane = _SANE_ID.match(incoming) is not None and id_secret_problem("request id", incoming) is None
+        request_id = incoming if sane else uuid.uuid4().hex
         state = scope.setdefault("state", {})
         state["request_id"] = request_id
         structlog.contextvars.clear_contextvars()
@@ -146,7 +157,7 @@ class RequestContextMiddleware:
                 log.info(
                     "request",
                     method=scope["method"],
-                    path=scope["path"],
+                    path=masked_path(scope["path"]),
                     status=status_box["status"],
                     backend_status=state.get("backend_status"),
                     bank=state.get("bank_id"),

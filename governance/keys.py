@@ -7,10 +7,12 @@ reads them again when its copy is older than :data:`REFRESH` seconds, or at once
 revoked through this server takes effect at once; one made or revoked by ``memwarden keys … --data-dir``
 (another process writing the same database) within a second.
 
-**When keys are required**: as soon as one usable key exists, every request needs one (except the
-health probes). With none, memwarden serves without keys — only where the server is bound to a
-loopback address, or where the operator said so (``server.allow_unauthenticated``); otherwise every
-request is refused until a key exists (``memwarden serve`` refuses to start instead, and says why).
+**When keys are required**: as soon as a key has been made, every request needs one (except the
+health probes) — revoked and expired keys count, so revoking the last one does not open the server
+again (make a new one with ``memwarden keys create --data-dir``). With none ever made, memwarden
+serves without keys — only where the server is bound to a loopback address, or where the operator
+said so (``server.allow_unauthenticated``); otherwise every request is refused until a key exists
+(``memwarden serve`` refuses to start instead, and says why).
 """
 
 from __future__ import annotations
@@ -103,18 +105,18 @@ class KeyRing:
         self.ledger = ledger
         self.exposed = exposed
         self._keys: dict[str, rows.KeyRecord] = {}
-        self._usable = 0
         self._loaded_at = float("-inf")
         self._lock = asyncio.Lock()
 
     async def load(self) -> None:
-        found = await self.ledger.read(rows.all_keys)
-        self._install(found)
+        """Read the keys again. One read at a time, each installed whole: a read that began before
+        a revocation committed cannot install its copy after the revocation's own."""
+        async with self._lock:
+            await self._load()
 
-    def _install(self, found: list[rows.KeyRecord]) -> None:
-        at = now()
+    async def _load(self) -> None:
+        found = await self.ledger.read(rows.all_keys)
         self._keys = {k.id: k for k in found}
-        self._usable = sum(k.usable(at) for k in found)
         self._loaded_at = time.monotonic()
 
     async def _refresh(self, older_than: float) -> None:
@@ -122,12 +124,13 @@ class KeyRing:
             return
         async with self._lock:  # one read for the requests that all found the copy stale
             if time.monotonic() - self._loaded_at >= older_than:
-                await self.load()
+                await self._load()
 
     async def required(self) -> bool:
-        """Whether a request must present a key."""
+        """Whether a request must present a key: once any key was made (revoked and expired ones
+        count — revoking the last key does not open the server again), or when exposed."""
         await self._refresh(REFRESH)
-        return self.exposed or self._usable > 0
+        return self.exposed or bool(self._keys)
 
     async def find(self, token: str) -> rows.KeyRecord | None:
         """The usable key ``token`` is (None: not a key of this memwarden, revoked, expired, or a

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from memwarden.backends.base import MemoryBackend, PassThrough
+from memwarden.db.audit import ACTOR
 from memwarden.db.database import Database
 from memwarden.governance.keys import KeyRing, is_loopback
 from memwarden.governance.locks import BankGates, BankLocks
@@ -55,10 +57,15 @@ def learned_layer(labels: LabelsSettings, embedder: Any) -> LearnedLayer | None:
 
 
 def build_pipeline(
-    governance: GovernanceSettings, labels: LabelsSettings | None = None, embedder: Any = None
+    governance: GovernanceSettings,
+    labels: LabelsSettings | None = None,
+    embedder: Any = None,
+    *,
+    hash_key: bytes | None = None,
 ) -> Pipeline:
     """The policies of this deployment, with the config file's extensions; the learned layer when
-    ``embedder`` is the one its model was trained for."""
+    ``embedder`` is the one its model was trained for; rejected items' hashes keyed with
+    ``hash_key`` (the installation's key)."""
     labels = labels or LabelsSettings()  # type: ignore[call-arg]
     topics, stages = vocabulary(labels)
     extra = [Rule(r.id, r.reason, tuple(r.patterns), overridable=r.overridable) for r in governance.extra_rules]
@@ -78,6 +85,7 @@ def build_pipeline(
         labels=classifier,
         tag_separator=governance.tag_separator,
         learned=learned_layer(labels, embedder),
+        hash_key=hash_key,
     )
 
 
@@ -108,8 +116,12 @@ class AppState:
             self.label_space = LabelSpace.of(labels.topics, labels.stages, self.settings.governance.tag_separator)
 
     def spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        """Run ``work`` in the background; the lifespan waits for it (briefly) at shutdown."""
-        task = asyncio.get_running_loop().create_task(work)
+        """Run ``work`` in the background; the lifespan waits for it (briefly) at shutdown. It is
+        memwarden's own work (seeding missions, verifying a change): it runs in a context of its
+        own, its audit events by the actor ``memwarden`` — not by the key whose request set it off."""
+        context = contextvars.Context()
+        context.run(ACTOR.set, "memwarden")
+        task = asyncio.get_running_loop().create_task(work, context=context)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 

@@ -6,14 +6,17 @@ A bank id is refused when it is empty or only whitespace; is a dot segment (``.`
 that means something else to every server behind); holds a control character (``\\n``, NUL …) or
 a bidirectional-text control (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C: they make a
 log line or a listing read differently from what is stored); is percent-encoded bytes that are not
-UTF-8 (``%ff%fe``, which a server would otherwise decode lossily into U+FFFD); or is longer than
-:data:`MAX_BYTES` bytes of UTF-8.
+UTF-8 (``%ff%fe``, which a server would otherwise decode lossily into U+FFFD); is longer than
+:data:`MAX_BYTES` bytes of UTF-8; or holds what looks like a secret (an id is stored, logged and
+listed in clear).
 """
 
 from __future__ import annotations
 
 import unicodedata
 from urllib.parse import unquote_to_bytes
+
+from memwarden.policies.secrets import find_secrets
 
 MAX_BYTES = 192  # Hindsight's own limit for a new bank's id
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
@@ -37,4 +40,13 @@ def bank_id_problem(bank: str, raw: str | None = None) -> str | None:
         return "Bank id must not contain bidirectional-text control characters"
     if len(bank.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         return f"Bank id is too long: at most {MAX_BYTES} bytes of UTF-8 are allowed"
+    return id_secret_problem("Bank id", bank)
+
+
+def id_secret_problem(what: str, value: str) -> str | None:
+    """Why ``value`` (an id: a bank's, a document's, a request's) cannot be used: it holds what looks
+    like a secret — it would be stored, logged and listed in clear. None: it may be used."""
+    found = find_secrets(value, random_tokens=False)
+    if found:
+        return f"{what} holds what looks like a secret ({found[0].kind}); ids are stored and logged in clear"
     return None

@@ -15,6 +15,8 @@ callers differ only in what they do with the result.
 from __future__ import annotations
 
 import copy
+import hashlib
+import hmac
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -152,6 +154,10 @@ class Pipeline:
     labels: LabelClassifier = field(default_factory=LabelClassifier)
     tag_separator: str = ":"
     learned: LearnedLayer | None = None  # None: the rules alone decide
+    # The installation's key: a rejected item's hash is keyed with it (HMAC-SHA256), so that a weak
+    # secret inside a guessable sentence cannot be recovered from the ledger offline. None: bare
+    # SHA-256 (the command line's classify, which stores nothing).
+    hash_key: bytes | None = None
     _rules_only: Pipeline | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -162,6 +168,24 @@ class Pipeline:
         self._scan = shared.scan
 
     def judge(
+        self,
+        index: int,
+        content: Any,
+        tags: Sequence[str] = (),
+        *,
+        secrets: SecretsMode = "reject",
+        forward: Forward = "whole",
+        embed: Embed | None = None,
+    ) -> Judgement:
+        """One item's judgement (see :meth:`_judge`); a rejected item's hash keyed with
+        :attr:`hash_key`."""
+        judged = self._judge(index, content, tags, secrets=secrets, forward=forward, embed=embed)
+        if judged.verdict == "reject" and judged.content_hash and self.hash_key is not None:
+            keyed = hmac.new(self.hash_key, bytes.fromhex(judged.content_hash), hashlib.sha256).hexdigest()
+            return judged._replace(content_hash=keyed)
+        return judged
+
+    def _judge(
         self,
         index: int,
         content: Any,

@@ -175,7 +175,12 @@ def create_app(
             backend=backend,
             memory=memory,
             read_retries=hindsight.read_retries,
-            pipeline=build_pipeline(settings.governance, settings.labels, classifier_embedder(settings, local)),
+            pipeline=build_pipeline(
+                settings.governance,
+                settings.labels,
+                classifier_embedder(settings, local),
+                hash_key=opened.installation_key,
+            ),
             ledger=opened,
             local=local,
             metrics=metrics,

@@ -41,7 +41,7 @@ from memwarden.fronts.hindsight.recall import governed_list, governed_recall, go
 from memwarden.fronts.hindsight.retain import governed_retain
 from memwarden.fronts.hindsight.writes import document_patch, files_retain, mcp
 from memwarden.governance.state import AppState
-from memwarden.policies.ids import bank_id_problem
+from memwarden.policies.ids import bank_id_problem, id_secret_problem
 
 BANK = "/v1/default/banks/{bank_id}"
 Handler = Callable[[AppState, Scope, Receive, Send], Awaitable[None]]
@@ -77,6 +77,11 @@ class Endpoint:
                 await send_json(send, 400, {"detail": problem})
                 return
             info["bank_id"] = bank_id
+        for name, value in scope.get("path_params", {}).items():  # document, operation, memory … ids
+            problem = id_secret_problem(name, value) if name.endswith("_id") and name != "bank_id" else None
+            if problem is not None:
+                await send_json(send, 400, {"detail": problem})
+                return
         if not await auth.authorize(state.keys, scope, send, self.need(scope, bank_id)):
             return
         key = auth.key_of(scope)
@@ -114,9 +119,13 @@ async def recall_memories(state: AppState, scope: Scope, receive: Receive, send:
 
 def _mcp(scope: Scope, bank: str | None) -> auth.Need:
     """MCP reaches the backend's tools ungoverned — config and deletion among them: ``admin`` on the
-    bank of a single-bank path (``/mcp/{bank}/``), else on every bank."""
-    rest = scope["path"].removeprefix("/mcp").strip("/")
-    return "admin", rest.split("/", 1)[0] or None
+    bank of a single-bank path (``/mcp/{bank}/``), else (``/mcp/``, ``/mcp//…``, or a bank named
+    by ``X-Bank-Id``) on every bank."""
+    segments = scope["path"].removeprefix("/mcp").split("/")
+    named = len(segments) > 1 and segments[1] != ""
+    if not named or any(k == b"x-bank-id" for k, _ in scope["headers"]):
+        return "admin", None
+    return "admin", segments[1]
 
 
 def _read_or_admin(scope: Scope, bank: str | None) -> auth.Need:

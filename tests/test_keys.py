@@ -4,6 +4,7 @@ and ``memwarden serve`` refusing an exposed address without keys."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sqlite3
@@ -388,3 +389,115 @@ def test_keys_made_offline_are_audited_as_the_cli(tmp_path: Path) -> None:
     bad = _run("keys", "create", "--data-dir", str(data), "--name", "x", cwd=tmp_path)
     assert bad.returncode == 1
     assert "at least one scope" in bad.stderr
+
+
+# -- found by a review: each reproduced first ----------------------------------------------------
+
+
+def test_a_write_key_cannot_reach_config_like_routes_or_other_banks_through_the_pass_through(rig: Rig) -> None:
+    root = rig.make(None, name="root", admin=["*"])["token"]
+    writer = rig.make(root, name="w", write=["mine"])["token"]
+    seen = len(rig.backend.requests)  # type: ignore[union-attr]
+    for method, path, params, body in (
+        ("POST", "/v1/default/banks/mine/aliases", None, {"alias": "victim"}),  # would redirect another bank
+        ("POST", "/v1/default/banks/mine/clone", {"target_bank_id": "victim"}, None),
+        ("POST", "/v1/default/banks/mine/transfer/import", {"target_bank_id": "victim"}, {}),
+        ("POST", "/v1/default/banks/mine/webhooks", None, {"url": "https://collector.example/hook"}),
+        ("POST", "/v1/default/banks/mine/directives", None, {"text": "always"}),
+        ("DELETE", "/v1/default/banks/mine/observations", None, None),
+        ("DELETE", "/v1/default/banks/mine/mental-models/m1", None, None),
+        ("POST", "/v1/default/banks/mine/import", None, {}),
+    ):
+        r = httpx.request(method, rig.url + path, params=params, json=body, headers=bearer(writer))
+        assert r.status_code == 403, (method, path, r.text)
+    assert len(rig.backend.requests) == seen  # type: ignore[union-attr]  # none reached the backend
+    # What an agent writing its memory does still passes (the stand-in answers as it can).
+    for method, path, body in (
+        ("POST", "/v1/default/banks/mine/reflect", {"query": "what do we run?"}),
+        ("POST", "/v1/default/banks/mine/mental-models", {"name": "team"}),
+    ):
+        r = httpx.request(method, rig.url + path, json=body, headers=bearer(writer))
+        assert r.status_code not in (401, 403), (path, r.text)
+    reader = rig.make(root, name="r", read=["mine"])["token"]
+    r = httpx.post(f"{rig.url}/v1/default/banks/mine/reflect", json={"query": "x"}, headers=bearer(reader))
+    assert r.status_code not in (401, 403)
+
+
+def test_revoking_the_last_key_does_not_open_the_server_again(rig: Rig) -> None:
+    root = rig.make(None, name="root", admin=["*"])
+    assert httpx.delete(f"{rig.url}/warden/v1/keys/{root['id']}", headers=bearer(root["token"])).status_code == 200
+    assert httpx.post(f"{rig.url}/warden/v1/keys", json={"name": "mine", "admin": ["*"]}).status_code == 401
+    assert rig.retain("ops", None).status_code == 401
+
+
+def test_the_clients_own_backend_credential_still_goes_through_beside_a_memwarden_key(tmp_path: Path) -> None:
+    with running_standin(tmp_path / "backend") as backend:
+        settings = make_settings(backend.url, data_dir=tmp_path / "data", forward_client_authorization=True)
+        with running_warden(settings) as url:
+            root = httpx.post(f"{url}/warden/v1/keys", json={"name": "root", "admin": ["*"]}).json()["token"]
+            r = httpx.get(
+                f"{url}/v1/default/banks/ops/memories/list",
+                headers={"x-api-key": root, "authorization": "Bearer hs-tenant-key"},
+            )
+            assert r.status_code not in (401, 403), r.text
+    assert backend.requests[-1].headers.get("authorization") == "Bearer hs-tenant-key"
+    assert "x-api-key" not in backend.requests[-1].headers
+
+
+def test_memwardens_own_background_work_is_not_attributed_to_the_key_that_set_it_off(tmp_path: Path) -> None:
+    with running_standin(tmp_path / "backend") as backend:
+        settings = make_settings(
+            backend.url,
+            data_dir=tmp_path / "data",
+            config_guard={"settle_interval": 0.05, "missions": {"mode": "seed"}},
+        )
+        with running_warden(settings) as url:
+            root = httpx.post(f"{url}/warden/v1/keys", json={"name": "root", "admin": ["*"]}).json()
+            writer = httpx.post(
+                f"{url}/warden/v1/keys", json={"name": "w", "write": ["ops"]}, headers=bearer(root["token"])
+            ).json()
+            assert httpx.post(
+                f"{url}/v1/default/banks/ops/memories", json=FACT, headers=bearer(writer["token"])
+            ).is_success
+            deadline = time.monotonic() + 30
+            while True:
+                events = httpx.get(
+                    f"{url}/warden/v1/audit", params={"bank": "ops"}, headers=bearer(root["token"])
+                ).json()["events"]
+                seeded = [e for e in events if e["action"] in ("config_patch", "config_verify")]
+                if len(seeded) >= 2 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+    assert seeded, "the missions were not seeded"
+    assert {e["actor"] for e in seeded} == {"memwarden"}
+    assert {e["actor"] for e in events if e["action"] == "add"} == {writer["id"]}
+
+
+@pytest.mark.anyio
+async def test_a_revocation_is_not_undone_by_a_refresh_already_under_way(tmp_path: Path) -> None:
+    from memwarden.db.database import Database
+    from memwarden.governance.keys import KeyRing
+
+    ledger = Database.open(tmp_path / "data")
+    try:
+        ring = KeyRing(ledger, exposed=False)
+        made = await ring.create(name="w", read=[], write=["*"], admin=[])
+        real_read = ledger.read
+        calls = 0
+
+        async def slow_first_read(fn: Any) -> Any:
+            nonlocal calls
+            calls += 1
+            result = await real_read(fn)
+            if calls == 1:
+                await asyncio.sleep(0.3)  # read before the revocation, installed after it
+            return result
+
+        ledger.read = slow_first_read  # type: ignore[method-assign]
+        refresh = asyncio.create_task(ring._refresh(0.0))
+        await asyncio.sleep(0.05)
+        await ring.revoke(made.key.id)
+        await refresh
+        assert await ring.find(made.token) is None
+    finally:
+        ledger.close()

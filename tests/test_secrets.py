@@ -22,6 +22,18 @@ from memwarden.policies.secrets import find_secrets, mask
         ("密钥是 Zx81Kq0PmW33sTt", "credential"),
         ("Authorization: Bearer abcdefghijklmnop1234", "bearer_header"),
         ("token aZ3kQ9pL2mX8vB7nC4wE6rT1yU5iO0sDfGh", "high_entropy"),
+        # Split, encoded, said in words.
+        ("the key id is AKIA IOSF ODNN 7EXA MPLE", "aws_access_key"),
+        ("AKIA-IOSF-ODNN-7EXA-MPLE", "aws_access_key"),
+        ("copy this: aZ3k Q9pL 2mX8 vB7n C4wE 6rT1", "split_key"),
+        ("creds QUtJQUlPU0ZPRE5ON0VYQU1QTEU= (base64)", "encoded_secret"),
+        ("login pass is hunter2", "password"),
+        ("the wifi password for the guest network is Tr0ub4dor", "password"),
+        ("root pw is s3cr3tPw", "password"),
+        ("The passphrase was 'sunshine'", "password"),
+        ("my PIN is 4821", "pin"),
+        ("银行卡密码是123456", "password"),
+        ("mwk_0123456789ab_C2HhSpbKWTEu16LLnGm1EjR4A0g8s32r445RgdgN8a4", "memwarden_key"),
     ],
 )
 def test_secrets_are_found(text: str, kind: str) -> None:
@@ -46,6 +58,18 @@ def test_secrets_are_found(text: str, kind: str) -> None:
         "request id 123e4567-e89b-12d3-a456-426614174000",
         "sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
         "max_tokens: 4096",
+        # Near misses of the split, encoded and spoken detectors.
+        "AKIA IS A BANK CODE FOR THE US",
+        "ABCD-1234-EFGH-5678",
+        "Use GPT4o with Claude3 and Llama3 for Qwen2 eval",
+        "Order 4x A100 80GB and 2x H100 for the cluster",
+        "SGVsbG8gd29ybGQgdGhpcyBpcyBhIHRlc3Q=",
+        "the mountain pass is 2300m",
+        "pass the salt",
+        "the password is required",
+        "The password for the staging DB is in Vault",
+        "PIN the issue to the board",
+        "密码是必须的",
     ],
 )
 def test_non_secrets_are_left_alone(text: str) -> None:

@@ -13,6 +13,7 @@ Config changes and destructive operations on one bank are serialized (one lock p
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qsl
@@ -34,6 +35,8 @@ from memwarden.fronts.asgi import (
     read_body,
     replay,
     send_json,
+    set_body_length,
+    with_headers,
 )
 from memwarden.fronts.auth import key_allows
 from memwarden.fronts.errors import backend_failed, problem
@@ -59,6 +62,7 @@ from memwarden.policies.bank_config import (
     parse_updates,
     validate_containers,
 )
+from memwarden.policies.field_secrets import redact_config
 
 log = structlog.get_logger("memwarden.config")
 
@@ -137,8 +141,11 @@ async def bank_config(state: AppState, scope: Scope, receive: Receive, send: Sen
     except ConfigInputError as exc:
         await send_json(send, exc.status, {"detail": exc.detail})
         return
+    updates, redacted = redact_config(updates)  # before it is snapshotted, forwarded or audited
     replace = [k.strip() for k in (_header(scope, b"x-warden-replace") or "").split(",") if k.strip()]
-    await guarded_change(state, scope, send, bank, reason="config_patch", updates=updates, replace=replace)
+    await guarded_change(
+        state, scope, send, bank, reason="config_patch", updates=updates, replace=replace, redacted=redacted
+    )
 
 
 async def guarded_change(
@@ -150,6 +157,7 @@ async def guarded_change(
     reason: str,
     updates: dict[str, Any] | None,
     replace: list[str] | None = None,
+    redacted: list[str] | None = None,
 ) -> None:
     """The service's guarded change (:func:`~memwarden.governance.config_changes.change_config`),
     answered: the backend's answer with the snapshot's id, or why the change was refused, failed
@@ -172,6 +180,8 @@ async def guarded_change(
     snap, repair = changed.snapshot, changed.repair
     answer = config_json(bank, changed.answer)
     headers = [(b"x-warden-snapshot", snap.id.encode())]
+    if redacted:
+        headers.append((b"x-warden-redacted", ",".join(redacted).encode()))
     if changed.overridden:
         headers.append((b"x-warden-overridden", ",".join(changed.overridden).encode()))
     if repair.outcome == "unverified":
@@ -316,7 +326,7 @@ async def destructive(state: AppState, scope: Scope, receive: Receive, send: Sen
             )
 
         # The ledger follows the backend before the client hears back: whoever reads next sees both.
-        await forward(state.backend, scope, replay(body), before_end(send, record), retries=0)
+        await forward(state.backend, scope, replay(body, receive), before_end(send, record), retries=0)
 
 
 # -- bank profile (PUT/PATCH a bank) --------------------------------------------------------------
@@ -339,8 +349,13 @@ async def bank_profile(state: AppState, scope: Scope, receive: Receive, send: Se
         return
     try:
         profile = await parse_json_async(body) if body.strip() else {}
+        redacted: list[str] = []
         if isinstance(profile, dict):
             check_sizes(profile)
+            profile, redacted = redact_config(profile)  # a secret in a mission or a name: masked
+            if redacted:
+                body = json.dumps(profile, ensure_ascii=False).encode()
+                set_body_length(scope, len(body))
     except BodyError as exc:
         await send_json(send, 422, {"detail": exc.detail})
         return
@@ -356,7 +371,8 @@ async def bank_profile(state: AppState, scope: Scope, receive: Receive, send: Se
             snap = await snapshot_or_fail(state, scope, send, bank, "bank_profile", "nothing was changed")
             if snap is None:
                 return
-            await forward(state.backend, scope, replay(body), send, retries=0)
+            told = [(b"x-warden-redacted", ",".join(redacted).encode())] if redacted else []
+            await forward(state.backend, scope, replay(body, receive), with_headers(send, told), retries=0)
             status = scope.get("state", {}).get("backend_status")
             if not (isinstance(status, int) and 200 <= status < 300):
                 await set_outcome(state.ledger, snap, "failed", {"backend_status": status})

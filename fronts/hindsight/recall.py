@@ -129,7 +129,7 @@ async def governed_recall(state: AppState, scope: Scope, receive: Receive, send:
         return
     raw, payload = got
     if not isinstance(payload, dict):
-        await forward(state.backend, scope, replay(raw), send, retries=state.read_retries)
+        await forward(state.backend, scope, replay(raw, receive), send, retries=state.read_retries)
         return
     try:
         body, normalized = normalize_request(payload, state.label_space)

@@ -42,6 +42,7 @@ from memwarden.governance.locks import GateClosed
 from memwarden.governance.outbox import OutboxFull
 from memwarden.governance.retain import Batch, Delivered, Retained, enforce, judge, shadow
 from memwarden.governance.state import AppState
+from memwarden.policies.field_secrets import locations, retain_secrets
 from memwarden.policies.pipeline import ACCEPTED, Judgement, extract_text
 
 log = structlog.get_logger("memwarden.retain")
@@ -126,6 +127,11 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
             ]
             await send_json(send, 422, {"detail": too_many})
             return
+    found = retain_secrets(payload)  # outside the memory text: refused, whatever the mode
+    if found:
+        log.warning("secret_in_fields", bank=bank, fields=locations(found))
+        await send_json(send, 422, {"detail": [f.detail() for f in found]})
+        return
     batch = Batch(
         bank=bank,
         raw_items=payload["items"],
@@ -147,7 +153,7 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         try:
             async with state.gates.writing(bank, governance_wait(state)):
                 await shadow(state, batch, judgements)
-                await forward(state.backend, scope, replay(raw_body), send, retries=0)
+                await forward(state.backend, scope, replay(raw_body, receive), send, retries=0)
         except GateClosed as exc:
             await _gate_closed(send, exc)
         return

@@ -28,12 +28,14 @@ from memwarden.fronts.asgi import (
     read_body,
     replay,
     send_json,
+    set_body_length,
 )
 from memwarden.fronts.hindsight.passthrough import forward
 from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.curation import document_retagged, document_tags
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
+from memwarden.policies.field_secrets import field_secrets
 
 log = structlog.get_logger("memwarden.governance")
 MCP_RETAIN_TOOLS = frozenset({"retain", "sync_retain"})
@@ -101,7 +103,7 @@ async def mcp(state: AppState, scope: Scope, receive: Receive, send: Send) -> No
         return
     if calls:
         log.warning("ungoverned_write", route="mcp", tools=[c["params"]["name"] for c in calls])
-    await forward(state.backend, scope, replay(body), send, retries=0)
+    await forward(state.backend, scope, replay(body, receive), send, retries=0)
 
 
 async def document_patch(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
@@ -124,8 +126,12 @@ async def document_patch(state: AppState, scope: Scope, receive: Receive, send: 
     except BodyError as exc:
         await send_json(send, 422, {"detail": exc.detail})
         return
+    found = field_secrets(payload)  # a document's tags and other fields: no secrets
+    if found:
+        await send_json(send, 422, {"detail": [f.detail() for f in found]})
+        return
     if not isinstance(payload, dict) or not isinstance(payload.get("tags"), list):
-        await forward(state.backend, scope, replay(body), send, retries=0)  # not a re-tag: Hindsight judges it
+        await forward(state.backend, scope, replay(body, receive), send, retries=0)  # not a re-tag: Hindsight judges it
         return
     tags = payload["tags"]
     if not all(isinstance(t, str) for t in tags):
@@ -140,9 +146,8 @@ async def document_patch(state: AppState, scope: Scope, receive: Receive, send: 
         await send_json(send, exc.status, {"detail": exc.detail})
         return
     new_body = json.dumps({**payload, "tags": canonical}, ensure_ascii=False).encode()
-    headers = [(k, v) for k, v in scope["headers"] if k != b"content-length"]
-    headers.append((b"content-length", str(len(new_body)).encode()))
-    await forward(state.backend, {**scope, "headers": headers}, replay(new_body), send, retries=0)
+    set_body_length(scope, len(new_body))
+    await forward(state.backend, scope, replay(new_body, receive), send, retries=0)
     status = scope.get("state", {}).get("backend_status")
     if isinstance(status, int) and 200 <= status < 300:  # the ledger follows only what the backend did
         await document_retagged(state, bank, document_id, canonical, labels, request_id_of(scope))

@@ -75,14 +75,14 @@ def serve(
             from memwarden.store.schema import STORE_MIGRATIONS
 
             ledger.migrate_sync(STORE_MIGRATIONS)  # the store's tables too, before serving
-        usable = usable_keys(ledger)
-        refusal = exposure_problem(resolved, usable)
+        made, usable = count_keys(ledger)
+        refusal = exposure_problem(resolved, made)
         if refusal is not None:
             ledger.close()
             raise SettingsError(refusal)
     except (SettingsError, DatabaseError) as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo(start_line(resolved, usable), err=True)
+    click.echo(start_line(resolved, made, usable), err=True)
     configure_logging(resolved.server)
     app = create_app(resolved, ledger=ledger)
     uvicorn.run(
@@ -102,20 +102,23 @@ def serve(
     )
 
 
-def usable_keys(ledger: Database) -> int:
+def count_keys(ledger: Database) -> tuple[int, int]:
+    """How many keys were ever made, and how many are usable now."""
     from memwarden.db.common import now
     from memwarden.db.keys import all_keys
 
     at = now()
-    return sum(key.usable(at) for key in ledger.read_sync(all_keys))
+    keys = ledger.read_sync(all_keys)
+    return len(keys), sum(key.usable(at) for key in keys)
 
 
-def exposure_problem(settings: Settings, usable: int) -> str | None:
-    """Why memwarden must not serve this address as configured (None: it may)."""
+def exposure_problem(settings: Settings, made: int) -> str | None:
+    """Why memwarden must not serve this address as configured (None: it may). Once a key was made,
+    keys are required (even if none is usable now: every request is then refused, not let in)."""
     from memwarden.governance.keys import is_loopback
 
     server = settings.server
-    if usable or is_loopback(server.host) or server.allow_unauthenticated:
+    if made or is_loopback(server.host) or server.allow_unauthenticated:
         return None
     return (
         f"refusing to serve {server.host} without API keys: anyone who reaches it could read, write and delete "
@@ -124,14 +127,14 @@ def exposure_problem(settings: Settings, usable: int) -> str | None:
     )
 
 
-def start_line(settings: Settings, usable: int) -> str:
+def start_line(settings: Settings, made: int, usable: int) -> str:
     """The one line that says how this memwarden serves."""
     from memwarden.governance.keys import is_loopback
 
     server = settings.server
     mode = "self-hosted" if settings.backend == "local" else f"proxy in front of {settings.backends.hindsight.url}"
     host = f"[{server.host}]" if ":" in server.host else server.host
-    if usable:
+    if made:
         keys = f"API keys required ({usable} usable)"
     elif is_loopback(server.host):
         keys = "no API keys: open to programs on this machine only"

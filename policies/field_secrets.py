@@ -1,0 +1,149 @@
+"""Secrets outside the memory text: every other field of a request, scanned with the same
+detectors (``policies/secrets.py``).
+
+* **A retain's fields** — each item's ``context``, ``metadata`` (keys and values), ``tags``,
+  ``document_id``, ``entities``, ``timestamp`` and any other field, and the request's own fields
+  (``document_tags``, ``operation_id`` …): a secret anywhere refuses the request (422, the field's
+  location named, the value never echoed). The memory text itself is the pipeline's: rejected or
+  redacted per ``governance.secrets``.
+* **Ids** (bank ids, document and operation ids, request ids, tags, any field named ``*_id``) are
+  scanned without the random-token detectors: an id may be random by design. A metadata key that
+  names a credential (``password``, ``api_key``, ``*_token``, ``secret`` …) with a value that is not
+  a placeholder is a secret whatever the value looks like.
+* **Config** (a bank's config changes and its profile: missions, names, any string): secrets are
+  redacted in place (``[REDACTED:<kind>]``) before the change is snapshotted, forwarded or audited;
+  the answer names the keys.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memwarden.policies.secrets import find_secrets, mask
+
+Loc = tuple[str | int, ...]
+ID_NAMES = frozenset({"document_id", "operation_id", "id", "tags", "document_tags", "request_id", "bank_id"})
+_ID_KEY = re.compile(r"(?i)(?:^|[_\-.])(?:id|ids|uuid|guid|hash|sha\d*|digest|etag|checksum)$")
+_CREDENTIAL_KEY = re.compile(
+    r"(?i)(?:^|[_\-.\s])(?:password|passwd|passphrase|pwd|secret|secret[_\-]?key|api[_\-]?key|access[_\-]?key"
+    r"|private[_\-]?key|client[_\-]?secret|auth[_\-]?token|access[_\-]?token|refresh[_\-]?token|token"
+    r"|credentials?|cookie)$"
+)
+_PLACEHOLDER = re.compile(
+    r"^(?:|\*+|x+|\.+|-+|<[^>]*>|\$\{?[A-Za-z_]+\}?|%[A-Za-z_]+%|changeme|redacted|none|null|n/?a|\[redacted.*)$",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class FieldSecret:
+    """A secret found in a field: where (the request's JSON path) and what kind."""
+
+    loc: Loc
+    kind: str
+
+    def detail(self, prefix: Loc = ("body",)) -> dict[str, Any]:
+        """One entry of a 422's ``detail`` list, in the shape of Hindsight's validation errors;
+        the value is never echoed."""
+        return {
+            "type": "secret",
+            "loc": [*prefix, *self.loc],
+            "msg": f"Holds what looks like a secret ({self.kind}); memwarden stores no secrets outside"
+            " the memory text (remove it, or put the value in the backend's credentials)",
+            "input": "[REDACTED]",
+        }
+
+
+def is_identifier(name: str | int | None) -> bool:
+    return isinstance(name, str) and (name in ID_NAMES or _ID_KEY.search(name) is not None)
+
+
+def secret_kind(text: str, *, identifier: bool = False) -> str | None:
+    """The kind of the first secret in ``text`` (None: none). ``identifier``: without the
+    random-token detectors."""
+    found = find_secrets(text, random_tokens=not identifier)
+    return found[0].kind if found else None
+
+
+def field_secrets(value: Any, *, skip: Callable[[Loc], bool] = lambda loc: False) -> list[FieldSecret]:
+    """Every secret in the strings of ``value`` (JSON: dicts, lists, strings), keys included, but
+    under the locations ``skip`` says to leave (the memory text)."""
+    return list(_walk(value, (), None, skip))
+
+
+def _walk(value: Any, loc: Loc, name: str | int | None, skip: Callable[[Loc], bool]) -> Iterator[FieldSecret]:
+    if skip(loc):
+        return
+    if isinstance(value, str):
+        kind = secret_kind(value, identifier=is_identifier(name))
+        if kind is not None:
+            yield FieldSecret(loc, kind)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            key_text = str(key)
+            kind = secret_kind(key_text, identifier=True)
+            if kind is not None:  # the key itself: named masked, in the answer and the log
+                yield FieldSecret((*loc, "[REDACTED]"), kind)
+                continue
+            if _CREDENTIAL_KEY.search(key_text) and isinstance(item, str) and not _PLACEHOLDER.match(item.strip()):
+                yield FieldSecret((*loc, key_text), "credential_field")
+                continue
+            yield from _walk(item, (*loc, key_text), key_text, skip)
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            yield from _walk(item, (*loc, i), name, skip)
+
+
+def retain_secrets(payload: Mapping[str, Any]) -> list[FieldSecret]:
+    """The secrets in a retain request's fields — everything but each item's ``content`` (the
+    memory text, which the pipeline judges)."""
+
+    def memory_text(loc: Loc) -> bool:
+        return len(loc) == 3 and loc[0] == "items" and loc[2] == "content"
+
+    return field_secrets(payload, skip=memory_text)
+
+
+def redact_config(value: Any) -> tuple[Any, list[str]]:
+    """``value`` with every secret in its strings masked, and the keys (top level) where one was."""
+    if not isinstance(value, Mapping):
+        return value, []
+    out: dict[str, Any] = {}
+    touched: list[str] = []
+    for key, item in value.items():
+        redacted, changed = _redact(item)
+        out[key] = redacted
+        if changed:
+            touched.append(str(key))
+    return out, touched
+
+
+def _redact(value: Any) -> tuple[Any, bool]:
+    if isinstance(value, str):
+        found = find_secrets(value)
+        return (mask(value, found), True) if found else (value, False)
+    if isinstance(value, Mapping):
+        changed = False
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            out[key], one = _redact(item)
+            changed = changed or one
+        return out, changed
+    if isinstance(value, list):
+        items = [_redact(item) for item in value]
+        return [item for item, _ in items], any(one for _, one in items)
+    return value, False
+
+
+def locations(found: Sequence[FieldSecret]) -> str:
+    """The fields, for a message: ``items[0].metadata.api_key, document_tags[1]``."""
+    out = []
+    for f in found:
+        text = ""
+        for part in f.loc:
+            text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+        out.append(text)
+    return ", ".join(out)

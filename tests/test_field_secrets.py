@@ -1,0 +1,199 @@
+"""Secrets in every field: the rules (``policies/field_secrets.py``), then memwarden on loopback —
+self-hosted and in front of the Hindsight stand-in — given a secret in each field a client can
+send, and the whole data folder and the log searched for every one afterwards."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import secrets
+import sqlite3
+import string
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from memwarden.policies.field_secrets import field_secrets, locations, redact_config, retain_secrets
+from memwarden.policies.normalize import content_hash
+from testing.standin import running_standin
+from tests.conftest import make_settings, running_warden
+from tests.test_local_store import local_settings
+
+
+def aws_key() -> str:
+    return "AKIA" + "".join(secrets.choice(string.ascii_uppercase + "234567") for _ in range(16))
+
+
+# -- the rules ----------------------------------------------------------------------------------
+
+
+def test_every_field_but_the_memory_text_is_scanned_and_named() -> None:
+    key = aws_key()
+    payload = {
+        "items": [
+            {"content": f"the key is {key}", "context": "from the standup"},  # the text: the pipeline's
+            {
+                "content": "ok",
+                "context": "login pass is hunter2x9",
+                "metadata": {"source": "chat", "api_key": "anything-at-all", "note": key},
+                "tags": ["user:alice", f"key:{key}"],
+                "document_id": "doc-" + key,
+                "entities": [{"text": "Alice", "type": "PERSON"}, {"text": key}],
+            },
+        ],
+        "document_tags": ["project:x", key],
+    }
+    found = retain_secrets(payload)
+    assert locations(found) == (
+        "items[1].context, items[1].metadata.api_key, items[1].metadata.note, items[1].tags[1],"
+        " items[1].document_id, items[1].entities[1].text, document_tags[1]"
+    )
+    detail = found[0].detail()
+    assert detail["loc"] == ["body", "items", 1, "context"]
+    assert detail["input"] == "[REDACTED]"
+
+
+def test_ids_may_be_random_and_credential_names_need_a_real_value() -> None:
+    random_id = "aZ3kQ9pL2mX8vB7nC4wE6rT1yU5iO0sDfGh"
+    assert field_secrets({"document_id": random_id, "metadata": {"session_id": random_id}}) == []
+    assert [f.kind for f in field_secrets({"metadata": {"note": random_id}})] == ["high_entropy"]
+    for placeholder in ("", "***", "<your-key>", "${API_KEY}", "changeme", "n/a"):
+        assert field_secrets({"metadata": {"password": placeholder}}) == []
+    assert field_secrets({"metadata": {"max_tokens": "4096", "token_count": "12"}}) == []
+    assert [f.kind for f in field_secrets({"metadata": {"db_password": "correct horse"}})] == ["credential_field"]
+
+
+def test_config_is_redacted_in_place_and_the_keys_named() -> None:
+    key = aws_key()
+    redacted, keys = redact_config(
+        {"retain_mission": f"Keep facts. Our key is {key}.", "disposition": {"skepticism": 3}, "name": "ops"}
+    )
+    assert keys == ["retain_mission"]
+    assert redacted["retain_mission"] == "Keep facts. Our key is [REDACTED:aws_access_key]."
+    assert redacted["disposition"] == {"skepticism": 3}
+
+
+# -- over HTTP, everything searched afterwards ----------------------------------------------------
+
+
+class Planted:
+    """Secrets, one per field, each findable in bytes afterwards."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}
+
+    def __call__(self, field: str) -> str:
+        self.values[field] = aws_key()
+        return self.values[field]
+
+
+@pytest.fixture(params=["self-hosted", "in front of the stand-in"])
+def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    data = tmp_path / "data"
+    if request.param == "self-hosted":
+        with running_warden(local_settings(data)) as url:
+            yield url, data
+        return
+    with (
+        running_standin(tmp_path / "backend") as backend,
+        running_warden(make_settings(backend.url, data_dir=data)) as url,
+    ):
+        yield url, data
+
+
+def every_byte(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file())
+
+
+def test_no_planted_secret_is_stored_logged_or_audited_in_clear(
+    server: tuple[str, Path], capfd: pytest.CaptureFixture[str]
+) -> None:
+    url, data = server
+    plant = Planted()
+    bank = f"{url}/v1/default/banks/ops"
+    with httpx.Client(timeout=60) as http:
+        fine = http.post(f"{bank}/memories", json={"items": [{"content": "The staging cluster has 3 nodes."}]})
+        assert fine.status_code == 200, fine.text
+        refused_fields = {
+            "context": {"items": [{"content": "A fact about the cluster.", "context": plant("context")}]},
+            "metadata": {"items": [{"content": "A fact about the cluster.", "metadata": {"k": plant("metadata")}}]},
+            "metadata key": {
+                "items": [{"content": "A fact about the cluster.", "metadata": {plant("metadata key"): "v"}}]
+            },
+            "tags": {"items": [{"content": "A fact about the cluster.", "tags": [f"key:{plant('tags')}"]}]},
+            "document_id": {"items": [{"content": "A fact about the cluster.", "document_id": plant("document_id")}]},
+            "entities": {
+                "items": [{"content": "A fact about the cluster.", "entities": [{"text": plant("entities")}]}]
+            },
+            "document_tags": {
+                "items": [{"content": "A fact about the cluster."}],
+                "document_tags": [plant("document_tags")],
+            },
+        }
+        for field, body in refused_fields.items():
+            r = http.post(f"{bank}/memories", json=body, headers={"x-request-id": f"req-{field.replace(' ', '-')}"})
+            assert r.status_code == 422, (field, r.text)
+            assert r.json()["detail"][0]["type"] == "secret"
+            assert plant.values[field] not in r.text
+        # Ids in the path and the request id: refused (400) or replaced.
+        fact = {"items": [{"content": "A fact about the cluster."}]}
+        assert http.post(f"{url}/v1/default/banks/{plant('bank')}/memories", json=fact).status_code == 400
+        doc = plant("path document id")
+        assert http.patch(f"{bank}/documents/{doc}", json={"tags": ["a"]}).status_code == 400
+        r = http.get(f"{url}/warden/health", headers={"x-request-id": plant("request id")})
+        assert r.headers["x-request-id"] != plant.values["request id"]
+        # The memory text: rejected, its hash keyed.
+        text_secret = plant("content")
+        said = f"Note for later: the deploy key is {text_secret}"
+        r = http.post(f"{bank}/memories", json={"items": [{"content": said}]}, params={"warden": "verbose"})
+        assert r.status_code == 200
+        assert r.json()["warden"]["decisions"][0]["verdict"] == "reject"
+        # Config: redacted before it is snapshotted, forwarded or audited.
+        mission = plant("mission")
+        r = http.patch(
+            f"{bank}/config",
+            json={"updates": {"retain_mission": f"Keep facts. Backup key {mission}."}},
+            headers={"x-warden-confirm": "ops"},
+        )
+        assert r.status_code == 200, r.text
+        assert r.headers["x-warden-redacted"] == "retain_mission"
+        profile = plant("profile")
+        r = http.put(f"{bank}", json={"name": "ops", "mission": f"Remember things. Token {profile}"})
+        assert r.status_code == 200, r.text
+        assert r.headers["x-warden-redacted"] == "mission"
+        shown = http.get(f"{bank}/config").json()
+        assert "[REDACTED:aws_access_key]" in json.dumps(shown)
+
+    stored = every_byte(data)
+    logged = capfd.readouterr()
+    for field, value in plant.values.items():
+        assert value.encode() not in stored, f"the {field} secret is in the data folder"
+        for encoded in (base64.b64encode(value.encode()).decode(),):
+            assert encoded.encode() not in stored
+        assert value not in logged.out + logged.err, f"the {field} secret is in the log"
+    db = sqlite3.connect(data / "memwarden.db")
+    try:
+        (after,) = db.execute("SELECT after FROM audit_events WHERE action = 'reject'").fetchone()
+        stored_hash = json.loads(after)["content_hash"]
+    finally:
+        db.close()
+    assert stored_hash != content_hash(said)  # keyed: a guess cannot be checked without the key
+    assert stored_hash != hashlib.sha256(said.encode()).hexdigest()
+
+
+def test_a_document_retag_with_a_secret_is_refused(server: tuple[str, Path]) -> None:
+    url, data = server
+    key = aws_key()
+    bank = f"{url}/v1/default/banks/ops"
+    with httpx.Client(timeout=60) as http:
+        r = http.post(
+            f"{bank}/memories", json={"items": [{"content": "The VPN moved to WireGuard.", "document_id": "d1"}]}
+        )
+        assert r.status_code == 200
+        refused = http.patch(f"{bank}/documents/d1", json={"tags": [f"key:{key}"]})
+    assert refused.status_code == 422
+    assert refused.json()["detail"][0]["loc"] == ["body", "tags", 0]
+    assert key.encode() not in every_byte(data)
