@@ -1,7 +1,12 @@
 """The audit log: append-only, hash-chained events.
 
 Each event's hash covers its fields and the previous event's hash, so an edited or deleted event
-is detected by :func:`verify_chain`. Events are appended inside the caller's transaction
+is detected by :func:`verify_chain`. The chain is **keyed**: each hash is an HMAC-SHA256 with the
+audit key (derived from the installation's key), so an edit with recomputed hashes needs the key;
+events written before the chain was keyed (a ledger from an older memwarden) keep their plain
+SHA-256 hashes, up to ``keyed_from`` (kept in ``audit_meta``, and in every checkpoint,
+``db/checkpoints.py``: moving it is caught). The connection that appends carries the key
+(:class:`LedgerConnection`). Events are appended inside the caller's transaction
 (:func:`append_events`); the database mirrors and publishes them after the commit
 (:meth:`memwarden.db.database.Database.write`), collected per writer thread by :func:`collecting`.
 """
@@ -11,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import hashlib
+import hmac
 import json
 import sqlite3
 import threading
@@ -33,6 +39,28 @@ def current_actor() -> str:
 
 
 GENESIS = "0" * 64
+AUDIT_KEY_LABEL = b"memwarden/audit-chain/v1"
+TRIGGERS = {
+    "audit_no_update": "CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit_events"
+    " BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END",
+    "audit_no_delete": "CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit_events"
+    " BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END",
+}
+
+
+def audit_key(installation_key: bytes) -> bytes:
+    """The key of the chain and its checkpoints, derived from the installation's key."""
+    return hmac.new(installation_key, AUDIT_KEY_LABEL, hashlib.sha256).digest()
+
+
+class LedgerConnection(sqlite3.Connection):
+    """A connection to the ledger that knows the chain's key: events it appends from
+    ``keyed_from`` on are keyed."""
+
+    audit_key: bytes | None = None
+    keyed_from: int = 1
+
+
 EVENT_FIELDS = (
     "id",
     "ts",
@@ -78,10 +106,14 @@ class AuditEvent:
 _EVENT_ATTRS = tuple(f.name for f in fields(AuditEvent))
 
 
-def event_hash(seq: int, event: dict[str, Any], prev_hash: str) -> str:
+def event_hash(seq: int, event: dict[str, Any], prev_hash: str, key: bytes | None = None) -> str:
+    """The event's hash: HMAC-SHA256 with ``key``; plain SHA-256 without (the unkeyed chain of older
+    ledgers)."""
     payload = [seq, *(event.get(f) for f in EVENT_FIELDS), prev_hash]
-    data = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(data.encode()).hexdigest()
+    data = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str).encode()
+    if key is None:
+        return hashlib.sha256(data).hexdigest()
+    return hmac.new(key, data, hashlib.sha256).hexdigest()
 
 
 # Events appended by the transaction running on this thread, for mirroring after its commit.
@@ -104,6 +136,8 @@ def append_events(db: sqlite3.Connection, events: Iterable[AuditEvent | None]) -
     None entries (a :func:`memwarden.db.memories.transition` that changed nothing) are skipped."""
     last = db.execute("SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1").fetchone()
     seq, prev = (last[0], last[1]) if last else (0, GENESIS)
+    chain_key: bytes | None = getattr(db, "audit_key", None)
+    keyed_from: int = getattr(db, "keyed_from", 1)
     out = []
     pending: list[dict[str, Any]] | None = getattr(_appended, "events", None)
     for event in events:
@@ -114,7 +148,7 @@ def append_events(db: sqlite3.Connection, events: Iterable[AuditEvent | None]) -
         for key in ("before", "after"):
             if row[key] is not None:
                 row[key] = json.dumps(row[key], ensure_ascii=False, sort_keys=True)
-        digest = event_hash(seq, row, prev)
+        digest = event_hash(seq, row, prev, chain_key if seq >= keyed_from else None)
         db.execute(
             "INSERT INTO audit_events (seq, id, ts, bank, memory_id, action, actor, source, rule, reason, before,"
             " after, request_id, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -207,10 +241,19 @@ class ChainProblem:
     problem: str
 
 
-def verify_chain(rows: Iterable[sqlite3.Row | dict[str, Any]]) -> list[ChainProblem]:
-    """Check seq continuity, prev_hash links and every hash; list what is wrong (empty: intact)."""
+def verify_chain(
+    rows: Iterable[sqlite3.Row | dict[str, Any]],
+    *,
+    key: bytes | None = None,
+    keyed_from: int | None = None,
+    start: tuple[int, str] = (1, GENESIS),
+) -> list[ChainProblem]:
+    """Check seq continuity, prev_hash links and every hash (keyed with ``key`` from ``keyed_from``
+    on); list what is wrong (empty: intact). ``start``: the first event's seq and previous hash (a
+    check of the chain's tail from a checkpoint on)."""
+    keyed_from = keyed_from if keyed_from is not None and key is not None else 2**62
     problems = []
-    expected_seq, prev = 1, GENESIS
+    expected_seq, prev = start
     for raw in rows:
         row = dict(raw)
         seq = int(row["seq"])
@@ -219,7 +262,7 @@ def verify_chain(rows: Iterable[sqlite3.Row | dict[str, Any]]) -> list[ChainProb
             problems.append(ChainProblem(expected_seq, f"event(s) {missing} deleted"))
         if row["prev_hash"] != prev:
             problems.append(ChainProblem(seq, "chain broken: prev_hash does not match the previous event"))
-        if event_hash(seq, row, row["prev_hash"]) != row["hash"]:
+        if event_hash(seq, row, row["prev_hash"], key if seq >= keyed_from else None) != row["hash"]:
             problems.append(ChainProblem(seq, "event edited: its hash does not match its content"))
         expected_seq, prev = seq + 1, row["hash"]
     return problems

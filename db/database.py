@@ -23,7 +23,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from memwarden.db.audit import AuditEvent, append_events, collecting, event_from_row
+import structlog
+
+from memwarden.db.audit import AuditEvent, LedgerConnection, append_events, audit_key, collecting, event_from_row
+from memwarden.db.checkpoints import Checkpointer, against_all, keyed_start, missing_triggers
+from memwarden.db.checkpoints import every as every_checkpoint
 from memwarden.db.installation import KeyFileError, installation_key
 from memwarden.db.migrations import LEDGER_MIGRATIONS, Migration, migrate
 
@@ -31,14 +35,15 @@ READER_MMAP_BYTES = 1 << 30  # address space only: SQLite maps no more than the 
 READER_CACHE_KIB = 16 * 1024
 
 T = TypeVar("T")
+log = structlog.get_logger("memwarden.audit")
 
 
 class DatabaseError(Exception):
     """The database cannot be opened or used (corrupt, locked, not a memwarden database)."""
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
+def connect(path: Path) -> LedgerConnection:
+    db = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False, factory=LedgerConnection)
     db.row_factory = sqlite3.Row
     db.execute("PRAGMA busy_timeout = 10000")
     db.execute("PRAGMA foreign_keys = ON")
@@ -63,13 +68,27 @@ class Database:
         self._local = threading.local()
         self._reader_dbs: list[sqlite3.Connection] = []
         self._mirror_file: Any = None
-        self._write_db: sqlite3.Connection | None = None
+        self._write_db: LedgerConnection | None = None
         self._subscribers: set[asyncio.Queue[dict[str, Any]]] = set()
-        self.installation_key = b""  # set by open(): keys the hashes of rejected content
+        self.installation_key = b""  # set by open(): keys the hashes of rejected content and the audit chain
+        self.checkpoint_dir = path.parent / "checkpoints"
+        self.checkpoints: Checkpointer | None = None  # set by the writer's opening
+        self.alarms: list[str] = []  # what the start found wrong with the audit chain (health: critical)
+        self._checkpoint_every, self._checkpoint_interval = 1000, 60.0
 
     @classmethod
-    def open(cls, data_dir: Path, *, mirror: bool = True) -> Database:
-        """Open (creating if needed) ``<data_dir>/memwarden.db``; raise :class:`DatabaseError` clearly."""
+    def open(
+        cls,
+        data_dir: Path,
+        *,
+        mirror: bool = True,
+        checkpoint_dir: Path | None = None,
+        checkpoint_every: int = 1000,
+        checkpoint_interval: float = 60.0,
+    ) -> Database:
+        """Open (creating if needed) ``<data_dir>/memwarden.db``; raise :class:`DatabaseError` clearly.
+        The audit chain's checkpoints go to ``checkpoint_dir`` (default ``<data_dir>/checkpoints``)
+        every ``checkpoint_every`` events or ``checkpoint_interval`` seconds with new events."""
         try:
             data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             private(data_dir, 0o700)  # memwarden's own: no other user reads or lists it
@@ -77,6 +96,9 @@ class Database:
             raise DatabaseError(f"cannot create the data directory {data_dir}: {exc}") from None
         path = data_dir / "memwarden.db"
         ledger = cls(path, jsonl=data_dir / "audit.jsonl" if mirror else None)
+        if checkpoint_dir is not None:
+            ledger.checkpoint_dir = checkpoint_dir
+        ledger._checkpoint_every, ledger._checkpoint_interval = checkpoint_every, checkpoint_interval
         try:
             ledger.installation_key = installation_key(data_dir)
         except (OSError, KeyFileError) as exc:
@@ -107,6 +129,48 @@ class Database:
             private(self.path.with_name(self.path.name + suffix), 0o600)
         self._write_db = db
         self._resync_mirror(db)
+        self._guard_chain(db)
+
+    def _guard_chain(self, db: LedgerConnection) -> None:
+        """Key the chain, and look at it before anything is written: append-only triggers dropped
+        (recreated), or a chain that disagrees with its last checkpoint, are alarms — audited (an
+        ``audit_tamper`` event), logged, and health says ``critical``. Then a checkpoint of the head."""
+        key = audit_key(self.installation_key)
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            keyed_from = keyed_start(db)
+            missing = missing_triggers(db)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.audit_key, db.keyed_from = key, keyed_from
+        alarms = [f"the append-only trigger {name} was missing (recreated)" for name in missing]
+        found = every_checkpoint(self.checkpoint_dir)
+        alarms += [f"event {p.seq}: {p.problem}" for p in against_all(db, found, key=key, keyed_from=keyed_from)]
+        self.checkpoints = Checkpointer(
+            self.checkpoint_dir,
+            key,
+            keyed_from=keyed_from,
+            every=self._checkpoint_every,
+            interval=self._checkpoint_interval,
+        )
+        if found and not alarms:
+            self.checkpoints.seq = found[-1].seq
+        if alarms:
+            self.alarms = alarms
+            log.error("audit_tampered", alarms=alarms)
+            self._transaction(
+                lambda tx: append_events(
+                    tx, [AuditEvent("audit_tamper", actor="memwarden", source="audit", reason="; ".join(alarms)[:4000])]
+                )
+            )
+        self._checkpoint_head(db)
+
+    def _checkpoint_head(self, db: sqlite3.Connection) -> None:
+        head = db.execute("SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1").fetchone()
+        if head is not None and self.checkpoints is not None:
+            self.checkpoints.write(int(head[0]), str(head[1]))
 
     def _resync_mirror(self, db: sqlite3.Connection) -> None:
         """Append to audit.jsonl whatever the database has beyond it (a crash between the two)."""
@@ -198,6 +262,8 @@ class Database:
                 db.execute("ROLLBACK")
                 raise
         self._mirror(events)
+        if events and self.checkpoints is not None:
+            self.checkpoints.after_commit(int(events[-1]["seq"]), str(events[-1]["hash"]))
         return result, events
 
     def _publish(self, events: list[dict[str, Any]]) -> None:
@@ -226,6 +292,8 @@ class Database:
     def close(self) -> None:
         def close_writer() -> None:
             if self._write_db is not None:
+                with contextlib.suppress(sqlite3.Error, OSError):
+                    self._checkpoint_head(self._write_db)  # the head at a stop: a truncation after it shows
                 self._write_db.close()
                 self._write_db = None
             if self._mirror_file is not None:

@@ -41,3 +41,12 @@ def installation_key(data_dir: Path) -> bytes:
     if len(key) != 32:
         raise KeyFileError(f"{path} is not memwarden's installation key (64 hex digits); restore it from a backup")
     return key
+
+
+def read_installation_key(data_dir: Path) -> bytes | None:
+    """The data directory's key without making one (None: there is none, or it is not a key)."""
+    try:
+        key = bytes.fromhex((data_dir / KEY_FILE).read_text().strip())
+    except (OSError, ValueError):
+        return None
+    return key if len(key) == 32 else None

@@ -197,6 +197,11 @@ def _m0008_api_keys(db: sqlite3.Connection) -> None:
     )
 
 
+def _m0009_audit_meta(db: sqlite3.Connection) -> None:
+    # Facts about the audit chain itself: where its keyed part starts (db/checkpoints.keyed_start).
+    db.execute("CREATE TABLE audit_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+
 LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     ("0001_initial", _m0001_initial),
     ("0002_config_snapshots", _m0002_config_snapshots),
@@ -205,6 +210,7 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     ("0006_outbox", _m0006_outbox),
     ("0007_outbox_queued_at", _m0007_outbox_queued_at),
     ("0008_api_keys", _m0008_api_keys),
+    ("0009_audit_meta", _m0009_audit_meta),
 )
 
 

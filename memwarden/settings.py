@@ -363,6 +363,18 @@ class LabelsSettings(_Section):
         return v
 
 
+class AuditSettings(_Section):
+    """The audit chain's checkpoints."""
+
+    checkpoint_dir: Path | None = Field(
+        None,
+        description="Where signed checkpoints of the chain's head are appended (default: <data_dir>/checkpoints)."
+        " Put it on other storage than the data folder: it is what catches a rewritten or truncated chain.",
+    )
+    checkpoint_every: int = Field(1000, ge=1, description="A checkpoint after this many new events …")
+    checkpoint_interval: float = Field(60.0, gt=0, description="… or this many seconds with new events.")
+
+
 class Settings(_Section):
     """Everything memwarden can be told. ``config.example.toml`` documents each key."""
 
@@ -379,6 +391,7 @@ class Settings(_Section):
     plans: PlanSettings = Field(default_factory=PlanSettings)  # type: ignore[arg-type]
     outbox: OutboxSettings = Field(default_factory=OutboxSettings)  # type: ignore[arg-type]
     labels: LabelsSettings = Field(default_factory=LabelsSettings)  # type: ignore[arg-type]
+    audit: AuditSettings = Field(default_factory=AuditSettings)  # type: ignore[arg-type]
 
 
 def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:

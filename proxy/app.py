@@ -73,6 +73,17 @@ def check_runnable(settings: Settings) -> None:
 LOCAL_URL = "http://memwarden.local"
 
 
+def open_ledger(settings: Settings) -> Database:
+    """The data directory's database, with the audit checkpoints where the settings say."""
+    audit = settings.audit
+    return Database.open(
+        settings.data_dir,
+        checkpoint_dir=audit.checkpoint_dir,
+        checkpoint_every=audit.checkpoint_every,
+        checkpoint_interval=audit.checkpoint_interval,
+    )
+
+
 def _embedder(settings: Settings) -> Embedder:
     from memwarden.store.embedder import EmbedderError, make_embedder
 
@@ -127,7 +138,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        opened = ledger or Database.open(settings.data_dir)
+        opened = ledger or open_ledger(settings)
         local: LocalStore | None = None
         if settings.backend == "local":
             # memwarden is the memory server: its own Hindsight-compatible app over the local

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memwarden.db.audit import GENESIS, AuditEvent, append_events, verify_chain
+from memwarden.db.audit import GENESIS, AuditEvent, append_events, audit_key, verify_chain
 from memwarden.db.database import Database
 from tests.conftest import asgi_warden, make_settings, running_warden
 from tests.upstream import UpstreamProbe, create_upstream
@@ -151,7 +151,10 @@ def test_chain_verifies_after_any_sequence_of_events(
             ledger.write_sync(lambda db, a=action, r=reason: append_events(db, [AuditEvent(action=a, reason=r)]))
         rows = ledger.read_sync(lambda db: db.execute("SELECT * FROM audit_events ORDER BY seq").fetchall())
         assert len(rows) == len(events)
-        assert verify_chain(rows) == []
+        key = audit_key(ledger.installation_key)
+        assert verify_chain(rows, key=key, keyed_from=1) == []
+        if rows:  # keyed: the same chain read as plain SHA-256 does not verify
+            assert verify_chain(rows) != []
     finally:
         ledger.close()
 

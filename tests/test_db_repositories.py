@@ -292,4 +292,5 @@ def test_health_counts_and_audit_queries(ledger: Database) -> None:
     assert ledger.read_sync(lambda db: audit.fetch_events(db, audit.event_filter(actions=[]), 10)) == []
     rejects = audit.event_filter(actions=["reject"])
     assert [e["action"] for e in ledger.read_sync(lambda db: audit.fetch_events(db, rejects, 10))] == ["reject"]
-    assert audit.verify_chain(ledger.read_sync(audit.all_event_rows)) == []
+    key = audit.audit_key(ledger.installation_key)
+    assert audit.verify_chain(ledger.read_sync(audit.all_event_rows), key=key, keyed_from=1) == []

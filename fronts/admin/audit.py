@@ -19,15 +19,14 @@ from urllib.parse import parse_qsl
 import anyio
 from starlette.types import Receive, Scope, Send
 
+from memwarden.db import checkpoints
 from memwarden.db.audit import (
     EventFilter,
-    all_event_rows,
     event_filter,
     events_after,
     fetch_events,
     last_seq,
     latest_events,
-    verify_chain,
 )
 from memwarden.db.common import Connection
 from memwarden.fronts.asgi import send_json
@@ -98,9 +97,23 @@ async def list_audit(state: AppState, scope: Scope, receive: Receive, send: Send
 
 
 async def verify_audit(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    """The whole chain, keyed, and against the last checkpoint (and ``?checkpoint=`` — one copied
+    from the log)."""
+    raw = dict(parse_qsl(scope.get("query_string", b"").decode("utf-8", "replace"))).get("checkpoint")
+    given = None
+    if raw:
+        try:
+            given = checkpoints.parse(raw)
+        except checkpoints.CheckpointError as exc:
+            await send_json(send, 422, {"detail": f"checkpoint: {exc}"})
+            return
+    ledger = state.ledger
+
     def check(db: Connection) -> tuple[int, list[dict[str, Any]]]:
-        rows = all_event_rows(db)
-        return len(rows), [{"seq": p.seq, "problem": p.problem} for p in verify_chain(rows)]
+        found = checkpoints.verify_all(
+            db, installation_key=ledger.installation_key, folder=ledger.checkpoint_dir, given=given
+        )
+        return last_seq(db), [{"seq": p.seq, "problem": p.problem} for p in found]
 
     count, problems = await state.ledger.read(check)
     await send_json(send, 200, {"ok": not problems, "events": count, "problems": problems})

@@ -11,16 +11,19 @@ from memwarden.governance.state import AppState
 
 async def warden_health(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     """200 while memwarden serves; ``status`` is "degraded" when the backend is not healthy, or
-    (in front of a backend) the delivery outbox holds dead letters or is past its limits."""
+    (in front of a backend) the delivery outbox holds dead letters or is past its limits;
+    "critical" when the start found the audit chain tampered with (``audit.alarms``)."""
     backend = await state.backend.health()
     note_backend_status(scope, "healthy" if backend.healthy else "unhealthy")
     outbox = await state.outbox.summary() if state.outbox is not None else None
     degraded = not backend.healthy or (outbox is not None and bool(outbox.full or outbox.dead_letters))
+    alarms = state.ledger.alarms
+    status = "critical" if alarms else "degraded" if degraded else "ok"
     await send_json(
         send,
         200,
         {
-            "status": "degraded" if degraded else "ok",
+            "status": status,
             "service": "memwarden",
             "version": __version__,
             "mode": "self-hosted" if state.settings.backend == "local" else "proxy",
@@ -34,5 +37,6 @@ async def warden_health(state: AppState, scope: Scope, receive: Receive, send: S
                 **backend.extra,
             },
             "outbox": outbox.as_json() if outbox is not None else None,
+            "audit": {"ok": not alarms, "alarms": alarms},
         },
     )

@@ -29,6 +29,12 @@ __all__ = ["main"]
 @click.version_option(__version__, prog_name="memwarden")
 def main() -> None:
     """memwarden: a governance proxy for AI-agent memory."""
+    # A command's output is its stdout alone: log lines (an audit checkpoint written when a command
+    # opens the data directory) go to stderr, warnings and worse. `serve` configures its own.
+    from memwarden.proxy.logging import configure_logging
+    from memwarden.settings import ServerSettings
+
+    configure_logging(ServerSettings.model_validate({"log_level": "warning"}))
 
 
 for command in (

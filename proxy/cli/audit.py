@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from memwarden.proxy.cli.client import Client
-from memwarden.proxy.cli.common import CONFIG_FILE_OPTION
+from memwarden.proxy.cli.common import CONFIG_FILE_OPTION, settings
 from memwarden.proxy.cli.offline import data_dir as resolve_data_dir
 from memwarden.proxy.cli.offline import open_readonly
 
@@ -109,18 +109,25 @@ def _print_url(client: Client, follow: bool, bank: str | None, action: str | Non
 @CONFIG_FILE_OPTION
 @click.option("--data-dir", type=click.Path(path_type=Path), help="Check this data directory directly.")
 @click.option("--url", help="Ask a running memwarden instead.")
-def audit_verify(config: Path | None, data_dir: Path | None, url: str | None) -> None:
-    """Check the audit log's hash chain: exit 0 when intact, 1 naming each edited or deleted event.
+@click.option(
+    "--checkpoint", help="Also check against this checkpoint (its JSON, e.g. from an audit_checkpoint log line)."
+)
+def audit_verify(config: Path | None, data_dir: Path | None, url: str | None, checkpoint: str | None) -> None:
+    """Check the audit log: its keyed hash chain, and the chain against its last signed checkpoint
+    (and --checkpoint): exit 0 when intact, 1 naming each edited, re-chained or deleted event.
 
     \b
-    Example:
+    Examples:
         memwarden audit verify --data-dir ./memwarden-data
+        memwarden audit verify --data-dir ./memwarden-data --checkpoint '{"seq": 812, "hash": "…", …}'
     """
     if url:
-        result = Client(url).read("audit", "verify", failure=f"cannot verify through {url}")
+        params = {"checkpoint": checkpoint} if checkpoint else None
+        result = Client(url).read("audit", "verify", params=params, failure=f"cannot verify through {url}")
         count, problems = result["events"], result["problems"]
     else:
-        count, problems = _verify_db(resolve_data_dir(config, data_dir))
+        resolved = settings(config, {"data_dir": str(data_dir)} if data_dir else {})
+        count, problems = _verify_db(resolved.data_dir, resolved.audit.checkpoint_dir, checkpoint)
     if problems:
         for p in problems:
             click.echo(f"event {p['seq']}: {p['problem']}", err=True)
@@ -128,13 +135,28 @@ def audit_verify(config: Path | None, data_dir: Path | None, url: str | None) ->
     click.echo(f"audit log intact: {count} events, hash chain verified")
 
 
-def _verify_db(directory: Path) -> tuple[int, list[dict[str, Any]]]:
-    """The number of events and the chain's problems, with events deleted from its end that
-    ``audit.jsonl`` still mirrors."""
-    from memwarden.db.audit import all_event_rows, verify_chain
+def _verify_db(
+    directory: Path, checkpoint_dir: Path | None, checkpoint: str | None
+) -> tuple[int, list[dict[str, Any]]]:
+    """The number of events and the chain's problems (keyed, against the checkpoints), with events
+    deleted from its end that ``audit.jsonl`` still mirrors."""
+    from memwarden.db import checkpoints
+    from memwarden.db.audit import last_seq
+    from memwarden.db.installation import read_installation_key
 
-    rows = all_event_rows(open_readonly(directory))
-    problems = [{"seq": p.seq, "problem": p.problem} for p in verify_chain(rows)]
+    try:
+        given = checkpoints.parse(checkpoint) if checkpoint else None
+    except checkpoints.CheckpointError as exc:
+        raise click.ClickException(f"--checkpoint: {exc}") from None
+    db = open_readonly(directory)
+    found = checkpoints.verify_all(
+        db,
+        installation_key=read_installation_key(directory),
+        folder=checkpoint_dir or directory / "checkpoints",
+        given=given,
+    )
+    problems = [{"seq": p.seq, "problem": p.problem} for p in found]
+    count = last_seq(db)
     mirror = directory / "audit.jsonl"
     if mirror.exists():
         mirrored = 0
@@ -143,10 +165,10 @@ def _verify_db(directory: Path) -> tuple[int, list[dict[str, Any]]]:
                 mirrored = max(mirrored, int(json.loads(line)["seq"]))
             except (ValueError, KeyError):
                 continue
-        last = rows[-1]["seq"] if rows else 0
+        last = count
         if mirrored > last:
             span = f"{last + 1}" if mirrored == last + 1 else f"{last + 1}-{mirrored}"
             problems.append(
                 {"seq": last + 1, "problem": f"event(s) {span} deleted from the end (still in audit.jsonl)"}
             )
-    return len(rows), problems
+    return count, problems

@@ -14,7 +14,6 @@ import click
 
 from memwarden.proxy.cli.client import URL_OPTION, Client
 from memwarden.proxy.cli.common import CONFIG_OPTION, JSON_OPTION, echo_json
-from memwarden.proxy.cli.offline import data_dir as resolve_data_dir
 
 DATA_DIR = click.option(
     "--data-dir", type=click.Path(path_type=Path), help="Change this data directory directly (no server needed)."
@@ -34,10 +33,12 @@ def _line(key: dict[str, Any]) -> str:
 def _offline(config: Path | None, directory: Path, work: Any) -> Any:
     """Run ``work(ledger)`` on the data directory's database, as the actor ``cli``."""
     from memwarden.db.audit import ACTOR
-    from memwarden.db.database import Database, DatabaseError
+    from memwarden.db.database import DatabaseError
+    from memwarden.proxy.app import open_ledger
+    from memwarden.proxy.cli.common import settings
 
     try:
-        ledger = Database.open(resolve_data_dir(config, directory))
+        ledger = open_ledger(settings(config, {"data_dir": str(directory)}))
     except DatabaseError as exc:
         raise click.ClickException(str(exc)) from None
     acting = ACTOR.set(CLI_ACTOR)

@@ -63,14 +63,15 @@ def serve(
 
     import uvicorn
 
-    from memwarden.db.database import Database, DatabaseError
-    from memwarden.proxy.app import check_runnable, create_app
+    from memwarden.db.database import DatabaseError
+    from memwarden.proxy.app import check_runnable, create_app, open_ledger
     from memwarden.proxy.logging import configure_logging
     from memwarden.settings import SettingsError
 
+    configure_logging(resolved.server)  # before the ledger opens: it logs (audit checkpoints, alarms)
     try:
         check_runnable(resolved)
-        ledger = Database.open(resolved.data_dir)  # a corrupt or unusable data directory: say so now
+        ledger = open_ledger(resolved)  # a corrupt or unusable data directory: say so now
         if resolved.backend == "local":
             from memwarden.store.schema import STORE_MIGRATIONS
 
@@ -83,7 +84,6 @@ def serve(
     except (SettingsError, DatabaseError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(start_line(resolved, made, usable), err=True)
-    configure_logging(resolved.server)
     app = create_app(resolved, ledger=ledger)
     uvicorn.run(
         app,

@@ -1,0 +1,168 @@
+"""An audit that survives an attacker with file access: the keyed chain, signed checkpoints outside
+the database, and a start that notices — each attack done as an attacker would do it, on the files,
+then ``memwarden audit verify`` (a process, as a user runs it) and ``/warden/health``."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+from memwarden.db.audit import EVENT_FIELDS, GENESIS, TRIGGERS, AuditEvent, append_events, audit_key, event_hash
+from memwarden.db.checkpoints import CHECKPOINT_FILE
+from memwarden.db.database import Database
+from memwarden.db.installation import KEY_FILE
+from tests.conftest import running_warden
+from tests.servers import MAIN
+from tests.test_local_store import local_settings
+
+
+def make_ledger(data: Path, events: int = 12) -> None:
+    ledger = Database.open(data)
+    try:
+        for i in range(events):
+            ledger.write_sync(lambda db, i=i: append_events(db, [AuditEvent("add", bank="b", reason=f"fact {i}")]))
+    finally:
+        ledger.close()  # a checkpoint of the head, as at every stop
+
+
+def verify(data: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", MAIN, "audit", "verify", "--data-dir", str(data), *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def tamper(data: Path, edit: str | None = None, *, keyed: bool, drop_after: int | None = None) -> None:
+    """What an attacker with the files does: triggers dropped, an event edited (or the tail cut),
+    every hash after it recomputed — with the key read from the data folder (``keyed``) or as plain
+    SHA-256 — and the triggers put back."""
+    key = audit_key(bytes.fromhex((data / KEY_FILE).read_text().strip())) if keyed else None
+    db = sqlite3.connect(data / "memwarden.db", isolation_level=None)
+    db.row_factory = sqlite3.Row
+    try:
+        db.execute("DROP TRIGGER audit_no_update")
+        db.execute("DROP TRIGGER audit_no_delete")
+        if edit is not None:
+            db.execute("UPDATE audit_events SET reason = ? WHERE seq = 5", (edit,))
+        if drop_after is not None:
+            db.execute("DELETE FROM audit_events WHERE seq > ?", (drop_after,))
+        prev = GENESIS
+        for row in db.execute("SELECT * FROM audit_events ORDER BY seq").fetchall():
+            event = {f: row[f] for f in EVENT_FIELDS}
+            digest = event_hash(row["seq"], event, prev, key)
+            db.execute("UPDATE audit_events SET prev_hash = ?, hash = ? WHERE seq = ?", (prev, digest, row["seq"]))
+            prev = digest
+        for statement in TRIGGERS.values():
+            db.execute(statement)
+    finally:
+        db.close()
+
+
+def test_an_intact_ledger_verifies_and_its_files_are_private(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    make_ledger(data)
+    result = verify(data)
+    assert result.returncode == 0, result.stderr
+    assert "audit log intact: 12 events" in result.stdout
+    assert (data / "checkpoints").stat().st_mode & 0o777 == 0o700
+    assert (data / "checkpoints" / CHECKPOINT_FILE).stat().st_mode & 0o777 == 0o600
+
+
+def test_an_edit_with_the_hashes_recomputed_as_before_is_caught(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    make_ledger(data)
+    tamper(data, "nothing happened here", keyed=False)  # the attack of the issue: unkeyed SHA-256 recomputed
+    result = verify(data)
+    assert result.returncode == 1
+    assert "event 1: event edited" in result.stderr  # without the key no hash is right
+
+
+def test_an_edit_re_chained_with_the_key_is_caught_by_the_checkpoint(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    make_ledger(data)
+    tamper(data, "nothing happened here", keyed=True)  # the key stolen from the data folder
+    result = verify(data)
+    assert result.returncode == 1
+    assert "event 12: the event at the checkpoint is not the one signed" in result.stderr
+
+
+def test_a_truncated_tail_is_caught_without_the_mirror(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    make_ledger(data)
+    tamper(data, keyed=True, drop_after=9)
+    mirror = data / "audit.jsonl"
+    kept = [line for line in mirror.read_text().splitlines() if json.loads(line)["seq"] <= 9]
+    mirror.write_text("\n".join(kept) + "\n")  # the attacker trims the mirror too
+    result = verify(data)
+    assert result.returncode == 1
+    assert "events 10-12 and on are gone (truncated)" in result.stderr
+
+
+def test_checkpoints_rewritten_too_are_caught_with_the_logs_copy(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    make_ledger(data)
+    shipped = (data / "checkpoints" / CHECKPOINT_FILE).read_text().splitlines()[-1]  # the log's copy, elsewhere
+    tamper(data, "nothing happened here", keyed=True)
+    (data / "checkpoints" / CHECKPOINT_FILE).unlink()  # the attacker removes the local checkpoints
+    make_ledger(data, events=0)  # a start and a stop sign the forged head
+    assert verify(data).returncode == 0  # nothing local can tell any more
+    result = verify(data, "--checkpoint", shipped)
+    assert result.returncode == 1
+    assert "the event at the checkpoint is not the one signed" in result.stderr
+    forged = json.dumps({**json.loads(shipped), "hash": "0" * 64})
+    result = verify(data, "--checkpoint", forged)
+    assert "the checkpoint's signature is wrong" in result.stderr
+
+
+def test_the_server_starts_critical_on_dropped_triggers_and_a_chain_that_disagrees(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    make_ledger(data)
+    db = sqlite3.connect(data / "memwarden.db", isolation_level=None)
+    db.execute("DROP TRIGGER audit_no_delete")
+    db.close()
+    with running_warden(local_settings(data)) as url:
+        health = httpx.get(f"{url}/warden/health").json()
+        events = httpx.get(f"{url}/warden/v1/audit", params={"action": "audit_tamper"}).json()["events"]
+    assert health["status"] == "critical"
+    assert health["audit"]["alarms"] == ["the append-only trigger audit_no_delete was missing (recreated)"]
+    assert len(events) == 1
+    assert events[0]["actor"] == "memwarden"
+    db = sqlite3.connect(data / "memwarden.db")
+    names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    db.close()
+    assert set(TRIGGERS) <= names  # put back: appends are protected again
+
+    other = tmp_path / "other"
+    make_ledger(other)
+    tamper(other, "nothing happened here", keyed=True)
+    with running_warden(local_settings(other)) as url:
+        health = httpx.get(f"{url}/warden/health").json()
+    assert health["status"] == "critical"
+    assert any("not the one signed" in alarm for alarm in health["audit"]["alarms"])
+    with running_warden(local_settings(other)) as url:  # a checkpoint written since does not bless it
+        assert httpx.get(f"{url}/warden/health").json()["status"] == "critical"
+
+
+def test_a_ledger_from_before_the_keyed_chain_keeps_verifying(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    make_ledger(data, events=5)
+    # As an older memwarden left it: plain hashes, no keyed start, no checkpoints.
+    tamper(data, keyed=False)
+    db = sqlite3.connect(data / "memwarden.db", isolation_level=None)
+    db.execute("DELETE FROM audit_meta")
+    db.close()
+    (data / "checkpoints" / CHECKPOINT_FILE).unlink()
+    make_ledger(data, events=3)  # opened by this memwarden: keyed from event 6 on
+    result = verify(data)
+    assert result.returncode == 0, result.stderr
+    assert "audit log intact: 8 events" in result.stdout
+    db = sqlite3.connect(data / "memwarden.db")
+    assert db.execute("SELECT value FROM audit_meta WHERE name = 'keyed_from'").fetchone()[0] == "6"
+    db.close()
