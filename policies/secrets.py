@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import math
 import re
+import urllib.parse
 from collections import Counter
 from dataclasses import dataclass
 
@@ -33,73 +34,250 @@ class SecretPattern:
     kind: str
     pattern: re.Pattern[str]
     group: int = 0  # the part of the match that is the secret
+    # Words (casefolded) of which every match holds one: a text with none skips the pattern, which
+    # is cheaper than letting ``re`` try it at every position.
+    needs: tuple[str, ...] = ()
 
 
-def _p(kind: str, regex: str, group: int = 0, flags: int = 0) -> SecretPattern:
-    return SecretPattern(kind, re.compile(regex, flags), group)
+def _p(kind: str, regex: str, group: int = 0, flags: int = 0, needs: tuple[str, ...] = ()) -> SecretPattern:
+    return SecretPattern(kind, re.compile(regex, flags), group, needs)
 
 
-_VALUE = r"([^\s'\"`,;，；。]{6,})"
+# A value must hold a letter or a digit: "密码：请找运维同事当面获取" tells where, it does not disclose.
+_VALUE = r"((?=[^\s'\"`,;，；。]*[A-Za-z0-9])[^\s'\"`,;，；。]{6,})"
 # After "is"/"是" a value must look like one (letters and digits): "password is stored in 1Password"
 # describes, it does not disclose.
 _STRICT_VALUE = r"((?=[^\s'\"`,;，；。]*\d)(?=[^\s'\"`,;，；。]*[A-Za-z])[^\s'\"`,;，；。]{6,})"
+# A key's value (not a password's): letters and digits, or long — "MAX_TOKEN=128000" and
+# "secret: false" are settings; it ends at "&" (the next parameter of a URL's query).
+_KEY_VALUE = r"((?=[^\s'\"`,;，；。&]*\d)(?=[^\s'\"`,;，；。&]*[A-Za-z])[^\s'\"`,;，；。&]{6,}|[^\s'\"`,;，；。&]{20,})"
+# A random value written right after a credential's name, with no "=" or "is": "auth token
+# 8a0c1f…", "AppSecret 09a3…". Letters and digits, 16+: "token bucket", "secret sauce" are words.
+_RANDOM = r"((?=[\w\-.+/=]*\d)(?=[\w\-.+/=]*[A-Za-z])[\w\-.+/=]{16,})"
+# Names start after a non-alphanumeric: env and config names hold them ("MINIO_ROOT_PASSWORD=",
+# "DD_API_KEY="), words do not ("1Password", "bypass").
+_START = r"(?<![A-Za-z0-9])"
+# Between a name and its value: a closing quote (JSON, YAML), a note in brackets ("secret
+# (base32) ="), "is"/"为"/"是", the sign, an opening quote.
+_ASSIGN = r"[\"']?(?:\s*\([^()\n]{0,24}\))?\s*(?:is|为|是)?\s*[:：=]\s*[\"']?"
+# "… for the staging box", "… of our NAS": what a credential belongs to, between name and value.
+_OWNER = r"(?:\s+(?:for|of|to|on|at|in)\s+(?:the\s+|my\s+|our\s+|this\s+)?[\w.@'-]+(?:\s+[\w.@'-]+){0,3})?"
+_LOGIN_WORDS = r"(?:password|passwd|passphrase|passcode|pwd|pw|pass|密码|口令)"
+_CREDENTIAL_NAMES = (
+    r"(?:api[_\-\s]?key|apikey|access[_\-\s]?key(?:[_\-\s]?secret)?|secret[_\-\s]?access[_\-\s]?key"
+    r"|secret(?:[_\-\s]?key)?|(?:app|client|consumer|shared|signing|webhook|jwt)[_\-\s]?secret"
+    r"|(?:auth|access|refresh|session|bot|api)[_\-\s]?token|token|bearer"
+    r"|(?:private|signing|encryption|master|license)[_\-\s]?key|密钥|秘钥|私钥|令牌)"
+)
 # A password said in words: "the wifi password for the office is Tr0ub4dor", "login pass is
 # hunter2", "the passphrase was 'sunshine'". A bare "pass" needs a word that makes it a login's
 # ("the mountain pass is 2300m" is not one).
 _SPOKEN = (
     r"(?i)(?:\b(?:password|passwd|passphrase|passcode|pwd)|\b(?:login|wifi|wi-fi|admin|root|account|user|ssh|vpn"
-    r"|e?mail|server|router|sudo|db|database)\s+(?:pass|pw)\b)(?:\s+(?:for|of|to)\s+(?:the\s+|my\s+|our\s+)?"
-    r"[\w.@-]+(?:\s+[\w.@-]+)?)?\s+(?:is|was|are|=)\s+(?:now\s+)?"
+    r"|\w*mail|server|router|sudo|db|database)\s+(?:pass|pw)\b)" + _OWNER + r"\s+(?:is|was|are|=)\s+(?:now\s+)?"
 )
+# "changed the password to …", "set the VPN password to …": a new password given.
+_SET_TO = (
+    r"(?i)(?:\bset\s+(?:the\s+|my\s+|our\s+|his\s+|her\s+)?(?:[\w-]+\s+){0,2}(?:password|passphrase|passcode|PIN)"
+    r"|\b(?:password|passphrase|passcode)\s+(?:was\s+|is\s+|has\s+been\s+)?(?:changed|reset|updated|set))\s+to\s+"
+)
+_B32_GROUPS = r"((?=[A-Za-z ]*[2-7])(?:[A-Za-z2-7]{4} ?){4,}[A-Za-z2-7]*)"
+_CODES = r"((?=[\w \-]*\d)(?:[A-Za-z0-9]{4,10}(?:-[A-Za-z0-9]{4,10})?[\s,;，、]+){2,}[A-Za-z0-9]{4,10}(?:-[A-Za-z0-9]{4,10})?)"
 SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     _p(
         "private_key",
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)",
+        needs=("private key",),
     ),
-    _p("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}"),
-    _p("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
-    _p("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+    _p("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", needs=("sk-ant-",)),
+    _p("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", needs=("sk-",)),
+    _p(
+        "github_token",
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
+        needs=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
     # Written whole or split into groups ("AKIA IOSF ODNN 7EXA MPLE"); a split one needs a digit.
-    _p("aws_access_key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)(?:[ \-]?[0-9A-Z]){16}\b"),
-    _p("memwarden_key", r"\bmwk_[0-9a-f]{12}_[A-Za-z0-9_\-]{20,}"),
-    _p("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
-    _p("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
-    _p("stripe_key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
-    _p("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-    _p("connection_string", r"\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/@]+:([^\s@/]{3,})@[^\s/]+", group=1),
+    _p(
+        "aws_access_key",
+        r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)(?:[ \-]?[0-9A-Z]){16}\b",
+        needs=("akia", "asia", "agpa", "aida", "aroa"),
+    ),
+    _p("memwarden_key", r"\bmwk_[0-9a-f]{12}_[A-Za-z0-9_\-]{20,}", needs=("mwk_",)),
+    _p("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b", needs=("aiza",)),
+    _p("slack_token", r"\bx(?:ox[abposr]|app)-[A-Za-z0-9\-]{10,}", needs=("xox", "xapp-")),
+    # Secret and restricted keys; a publishable key (pk_) is public by design.
+    _p(
+        "stripe_key",
+        r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|\bwhsec_[A-Za-z0-9]{24,}",
+        needs=("sk_", "rk_", "whsec_"),
+    ),
+    # Vendors' documented token shapes, by their fixed prefix: the prefix is the vendor's promise
+    # that the rest is a credential (GitLab, Hugging Face, Replicate, Groq, Shopify, DigitalOcean,
+    # Supabase, New Relic, Postman, Grafana, Vault, npm, PyPI, Linear, Figma, Doppler, Mailgun,
+    # SendGrid, Atlassian, Notion, Databricks, Perplexity, xAI, LangSmith, Sentry, Square, Age, Google
+    # OAuth, Firebase, Mapbox, Terraform Cloud, Airtable, Twilio, Telegram and Discord bots).
+    _p(
+        "vendor_token",
+        r"\b(?:gl(?:pat|dt|rt|ptt|cbt|soat)-[\w\-]{20,}|hf_[A-Za-z]{30,}|r8_[A-Za-z0-9]{30,}|gsk_[A-Za-z0-9]{40,}"
+        r"|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|do[opr]_v1_[a-f0-9]{64}|sbp_[a-f0-9]{40}|NRAK-[A-Z0-9]{27}"
+        r"|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}"
+        r"|hv[sb]\.[\w\-]{24,}|npm_[A-Za-z0-9]{36}|pypi-AgEIcHlwaS5vcmc[\w\-]{50,}|lin_api_[A-Za-z0-9]{40}"
+        r"|figd_[\w\-]{40}|dp\.(?:st|pt|ct|sa|scim|audit)\.(?:[\w\-]{2,35}\.)?[A-Za-z0-9]{40,}|key-[0-9a-f]{32}"
+        r"|SG\.[\w\-]{22}\.[\w\-]{43}|ATATT3[\w\-=]{50,}|secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,}"
+        r"|dapi[a-f0-9]{32}|pplx-[A-Za-z0-9]{40,}|xai-[A-Za-z0-9]{60,}|lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}"
+        r"|sntr[ysu]_[\w=+/]{40,}|sq0(?:atp|csp)-[\w\-]{22,}|AGE-SECRET-KEY-1[0-9A-Z]{58}|ya29\.[\w\-]{24,}"
+        r"|AAAA[\w\-]{7}:APA91b[\w\-]{100,}|sk\.eyJ[\w\-]{21,}\.[\w\-]{20,}|[A-Za-z0-9]{14}\.atlasv1\.[\w\-]{60,}"
+        r"|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}|SK[0-9a-f]{32}|\d{8,10}:AA[\w\-]{33}"
+        r"|[MNO][A-Za-z\d]{23,25}\.[\w\-]{6}\.[\w\-]{27,38})\b",
+    ),
+    # Chinese clouds' access key ids and secrets: Tencent (AKID), Alibaba (LTAI), Volcengine
+    # (AKLT), Baidu (ALTAK, bce-v3), JD Cloud (JDC_), DingTalk's signing secret (SEC + 64 hex).
+    _p(
+        "cloud_key",
+        r"\b(?:AKID[A-Za-z0-9]{32}|LTAI[A-Za-z0-9]{12,20}|AKLT[\w\-]{30,}|ALTAK-[A-Za-z0-9]{20,}"
+        r"|bce-v3/ALTAK-[\w/\-]{20,}|JDC_[A-F0-9]{28}|SEC[a-f0-9]{64})\b",
+        needs=("akid", "ltai", "aklt", "altak", "jdc_", "sec"),
+    ),
+    _p(
+        "azure_key",
+        r"(?i)\b(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{40,}={0,2})",
+        group=1,
+        needs=("accountkey=", "sharedaccesskey="),
+    ),
+    _p("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", needs=("eyj",)),
+    # The user may be empty ("redis://:pw@host").
+    _p("connection_string", r"\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/@]*:([^\s@/]{3,})@[^\s/]+", group=1, needs=("://",)),
+    _p("connection_string", r"\bjdbc:oracle:[a-z]+:[^\s/@:]+/([^\s@/]{3,})@", group=1, needs=("jdbc:oracle:",)),
+    # TOTP seeds: an otpauth:// URI's secret, or a base32 key named as a 2FA/MFA/TOTP key or seed.
+    _p("totp_seed", r"(?i)\botpauth://[th]otp/[^\s?]*\?\S*?secret=([A-Z2-7]{16,})", group=1, needs=("otpauth://",)),
+    _p(
+        "totp_seed",
+        r"(?i)\b(?:2fa|mfa|totp|otp|authenticator|two[\- ]factor)\s+(?:setup\s+|secret\s+|seed\s+)?(?:key|secret|seed)"
+        + _OWNER
+        + r"\s*(?:\([^()\n]{0,24}\))?\s*(?:is|was|[:：=])\s*"
+        + _B32_GROUPS,
+        group=1,
+        needs=("2fa", "mfa", "otp", "authenticator", "two"),
+    ),
+    # A webhook's address is its credential: Slack's, and any ".../hook(s)/..." or
+    # ".../webhook(s)/..." path ending in a random token (Discord, Feishu/Lark, Zapier, …).
+    _p(
+        "webhook_url",
+        r"\bhttps?://(?:hooks\.slack\.com/(?:services|workflows|triggers)/[\w/]{20,}"
+        r"|[^\s/?#]+/(?:[^\s?#]*/)?(?:web)?hooks?/(?:[^\s?#]*/)?(?=[\w\-]*\d)(?=[\w\-]*[A-Za-z])[\w\-]{20,})",
+        needs=("hook",),
+    ),
+    # A credential in a URL's query ("?access_token=…", "&sig=…", "?key=…").
+    _p(
+        "url_credential",
+        r"(?i)[?&](?:access_token|auth_token|token|api_?key|apikey|key|secret|client_secret|sig|signature|auth)="
+        r"((?=[\w\-.~%+/=]*\d)(?=[\w\-.~%+/=]*[A-Za-z])[\w\-.~%+/=]{16,})",
+        group=1,
+        needs=("=",),
+    ),
     _p(
         "password",
-        r"(?i)(?:\bpassword|\bpasswd|\bpwd|\bpass|密码|口令)\s*(?:is|为|是)?\s*[:：=]\s*" + _VALUE,
+        r"(?i)" + _START + _LOGIN_WORDS + _ASSIGN + _VALUE,
         group=1,
+        needs=("pass", "pw", "密码", "口令"),
     ),
     _p(
         "password",
         r"(?i)(?:\bpassword|\bpasswd|密码|口令)\s*(?:is|为|是)\s*" + _STRICT_VALUE,
         group=1,
+        needs=("pass", "密码", "口令"),
     ),
-    _p("password", _SPOKEN + _STRICT_VALUE, group=1),
-    _p("password", _SPOKEN + r"[\"'“‘]([^\"'”’\s]{4,64})[\"'”’]", group=1),
-    _p("pin", r"\b(?:PIN|[Pp]in code|PIN code|PIN number)\s*(?:is|was|:|=|是|为)\s*(\d{4,8})\b", group=1),
-    _p("password", r"(?:密码|口令)\s*(?:是|为)\s*(\d{6,})", group=1),
+    _p("password", _SPOKEN + _STRICT_VALUE, group=1, needs=("pass", "pw")),
+    _p("password", _SPOKEN + r"[\"'“‘]([^\"'”’\s]{4,64})[\"'”’]", group=1, needs=("pass", "pw")),
+    _p("password", _SET_TO + r"[\"'“‘]?" + _STRICT_VALUE, group=1, needs=("pass", "pin")),
+    _p(
+        "pin",
+        r"\b(?:PIN|[Pp]in code|PIN code|PIN number)" + _OWNER + r"\s*(?:is|was|:|=|是|为)\s*(\d(?:[\s\-]?\d){3,7})\b",
+        group=1,
+        needs=("pin",),
+    ),
+    # Codes that open something: "the alarm disarm code is 5590", "door code: 4821".
+    _p(
+        "pin",
+        r"(?i)\b(?:door|gate|alarm|disarm|safe|keypad|lock|garage|entry|building)\s+code\s*(?:is|was|:|=)\s*(\d{4,8})\b",
+        group=1,
+        needs=("code",),
+    ),
+    # Digits after 密码/口令/验证码 (with or without 是/为/：): "取款密码 604218", "验证码是 482913".
+    # Not a length ("密码 12 位" has too few digits; "6 位" follows no name).
+    _p(
+        "password",
+        r"(?:密码|口令|验证码|校验码|动态码)\s*(?:是|为|[:：])?\s*(\d{4,8})(?![\d位个次年天])",
+        group=1,
+        needs=("码", "口令"),
+    ),
+    _p("bearer_header", r"(?i)\bAuthorization:\s*Bearer\s+([A-Za-z0-9_\-\.=]{16,})", group=1, needs=("authorization",)),
+    _p("basic_auth", r"(?i)\bAuthorization:\s*Basic\s+([A-Za-z0-9+/]{8,}={0,2})", group=1, needs=("authorization",)),
     _p(
         "credential",
-        r"(?i)(?:\b(?:api[_\-\s]?key|access[_\-\s]?key|secret(?:[_\-\s]?key)?|auth[_\-\s]?token|token|bearer)"
-        r"|密钥|令牌)\s*(?:is|为|是)?\s*[:：=]\s*" + _VALUE,
+        r"(?i)" + _START + _CREDENTIAL_NAMES + _ASSIGN + _KEY_VALUE,
         group=1,
+        needs=("key", "secret", "token", "bearer", "密钥", "秘钥", "私钥", "令牌"),
     ),
     _p(
         "credential",
         r"(?i)(?:\b(?:api[_\-\s]?key|secret|token)|密钥|令牌)\s*(?:is|为|是)\s*" + _STRICT_VALUE,
         group=1,
+        needs=("key", "secret", "token", "密钥", "令牌"),
     ),
-    _p("bearer_header", r"(?i)\bAuthorization:\s*Bearer\s+([A-Za-z0-9_\-\.=]{16,})", group=1),
+    _p(
+        "credential",
+        r"(?i)" + _START + _CREDENTIAL_NAMES + _OWNER + r"\s*(?:is|was|为|是|[:：=—–→-])?\s*[\"'“]?" + _RANDOM,
+        group=1,
+        needs=("key", "secret", "token", "bearer", "密钥", "秘钥", "私钥", "令牌"),
+    ),
+    # Session cookies: the value is a logged-in session ("sessionid=…", "PHPSESSID=…",
+    # "connect.sid=…", "SESSDATA=…", any cookie on a "Cookie:" line).
+    _p(
+        "session_cookie",
+        r"(?i)(?<![\w.\-])(?:[\w\-]*sess(?:ion)?(?:[_.\-]?id)?|[\w\-]*\.sid|sid|sessdata|\.aspxauth"
+        r"|remember_[\w]*token)=((?=[^\s;,&]*\d)(?=[^\s;,&]*[A-Za-z])[^\s;,&]{16,})",
+        group=1,
+        needs=("sess", "sid=", "aspxauth", "token"),
+    ),
+    _p(
+        "session_cookie",
+        r"(?im)^\s*(?:set-)?cookie:\s*(?:[^\n]*?[;\s])?[\w.\-]+=((?=[^\s;]*\d)(?=[^\s;]*[A-Za-z])[^\s;,]{20,})",
+        group=1,
+        needs=("cookie",),
+    ),
+    # Recovery (backup) codes: a list of codes after their name.
+    _p(
+        "recovery_codes",
+        r"(?i)\b(?:recovery|backup|scratch|emergency)\s+codes?" + _OWNER + r"\s*(?:are|is|[:：=—–-])+\s*" + _CODES,
+        group=1,
+        needs=("code",),
+    ),
+    _p("recovery_codes", r"(?:恢复码|备用码|救援码|备份码)\s*(?:是|为|[:：])\s*" + _CODES, group=1, needs=("码",)),
 )
 
 _PLACEHOLDER = re.compile(
-    r"^(?:\*+|x+|\.+|<[^>]*>|\$\{?[A-Za-z_]+\}?|%[A-Za-z_]+%|changeme|redacted|\[redacted.*)$", re.I
+    r"^(?:\*+|x+|\.+|<[^>]*>|\$\{?[A-Za-z_]+\}?|%[A-Za-z_]+%|changeme|redacted|\[redacted.*"
+    r"|(?:your|insert|enter|replace)[_\-]\w*|\w*[_\-]here)$",
+    re.I,
 )
+# Masked or elided anywhere in the value: "ghp_XXXXXXXXXXXX", "sk-…", "AKIA****", "${{ secrets.X }}".
+_MASKED = re.compile(r"\*{3,}|[xX]{6,}|•{3,}|…|\.{3}|\[redacted|\$\{", re.I)
 _TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{24,}={0,2}")
 _HEX_OR_UUID = re.compile(r"^(?:[0-9a-fA-F]+|[0-9a-fA-F\-]{36})$")
+# Random by design and public: Stripe's object ids and publishable keys, integrity digests.
+_PUBLIC_ID = re.compile(
+    r"^(?:(?:cus|pi|ch|pm|py|tok|seti|sub|si|in|ii|price|prod|evt|txn|re|po|acct|src|card|ba|btok|cs_live|cs_test"
+    r"|pk_live|pk_test)_|sha(?:1|256|384|512)-)"
+)
+# Where random text is public: PEM public keys and certificates, SSH public keys, digests, a
+# URL's path (document, file and video ids; the webhooks whose path is secret have their detector).
+_PUBLIC_SPANS = re.compile(
+    r"-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE)(?: BLOCK)?-----[\s\S]*?-----END[^\n]*?-----"
+    r"|\b(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\S+|sk-ssh-\S+)\s+AAAA[A-Za-z0-9+/=]+"
+    r"|\bsha(?:1|256|384|512)[:\-][A-Za-z0-9+/=]+"
+    r"|\bhttps?://(?:[^\s/?#@]*@)?([^\s/?#@]+/[^\s?#]*)"
+)
 
 
 def shannon_entropy(text: str) -> float:
@@ -108,16 +286,28 @@ def shannon_entropy(text: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in counts.values())
 
 
+def _public_spans(text: str) -> list[tuple[int, int]]:
+    """Where random-looking text is public by design (see ``_PUBLIC_SPANS``)."""
+    return [m.span(1) if m.group(1) else m.span() for m in _PUBLIC_SPANS.finditer(text)]
+
+
+def _inside(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
+    return any(s <= start and end <= e for s, e in spans)
+
+
 def _high_entropy(text: str) -> list[SecretFinding]:
     """Long random-looking tokens with letters and digits mixed: keys with no known prefix."""
     found = []
+    public: list[tuple[int, int]] | None = None
     for m in _TOKEN.finditer(text):
         token = m.group(0)
-        if _HEX_OR_UUID.match(token):
-            continue  # hashes, commit ids and UUIDs are identifiers, not credentials
+        if _HEX_OR_UUID.match(token) or _PUBLIC_ID.match(token):
+            continue  # hashes, commit ids, UUIDs and public object ids are identifiers, not credentials
         classes = sum(bool(re.search(p, token)) for p in (r"[a-z]", r"[A-Z]", r"[0-9]"))
         if classes == 3 and shannon_entropy(token) >= 4.2 and _decoded_text(token) is None:
-            found.append(SecretFinding("high_entropy", m.start(), m.end()))
+            public = _public_spans(text) if public is None else public
+            if not _inside(m.start(), m.end(), public):
+                found.append(SecretFinding("high_entropy", m.start(), m.end()))
     return found
 
 
@@ -156,33 +346,87 @@ def _split_tokens(text: str) -> list[SecretFinding]:
         if len(joined) < 20 or odd < 0.7 * len(groups):
             continue
         classes = sum(bool(re.search(p, joined)) for p in (r"[a-z]", r"[A-Z]", r"[0-9]"))
-        if classes == 3 and shannon_entropy(joined) >= 4.0:
+        if classes == 3 and shannon_entropy(joined) >= 4.0 and not _inside(m.start(), m.end(), _public_spans(text)):
             found.append(SecretFinding("split_key", m.start(), m.end()))
     return found
 
 
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/_\-]{16,}={0,2}(?![A-Za-z0-9+/=_\-])")
+# "user:password" (what HTTP Basic encodes): a name, a colon, a value with letters and digits.
+_USER_PASS = re.compile(r"^(?=.{18})[\w.@+\-]{2,64}:(?=\S*\d)(?=\S*[A-Za-z])\S{6,}$")
 
 
 def _encoded(text: str) -> list[SecretFinding]:
-    """Base64 (standard or URL-safe) that decodes to text holding a secret: an encoded key."""
+    """Base64 (standard or URL-safe) that decodes to text holding a secret, or to a
+    "user:password" pair: an encoded key or login."""
     found = []
     for m in _BASE64.finditer(text):
         decoded = _decoded_text(m.group(0))
-        if decoded is not None and find_secrets(decoded, decode=False):
+        if decoded is not None and (_USER_PASS.match(decoded) or find_secrets(decoded, decode=False)):
             found.append(SecretFinding("encoded_secret", m.start(), m.end()))
     return found
 
 
+_PERCENT = re.compile(r"(?<!\S)\S*%[0-9A-Fa-f]{2}\S*")
+
+
+def _url_encoded(text: str) -> list[SecretFinding]:
+    """Percent-encoded text ("token%3D…%26user%3Dops") that holds a secret once decoded: the
+    assignment's "=" and ":" are hidden from the other detectors until then."""
+    found: list[SecretFinding] = []
+    if "%" not in text:
+        return found
+    for m in _PERCENT.finditer(text):
+        decoded = urllib.parse.unquote(m.group(0))
+        if decoded != m.group(0) and find_secrets(decoded, decode=False):
+            found.append(SecretFinding("encoded_secret", m.start(), m.end()))
+    return found
+
+
+# A key cut into quoted pieces joined with "+" ("'ghp_UnUy…' + 'xOFO…'"), or spelled out one
+# character at a time ("A K I A M K U Q …"): the pieces are joined and scanned again.
+_CONCAT = re.compile(r"""['"][^'"\s]{1,100}['"](?:\s*\+\s*['"][^'"\s]{1,100}['"])+""")
+_PIECE = re.compile(r"""['"]([^'"\s]*)['"]""")
+_SPELLED = re.compile(r"(?<![\w-])[A-Za-z0-9][ \-][A-Za-z0-9][ \-](?:[A-Za-z0-9][ \-]){10,}[A-Za-z0-9](?![\w-])")
+
+
+def _joined(text: str) -> list[SecretFinding]:
+    found = []
+    for m in _CONCAT.finditer(text) if "+" in text else ():
+        if find_secrets("".join(_PIECE.findall(m.group(0))), decode=False):
+            found.append(SecretFinding("split_key", m.start(), m.end()))
+    for m in _SPELLED.finditer(text):
+        if find_secrets(re.sub(r"[ \-]", "", m.group(0)), decode=False):
+            found.append(SecretFinding("split_key", m.start(), m.end()))
+    return found
+
+
 # Every detector above needs one of these (casefolded) or a long token: most texts have neither,
-# and one search rules them out.
+# and one search rules them out. A vendor's prefix needs no word here when the token after it is
+# 24+ characters of the long token's alphabet (``_PREFILTER_TOKEN`` finds it); the short ones
+# (LTAI…, a Chinese cloud's) are listed.
 _PREFILTER_WORDS = compile_fast(
-    r"private key|sk-|sk_|rk_|pk_|mwk_|pin|pw|gh[pousr]_|github_pat_|akia|asia|agpa|aida|aroa|aiza|xox|eyj|://|pass|pwd|密码|口令|"
-    r"key|secret|token|bearer|密钥|令牌|authorization"
+    r"private key|sk-|sk_|rk_|pk_|mwk_|pin|pw|gh[pousr]_|github_pat_|akia|asia|agpa|aida|aroa|aiza|xox|eyj|://|"
+    r"pass|pwd|密码|口令|key|secret|token|bearer|密钥|秘钥|私钥|令牌|authorization|jdbc:|ltai|seed|"
+    r"sess[a-z_.\-]*=|sid=|aspxauth|cookie:|[?&](?:sig|signature|auth)="
 )
 _PREFILTER_TOKEN = re.compile(r"[a-z0-9+/_\-]{24}")
 # A key split into groups: three groups of letters and digits mixed, among at most five.
 _PREFILTER_GROUPS = re.compile(r"(?:(?=[a-z]{0,7}\d)(?=\d{0,7}[a-z])[a-z\d]{3,8}[ \-](?:[a-z\d]{3,8}[ \-])?){3}")
+# Each of those groups has a letter beside a digit: one cheap search (it starts at a digit) rules
+# most texts out before the groups' own, which tries every position.
+_PREFILTER_LETTER_DIGIT = re.compile(r"\d(?:(?<=[a-z]\d)|[a-z])")
+# A key spelled out a character at a time (what ``_SPELLED`` needs: 13 characters).
+_PREFILTER_SPELLED = re.compile(r"(?<![a-z0-9])[a-z0-9][ \-][a-z0-9][ \-][a-z0-9][ \-](?:[a-z0-9][ \-]){9}")
+# Codes that open something or stand in for a password ("door code", "recovery codes", "验证码",
+# "恢复码"): looked for only when "code" or "码" is there ("VS Code", "代码" are not them).
+_PREFILTER_CODES = re.compile(
+    r"(?:door|gate|alarm|disarm|safe|keypad|lock|garage|entry|building|recovery|backup|scratch|emergency)\s+code"
+)
+_PREFILTER_MA = re.compile(r"[证验态复用援份]码")
+# Percent-encoding and quoted pieces joined with "+": looked for only when "%" or "+" is there.
+_PREFILTER_PERCENT = re.compile(r"%[0-9a-f]{2}")
+_PREFILTER_CONCAT = re.compile(r"""['"]\s*\+\s*['"]""")
 
 
 def may_hold_secrets(folded: str) -> bool:
@@ -190,7 +434,12 @@ def may_hold_secrets(folded: str) -> bool:
     return (
         _PREFILTER_WORDS.search(folded) is not None
         or _PREFILTER_TOKEN.search(folded) is not None
-        or _PREFILTER_GROUPS.search(folded) is not None
+        or (_PREFILTER_LETTER_DIGIT.search(folded) is not None and _PREFILTER_GROUPS.search(folded) is not None)
+        or _PREFILTER_SPELLED.search(folded) is not None
+        or ("code" in folded and _PREFILTER_CODES.search(folded) is not None)
+        or ("码" in folded and _PREFILTER_MA.search(folded) is not None)
+        or ("%" in folded and _PREFILTER_PERCENT.search(folded) is not None)
+        or ("+" in folded and _PREFILTER_CONCAT.search(folded) is not None)
     )
 
 
@@ -206,13 +455,18 @@ def find_secrets(
     ``folded`` is ``text`` casefolded (whitespace collapsed is fine), if the caller has it.
     ``random_tokens``: also long random-looking tokens, whole or split into groups — off for ids
     (a document id may be random by design); ``decode``: also base64 that decodes to a secret."""
-    if not extra and not may_hold_secrets(text.casefold() if folded is None else folded):
+    folded = text.casefold() if folded is None else folded
+    if not extra and not may_hold_secrets(folded):
         return []
     spans: list[SecretFinding] = []
     for detector in (*SECRET_PATTERNS, *extra):
+        if detector.needs and not any(word in folded for word in detector.needs):
+            continue
         for m in detector.pattern.finditer(text):
             value = m.group(detector.group)
             if detector.group and _PLACEHOLDER.match(value):
+                continue
+            if detector.kind != "private_key" and _MASKED.search(value):
                 continue
             if detector.kind == "aws_access_key" and not _aws_whole_or_digits(value):
                 continue
@@ -222,6 +476,8 @@ def find_secrets(
         spans.extend(_split_tokens(text))
     if decode:
         spans.extend(_encoded(text))
+        spans.extend(_url_encoded(text))
+        spans.extend(_joined(text))
     spans.sort(key=lambda f: (f.start, -(f.end - f.start)))
     merged: list[SecretFinding] = []
     for span in spans:
