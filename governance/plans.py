@@ -39,7 +39,8 @@ def check_operations(db: Connection, bank: str, operations: Any) -> tuple[list[d
     planned, problems, seen = [], [], set()
     for n, op in enumerate(operations):
         where = f"operations[{n}]"
-        if not isinstance(op, dict) or op.get("op") not in OPS or not isinstance(op.get("memory_id"), str):
+        kind = op.get("op") if isinstance(op, dict) else None
+        if not isinstance(kind, str) or kind not in OPS or not isinstance(op.get("memory_id"), str):  # "op": [] too
             problems.append(f"{where}: expected {{op: {'|'.join(OPS)}, memory_id: string}}")
             continue
         memory_id = op["memory_id"]

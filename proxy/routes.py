@@ -40,6 +40,7 @@ from memwarden.fronts.hindsight.passthrough import forward
 from memwarden.fronts.hindsight.recall import governed_list, governed_recall, governed_tags
 from memwarden.fronts.hindsight.retain import governed_retain
 from memwarden.fronts.hindsight.writes import document_patch, files_retain, mcp
+from memwarden.fronts.openapi import openapi_document
 from memwarden.governance.state import AppState
 from memwarden.policies.ids import bank_id_problem, id_secret_problem
 
@@ -143,6 +144,7 @@ def build_routes() -> list[BaseRoute]:
     wbank = f"{w}/banks/{{bank_id}}"
     return [
         route("/warden/health", "warden_health", warden_health, auth.open_route, get),
+        route("/warden/openapi.json", "warden_openapi", openapi_document, auth.open_route, get),
         route("/warden/metrics", "warden_metrics", warden_metrics, admin, get),
         route(f"{w}/keys", "list_keys", list_keys, admin, get),
         route(f"{w}/keys", "create_key", create_key, admin, post),

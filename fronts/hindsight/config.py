@@ -13,6 +13,7 @@ Config changes and destructive operations on one bank are serialized (one lock p
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -363,10 +364,15 @@ async def bank_profile(state: AppState, scope: Scope, receive: Receive, send: Se
         await send_json(send, exc.status, {"detail": exc.detail})
         return
     request_id = request_id_of(scope)
-    async with state.bank_locks(bank):
+    # The bank's lock is held from the snapshot to the end of the verification, which runs in the
+    # background and releases it: taken again there, a config change waiting for the lock could get
+    # it first and then wait for this change's gate, which only that verification ends (a deadlock).
+    lock = state.bank_locks(bank)
+    await lock.acquire()
+    verifying = False
+    try:
         # Governed writes to the bank wait from here to the verification (which ends the change).
         await state.gates.begin_change(bank)
-        verifying = False
         try:
             snap = await snapshot_or_fail(state, scope, send, bank, "bank_profile", "nothing was changed")
             if snap is None:
@@ -378,20 +384,25 @@ async def bank_profile(state: AppState, scope: Scope, receive: Receive, send: Se
                 await set_outcome(state.ledger, snap, "failed", {"backend_status": status})
                 return
             # The client has its answer; verification (and a rollback, should one be needed) runs
-            # in the background under the bank's lock, and the audit log tells its outcome.
-            state.spawn(_verify_profile_change(state, snap, request_id))
+            # in the background, still under the bank's lock, and the audit log tells its outcome.
+            state.spawn(_verify_profile_change(state, snap, request_id, lock))
             verifying = True
         finally:
             if not verifying:
                 await state.gates.end_change(bank)
+    finally:
+        if not verifying:
+            lock.release()
 
 
-async def _verify_profile_change(state: AppState, snap: Snapshot, request_id: str) -> None:
+async def _verify_profile_change(state: AppState, snap: Snapshot, request_id: str, lock: asyncio.Lock) -> None:
+    """The background half of a bank profile change: ``lock`` (the bank's, taken by the request)
+    is released here, with the change's gate."""
     try:
-        async with state.bank_locks(snap.bank):
-            repair = await verify_and_repair(state, snap, request_id)
+        repair = await verify_and_repair(state, snap, request_id)
     finally:
         await state.gates.end_change(snap.bank)
+        lock.release()
     if repair.outcome in ("unverified", "rollback_incomplete"):
         log.warning("profile_change_unverified", bank=snap.bank, outcome=repair.outcome, error=repair.error)
 

@@ -4,7 +4,8 @@ memwarden's proxy talks to this app exactly as it talks to a Hindsight server (i
 ``httpx.ASGITransport``), so governance, the config guard and the pass-through work unchanged.
 Shapes, status codes and error bodies are Hindsight's (checked against the real server by
 ``tests/test_interop_local.py``). Routes of Hindsight that need an LLM or are not built here
-(reflect, mental models, entities, graph, file uploads …) answer ``501`` saying so.
+(reflect, mental models, entities, graph, file uploads …) answer ``501`` saying so; a path it serves,
+asked with another method, ``405`` as Hindsight does.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import Match, Route
 
 from memwarden.backends.hindsight_json import recalled_json
 from memwarden.fronts.asgi import BodyError, dumps, is_json_type, not_json_detail, parse_json_async, validation_detail
@@ -225,8 +226,22 @@ def create_local_app(store: LocalStore) -> Starlette:
         route(f"{bank}/tags", tags, ["GET"]),
         route(f"{bank}/stats", stats, ["GET"]),
         route(f"{bank}/operations/{{operation_id}}", operation, ["GET"]),
-        route("/v1/{rest:path}", not_here, ["GET", "POST", "PUT", "PATCH", "DELETE"]),
     ]
+
+    async def not_here(store: LocalStore, request: Request) -> Any:
+        """A path the store serves with another method is Hindsight's 405 (FastAPI's words); any
+        other path under /v1 is one the store does not build: 501."""
+        allowed = {m for r in routes if r.matches(request.scope)[0] == Match.PARTIAL for m in r.methods or ()}
+        if allowed:
+            headers = {"Allow": ", ".join(sorted(allowed))}
+            return Response(dumps({"detail": "Method Not Allowed"}), 405, headers, media_type="application/json")
+        raise StoreError(
+            501,
+            f"{request.method} {request.url.path} is not available in memwarden's self-hosted mode "
+            "(it needs an LLM or is not built yet); run memwarden in front of Hindsight for it",
+        )
+
+    routes.append(route("/v1/{rest:path}", not_here, ["GET", "POST", "PUT", "PATCH", "DELETE"]))
     return Starlette(routes=routes)
 
 
@@ -236,14 +251,6 @@ async def health(store: LocalStore, request: Request) -> Any:
 
 async def version(store: LocalStore, request: Request) -> Any:
     return {"api_version": API_VERSION, "features": FEATURES}
-
-
-async def not_here(store: LocalStore, request: Request) -> Any:
-    raise StoreError(
-        501,
-        f"{request.method} {request.url.path} is not available in memwarden's self-hosted mode "
-        "(it needs an LLM or is not built yet); run memwarden in front of Hindsight for it",
-    )
 
 
 async def list_banks(store: LocalStore, request: Request) -> Any:
