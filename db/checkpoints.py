@@ -162,15 +162,69 @@ def against_all(db: sqlite3.Connection, found: list[Checkpoint], *, key: bytes, 
     return list(dict.fromkeys(problems))
 
 
-def keyed_start(db: sqlite3.Connection) -> int:
-    """Where the keyed chain starts (``audit_meta``), set to the next event the first time a ledger
-    is opened by a memwarden that keys its chain. Call inside a write transaction."""
-    row = db.execute("SELECT value FROM audit_meta WHERE name = 'keyed_from'").fetchone()
-    if row is not None:
-        return int(row[0])
+@dataclass(frozen=True)
+class ChainMeta:
+    """What the ledger itself says about its chain (``audit_meta``): where the keyed part starts and
+    the last checkpoint written, sealed with the audit key — an edit (to pass a re-chain off as an
+    older, unkeyed one; to hide deleted checkpoints) breaks the seal."""
+
+    keyed_from: int
+    checkpoint_seq: int
+    sealed: bool  # the seal matches
+
+
+def _seal(key: bytes, keyed_from: int, checkpoint_seq: int) -> str:
+    return hmac.new(key, f"audit-meta\x00{keyed_from}\x00{checkpoint_seq}".encode(), hashlib.sha256).hexdigest()
+
+
+def read_meta(db: sqlite3.Connection, key: bytes | None) -> ChainMeta | None:
+    """The ledger's chain facts (None: a ledger from before the keyed chain)."""
+    try:
+        rows = dict(db.execute("SELECT name, value FROM audit_meta").fetchall())
+    except sqlite3.OperationalError:
+        return None
+    if "keyed_from" not in rows:
+        return None
+    keyed_from, checkpoint_seq = int(rows["keyed_from"]), int(rows.get("checkpoint_seq", "0"))
+    sealed = key is not None and hmac.compare_digest(rows.get("seal", ""), _seal(key, keyed_from, checkpoint_seq))
+    return ChainMeta(keyed_from, checkpoint_seq, sealed)
+
+
+def write_meta(db: sqlite3.Connection, key: bytes, keyed_from: int, checkpoint_seq: int) -> None:
+    """Record (and seal) the chain facts. Call inside a write transaction."""
+    for name, value in (
+        ("keyed_from", str(keyed_from)),
+        ("checkpoint_seq", str(checkpoint_seq)),
+        ("seal", _seal(key, keyed_from, checkpoint_seq)),
+    ):
+        db.execute("INSERT OR REPLACE INTO audit_meta (name, value) VALUES (?, ?)", (name, value))
+
+
+def keyed_start(db: sqlite3.Connection, key: bytes) -> ChainMeta:
+    """The chain facts, set the first time a ledger is opened by a memwarden that keys its chain
+    (keyed from the next event). Call inside a write transaction."""
+    meta = read_meta(db, key)
+    if meta is not None:
+        return meta
     start = last_seq(db) + 1
-    db.execute("INSERT INTO audit_meta (name, value) VALUES ('keyed_from', ?)", (str(start),))
-    return start
+    write_meta(db, key, start, 0)
+    return ChainMeta(start, 0, True)
+
+
+def meta_problems(meta: ChainMeta | None, found: list[Checkpoint], end: int) -> list[ChainProblem]:
+    """What the ledger's sealed facts say against the checkpoint folder: an edited seal, or
+    checkpoints the ledger wrote that the folder no longer holds (deleted with the events after)."""
+    if meta is None:
+        return []
+    if not meta.sealed:
+        return [ChainProblem(meta.keyed_from, "the chain's facts (audit_meta) were edited: their seal does not match")]
+    newest = found[-1].seq if found else 0
+    if meta.checkpoint_seq > newest:
+        said = (
+            f"the ledger wrote a checkpoint at event {meta.checkpoint_seq}; the checkpoint folder's last is at {newest}"
+        )
+        return [ChainProblem(min(newest + 1, end + 1), f"checkpoints are missing ({said})")]
+    return []
 
 
 def missing_triggers(db: sqlite3.Connection) -> list[str]:
@@ -184,14 +238,21 @@ def missing_triggers(db: sqlite3.Connection) -> list[str]:
 
 
 class Checkpointer:
-    """Writes a checkpoint after ``every`` new events or ``interval`` seconds with new events,
-    whichever comes first, and when asked (at start and at close)."""
+    """Writes a checkpoint after ``every`` new events, when asked by the timer (``interval`` seconds,
+    :meth:`memwarden.db.database.Database.checkpoint_due`), and at start and at close; records each
+    in the ledger's sealed facts. A checkpoint that cannot be written (the folder's storage gone)
+    does not fail the write that set it off: it is logged, ``failing`` says why (health:
+    degraded), and the next one tries again."""
 
-    def __init__(self, folder: Path, key: bytes, *, keyed_from: int, every: int, interval: float) -> None:
+    def __init__(
+        self, folder: Path, key: bytes, *, keyed_from: int, every: int, interval: float, db: sqlite3.Connection
+    ) -> None:
         self.folder, self.key, self.keyed_from = folder, key, keyed_from
         self.every, self.interval = every, interval
+        self.db = db
         self.seq = 0
         self.at = time.monotonic()
+        self.failing: str | None = None
 
     def after_commit(self, seq: int, head: str) -> Checkpoint | None:
         if seq <= self.seq or (seq - self.seq < self.every and time.monotonic() - self.at < self.interval):
@@ -202,9 +263,27 @@ class Checkpointer:
         if seq <= self.seq or seq == 0:
             return None
         checkpoint = sign(self.key, seq=seq, head=head, keyed_from=self.keyed_from)
-        append(self.folder, checkpoint)
+        try:
+            append(self.folder, checkpoint)
+        except OSError as exc:
+            self.failing = f"cannot write an audit checkpoint in {self.folder}: {exc}"
+            log.error("audit_checkpoint_failed", folder=str(self.folder), error=str(exc))
+            self.at = time.monotonic()
+            return None
+        self.failing = None
         log.info("audit_checkpoint", **checkpoint.as_json())
         self.seq, self.at = seq, time.monotonic()
+        in_transaction = self.db.in_transaction
+        if not in_transaction:
+            self.db.execute("BEGIN IMMEDIATE")
+        try:
+            write_meta(self.db, self.key, self.keyed_from, seq)
+            if not in_transaction:
+                self.db.execute("COMMIT")
+        except BaseException:
+            if not in_transaction:
+                self.db.execute("ROLLBACK")
+            raise
         return checkpoint
 
 
@@ -214,15 +293,14 @@ def verify_all(
     """The whole chain checked (keyed where it is), then against the folder's last checkpoint and
     ``given`` (one copied from the log). Empty: intact."""
     key = audit_key(installation_key) if installation_key else None
-    try:
-        row = db.execute("SELECT value FROM audit_meta WHERE name = 'keyed_from'").fetchone()
-    except sqlite3.OperationalError:  # a ledger from before the keyed chain
-        row = None
-    keyed_from = int(row[0]) if row is not None else None
+    meta = read_meta(db, key)
+    keyed_from = meta.keyed_from if meta is not None else None
     problems = verify_chain(all_event_rows(db), key=key, keyed_from=keyed_from)
     if key is None and keyed_from is not None and keyed_from <= last_seq(db):
         problems.append(ChainProblem(keyed_from, "the installation key is missing: the keyed chain cannot be checked"))
     if key is not None and keyed_from is not None:
-        found = every(folder) + ([given] if given is not None else [])
+        found = every(folder)
+        problems.extend(meta_problems(meta, found, last_seq(db)))
+        found += [given] if given is not None else []
         problems.extend(against_all(db, found, key=key, keyed_from=keyed_from))
     return list(dict.fromkeys(problems))  # the same problem found twice (two checkpoints) said once

@@ -25,14 +25,23 @@ from typing import Any, TypeVar
 
 import structlog
 
-from memwarden.db.audit import AuditEvent, LedgerConnection, append_events, audit_key, collecting, event_from_row
-from memwarden.db.checkpoints import Checkpointer, against_all, keyed_start, missing_triggers
+from memwarden.db.audit import (
+    AuditEvent,
+    LedgerConnection,
+    append_events,
+    audit_key,
+    collecting,
+    event_from_row,
+    last_seq,
+)
+from memwarden.db.checkpoints import Checkpointer, against_all, keyed_start, meta_problems, missing_triggers
 from memwarden.db.checkpoints import every as every_checkpoint
 from memwarden.db.installation import KeyFileError, installation_key
 from memwarden.db.migrations import LEDGER_MIGRATIONS, Migration, migrate
 
 READER_MMAP_BYTES = 1 << 30  # address space only: SQLite maps no more than the file
 READER_CACHE_KIB = 16 * 1024
+START_CHECKPOINTS = 64  # checkpoints checked at start (the newest); `audit verify` checks every one
 
 T = TypeVar("T")
 log = structlog.get_logger("memwarden.audit")
@@ -138,22 +147,27 @@ class Database:
         key = audit_key(self.installation_key)
         db.execute("BEGIN IMMEDIATE")
         try:
-            keyed_from = keyed_start(db)
+            meta = keyed_start(db, key)
             missing = missing_triggers(db)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
+        keyed_from = meta.keyed_from
         db.audit_key, db.keyed_from = key, keyed_from
         alarms = [f"the append-only trigger {name} was missing (recreated)" for name in missing]
         found = every_checkpoint(self.checkpoint_dir)
-        alarms += [f"event {p.seq}: {p.problem}" for p in against_all(db, found, key=key, keyed_from=keyed_from)]
+        problems = meta_problems(meta, found, last_seq(db))
+        # The newest checkpoints at start (each an indexed look-up; ``audit verify`` checks them all).
+        problems += against_all(db, found[-START_CHECKPOINTS:], key=key, keyed_from=keyed_from)
+        alarms += [f"event {p.seq}: {p.problem}" for p in problems]
         self.checkpoints = Checkpointer(
             self.checkpoint_dir,
             key,
             keyed_from=keyed_from,
             every=self._checkpoint_every,
             interval=self._checkpoint_interval,
+            db=db,
         )
         if found and not alarms:
             self.checkpoints.seq = found[-1].seq
@@ -171,6 +185,26 @@ class Database:
         head = db.execute("SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1").fetchone()
         if head is not None and self.checkpoints is not None:
             self.checkpoints.write(int(head[0]), str(head[1]))
+
+    async def checkpoint_due(self) -> None:
+        """A checkpoint of the head if events came since the last one (the timer's: a burst followed
+        by quiet is signed within ``checkpoint_interval``, not at the next write)."""
+
+        def run() -> None:
+            if self._write_db is not None:
+                self._checkpoint_head(self._write_db)
+
+        await asyncio.get_running_loop().run_in_executor(self._writer, run)
+
+    def add_alarms(self, alarms: list[str]) -> None:
+        """Alarms found after the start (the full verify in the background): kept, audited, logged."""
+        self.alarms = [*self.alarms, *alarms]
+        log.error("audit_tampered", alarms=alarms)
+        self.write_sync(
+            lambda tx: append_events(
+                tx, [AuditEvent("audit_tamper", actor="memwarden", source="audit", reason="; ".join(alarms)[:4000])]
+            )
+        )
 
     def _resync_mirror(self, db: sqlite3.Connection) -> None:
         """Append to audit.jsonl whatever the database has beyond it (a crash between the two)."""

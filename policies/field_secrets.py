@@ -28,10 +28,18 @@ Loc = tuple[str | int, ...]
 ID_NAMES = frozenset({"document_id", "operation_id", "id", "tags", "document_tags", "request_id", "bank_id"})
 _ID_KEY = re.compile(r"(?i)(?:^|[_\-.])(?:id|ids|uuid|guid|hash|sha\d*|digest|etag|checksum)$")
 _CREDENTIAL_KEY = re.compile(
-    r"(?i)(?:^|[_\-.\s])(?:password|passwd|passphrase|pwd|secret|secret[_\-]?key|api[_\-]?key|access[_\-]?key"
+    r"(?i)(?:^|[_\-.\s])(?:password|passwd|passphrase|secret|secret[_\-]?key|api[_\-]?key|access[_\-]?key"
     r"|private[_\-]?key|client[_\-]?secret|auth[_\-]?token|access[_\-]?token|refresh[_\-]?token|token"
     r"|credentials?|cookie)$"
 )
+# Names that say "token" or "secret" without holding one: pagination cursors, counts, flags.
+_NOT_CREDENTIAL_KEY = re.compile(
+    r"(?i)(?:^|[_\-.])(?:next|page|sync|continuation|cursor|max|min|num|total|prompt|completion|input|output)"
+    r"[_\-.]?tokens?$|^(?:is|has)[_\-]"
+)
+# A value a credential's name holds when it holds one: 8+ characters, one word, with a digit or 16+
+# long, not a path or a URL ("cookie": "accepted", "credentials": "provided by ops" are not).
+_CREDENTIAL_VALUE = re.compile(r"^(?![/~.])(?!.*://)(?:(?=\S*\d)\S{8,}|\S{16,})$")
 _PLACEHOLDER = re.compile(
     r"^(?:|\*+|x+|\.+|-+|<[^>]*>|\$\{?[A-Za-z_]+\}?|%[A-Za-z_]+%|changeme|redacted|none|null|n/?a|\[redacted.*)$",
     re.I,
@@ -88,7 +96,14 @@ def _walk(value: Any, loc: Loc, name: str | int | None, skip: Callable[[Loc], bo
             if kind is not None:  # the key itself: named masked, in the answer and the log
                 yield FieldSecret((*loc, "[REDACTED]"), kind)
                 continue
-            if _CREDENTIAL_KEY.search(key_text) and isinstance(item, str) and not _PLACEHOLDER.match(item.strip()):
+            if (
+                isinstance(item, str)
+                and _CREDENTIAL_KEY.search(key_text)
+                and not _NOT_CREDENTIAL_KEY.search(key_text)
+                and _CREDENTIAL_VALUE.match(item.strip())
+                and not _PLACEHOLDER.match(item.strip())
+                and not item.strip().isdigit()
+            ):
                 yield FieldSecret((*loc, key_text), "credential_field")
                 continue
             yield from _walk(item, (*loc, key_text), key_text, skip)
@@ -129,13 +144,20 @@ def _redact(value: Any) -> tuple[Any, bool]:
         changed = False
         out: dict[str, Any] = {}
         for key, item in value.items():
-            out[key], one = _redact(item)
-            changed = changed or one
+            name, named = _redact(str(key))  # a secret used as a key (a strategy's name) masked too
+            out[name], one = _redact(item)
+            changed = changed or one or named
         return out, changed
     if isinstance(value, list):
         items = [_redact(item) for item in value]
         return [item for item, _ in items], any(one for _, one in items)
     return value, False
+
+
+def masked(text: str) -> str:
+    """``text`` with its secrets masked (a reason, a note: free text an operator writes)."""
+    found = find_secrets(text)
+    return mask(text, found) if found else text
 
 
 def locations(found: Sequence[FieldSecret]) -> str:

@@ -88,8 +88,9 @@ def name_problem(name: object) -> str | None:
         return "a key needs a name (what it is for: an agent, a team, a job)"
     if len(name) > MAX_NAME:
         return f"a key's name has at most {MAX_NAME} characters"
-    if bank_id_problem(name) is not None:
-        return "a key's name must not contain control or bidirectional-text characters"
+    problem = bank_id_problem(name)
+    if problem is not None:
+        return "a key's name " + problem.removeprefix("Bank id ")
     return None
 
 

@@ -227,7 +227,14 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     ),
     _p(
         "credential",
-        r"(?i)" + _START + _CREDENTIAL_NAMES + _OWNER + r"\s*(?:is|was|为|是|[:：=—–→-])?\s*[\"'“]?" + _RANDOM,
+        # The name a whole word ("tokenizer/BPETokenizer2024" is not "token" and a value).
+        r"(?i)"
+        + _START
+        + _CREDENTIAL_NAMES
+        + r"(?![A-Za-z0-9])"
+        + _OWNER
+        + r"\s*(?:is|was|为|是|[:：=—–→-])?\s*[\"'“]?"
+        + _RANDOM,
         group=1,
         needs=("key", "secret", "token", "bearer", "密钥", "秘钥", "私钥", "令牌"),
     ),
@@ -268,7 +275,9 @@ _HEX_OR_UUID = re.compile(r"^(?:[0-9a-fA-F]+|[0-9a-fA-F\-]{36})$")
 # Random by design and public: Stripe's object ids and publishable keys, integrity digests.
 _PUBLIC_ID = re.compile(
     r"^(?:(?:cus|pi|ch|pm|py|tok|seti|sub|si|in|ii|price|prod|evt|txn|re|po|acct|src|card|ba|btok|cs_live|cs_test"
-    r"|pk_live|pk_test)_|sha(?:1|256|384|512)-)"
+    r"|pk_live|pk_test"
+    # Agent platforms' object ids (threads, runs, messages, tool calls, files …): public handles.
+    r"|thread|run|msg|call|toolu|asst|file|batch|resp|step|vs|req)_|(?:chatcmpl|file|org)-|sha(?:1|256|384|512)-)"
 )
 # Where random text is public: PEM public keys and certificates, SSH public keys, digests, a
 # URL's path (document, file and video ids; the webhooks whose path is secret have their detector).
@@ -301,14 +310,32 @@ def _high_entropy(text: str) -> list[SecretFinding]:
     public: list[tuple[int, int]] | None = None
     for m in _TOKEN.finditer(text):
         token = m.group(0)
-        if _HEX_OR_UUID.match(token) or _PUBLIC_ID.match(token):
-            continue  # hashes, commit ids, UUIDs and public object ids are identifiers, not credentials
+        if _HEX_OR_UUID.match(token) or _PUBLIC_ID.match(token) or _path_or_slug(token):
+            continue  # hashes, commit ids, UUIDs, public object ids, paths and slugs: not credentials
         classes = sum(bool(re.search(p, token)) for p in (r"[a-z]", r"[A-Z]", r"[0-9]"))
         if classes == 3 and shannon_entropy(token) >= 4.2 and _decoded_text(token) is None:
             public = _public_spans(text) if public is None else public
             if not _inside(m.start(), m.end(), public):
                 found.append(SecretFinding("high_entropy", m.start(), m.end()))
     return found
+
+
+_WORD = re.compile(r"^(?:[A-Za-z][a-z]+|[A-Z]+|\d+)$")
+
+
+def _path_or_slug(token: str) -> bool:
+    """A path (``/Users/alice/src/BPETokenizer2024v3Final``, ``feature/JIRA-1234-fixLogin``) whose
+    parts are none of them random alone, or a slug of words (``-Users-alice-Projects-MyApp2024``):
+    names people and tools make, not keys. Base64 (a ``+``, or ``=`` padding) is not a path."""
+    if "/" in token and "+" not in token and not token.endswith("="):
+        return not any(_random(part) for part in token.split("/") if len(part) >= 24)
+    parts = [p for p in token.split("-") if p]
+    return len(parts) >= 3 and sum(bool(_WORD.match(p)) for p in parts) >= 0.6 * len(parts)
+
+
+def _random(token: str) -> bool:
+    classes = sum(bool(re.search(p, token)) for p in (r"[a-z]", r"[A-Z]", r"[0-9]"))
+    return classes == 3 and shannon_entropy(token) >= 4.2 and not _path_or_slug(token)
 
 
 def _decoded_text(token: str) -> str | None:

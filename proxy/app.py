@@ -122,6 +122,27 @@ def classifier_embedder(settings: Settings, local: LocalStore | None) -> Embedde
         return None
 
 
+async def _checkpoint_timer(ledger: Database, interval: float) -> None:
+    """The audit chain's head signed within ``interval`` seconds of new events, writes or not."""
+    while True:
+        await asyncio.sleep(interval)
+        await ledger.checkpoint_due()
+
+
+async def _verify_in_background(ledger: Database) -> None:
+    """The whole chain re-hashed once after the start (the start itself checks the checkpoints and
+    the tail only): an edit before the last checkpoint that was not re-chained raises the alarm too."""
+    from memwarden.db.checkpoints import verify_all
+
+    found = await ledger.read(
+        lambda db: verify_all(db, installation_key=ledger.installation_key, folder=ledger.checkpoint_dir)
+    )
+    fresh = [f"event {p.seq}: {p.problem}" for p in found]
+    fresh = [alarm for alarm in fresh if alarm not in ledger.alarms]
+    if fresh:
+        await asyncio.get_running_loop().run_in_executor(None, ledger.add_alarms, fresh)
+
+
 async def _internal_error(request: Request, exc: Exception) -> Response:
     log.error("unhandled_error", path=request.url.path, exc_info=exc)
     return JSONResponse({"detail": "Internal server error in memwarden"}, status_code=500)
@@ -210,6 +231,10 @@ def create_app(
         else:
             log.info("started", backend=backend.kind, url=backend.base_url)
         job = asyncio.get_running_loop().create_task(retention.scheduled(state)) if settings.retention.enabled else None
+        checkpoints = asyncio.get_running_loop().create_task(
+            _checkpoint_timer(opened, settings.audit.checkpoint_interval)
+        )
+        state.spawn(_verify_in_background(opened))
         try:
             yield
         finally:
@@ -219,6 +244,8 @@ def create_app(
             def left() -> float:
                 return max(0.0, deadline - time.monotonic())
 
+            checkpoints.cancel()
+            await asyncio.gather(checkpoints, return_exceptions=True)
             if job is not None:
                 job.cancel()
                 await asyncio.gather(job, return_exceptions=True)

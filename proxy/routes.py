@@ -79,7 +79,12 @@ class Endpoint:
                 return
             info["bank_id"] = bank_id
         for name, value in scope.get("path_params", {}).items():  # document, operation, memory … ids
-            problem = id_secret_problem(name, value) if name.endswith("_id") and name != "bank_id" else None
+            if name == "path":  # the pass-through: any segment of the backend's path is an id of its own
+                problem = id_secret_problem("A path segment", value)
+            elif name.endswith("_id") and name != "bank_id":
+                problem = id_secret_problem(name, value)
+            else:
+                problem = None
             if problem is not None:
                 await send_json(send, 400, {"detail": problem})
                 return

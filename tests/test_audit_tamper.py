@@ -8,14 +8,17 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
 
 from memwarden.db.audit import EVENT_FIELDS, GENESIS, TRIGGERS, AuditEvent, append_events, audit_key, event_hash
 from memwarden.db.checkpoints import CHECKPOINT_FILE
+from memwarden.db.checkpoints import last as checkpoints_last
 from memwarden.db.database import Database
 from memwarden.db.installation import KEY_FILE
+from memwarden.settings import Settings
 from tests.conftest import running_warden
 from tests.servers import MAIN
 from tests.test_local_store import local_settings
@@ -166,3 +169,96 @@ def test_a_ledger_from_before_the_keyed_chain_keeps_verifying(tmp_path: Path) ->
     db = sqlite3.connect(data / "memwarden.db")
     assert db.execute("SELECT value FROM audit_meta WHERE name = 'keyed_from'").fetchone()[0] == "6"
     db.close()
+
+
+# -- found by a review: each reproduced first ----------------------------------------------------
+
+
+def _rechain_plain_with_meta(data: Path, keyed_from: str) -> None:
+    db = sqlite3.connect(data / "memwarden.db", isolation_level=None)
+    db.row_factory = sqlite3.Row
+    try:
+        db.execute("DROP TRIGGER audit_no_update")
+        db.execute("DROP TRIGGER audit_no_delete")
+        db.execute("UPDATE audit_meta SET value = ? WHERE name = 'keyed_from'", (keyed_from,))
+        db.execute("UPDATE audit_events SET reason = 'forged without the key' WHERE seq = 5")
+        prev = GENESIS
+        for row in db.execute("SELECT * FROM audit_events ORDER BY seq").fetchall():
+            digest = event_hash(row["seq"], {f: row[f] for f in EVENT_FIELDS}, prev, None)
+            db.execute("UPDATE audit_events SET prev_hash = ?, hash = ? WHERE seq = ?", (prev, digest, row["seq"]))
+            prev = digest
+        for statement in TRIGGERS.values():
+            db.execute(statement)
+    finally:
+        db.close()
+
+
+def test_passing_a_forgery_off_as_an_unkeyed_chain_is_caught_without_the_checkpoints(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    make_ledger(data)
+    _rechain_plain_with_meta(data, "1000000000")  # "keyed from a billion": every event plain, no key needed
+    (data / "checkpoints" / CHECKPOINT_FILE).unlink()
+    (data / "audit.jsonl").unlink()
+    result = verify(data)
+    assert result.returncode == 1
+    assert "the chain's facts (audit_meta) were edited" in result.stderr
+    ledger = Database.open(data)
+    try:
+        assert any("were edited" in alarm for alarm in ledger.alarms)
+    finally:
+        ledger.close()
+
+
+def test_checkpoints_deleted_with_the_tail_are_caught(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    make_ledger(data)
+    db = sqlite3.connect(data / "memwarden.db", isolation_level=None)
+    db.execute("DROP TRIGGER audit_no_delete")
+    db.execute("DELETE FROM audit_events WHERE seq > 6")
+    db.execute(TRIGGERS["audit_no_delete"])
+    db.close()
+    (data / "checkpoints" / CHECKPOINT_FILE).unlink()
+    mirror = data / "audit.jsonl"
+    mirror.write_text("".join(mirror.read_text().splitlines(keepends=True)[:6]))
+    result = verify(data)
+    assert result.returncode == 1
+    assert "checkpoints are missing (the ledger wrote a checkpoint at event 12" in result.stderr
+    ledger = Database.open(data)
+    try:
+        assert any("checkpoints are missing" in alarm for alarm in ledger.alarms)
+    finally:
+        ledger.close()
+
+
+def _audit_settings(data: Path, **audit: object) -> Settings:
+    settings = local_settings(data)
+    return settings.model_copy(update={"audit": settings.audit.model_copy(update=audit)})
+
+
+def test_a_burst_then_quiet_is_signed_by_the_timer(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with running_warden(_audit_settings(data, checkpoint_interval=0.3)) as url:
+        for i in range(3):
+            fact = {"items": [{"content": f"The rack in room {i} holds 4 servers."}]}
+            assert httpx.post(f"{url}/v1/default/banks/ops/memories", json=fact).status_code == 200
+        head = httpx.get(f"{url}/warden/v1/audit").json()["last_seq"]
+        deadline = time.monotonic() + 5
+        while (last := checkpoints_last(data / "checkpoints")) is None or last.seq < head:
+            assert time.monotonic() < deadline, "no checkpoint of the head while the server was quiet"
+            time.sleep(0.1)
+
+
+def test_a_checkpoint_that_cannot_be_written_does_not_fail_the_write(tmp_path: Path) -> None:
+    data, folder = tmp_path / "data", tmp_path / "elsewhere"
+    with running_warden(_audit_settings(data, checkpoint_dir=folder, checkpoint_every=1)) as url:
+        fact = {"items": [{"content": "The backup runs at 02:00 every night."}]}
+        assert httpx.post(f"{url}/v1/default/banks/ops/memories", json=fact).status_code == 200
+        (folder / CHECKPOINT_FILE).unlink()
+        (folder / CHECKPOINT_FILE).mkdir()  # the storage is gone
+        other = {"items": [{"content": "The staging database is PostgreSQL 16."}]}
+        assert httpx.post(f"{url}/v1/default/banks/ops/memories", json=other).status_code == 200
+        health = httpx.get(f"{url}/warden/health").json()
+        assert health["status"] == "degraded"
+        assert "cannot write an audit checkpoint" in health["audit"]["checkpoints"]
+        listed = httpx.get(f"{url}/v1/default/banks/ops/memories/list").json()["items"]
+        assert len(listed) == 2

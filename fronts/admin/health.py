@@ -18,7 +18,8 @@ async def warden_health(state: AppState, scope: Scope, receive: Receive, send: S
     outbox = await state.outbox.summary() if state.outbox is not None else None
     degraded = not backend.healthy or (outbox is not None and bool(outbox.full or outbox.dead_letters))
     alarms = state.ledger.alarms
-    status = "critical" if alarms else "degraded" if degraded else "ok"
+    failing = state.ledger.checkpoints.failing if state.ledger.checkpoints is not None else None
+    status = "critical" if alarms else "degraded" if degraded or failing else "ok"
     await send_json(
         send,
         200,
@@ -37,6 +38,6 @@ async def warden_health(state: AppState, scope: Scope, receive: Receive, send: S
                 **backend.extra,
             },
             "outbox": outbox.as_json() if outbox is not None else None,
-            "audit": {"ok": not alarms, "alarms": alarms},
+            "audit": {"ok": not alarms and not failing, "alarms": alarms, "checkpoints": failing or "ok"},
         },
     )

@@ -17,6 +17,7 @@ from starlette.types import Receive, Scope, Send
 from memwarden.fronts.asgi import read_object, send_json
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
+from memwarden.policies.field_secrets import masked
 
 FIELDS = frozenset({"name", "read", "write", "admin", "expires_in_days"})
 
@@ -71,10 +72,11 @@ async def show_key(state: AppState, scope: Scope, receive: Receive, send: Send) 
 
 async def revoke_key(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     key_id: str = scope["path_params"]["key_id"]
-    reason = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"))).get("reason") or None
+    reason = dict(parse_qsl(scope.get("query_string", b"").decode("utf-8", "replace"))).get("reason") or None
     if reason is not None and len(reason) > 500:
         await send_json(send, 422, {"detail": "reason: at most 500 characters"})
         return
+    reason = masked(reason) if reason is not None else None
     try:
         revoked = await state.keys.revoke(key_id, reason=reason)
     except Refused as exc:

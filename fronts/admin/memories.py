@@ -35,6 +35,7 @@ from memwarden.governance.archive import (
 from memwarden.governance.curation import feedback
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
+from memwarden.policies.field_secrets import masked
 
 
 def _bad(loc: str, msg: str, value: Any) -> dict[str, Any]:
@@ -77,6 +78,8 @@ async def _body_object(scope: Scope, receive: Receive, send: Send) -> dict[str, 
             },
         )
         return None
+    if reason is not None:
+        payload["reason"] = masked(reason)  # an operator's words are stored and audited: no secret in clear
     return payload
 
 

@@ -31,6 +31,7 @@ from memwarden.governance.plans import (
     show,
 )
 from memwarden.governance.state import AppState
+from memwarden.policies.field_secrets import masked
 
 # -- routes -------------------------------------------------------------------------------------
 
@@ -53,6 +54,7 @@ async def plans_route(state: AppState, scope: Scope, receive: Receive, send: Sen
     if reason is not None and not isinstance(reason, str):
         await send_json(send, 422, {"detail": [{"type": "string_type", "loc": ["body", "reason"], "msg": "a string"}]})
         return
+    reason = masked(reason) if reason is not None else None  # stored and audited: no secret in clear
     operations = payload.get("operations")
     if payload.get("from") == "cleanup":
         from memwarden.governance.reports import cleanup_candidates

@@ -20,7 +20,7 @@ from starlette.types import Message, Receive, Scope, Send
 from memwarden.backends.base import BackendTimeout, BackendUnavailable, PassThrough
 from memwarden.backends.transport import Body, BodyBrokenError, RawResponse
 from memwarden.fronts.asgi import ClientGone, note_backend_status, read_body, send_json
-from memwarden.fronts.middleware import BodyTimeout, BodyTooLarge, request_id_of
+from memwarden.fronts.middleware import BodyTimeout, BodyTooLarge, masked_path, request_id_of
 
 log = structlog.get_logger("memwarden.passthrough")
 
@@ -152,14 +152,14 @@ async def forward(backend: PassThrough, scope: Scope, receive: Receive, send: Se
         note_backend_status(scope, "client_gone")
         return
     except BackendTimeout as exc:
-        log.warning("backend_timeout", target=target, cause=str(exc))
+        log.warning("backend_timeout", target=masked_path(target), cause=masked_path(str(exc)))
         note_backend_status(scope, "timeout")
-        await send_json(send, 504, {"detail": f"Backend timed out: {exc}"})
+        await send_json(send, 504, {"detail": f"Backend timed out: {masked_path(str(exc))}"})
         return
     except BackendUnavailable as exc:
-        log.warning("backend_unreachable", target=target, cause=str(exc))
+        log.warning("backend_unreachable", target=masked_path(target), cause=masked_path(str(exc)))
         note_backend_status(scope, "unreachable")
-        await send_json(send, 502, {"detail": f"Backend unavailable: {exc}"})
+        await send_json(send, 502, {"detail": f"Backend unavailable: {masked_path(str(exc))}"})
         return
     note_backend_status(scope, upstream.status_code)
     await relay(upstream, receive, send)

@@ -101,6 +101,11 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
     if got is None:
         return
     raw_body, payload = got
+    found = retain_secrets(payload) if isinstance(payload, dict) else []
+    if found:  # before the request model: its 422 would quote the value
+        log.warning("secret_in_fields", bank=bank, fields=locations(found))
+        await send_json(send, 422, {"detail": [f.detail() for f in found]})
+        return
     try:
         request = RetainRequest.model_validate(payload)
     except ValidationError as exc:
@@ -127,11 +132,6 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
             ]
             await send_json(send, 422, {"detail": too_many})
             return
-    found = retain_secrets(payload)  # outside the memory text: refused, whatever the mode
-    if found:
-        log.warning("secret_in_fields", bank=bank, fields=locations(found))
-        await send_json(send, 422, {"detail": [f.detail() for f in found]})
-        return
     batch = Batch(
         bank=bank,
         raw_items=payload["items"],
