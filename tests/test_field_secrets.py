@@ -5,11 +5,13 @@ send, and the whole data folder and the log searched for every one afterwards.""
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import secrets
 import sqlite3
 import string
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,9 +21,9 @@ import pytest
 
 from memwarden.policies.field_secrets import field_secrets, locations, redact_config, retain_secrets
 from memwarden.policies.normalize import content_hash
+from testing.loopback import free_port
 from testing.standin import running_standin
-from tests.conftest import make_settings, running_warden
-from tests.test_local_store import local_settings
+from tests.servers import spawn_memwarden, wait_memwarden
 
 
 def aws_key() -> str:
@@ -115,28 +117,61 @@ class Planted:
         return self.values[field]
 
 
+class Served:
+    """memwarden as a user runs it (its own process, its log on stderr as JSON lines)."""
+
+    def __init__(self, url: str, data: Path, proc: subprocess.Popen[str]) -> None:
+        self.url, self.data, self.proc = url, data, proc
+
+    def log(self) -> str:
+        """Stop it; everything it logged."""
+        self.proc.terminate()
+        _, err = self.proc.communicate(timeout=60)
+        return err
+
+
+ENV = {
+    "MEMWARDEN_LOCAL__EMBEDDER": "hashing",
+    "MEMWARDEN_LABELS__LEARNED": "off",
+    "MEMWARDEN_CONFIG_GUARD__SETTLE_INTERVAL": "0.05",
+    "MEMWARDEN_CONFIG_GUARD__MISSIONS__MODE": "off",
+    "MEMWARDEN_RETENTION__ENABLED": "false",
+    "MEMWARDEN_SERVER__LOG_FORMAT": "json",
+}
+
+
+@contextlib.contextmanager
+def serving(tmp_path: Path, data: Path, *upstream: str) -> Iterator[Served]:
+    port = free_port()
+    args = ["serve", "--port", str(port), "--data-dir", str(data), *(("--upstream", upstream[0]) if upstream else ())]
+    proc = spawn_memwarden(*args, cwd=tmp_path, env=ENV)
+    served = Served(f"http://127.0.0.1:{port}", data, proc)
+    try:
+        wait_memwarden(served.url, proc)
+        yield served
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=30)
+
+
 @pytest.fixture(params=["self-hosted", "in front of the stand-in"])
-def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Path]]:
+def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
     data = tmp_path / "data"
     if request.param == "self-hosted":
-        with running_warden(local_settings(data)) as url:
-            yield url, data
+        with serving(tmp_path, data) as served:
+            yield served
         return
-    with (
-        running_standin(tmp_path / "backend") as backend,
-        running_warden(make_settings(backend.url, data_dir=data)) as url,
-    ):
-        yield url, data
+    with running_standin(tmp_path / "backend") as backend, serving(tmp_path, data, backend.url) as served:
+        yield served
 
 
 def every_byte(folder: Path) -> bytes:
     return b"".join(p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file())
 
 
-def test_no_planted_secret_is_stored_logged_or_audited_in_clear(
-    server: tuple[str, Path], capfd: pytest.CaptureFixture[str]
-) -> None:
-    url, data = server
+def test_no_planted_secret_is_stored_logged_or_audited_in_clear(server: Served) -> None:
+    url, data = server.url, server.data
     plant = Planted()
     bank = f"{url}/v1/default/banks/ops"
     with httpx.Client(timeout=60) as http:
@@ -192,13 +227,14 @@ def test_no_planted_secret_is_stored_logged_or_audited_in_clear(
         shown = http.get(f"{bank}/config").json()
         assert "[REDACTED:aws_access_key]" in json.dumps(shown)
 
+    logged = server.log()
+    assert '"event": "secret_in_fields"' in logged  # the log was read: it holds the refusals, masked
     stored = every_byte(data)
-    logged = capfd.readouterr()
     for field, value in plant.values.items():
         assert value.encode() not in stored, f"the {field} secret is in the data folder"
         for encoded in (base64.b64encode(value.encode()).decode(),):
             assert encoded.encode() not in stored
-        assert value not in logged.out + logged.err, f"the {field} secret is in the log"
+        assert value not in logged, f"the {field} secret is in the log"
     db = sqlite3.connect(data / "memwarden.db")
     try:
         (after,) = db.execute("SELECT after FROM audit_events WHERE action = 'reject'").fetchone()
@@ -209,8 +245,8 @@ def test_no_planted_secret_is_stored_logged_or_audited_in_clear(
     assert stored_hash != hashlib.sha256(said.encode()).hexdigest()
 
 
-def test_a_document_retag_with_a_secret_is_refused(server: tuple[str, Path]) -> None:
-    url, data = server
+def test_a_document_retag_with_a_secret_is_refused(server: Served) -> None:
+    url, data = server.url, server.data
     key = aws_key()
     bank = f"{url}/v1/default/banks/ops"
     with httpx.Client(timeout=60) as http:
@@ -224,12 +260,10 @@ def test_a_document_retag_with_a_secret_is_refused(server: tuple[str, Path]) -> 
     assert key.encode() not in every_byte(data)
 
 
-def test_an_operators_words_and_config_keys_are_masked_too(
-    server: tuple[str, Path], capfd: pytest.CaptureFixture[str]
-) -> None:
+def test_an_operators_words_and_config_keys_are_masked_too(server: Served) -> None:
     """Found by a review: reasons (feedback, archive, restore, plans, key revocation) were stored in
     clear, and a secret used as a key inside a config value was neither masked nor reported."""
-    url, data = server
+    url, data = server.url, server.data
     plant = Planted()
     bank, warden = f"{url}/v1/default/banks/ops", f"{url}/warden/v1/banks/ops"
     with httpx.Client(timeout=60) as http:
@@ -258,25 +292,24 @@ def test_an_operators_words_and_config_keys_are_masked_too(
             assert r.headers["x-warden-redacted"] == "retain_strategies"
         passed = http.get(f"{bank}/memories/{plant('path segment')}", headers=_bearer(root))
         assert passed.status_code == 400
+    logged = server.log()
+    assert '"event": "request"' in logged
     stored = every_byte(data)
-    logged = capfd.readouterr()
     for field, value in plant.values.items():
         assert value.encode() not in stored, f"the {field} secret is in the data folder"
-        assert value not in logged.out + logged.err, f"the {field} secret is in the log"
+        assert value not in logged, f"the {field} secret is in the log"
 
 
 def _bearer(made: dict[str, Any]) -> dict[str, str]:
     return {"authorization": f"Bearer {made['token']}"}
 
 
-def test_an_unreachable_backend_is_logged_without_the_secret_in_its_url(
-    tmp_path: Path, capfd: pytest.CaptureFixture[str]
-) -> None:
+def test_an_unreachable_backend_is_logged_without_the_secret_in_its_url(tmp_path: Path) -> None:
     key = "ghp_" + "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(36))
-    with running_warden(make_settings("http://127.0.0.1:9", data_dir=tmp_path / "data")) as url:
-        r = httpx.get(f"{url}/v1/default/banks/ops/entities", params={"api_key": key}, timeout=30)
+    with serving(tmp_path, tmp_path / "data", "http://127.0.0.1:9") as served:
+        r = httpx.get(f"{served.url}/v1/default/banks/ops/entities", params={"api_key": key}, timeout=30)
+        logged = served.log()
     assert r.status_code == 502
     assert key not in r.text
-    logged = capfd.readouterr()
-    assert "backend_unreachable" in logged.out + logged.err
-    assert key not in logged.out + logged.err
+    assert '"event": "backend_unreachable"' in logged
+    assert key not in logged
