@@ -25,6 +25,9 @@ log = structlog.get_logger("memwarden.access")
 
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 _SANE_ID = re.compile(r"^[A-Za-z0-9._:@/+=-]{1,128}$")
+# What a path needs for a secret detector to match in it: a segment of 16+ characters, an
+# assignment, a colon, a space.
+_MAY_HIDE = re.compile(r"[^/]{16}|[=:\s]")
 
 
 class BodyTooLarge(Exception):
@@ -64,6 +67,8 @@ def request_id_of(scope: Scope) -> str:
 def masked_path(path: str) -> str:
     """The path as the log writes it: a secret in it (a document id, a bank id refused for holding
     one) masked."""
+    if not _MAY_HIDE.search(path):  # no long segment, no assignment, no space: nothing to mask
+        return path
     found = find_secrets(path, random_tokens=False)
     return mask(path, found) if found else path
 

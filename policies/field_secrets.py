@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memwarden.policies.secrets import find_secrets, mask
+from memwarden.policies.secrets import find_secrets, mask, may_hold_secrets
 
 Loc = tuple[str | int, ...]
 ID_NAMES = frozenset({"document_id", "operation_id", "id", "tags", "document_tags", "request_id", "bank_id"})
@@ -78,21 +78,41 @@ def secret_kind(text: str, *, identifier: bool = False) -> str | None:
 
 def field_secrets(value: Any, *, skip: Callable[[Loc], bool] = lambda loc: False) -> list[FieldSecret]:
     """Every secret in the strings of ``value`` (JSON: dicts, lists, strings), keys included, but
-    under the locations ``skip`` says to leave (the memory text)."""
-    return list(_walk(value, (), None, skip))
+    under the locations ``skip`` says to leave (the memory text). One prefilter over all the strings
+    first: a request whose fields hold nothing any detector could match (most) costs one scan."""
+    strings: list[str] = []
+    _collect(value, (), skip, strings)
+    scan = may_hold_secrets("\n".join(strings).casefold())
+    return list(_walk(value, (), None, skip, scan))
 
 
-def _walk(value: Any, loc: Loc, name: str | int | None, skip: Callable[[Loc], bool]) -> Iterator[FieldSecret]:
+def _collect(value: Any, loc: Loc, skip: Callable[[Loc], bool], out: list[str]) -> None:
     if skip(loc):
         return
     if isinstance(value, str):
-        kind = secret_kind(value, identifier=is_identifier(name))
+        out.append(value)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            out.append(str(key))
+            _collect(item, (*loc, str(key)), skip, out)
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            _collect(item, (*loc, i), skip, out)
+
+
+def _walk(
+    value: Any, loc: Loc, name: str | int | None, skip: Callable[[Loc], bool], scan: bool
+) -> Iterator[FieldSecret]:
+    if skip(loc):
+        return
+    if isinstance(value, str):
+        kind = secret_kind(value, identifier=is_identifier(name)) if scan else None
         if kind is not None:
             yield FieldSecret(loc, kind)
     elif isinstance(value, Mapping):
         for key, item in value.items():
             key_text = str(key)
-            kind = secret_kind(key_text, identifier=True)
+            kind = secret_kind(key_text, identifier=True) if scan else None
             if kind is not None:  # the key itself: named masked, in the answer and the log
                 yield FieldSecret((*loc, "[REDACTED]"), kind)
                 continue
@@ -106,10 +126,10 @@ def _walk(value: Any, loc: Loc, name: str | int | None, skip: Callable[[Loc], bo
             ):
                 yield FieldSecret((*loc, key_text), "credential_field")
                 continue
-            yield from _walk(item, (*loc, key_text), key_text, skip)
+            yield from _walk(item, (*loc, key_text), key_text, skip, scan)
     elif isinstance(value, list | tuple):
         for i, item in enumerate(value):
-            yield from _walk(item, (*loc, i), name, skip)
+            yield from _walk(item, (*loc, i), name, skip, scan)
 
 
 def retain_secrets(payload: Mapping[str, Any]) -> list[FieldSecret]:

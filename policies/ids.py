@@ -13,11 +13,13 @@ listed in clear).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from urllib.parse import unquote_to_bytes
 
 from memwarden.policies.secrets import find_secrets
 
+_PLAIN_ID = re.compile(r"^(?:[0-9a-fA-F-]{1,64}|[0-9A-HJKMNP-TV-Z]{26}|\d+)$")
 MAX_BYTES = 192  # Hindsight's own limit for a new bank's id
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
 
@@ -46,6 +48,8 @@ def bank_id_problem(bank: str, raw: str | None = None) -> str | None:
 def id_secret_problem(what: str, value: str) -> str | None:
     """Why ``value`` (an id: a bank's, a document's, a request's) cannot be used: it holds what looks
     like a secret — it would be stored, logged and listed in clear. None: it may be used."""
+    if _PLAIN_ID.match(value):  # hex, a UUID, a ULID, digits: what ids usually are, and no secret's shape
+        return None
     found = find_secrets(value, random_tokens=False)
     if found:
         return f"{what} holds what looks like a secret ({found[0].kind}); ids are stored and logged in clear"

@@ -18,8 +18,7 @@ import re
 import urllib.parse
 from collections import Counter
 from dataclasses import dataclass
-
-from memwarden.policies.fastre import compile_fast
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -432,11 +431,37 @@ def _joined(text: str) -> list[SecretFinding]:
 # and one search rules them out. A vendor's prefix needs no word here when the token after it is
 # 24+ characters of the long token's alphabet (``_PREFILTER_TOKEN`` finds it); the short ones
 # (LTAI…, a Chinese cloud's) are listed.
-_PREFILTER_WORDS = compile_fast(
-    r"private key|sk-|sk_|rk_|pk_|mwk_|pin|pw|gh[pousr]_|github_pat_|akia|asia|agpa|aida|aroa|aiza|xox|eyj|://|"
-    r"pass|pwd|密码|口令|key|secret|token|bearer|密钥|秘钥|私钥|令牌|authorization|jdbc:|ltai|seed|"
-    r"sess[a-z_.\-]*=|sid=|aspxauth|cookie:|[?&](?:sig|signature|auth)="
-)
+# The literal words in one Aho-Corasick automaton (one pass over the text, ~1 µs for a short field
+# where the alternation took ~10); the few that are patterns in a small regular expression.
+_PREFILTER_LITERALS = (
+    "private key|sk-|sk_|rk_|pk_|mwk_|pin|pw|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|akia|asia|agpa|aida|aroa|aiza|"
+    "xox|eyj|://|pass|pwd|密码|口令|key|secret|token|bearer|密钥|秘钥|私钥|令牌|authorization|jdbc:|ltai|seed|"
+    "sid=|aspxauth|cookie:|sess"
+).split("|")
+_PREFILTER_PATTERNS = re.compile(r"sess[a-z_.\-]*=|[?&](?:sig|signature|auth)=")
+
+
+def _literal_automaton() -> Any:
+    import ahocorasick
+
+    automaton = ahocorasick.Automaton()
+    for word in _PREFILTER_LITERALS:
+        automaton.add_word(word, word)
+    automaton.make_automaton()
+    return automaton
+
+
+_AUTOMATON = _literal_automaton()
+
+
+def _prefilter_words(folded: str) -> bool:
+    """One of the trigger words is in ``folded`` ("sess" only as "sess…=": a session cookie)."""
+    for _, word in _AUTOMATON.iter(folded):
+        if word != "sess" or _PREFILTER_PATTERNS.search(folded):
+            return True
+    return ("?" in folded or "&" in folded) and _PREFILTER_PATTERNS.search(folded) is not None
+
+
 _PREFILTER_TOKEN = re.compile(r"[a-z0-9+/_\-]{24}")
 # A key split into groups: three groups of letters and digits mixed, among at most five.
 _PREFILTER_GROUPS = re.compile(r"(?:(?=[a-z]{0,7}\d)(?=\d{0,7}[a-z])[a-z\d]{3,8}[ \-](?:[a-z\d]{3,8}[ \-])?){3}")
@@ -459,7 +484,7 @@ _PREFILTER_CONCAT = re.compile(r"""['"]\s*\+\s*['"]""")
 def may_hold_secrets(folded: str) -> bool:
     """False when no detector can match: ``folded`` is the casefolded text."""
     return (
-        _PREFILTER_WORDS.search(folded) is not None
+        _prefilter_words(folded)
         or _PREFILTER_TOKEN.search(folded) is not None
         or (_PREFILTER_LETTER_DIGIT.search(folded) is not None and _PREFILTER_GROUPS.search(folded) is not None)
         or _PREFILTER_SPELLED.search(folded) is not None
