@@ -25,6 +25,7 @@ from typing import Any
 
 import httpx
 
+from testing import keys
 from testing.hindsight import hindsight
 from testing.loopback import free_port, wait_http
 
@@ -88,29 +89,9 @@ def memwarden(*args: str, env: dict[str, str] | None = None, timeout: float = 30
 
 
 def make_key(data_dir: Path, *scopes: str) -> str:
-    """An API key made in ``data_dir`` before memwarden starts on it (``memwarden keys create``);
-    its token. ``scopes``: the command's options (default ``--admin '*'``)."""
-    out = subprocess.run(
-        [
-            PY,
-            "-c",
-            MAIN,
-            "keys",
-            "create",
-            "--data-dir",
-            str(data_dir),
-            "--name",
-            "bench",
-            "--json",
-            *(scopes or ("--admin", "*")),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=REPO,
-    )
-    token: str = json.loads(out.stdout)["token"]
-    return token
+    """An API key made in ``data_dir`` before memwarden starts on it; its token. ``scopes``: the
+    command's options (default ``--admin '*'``)."""
+    return keys.make_key(data_dir, name="bench", scopes=scopes or ("--admin", "*"), cwd=REPO)
 
 
 @contextlib.contextmanager

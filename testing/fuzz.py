@@ -47,6 +47,7 @@ from starlette.routing import Match, Route
 
 from memwarden.fronts.hindsight.store_app import create_local_app
 from memwarden.fronts.openapi import document
+from testing.keys import make_key
 from testing.loopback import free_port, wait_http
 from testing.standin import running_standin
 
@@ -60,28 +61,7 @@ def _memwarden(*args: str, env: dict[str, str], log: int) -> subprocess.Popen[st
 
 
 def _admin_key(data_dir: Path, env: dict[str, str]) -> str:
-    made = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            MAIN,
-            "keys",
-            "create",
-            "--data-dir",
-            str(data_dir),
-            "--name",
-            "fuzz",
-            "--admin",
-            "*",
-            "--json",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    token: str = json.loads(made.stdout)["token"]
-    return token
+    return make_key(data_dir, name="fuzz", env=env)
 
 
 def store_501_operations() -> list[str]:

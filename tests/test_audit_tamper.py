@@ -42,7 +42,9 @@ def verify(data: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def tamper(data: Path, edit: str | None = None, *, keyed: bool, drop_after: int | None = None) -> None:
+def tamper(
+    data: Path, edit: str | None = None, *, keyed: bool, drop_after: int | None = None, keyed_from: str | None = None
+) -> None:
     """What an attacker with the files does: triggers dropped, an event edited (or the tail cut),
     every hash after it recomputed — with the key read from the data folder (``keyed``) or as plain
     SHA-256 — and the triggers put back."""
@@ -52,6 +54,8 @@ def tamper(data: Path, edit: str | None = None, *, keyed: bool, drop_after: int 
     try:
         db.execute("DROP TRIGGER audit_no_update")
         db.execute("DROP TRIGGER audit_no_delete")
+        if keyed_from is not None:  # the chain's start moved (to pass a forgery off as unkeyed)
+            db.execute("UPDATE audit_meta SET value = ? WHERE name = 'keyed_from'", (keyed_from,))
         if edit is not None:
             db.execute("UPDATE audit_events SET reason = ? WHERE seq = 5", (edit,))
         if drop_after is not None:
@@ -174,29 +178,11 @@ def test_a_ledger_from_before_the_keyed_chain_keeps_verifying(tmp_path: Path) ->
 # -- found by a review: each reproduced first ----------------------------------------------------
 
 
-def _rechain_plain_with_meta(data: Path, keyed_from: str) -> None:
-    db = sqlite3.connect(data / "memwarden.db", isolation_level=None)
-    db.row_factory = sqlite3.Row
-    try:
-        db.execute("DROP TRIGGER audit_no_update")
-        db.execute("DROP TRIGGER audit_no_delete")
-        db.execute("UPDATE audit_meta SET value = ? WHERE name = 'keyed_from'", (keyed_from,))
-        db.execute("UPDATE audit_events SET reason = 'forged without the key' WHERE seq = 5")
-        prev = GENESIS
-        for row in db.execute("SELECT * FROM audit_events ORDER BY seq").fetchall():
-            digest = event_hash(row["seq"], {f: row[f] for f in EVENT_FIELDS}, prev, None)
-            db.execute("UPDATE audit_events SET prev_hash = ?, hash = ? WHERE seq = ?", (prev, digest, row["seq"]))
-            prev = digest
-        for statement in TRIGGERS.values():
-            db.execute(statement)
-    finally:
-        db.close()
-
-
 def test_passing_a_forgery_off_as_an_unkeyed_chain_is_caught_without_the_checkpoints(tmp_path: Path) -> None:
     data = tmp_path / "data"
     make_ledger(data)
-    _rechain_plain_with_meta(data, "1000000000")  # "keyed from a billion": every event plain, no key needed
+    # "Keyed from a billion": every event plain, re-chained without the key.
+    tamper(data, "forged without the key", keyed=False, keyed_from="1000000000")
     (data / "checkpoints" / CHECKPOINT_FILE).unlink()
     (data / "audit.jsonl").unlink()
     result = verify(data)
