@@ -87,7 +87,7 @@ def by_method(scope: Scope, bank: str | None) -> Need:
 
 def admin_of_query_bank(scope: Scope, bank: str | None) -> Need:
     """memwarden's audit: ``admin`` on the bank its ``bank`` query parameter names, else on every bank."""
-    query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+    query = dict(parse_qsl(scope.get("query_string", b"").decode("utf-8", "replace")))  # as the audit reads it
     return "admin", query.get("bank") or None
 
 
