@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memwarden.policies.secrets import find_secrets, mask, may_hold_secrets
+from memwarden.policies.secrets import PLACEHOLDER, find_secrets, mask, may_hold_secrets
 
 Loc = tuple[str | int, ...]
 ID_NAMES = frozenset({"document_id", "operation_id", "id", "tags", "document_tags", "request_id", "bank_id"})
@@ -40,10 +40,6 @@ _NOT_CREDENTIAL_KEY = re.compile(
 # A value a credential's name holds when it holds one: 8+ characters, one word, with a digit or 16+
 # long, not a path or a URL ("cookie": "accepted", "credentials": "provided by ops" are not).
 _CREDENTIAL_VALUE = re.compile(r"^(?![/~.])(?!.*://)(?:(?=\S*\d)\S{8,}|\S{16,})$")
-_PLACEHOLDER = re.compile(
-    r"^(?:|\*+|x+|\.+|-+|<[^>]*>|\$\{?[A-Za-z_]+\}?|%[A-Za-z_]+%|changeme|redacted|none|null|n/?a|\[redacted.*)$",
-    re.I,
-)
 
 
 @dataclass(frozen=True)
@@ -121,7 +117,7 @@ def _walk(
                 and _CREDENTIAL_KEY.search(key_text)
                 and not _NOT_CREDENTIAL_KEY.search(key_text)
                 and _CREDENTIAL_VALUE.match(item.strip())
-                and not _PLACEHOLDER.match(item.strip())
+                and not PLACEHOLDER.match(item.strip())  # empty, none, n/a: too short for the value rule
                 and not item.strip().isdigit()
             ):
                 yield FieldSecret((*loc, key_text), "credential_field")

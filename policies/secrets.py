@@ -262,7 +262,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     _p("recovery_codes", r"(?:恢复码|备用码|救援码|备份码)\s*(?:是|为|[:：])\s*" + _CODES, group=1, needs=("码",)),
 )
 
-_PLACEHOLDER = re.compile(
+PLACEHOLDER = re.compile(
     r"^(?:\*+|x+|\.+|<[^>]*>|\$\{?[A-Za-z_]+\}?|%[A-Za-z_]+%|changeme|redacted|\[redacted.*"
     r"|(?:your|insert|enter|replace)[_\-]\w*|\w*[_\-]here)$",
     re.I,
@@ -516,7 +516,7 @@ def find_secrets(
             continue
         for m in detector.pattern.finditer(text):
             value = m.group(detector.group)
-            if detector.group and _PLACEHOLDER.match(value):
+            if detector.group and PLACEHOLDER.match(value):
                 continue
             if detector.kind != "private_key" and _MASKED.search(value):
                 continue
