@@ -31,7 +31,6 @@ from memwarden.db.common import now
 log = structlog.get_logger("memwarden.audit")
 
 CHECKPOINT_FILE = "audit-checkpoints.jsonl"
-TAIL_BYTES = 65536
 
 
 class CheckpointError(Exception):
@@ -102,22 +101,6 @@ def every(folder: Path) -> list[Checkpoint]:
         with contextlib.suppress(CheckpointError):
             found.append(parse(line))
     return found
-
-
-def last(folder: Path) -> Checkpoint | None:
-    """The newest checkpoint in the folder (None: none yet). A last line that does not parse (a
-    write cut by a crash) is skipped for the one before it."""
-    path = folder / CHECKPOINT_FILE
-    if not path.exists():
-        return None
-    with path.open("rb") as fh:
-        with contextlib.suppress(OSError):
-            fh.seek(-TAIL_BYTES, os.SEEK_END)
-        lines = fh.read().decode("utf-8", "replace").splitlines()
-    for line in reversed(lines):
-        with contextlib.suppress(CheckpointError):
-            return parse(line)
-    return None
 
 
 def against(

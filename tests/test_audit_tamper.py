@@ -15,7 +15,7 @@ import httpx
 
 from memwarden.db.audit import EVENT_FIELDS, GENESIS, TRIGGERS, AuditEvent, append_events, audit_key, event_hash
 from memwarden.db.checkpoints import CHECKPOINT_FILE
-from memwarden.db.checkpoints import last as checkpoints_last
+from memwarden.db.checkpoints import every as every_checkpoint
 from memwarden.db.database import Database
 from memwarden.db.installation import KEY_FILE
 from memwarden.settings import Settings
@@ -229,7 +229,7 @@ def test_a_burst_then_quiet_is_signed_by_the_timer(tmp_path: Path) -> None:
             assert httpx.post(f"{url}/v1/default/banks/ops/memories", json=fact).status_code == 200
         head = httpx.get(f"{url}/warden/v1/audit").json()["last_seq"]
         deadline = time.monotonic() + 5
-        while (last := checkpoints_last(data / "checkpoints")) is None or last.seq < head:
+        while not (found := every_checkpoint(data / "checkpoints")) or found[-1].seq < head:
             assert time.monotonic() < deadline, "no checkpoint of the head while the server was quiet"
             time.sleep(0.1)
 

@@ -196,7 +196,12 @@ def test_a_write_the_backend_refuses_on_delivery_is_a_dead_letter_then_retried_o
     refused = rig.client.post(f"/warden/v1/outbox/{second}/give-up")
     assert refused.status_code == 409  # not confirmed: nothing changes
     assert rig.sql("SELECT state FROM outbox WHERE operation_id = ?", second) == [("queued",)]
-    given = rig.client.post(f"/warden/v1/outbox/{second}/give-up", headers={"X-Warden-Confirm": "ops"})
+    deadline = time.monotonic() + 10
+    while True:  # an attempt in flight answers 409 "being delivered right now; look again in a moment"
+        given = rig.client.post(f"/warden/v1/outbox/{second}/give-up", headers={"X-Warden-Confirm": "ops"})
+        if given.status_code != 409 or "right now" not in given.text or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     assert (given.status_code, given.json()["state"]) == (200, "given_up")
     rig.switch.up()
     time.sleep(1.0)  # the worker had every chance
