@@ -5,7 +5,9 @@ Runs wrk (``apt-get install wrk``) at 1 and 32 concurrent connections against
   (a) a trivial in-memory upstream (``bench/trivial_upstream.py``) — memwarden's cost alone,
       with both HTTP transports memwarden can use (aiohttp, the default; plain httpx), and with an
       API key required (every request presents one: the key check's cost beside the open row);
-  (b) the real Hindsight 1.1.0 server (started with ``scripts/hindsight-up``) — what a user sees.
+  (b) the real Hindsight 1.1.0 server (started with ``scripts/hindsight-up``) — what a user sees;
+      and, as its own rows (``hs list``), memory lists with a tag filter that names no label, which
+      memwarden fans out to look past its topic and stage labels.
 
 Every server is a separate process on loopback, started and stopped by this script by PID; wrk,
 memwarden and the upstream share the machine's cores, so req/s are lower bounds. Prints a
@@ -49,6 +51,12 @@ HINDSIGHT_MIX = [
     ("GET", "/v1/default/banks/{bank}/memories/list?limit=10", ""),
     ("GET", "/v1/default/banks/{bank}/config", ""),
     ("GET", "/version", ""),
+]
+# A list filter that names no label: memwarden looks past its topic and stage labels with one
+# backend query per topic × stage × separator (48 with the default vocabulary), 8 at a time.
+LABEL_BLIND_LIST = [
+    ("GET", "/v1/default/banks/{bank}/memories/list?limit=10&tags=user:alice&tags_match=any", ""),
+    ("GET", "/v1/default/banks/{bank}/memories/list?limit=10&tags=user:alice&tags_match=exact", ""),
 ]
 
 
@@ -153,6 +161,9 @@ def main() -> int:
             with warden_in_front(hs_url, "aiohttp") as (warden_url, _):
                 mix = [(m, p.format(bank=bank), b) for m, p, b in HINDSIGHT_MIX]
                 rows += measure("hindsight", {"direct": hs_url, "memwarden (aiohttp)": warden_url}, mix, duration)
+                mix = [(m, p.format(bank=bank), b) for m, p, b in LABEL_BLIND_LIST]
+                pair = {"direct": hs_url, "memwarden (aiohttp)": warden_url}
+                rows += measure("hs list", pair, mix, duration)
 
     print(f"\nMachine: {machine()}; wrk -t1, {duration:.0f} s per row, after a warm-up.\n")
     print(table(rows))

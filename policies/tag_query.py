@@ -21,8 +21,9 @@ sets ``S(ti)``:
 ``topic:`` and a ``stage:`` tag to every memory it writes; a client's filter that names neither key
 must select what it would had memwarden added none (:class:`LabelSpace`): ``any`` and ``all`` admit
 untagged memories, so they also admit memories whose only tags are one topic and one stage (an OR of
-``exact`` leaves, one per topic × stage); an ``exact`` leaf also matches its tags, as memwarden
-writes them (canonical), plus any one topic and stage. ``any_strict`` and ``all_strict`` are not
+``exact`` leaves, one per topic × stage × separator: a deployment that changed its separator holds
+labels in both); an ``exact`` leaf also matches its tags, as memwarden writes them (canonical, in
+either separator), plus one topic and stage in the same separator. ``any_strict`` and ``all_strict`` are not
 affected by tags a memory has beyond the filter's. A filter that names ``topic:`` or ``stage:``
 uses the labels as they are.
 
@@ -54,24 +55,41 @@ class TagQueryError(ValueError):
 
 @dataclass(frozen=True)
 class LabelSpace:
-    """The label tags memwarden writes: every (topic, stage) pair, in the canonical spelling."""
+    """The label tags memwarden writes: every (topic, stage) pair, in either separator.
+
+    memwarden writes its labels and canonicalizes the client's tags with one separator, the
+    configured one; a deployment that changed it holds older memories in the other (``topic=infra``
+    beside ``topic:infra``). A label-blind filter looks past both."""
 
     keys: frozenset[str]
-    combos: tuple[tuple[str, str], ...]
+    topics: tuple[str, ...]
+    stages: tuple[str, ...]
     separator: str = ":"
 
     @classmethod
     def of(cls, topics: Sequence[str], stages: Sequence[str], separator: str = ":") -> LabelSpace:
-        return cls(
-            frozenset({"topic", "stage"}),
-            tuple((f"topic{separator}{t}", f"stage{separator}{s}") for t in topics for s in stages),
-            separator,
+        return cls(frozenset({"topic", "stage"}), tuple(topics), tuple(stages), separator)
+
+    @property
+    def separators(self) -> tuple[str, str]:
+        """The configured separator first, then the other one."""
+        return (self.separator, "=" if self.separator == ":" else ":")
+
+    @property
+    def combos(self) -> tuple[tuple[str, str], ...]:
+        """Every (topic, stage) pair as memwarden writes it, in each separator."""
+        return tuple(
+            (f"topic{sep}{t}", f"stage{sep}{s}") for sep in self.separators for t in self.topics for s in self.stages
         )
 
-    def written(self, tags: Sequence[str]) -> list[str]:
-        """``tags`` as memwarden writes them (canonical): the only spelling a memory that carries
-        its labels can hold them in."""
-        return canonicalize_tags(tags, separator=self.separator)
+    def with_labels(self, tags: Sequence[str]) -> list[list[str]]:
+        """Every tag set a memory written through memwarden holds when the client sent ``tags``:
+        the tags canonical in one separator plus one label pair in the same separator."""
+        out = []
+        for sep in self.separators:
+            written = canonicalize_tags(tags, separator=sep)
+            out += [[*written, f"topic{sep}{t}", f"stage{sep}{s}"] for t in self.topics for s in self.stages]
+        return out
 
     def named_in(self, tags: Sequence[str]) -> bool:
         """Whether a filter over ``tags`` names a label key (then it sees the labels)."""
@@ -120,8 +138,7 @@ def rewrite_leaf(
         return {"or": [node, *label_only]}
     leaves = node.get("or", [node])
     # A memory that carries labels was written through memwarden: its tags are canonical.
-    written = labels.written(tags)
-    with_labels = [{"tags": [*written, *combo], "match": "exact", **more} for combo in labels.combos]
+    with_labels = [{"tags": held, "match": "exact", **more} for held in labels.with_labels(tags)]
     if len(leaves) + len(with_labels) > MAX_LEAVES:
         raise TagQueryError(
             f"tags_match 'exact' over {len(tags)} tags needs {len(leaves) + len(with_labels)} alternatives to"
@@ -244,7 +261,7 @@ def normalize_request(request: Mapping[str, Any], labels: LabelSpace | None = No
     return out, out != dict(request)
 
 
-MAX_LIST_QUERIES = 64  # a list filter fanned out over more queries than this is refused
+MAX_LIST_QUERIES = 128  # a list filter fanned out over more queries than this is refused
 
 
 def list_filters(tags: Sequence[str], mode: str, labels: LabelSpace | None = None) -> list[tuple[list[str], str]]:
@@ -252,15 +269,14 @@ def list_filters(tags: Sequence[str], mode: str, labels: LabelSpace | None = Non
     queries whose union is the normalized filter. One query for the any-modes (the union of
     spellings); for the others, one per choice of spellings (fanned out, merged by id). With
     ``labels``, a filter that names none also gets the label-only memories (``any``, ``all``: one
-    ``exact`` query per topic × stage) or its tags plus each label pair (``exact``)."""
+    ``exact`` query per topic × stage × separator) or its tags plus each label pair (``exact``)."""
     tags = list(dict.fromkeys(tags))
     queries = _list_spelled(tags, mode)
     blind = labels is not None and not labels.named_in(tags) and mode in ("any", "all", "exact")
     if labels is None or not blind or (not tags and mode != "exact"):
         return queries
-    if mode == "exact":
-        written = labels.written(tags)  # labelled memories were written through memwarden: canonical tags
-        queries = [*queries, *(([*written, *combo], "exact") for combo in labels.combos)]
+    if mode == "exact":  # labelled memories were written through memwarden: canonical tags
+        queries = [*queries, *((held, "exact") for held in labels.with_labels(tags))]
     else:
         queries = [*queries, *((list(combo), "exact") for combo in labels.combos)]
     if len(queries) > MAX_LIST_QUERIES:

@@ -321,6 +321,16 @@ def test_memwardens_labels_are_invisible_to_filters_that_do_not_name_them(hindsi
         http.post(f"{hindsight_url}/v1/default/banks/{direct}/memories", json={"items": items}).raise_for_status()
         r = http.post(f"{warden_url}/v1/default/banks/{governed}/memories", json={"items": items})
         assert r.json()["items_count"] == 4, r.text
+        # E: written when the deployment's separator was "=" (labels and the client's tags in it).
+        old = "E: the search cluster E runs five nodes in Frankfurt."
+        http.post(
+            f"{hindsight_url}/v1/default/banks/{direct}/memories",
+            json={"items": [{"content": old, "tags": ["user:alice"]}]},
+        ).raise_for_status()
+        http.post(
+            f"{hindsight_url}/v1/default/banks/{governed}/memories",
+            json={"items": [{"content": old, "tags": ["user=alice", "topic=infra", "stage=reference"]}]},
+        ).raise_for_status()
         try:
             # Not vacuous: straight at Hindsight, the labelled bank's exact filter finds nothing.
             assert recall(hindsight_url, governed, tags=["user:alice"], tags_match="exact") == set()
@@ -329,8 +339,8 @@ def test_memwardens_labels_are_invisible_to_filters_that_do_not_name_them(hindsi
                     expected = recall(hindsight_url, direct, tags=tags, tags_match=mode)
                     assert recall(warden_url, governed, tags=tags, tags_match=mode) == expected, (tags, mode)
                     assert listed(warden_url, governed, tags, mode) == listed(hindsight_url, direct, tags, mode)
-            assert recall(warden_url, governed, tags=["user:alice"], tags_match="exact") == {"A"}
-            assert recall(warden_url, governed, tags=["user:alice"], tags_match="any") == {"A", "B", "C"}
+            assert recall(warden_url, governed, tags=["user:alice"], tags_match="exact") == {"A", "E"}
+            assert recall(warden_url, governed, tags=["user:alice"], tags_match="any") == {"A", "B", "C", "E"}
             nested = [
                 {"or": [{"tags": ["team:ops"], "match": "exact"}, {"not": {"tags": ["user:alice"], "match": "any"}}]}
             ]
@@ -341,7 +351,7 @@ def test_memwardens_labels_are_invisible_to_filters_that_do_not_name_them(hindsi
                 governed,
                 tags=["stage:reference", "stage:decision", "stage:process"],
                 tags_match="any_strict",
-            ) == {"A", "B", "C", "D"}
+            ) == {"A", "B", "C", "D", "E"}
         finally:
             for bank in (direct, governed):
                 http.delete(f"{hindsight_url}/v1/default/banks/{bank}")

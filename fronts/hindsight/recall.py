@@ -21,6 +21,7 @@ With ``governance.mode = "off"`` for the bank, both pass through untouched.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -49,6 +50,7 @@ log = structlog.get_logger("memwarden.recall")
 PASSED_HEADERS_DROPPED = (b"content-length", b"transfer-encoding", b"connection", b"content-encoding")
 # GET .../memories/list fanned out: how many rows one spelling may contribute, at most.
 FAN_OUT_PAGE = 1000
+FAN_OUT_CONCURRENCY = 8  # a fanned-out list's backend reads in flight at once
 
 
 async def _backend_json(state: AppState, scope: Scope, method: str, target: str, body: bytes | None) -> Any:
@@ -226,10 +228,16 @@ async def _fan_out(
         return
     merged: dict[str, Any] = {}
     truncated = False
+    gate = asyncio.Semaphore(FAN_OUT_CONCURRENCY)
+
+    async def read(sub: list[tuple[str, str]]) -> Any:
+        async with gate:
+            return await _backend_json(state, scope, "GET", _target(scope, [*sub, ("limit", str(FAN_OUT_PAGE))]), None)
+
     try:
-        for sub in subqueries:
-            target = _target(scope, [*sub, ("limit", str(FAN_OUT_PAGE))])
-            status, headers, answer = await _backend_json(state, scope, "GET", target, None)
+        # Concurrently, at most FAN_OUT_CONCURRENCY at once; merged in the queries' order.
+        answers = await asyncio.gather(*(read(sub) for sub in subqueries))
+        for status, headers, answer in answers:
             if status != 200:
                 await _send_raw(send, status, headers, answer)
                 return
