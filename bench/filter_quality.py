@@ -146,6 +146,7 @@ def transcripts(system: str, pipeline: Pipeline, split: str) -> dict[str, object
     for r in rows:
         text = r["text"]
         judged = pipeline.judge(0, text, forward="trim")
+        stored_whole = pipeline.judge(0, text, forward="whole").verdict != "reject"
         baseline_rejected += not vecmem_baseline.should_store(text)
         shift = len(text) - len(text.lstrip())  # segments are offsets into the stripped text
         # What stays under trim: every segment of a turn (or paragraph) with a kept segment.
@@ -159,11 +160,11 @@ def transcripts(system: str, pipeline: Pipeline, split: str) -> dict[str, object
 
         spans = _spans(text, r["turns"])
         stored = judged.verdict != "reject"
-        rejected += not stored
+        rejected += not stored_whole
         for fact in r["facts"]:
             start = text.index(fact["evidence"], spans[fact["turn"]][0])
             facts += 1
-            kept_whole += stored
+            kept_whole += stored_whole
             kept_trim += stored and inside(start, start + len(fact["evidence"]))
         for turn, (a, b) in zip(r["turns"], spans, strict=True):
             if turn["label"] == "noise":

@@ -161,8 +161,9 @@ def main() -> int:
             with warden_in_front(hs_url, "aiohttp") as (warden_url, _):
                 mix = [(m, p.format(bank=bank), b) for m, p, b in HINDSIGHT_MIX]
                 rows += measure("hindsight", {"direct": hs_url, "memwarden (aiohttp)": warden_url}, mix, duration)
+            with warden_in_front(hs_url, "aiohttp", mode="enforce") as (governed_url, _):
                 mix = [(m, p.format(bank=bank), b) for m, p, b in LABEL_BLIND_LIST]
-                pair = {"direct": hs_url, "memwarden (aiohttp)": warden_url}
+                pair = {"direct": hs_url, "memwarden (aiohttp, governed)": governed_url}
                 rows += measure("hs list", pair, mix, duration)
 
     print(f"\nMachine: {machine()}; wrk -t1, {duration:.0f} s per row, after a warm-up.\n")

@@ -85,6 +85,7 @@ def build_pipeline(
         labels=classifier,
         tag_separator=governance.tag_separator,
         learned=learned_layer(labels, embedder),
+        embed_budget=labels.embed_budget,
         hash_key=hash_key,
     )
 

@@ -340,6 +340,12 @@ class LabelsSettings(_Section):
         description="auto: the learned layer judges keep/reject, topic and stage where no rule is sure, when the"
         " e5 embedder is installed and local.embedder is e5; off: the rules alone.",
     )
+    embed_budget: int = Field(
+        2048,
+        ge=0,
+        description="The most texts (items and segments) the learned layer embeds for one request; the items"
+        " past it, in the request's order, are judged by the rules alone.",
+    )
     topics: dict[str, LabelEntry] = Field(
         default_factory=dict, description="Topics added to the built-in ones, by name (lowercase, digits, _)."
     )

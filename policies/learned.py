@@ -54,6 +54,7 @@ class Model:
     keep_weights: Vector  # (dim,)
     keep_bias: float
     threshold: float  # P(keep) below it: noise
+    trim_threshold: float  # under ``trim``, a segment below it is cut (at most ``threshold``)
     topic: Head
     stage: Head
 
@@ -65,6 +66,7 @@ class Model:
             np.asarray(obj["keep"]["weights"], dtype=np.float32),
             float(obj["keep"]["bias"]),
             float(obj["keep"]["threshold"]),
+            float(obj["keep"].get("trim_threshold", obj["keep"]["threshold"])),
             Head.from_json(obj["topic"]),
             Head.from_json(obj["stage"]),
         )
@@ -126,6 +128,12 @@ class LearnedLayer:
     @property
     def threshold(self) -> float:
         return self.model.threshold
+
+    @property
+    def trim_threshold(self) -> float:
+        """A segment's bar under ``trim``, where a segment judged noise is cut from a stored item
+        without a trace in the backend: lower than an item's (the model must be surer)."""
+        return self.model.trim_threshold
 
     def zeros(self, n: int) -> Vector:
         """``n`` placeholder rows (the first pass of ``Pipeline.judge_many``)."""

@@ -154,6 +154,7 @@ class Pipeline:
     labels: LabelClassifier = field(default_factory=LabelClassifier)
     tag_separator: str = ":"
     learned: LearnedLayer | None = None  # None: the rules alone decide
+    embed_budget: int = 2048  # texts the learned layer embeds for one request (judge_many), at most
     # The installation's key: a rejected item's hash is keyed with it (HMAC-SHA256), so that a weak
     # secret inside a guessable sentence cannot be recovered from the ledger offline. None: bare
     # SHA-256 (the command line's classify, which stores nothing).
@@ -293,7 +294,10 @@ class Pipeline:
         """Every item's judgement, ``entries`` being (content, tags) pairs; with the learned layer,
         every text of the request embedded in one batch (an embedder is several times faster per
         text batched). Two passes: the first learns which texts the judgements embed (which does
-        not depend on the vectors), the second judges with them."""
+        not depend on the vectors), the second judges with them.
+
+        At most :attr:`embed_budget` texts are embedded for one request (a few seconds of a core):
+        the items, in the request's order, whose texts fit; the rest are judged by the rules alone."""
         learned = self.learned
         if learned is None:
             return [self.judge(i, c, t, secrets=secrets, forward=forward) for i, (c, t) in enumerate(entries)]
@@ -303,20 +307,33 @@ class Pipeline:
             wanted.extend(texts)
             return learned.zeros(len(texts))
 
+        chosen: dict[str, None] = {}
+        within: list[bool] = []
         for i, (content, tags) in enumerate(entries):
+            wanted.clear()
             self.judge(i, content, tags, secrets=secrets, forward=forward, embed=record)
-        unique = list(dict.fromkeys(wanted))
+            new = [t for t in dict.fromkeys(wanted) if t not in chosen]
+            within.append(len(chosen) + len(new) <= self.embed_budget)
+            if within[-1]:
+                chosen.update(dict.fromkeys(new))
+        unique = list(chosen)
         found = dict(zip(unique, learned.embed(unique), strict=True)) if unique else {}
 
         def cached(texts: Sequence[str]) -> Any:
             return learned.stack([found[t] for t in texts])
 
-        return [self.judge(i, c, t, secrets=secrets, forward=forward, embed=cached) for i, (c, t) in enumerate(entries)]
+        return [
+            self.judge(i, c, t, secrets=secrets, forward=forward, embed=cached)
+            if ok
+            else self.rules_only.judge(i, c, t, secrets=secrets, forward=forward)
+            for i, ((c, t), ok) in enumerate(zip(entries, within, strict=True))
+        ]
 
-    def _learned_verdict(self, quality: QualityVerdict, p_keep: float) -> QualityVerdict:
-        """The learned layer's keep/reject where no rule is sure (see :func:`_sure`)."""
+    def _learned_verdict(self, quality: QualityVerdict, p_keep: float, threshold: float | None = None) -> QualityVerdict:
+        """The learned layer's keep/reject where no rule is sure (see :func:`_sure`); noise below
+        ``threshold`` (default: the model's for an item)."""
         assert self.learned is not None
-        if p_keep >= self.learned.threshold:
+        if p_keep >= (self.learned.threshold if threshold is None else threshold):
             if quality.keep:
                 return quality
             return QualityVerdict(
@@ -396,12 +413,14 @@ class Pipeline:
         if self.learned is not None:
             # Segments a sure rule took as noise need no embedding (their verdict stands).
             wanted = [i for i, q in enumerate(verdicts) if q.keep or not _sure(q.rule)]
+            # Under trim a segment judged noise is cut from a stored item: the model must be surer.
+            bar = self.learned.trim_threshold if forward == "trim" else self.learned.threshold
             if wanted:
                 got = (embed or self.learned.embed)([parts[i] for i in wanted])
                 p_keep = self.learned.keep_probability(got)
                 for i, p in zip(wanted, p_keep, strict=True):
                     if not _sure(verdicts[i].rule):
-                        verdicts[i] = self._learned_verdict(verdicts[i], float(p))
+                        verdicts[i] = self._learned_verdict(verdicts[i], float(p), bar)
                 vectors = dict(zip(wanted, got, strict=True))
         judged = tuple(
             SegmentVerdict(seg.start, seg.end, seg.speaker, q.keep, q.rule, part)

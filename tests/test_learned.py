@@ -237,6 +237,34 @@ def test_a_request_is_embedded_in_one_batch_with_the_same_verdicts(pipeline: Pip
     assert [(j.verdict, j.topic, j.stage) for j in batched] == [(j.verdict, j.topic, j.stage) for j in one_by_one]
 
 
+def test_past_the_embedding_budget_the_rules_alone_judge(pipeline: Pipeline) -> None:
+    """A request may make the learned layer embed at most ``embed_budget`` texts: the items that fit,
+    in the request's order, get the model; the rest the rules (which keep what they are unsure of)."""
+    chatter = "rebooting the router now"  # only the model takes this for noise
+    transcript = "\n".join(f"User: note {i}: the box in rack {i} runs Debian 12." for i in range(6))
+    entries: list[tuple[object, list[str]]] = [(chatter, []), (transcript, []), (chatter + " again", [])]
+    embedded: list[int] = []
+    assert pipeline.learned is not None
+    original = pipeline.learned.embed
+
+    def counting(texts: object) -> object:
+        embedded.append(len(texts))  # type: ignore[arg-type]
+        return original(texts)  # type: ignore[arg-type]
+
+    pipeline.learned.embed = counting  # type: ignore[method-assign]
+    budget = pipeline.embed_budget
+    try:
+        pipeline.embed_budget = 3  # the chatter fits (1), the six-turn transcript does not (6), the last one does
+        judged = pipeline.judge_many(entries)
+    finally:
+        pipeline.embed_budget = budget
+        pipeline.learned.embed = original  # type: ignore[method-assign]
+    assert embedded == [2]
+    assert [j.verdict for j in judged] == ["reject", "store", "reject"]
+    assert judged[0].rule == "learned.noise" and judged[2].rule == "learned.noise"
+    assert all(not s.rule.startswith("learned.") for s in judged[1].segments)  # the rules alone
+
+
 def test_a_sweep_over_a_bank_uses_the_rules_alone(pipeline: Pipeline) -> None:
     """The cleanup report re-judges every active memory: without embeddings (seconds on a large bank)."""
     rules = pipeline.rules_only
