@@ -329,7 +329,9 @@ class Pipeline:
             for i, ((c, t), ok) in enumerate(zip(entries, within, strict=True))
         ]
 
-    def _learned_verdict(self, quality: QualityVerdict, p_keep: float, threshold: float | None = None) -> QualityVerdict:
+    def _learned_verdict(
+        self, quality: QualityVerdict, p_keep: float, threshold: float | None = None
+    ) -> QualityVerdict:
         """The learned layer's keep/reject where no rule is sure (see :func:`_sure`); noise below
         ``threshold`` (default: the model's for an item)."""
         assert self.learned is not None

@@ -261,7 +261,7 @@ def test_past_the_embedding_budget_the_rules_alone_judge(pipeline: Pipeline) -> 
         pipeline.learned.embed = original  # type: ignore[method-assign]
     assert embedded == [2]
     assert [j.verdict for j in judged] == ["reject", "store", "reject"]
-    assert judged[0].rule == "learned.noise" and judged[2].rule == "learned.noise"
+    assert [judged[0].rule, judged[2].rule] == ["learned.noise", "learned.noise"]
     assert all(not s.rule.startswith("learned.") for s in judged[1].segments)  # the rules alone
 
 
