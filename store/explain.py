@@ -8,7 +8,6 @@ from typing import Any
 
 from memwarden.db.database import Database
 from memwarden.store.embedder import Vector
-from memwarden.store.fusion import RRF_K
 from memwarden.store.shapes import loads
 
 
@@ -25,6 +24,7 @@ async def explain_recall(
     max_tokens: int,
     used: int,
     votes: Mapping[str, int],
+    fusion: str,
 ) -> dict[str, Any]:
     """The white-box account of one recall: every candidate either retriever produced, with its
     ranks, scores and feedback votes, returned or excluded and why, in the order the candidates
@@ -78,7 +78,7 @@ async def explain_recall(
         "query_vector_head": head,
         "fts_query": fts,
         "arms": {"semantic": len(semantic), "keyword": len(lexical)},
-        "fusion": f"reciprocal rank fusion, k={RRF_K}",
+        "fusion": fusion,
         "max_tokens": max_tokens,
         "tokens_used": used,
         "candidates": candidates,

@@ -7,6 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 RRF_K = 60
+# A keyword hit joins the fusion when its BM25 reaches this share of the query's idf mass (what a
+# memory holding each scored term once would score): a memory that shares only a common word with
+# the query (a name in half the bank's turns) is no evidence. Chosen on the retrieval benchmark's
+# tune split, balanced between questions worded like their answer and paraphrased ones
+# (bench/retrieval.py; README *Retrieval quality*).
+KEYWORD_GATE = 0.8
 # One net vote of feedback moves a memory by a quarter of a first place in one retriever; at most
 # three votes count either way.
 FEEDBACK_STEP = 0.25 / (RRF_K + 1)
@@ -26,6 +32,12 @@ def rrf(
         for rank, memory_id in enumerate(ranking):
             fused[memory_id] = fused.get(memory_id, 0.0) + weight * (1.0 / (k + rank + 1))
     return fused
+
+
+def strong_keyword_hits(ranked: Sequence[str], scores: Mapping[str, float], mass: float) -> list[str]:
+    """The keyword ranking's memories whose BM25 reaches KEYWORD_GATE × ``mass``, in order."""
+    bar = KEYWORD_GATE * mass
+    return [i for i in ranked if scores[i] >= bar]
 
 
 def nudge(

@@ -1,110 +1,183 @@
-"""The keyword retriever: BM25 over the full-text (FTS5) index of the memories' terms, matching only
-the query terms selective enough to be worth scoring."""
+"""The keyword retriever: BM25 with each bank's own statistics, over the full-text (FTS5) index.
+
+Every term in the index carries its bank's prefix (``store/text.py``), so a term's postings and
+document frequency are the bank's alone. BM25 is computed here, from the index's occurrence list
+of each query term (``store_units_vocab_instance``) and the bank's size and mean memory length
+(:class:`BankStats`): k1 = 1.2, b = 0.75, idf = ln(1 + (N − df + 0.5) / (df + 0.5)) — the same
+formula as Lucene's and FTS5's but over one bank, not over every bank of the store.
+
+The query: its terms (stemmed; Chinese as bigrams) without stopwords (``store/stopwords.py``; a
+query of stopwords alone keeps them). The cost bound: reading a term's occurrences costs ~3 µs
+each, so the terms are taken rarest first while their occurrences together stay within
+MAX_POSTINGS; a term past it is left out — by then the bank's most common ones, the least
+informative. Every other term of the query is scored, however common.
+"""
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memwarden.store.text import match_query
+from memwarden.store.stopwords import is_stopword
+from memwarden.store.text import bank_prefix
 
-# A query term in more than COMMON_SHARE of the memories (and more than MIN_COMMON_DOCS) carries
-# little weight; and BM25 costs ~7 µs per matching memory here, so the terms matched together may
-# reach at most MAX_MATCH_DOCS memories (rarest first). What is left out is the semantic
-# retriever's to find.
-COMMON_SHARE = 0.05
-MIN_COMMON_DOCS = 20
-MAX_MATCH_DOCS = 1000
+K1 = 1.2
+B = 0.75
+MAX_POSTINGS = 8000  # occurrences read for one query, at most (~25 ms at the bound; typical queries read far fewer)
+
+
+def query_plan(words: Sequence[str]) -> list[str]:
+    """The query terms worth scoring: without stopwords, unless nothing else is left."""
+    content = [w for w in dict.fromkeys(words) if not is_stopword(w)]
+    return content or list(dict.fromkeys(words))
+
+
+class BankStats:
+    """Each bank's number of valid memories and their mean length in terms, cached like
+    :class:`TermStats` (re-read once the store has grown by a tenth)."""
+
+    def __init__(self) -> None:
+        self._banks: dict[str, tuple[int, float, int]] = {}  # bank -> (memories, mean length, rows when read)
+        self._lock = threading.Lock()
+
+    def get(self, db: sqlite3.Connection, bank: str, total: int) -> tuple[int, float]:
+        with self._lock:
+            cached = self._banks.get(bank)
+        if cached is not None and total <= cached[2] * 1.1 + 100:
+            return cached[0], cached[1]
+        row = db.execute(
+            "SELECT count(*), avg(term_count) FROM store_units WHERE bank_id = ? AND state = 'valid'", (bank,)
+        ).fetchone()
+        n, mean = int(row[0] or 0), float(row[1] or 0.0)
+        with self._lock:
+            self._banks[bank] = (n, mean, total)
+        return n, mean
 
 
 class TermStats:
-    """Document frequencies of query terms, cached. Reading a term's frequency from the FTS
-    vocabulary walks its whole posting list (~4 ms for a term in 50,000 memories); the frequency
-    only steers which terms are worth matching, so a cached value is re-read once the store has
-    grown by a tenth since it was read."""
+    """Document and occurrence counts of (bank-prefixed) terms, cached. Reading them from the FTS
+    vocabulary walks a term's posting list (~4 ms for a term in 50,000 memories); they only steer
+    which terms are read (and the idf, which moves little), so a cached value is re-read once the
+    store has grown by a tenth since it was read."""
 
     def __init__(self, size: int = 20_000) -> None:
-        self._df: dict[str, tuple[int, int]] = {}  # term -> (frequency, rows when read)
+        self._counts: dict[str, tuple[int, int, int]] = {}  # term -> (documents, occurrences, rows when read)
         self._size = size
         self._lock = threading.Lock()
+        self.banks = BankStats()  # and each bank's size and mean length
 
-    def frequencies(self, db: sqlite3.Connection, words: Sequence[str], total: int) -> dict[str, int]:
+    def counts(self, db: sqlite3.Connection, words: Sequence[str], total: int) -> dict[str, tuple[int, int]]:
         with self._lock:
-            cached = {w: self._df.get(w) for w in words}
-        fresh = {w: v[0] for w, v in cached.items() if v is not None and total <= v[1] * 1.1 + 100}
+            cached = {w: self._counts.get(w) for w in words}
+        fresh = {w: (v[0], v[1]) for w, v in cached.items() if v is not None and total <= v[2] * 1.1 + 100}
         stale = [w for w in words if w not in fresh]
         if stale:
             marks = ",".join("?" * len(stale))
-            sql = f"SELECT term, doc FROM store_units_vocab WHERE term IN ({marks})"  # noqa: S608
-            read = dict(db.execute(sql, stale).fetchall())
+            sql = f"SELECT term, doc, cnt FROM store_units_vocab WHERE term IN ({marks})"  # noqa: S608
+            read = {r[0]: (r[1], r[2]) for r in db.execute(sql, stale).fetchall()}
             with self._lock:
-                if len(self._df) + len(stale) > self._size:
-                    self._df.clear()
+                if len(self._counts) + len(stale) > self._size:
+                    self._counts.clear()
                 for w in stale:
-                    fresh[w] = read.get(w, 0)
-                    self._df[w] = (fresh[w], total)
+                    fresh[w] = read.get(w, (0, 0))
+                    self._counts[w] = (*fresh[w], total)
         return fresh
 
 
-def selective_terms(db: sqlite3.Connection, words: list[str], stats: TermStats | None = None) -> list[str]:
-    """The query terms worth matching: those in at most COMMON_SHARE of the memories (document
-    frequency from the FTS vocabulary), rarest first while together they match at most
-    MAX_MATCH_DOCS memories. Scoring thousands of rows for "the" or "的" costs more than it tells;
-    when every term is common, only the least common one is kept (if it is not too common to rank
-    at all)."""
-    # Rows ever inserted (AUTOINCREMENT's counter): a cheap upper bound on the live count.
+def rows_ever(db: sqlite3.Connection) -> int:
+    """Rows ever inserted (AUTOINCREMENT's counter): how far the store has grown."""
     row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'store_units'").fetchone()
-    total = (row[0] if row else 0) or 1
-    df = (stats or TermStats()).frequencies(db, words, total)
-    present = sorted((w for w in dict.fromkeys(words) if df.get(w, 0) > 0), key=lambda w: df[w])
-    common = max(MIN_COMMON_DOCS, COMMON_SHARE * total)
-    if not present:
-        return []
-    if df[present[0]] > common:  # all common: the least common one may still rank
-        return present[:1] if df[present[0]] <= MAX_MATCH_DOCS else []
-    chosen: list[str] = []
-    reach = 0
-    for w in present:
-        if df[w] > common or reach + df[w] > MAX_MATCH_DOCS:
-            break
-        chosen.append(w)
-        reach += df[w]
-    # The caller's order (FTS5 does not care; traces read better).
-    return [w for w in words if w in chosen]
+    return (row[0] if row else 0) or 1
 
 
 @dataclass
 class KeywordHits:
-    """One run of the keyword retriever: its ranking (memory id, BM25 score negated: higher is
-    better), the full-text query it ran (None when no term was worth matching), and the row key
-    (``seq``) and token cost of each memory it ranked, so recall reads no row for them."""
+    """One run of the keyword retriever: its ranking (memory id, BM25 score: higher is better),
+    what it scored (``fts``: each term read with its document frequency in the bank, and the terms
+    left out and why; None when no term was worth reading), and the row key (``seq``) and token cost
+    of each memory it ranked, so recall reads no row for them."""
 
     ranked: list[tuple[str, float]] = field(default_factory=list)
     fts: str | None = None
     seq: dict[str, int] = field(default_factory=dict)
     tokens: dict[str, int] = field(default_factory=dict)
+    mass: float = 0.0  # the sum of the scored terms' idf: about what a memory matching each once scores
 
 
-def keyword_arm(db: sqlite3.Connection, *, bank: str, words: list[str], limit: int, terms: TermStats) -> KeywordHits:
-    """The ``limit`` best valid memories of ``bank`` for the query terms ``words``."""
-    if not words:
+def keyword_arm(
+    db: sqlite3.Connection,
+    *,
+    bank: str,
+    words: list[str],
+    limit: int,
+    terms: TermStats,
+) -> KeywordHits:
+    """The ``limit`` best valid memories of ``bank`` for the query terms ``words`` by BM25."""
+    wanted = query_plan(words)
+    if not wanted:
         return KeywordHits()
-    fts = match_query(selective_terms(db, words, terms))
-    if fts is None:
-        return KeywordHits()
-    # Rank in the index first (FTS5 keeps only the best ``limit``), then filter by bank and
-    # state; the over-fetch keeps other banks' matches from crowding a bank out.
-    rows = db.execute(
-        "SELECT u.id, f.rank, f.rowid, u.tokens FROM (SELECT rowid, rank FROM store_units_fts"
-        " WHERE store_units_fts MATCH ? ORDER BY rank LIMIT ?) f JOIN store_units u ON u.seq = f.rowid"
-        " WHERE u.bank_id = ? AND u.state = 'valid' ORDER BY f.rank",
-        (fts, limit * 4, bank),
-    ).fetchall()
+    prefix = bank_prefix(bank)
+    total = rows_ever(db)
+    counts = terms.counts(db, [prefix + w for w in wanted], total)
+    present = sorted((w for w in wanted if counts[prefix + w][0] > 0), key=lambda w: counts[prefix + w])
+    chosen, skipped, reach = [], [], 0
+    for w in present:
+        occurrences = counts[prefix + w][1]
+        if reach + occurrences > MAX_POSTINGS:
+            skipped.append(w)
+            continue
+        chosen.append(w)
+        reach += occurrences
+    stopped = [w for w in dict.fromkeys(words) if w not in wanted]
+    if not chosen:
+        return KeywordHits(fts=_describe([], counts, prefix, skipped, stopped) if skipped else None)
+    n, mean = terms.banks.get(db, bank, total)
+    n = max(n, 1)
+    tf: dict[int, dict[str, int]] = {}
+    for w in chosen:
+        for (doc,) in db.execute("SELECT doc FROM store_units_vocab_instance WHERE term = ?", (prefix + w,)):
+            per = tf.setdefault(doc, {})
+            per[w] = per.get(w, 0) + 1
+    idf = {w: math.log(1.0 + (n - counts[prefix + w][0] + 0.5) / (counts[prefix + w][0] + 0.5)) for w in chosen}
+    # The memories' lengths and states, then the scores of the valid ones.
+    docs = list(tf)
+    info: dict[int, tuple[str, int, int, str]] = {}
+    for start in range(0, len(docs), 900):
+        chunk = docs[start : start + 900]
+        sql = f"SELECT seq, id, tokens, term_count, state FROM store_units WHERE seq IN ({','.join('?' * len(chunk))})"  # noqa: S608
+        info.update((r[0], (r[1], r[2], r[3], r[4])) for r in db.execute(sql, chunk))
+    norm = K1 * (1 - B)
+    per_length = K1 * B / (mean or 1.0)
+    scored: list[tuple[float, int]] = []
+    for doc, found in tf.items():
+        row = info.get(doc)
+        if row is None or row[3] != "valid":
+            continue
+        denominator_base = norm + per_length * row[2]
+        score = sum(idf[w] * f * (K1 + 1) / (f + denominator_base) for w, f in found.items())
+        scored.append((score, doc))
+    scored.sort(key=lambda s: (-s[0], s[1]))
+    top = scored[:limit]
     return KeywordHits(
-        ranked=[(r[0], -float(r[1])) for r in rows[:limit]],
-        fts=fts,
-        seq={r[0]: r[2] for r in rows[:limit]},
-        tokens={r[0]: r[3] for r in rows[:limit]},
+        ranked=[(info[d][0], round(s, 6)) for s, d in top],
+        fts=_describe(chosen, counts, prefix, skipped, stopped),
+        seq={info[d][0]: d for _, d in top},
+        tokens={info[d][0]: info[d][1] for _, d in top},
+        mass=sum(idf.values()),
     )
+
+
+def _describe(
+    chosen: list[str], counts: dict[str, tuple[int, int]], prefix: str, skipped: list[str], stopped: list[str]
+) -> str:
+    """What the keyword arm scored, for the trace and explain: each term with its document
+    frequency in the bank; the terms left out by the cost bound and as stopwords."""
+    out = " ".join(f"{w}(df {counts[prefix + w][0]})" for w in chosen) or "—"
+    if skipped:
+        out += f"; past the cost bound: {' '.join(skipped)}"
+    if stopped:
+        out += f"; stopwords: {' '.join(stopped)}"
+    return out

@@ -23,7 +23,7 @@ from memwarden.store.banks import require_bank
 from memwarden.store.embedder import Embedder, Vector
 from memwarden.store.explain import explain_recall
 from memwarden.store.feedback import Feedback
-from memwarden.store.fusion import RRF_K, fill_budget, nudge, ranking, rrf
+from memwarden.store.fusion import KEYWORD_GATE, RRF_K, fill_budget, nudge, ranking, rrf, strong_keyword_hits
 from memwarden.store.index_cache import IndexCache
 from memwarden.store.keyword import TermStats, keyword_arm
 from memwarden.store.shapes import loads
@@ -170,7 +170,11 @@ async def recall(
     sem = {i: s for i, s in semantic if i in kept}
     lex = {i: s for i, s in lexical if i in kept}
     votes = await feedback.votes(bank)
-    fused = nudge(rrf([sorted(sem, key=lambda i: -sem[i]), sorted(lex, key=lambda i: -lex[i])]), votes)
+    lex_ranked = sorted(lex, key=lambda i: -lex[i])
+    # With both arms, only the keyword hits that match the query's informative terms join the
+    # fusion (KEYWORD_GATE); the keyword arm alone ranks all of its hits.
+    joined = strong_keyword_hits(lex_ranked, lex, hits.mass) if embedding is not None else lex_ranked
+    fused = nudge(rrf([sorted(sem, key=lambda i: -sem[i]), joined]), votes)
     top_lex = max(lex.values(), default=0.0) or 1.0
     # Token costs: the full-text arm's, else the vector index's (a memory that left the index since
     # it was ranked, archived or replaced, has none).
@@ -214,7 +218,7 @@ async def recall(
             "keyword_candidates": len(lexical),
             "admitted": len(kept),
             "excluded_by_filters": len(candidates) - len(kept),
-            "fusion": f"reciprocal rank fusion, k={RRF_K}",
+            "fusion": fusion_note(len(joined), len(lex), hits.mass, embedding is not None),
             "max_tokens": max_tokens,
             "tokens_used": used,
         }
@@ -233,5 +237,16 @@ async def recall(
             max_tokens,
             used,
             votes,
+            fusion_note(len(joined), len(lex), hits.mass, embedding is not None),
         )
     return Recalled(results, trace, extra)
+
+
+def fusion_note(joined: int, keyword: int, mass: float, both: bool) -> str:
+    """How the two rankings were fused, for the trace and explain."""
+    if not both:
+        return "the keyword ranking alone"
+    return (
+        f"reciprocal rank fusion, k={RRF_K}: the semantic ranking and the keyword hits scoring at least"
+        f" {KEYWORD_GATE:g} x {mass:.2f} (the query's idf mass): {joined} of {keyword}"
+    )

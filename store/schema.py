@@ -3,8 +3,9 @@
 ``store_units`` holds one row per memory (Hindsight's "memory unit"): text, the derived full-text
 terms (:func:`store.text.index_text`), labels, tags, times, state, and its vector as a float32
 BLOB with the name of the embedder that made it. ``store_units_fts`` is an FTS5 external-content
-index over the terms, kept in step by triggers inside the same transaction as the row, so a row is
-never visible without its index entry or the other way round. ``store_operations`` holds async
+index over the terms (each with its bank's prefix, migration 0010), kept in step by triggers inside
+the same transaction as the row, so a row is never visible without its index entry or the other way
+round. ``store_operations`` holds async
 retains, payload included, from the moment they are acknowledged until they are done.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 
 from memwarden.db.migrations import Migration, run_script
-from memwarden.store.text import token_estimate
+from memwarden.store.text import index_text, token_estimate
 
 SCHEMA = """
 CREATE TABLE store_banks (
@@ -116,10 +117,56 @@ def _m0007_unit_tokens(db: sqlite3.Connection) -> None:
     db.execute("UPDATE store_units SET tokens = memwarden_tokens(text)")
 
 
+# The tokenizer keeps inside a token letters, digits, private use and marks (a term of a script with
+# combining marks stays whole) and keeps diacritics: the terms are folded before they reach it.
+FULL_TEXT = """
+CREATE VIRTUAL TABLE store_units_fts USING fts5(
+    terms, content='store_units', content_rowid='seq', tokenize="unicode61 remove_diacritics 0 categories 'L* N* Co M*'"
+);
+CREATE TRIGGER store_units_ai AFTER INSERT ON store_units BEGIN
+    INSERT INTO store_units_fts (rowid, terms) VALUES (new.seq, new.terms);
+END;
+CREATE TRIGGER store_units_ad AFTER DELETE ON store_units BEGIN
+    INSERT INTO store_units_fts (store_units_fts, rowid, terms) VALUES ('delete', old.seq, old.terms);
+END;
+CREATE TRIGGER store_units_au AFTER UPDATE OF terms ON store_units BEGIN
+    INSERT INTO store_units_fts (store_units_fts, rowid, terms) VALUES ('delete', old.seq, old.terms);
+    INSERT INTO store_units_fts (rowid, terms) VALUES (new.seq, new.terms);
+END;
+CREATE VIRTUAL TABLE store_units_vocab USING fts5vocab(store_units_fts, 'row');
+CREATE VIRTUAL TABLE store_units_vocab_instance USING fts5vocab(store_units_fts, 'instance');
+"""
+
+
+def _m0010_keyword_terms_per_bank(db: sqlite3.Connection) -> None:
+    # The keyword retriever's statistics per bank: every term in the index carries its bank's
+    # prefix, English words are stemmed, each memory's length in terms is kept for BM25, and the
+    # index keeps diacritics and combining marks (the terms are folded before they reach it).
+    run_script(
+        db,
+        """
+        DROP TRIGGER store_units_ai;
+        DROP TRIGGER store_units_ad;
+        DROP TRIGGER store_units_au;
+        DROP TABLE store_units_vocab;
+        DROP TABLE store_units_fts;
+        ALTER TABLE store_units ADD COLUMN term_count INTEGER NOT NULL DEFAULT 0;
+        """,
+    )
+    rows = db.execute("SELECT seq, text, bank_id FROM store_units").fetchall()
+    db.executemany(
+        "UPDATE store_units SET terms = ?, term_count = ? WHERE seq = ?",
+        [(*index_text(r[1], r[2]), r[0]) for r in rows],
+    )
+    run_script(db, FULL_TEXT)
+    db.execute("INSERT INTO store_units_fts (store_units_fts) VALUES ('rebuild')")
+
+
 # Applied when the store attaches to the database (:class:`memwarden.store.local.LocalStore`); the
 # names continue the ledger's numbering, which they shared when one list held both.
 STORE_MIGRATIONS: tuple[Migration, ...] = (
     ("0003_local_store", _m0003_local_store),
     ("0006_unit_feedback", _m0006_unit_feedback),
     ("0007_unit_tokens", _m0007_unit_tokens),
+    ("0010_keyword_terms_per_bank", _m0010_keyword_terms_per_bank),
 )

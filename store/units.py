@@ -112,10 +112,11 @@ async def update_unit(
         before: dict[str, Any] = {}
         after: dict[str, Any] = {}
         if text is not None and text != row["text"]:
-            sets += ["text = ?", "terms = ?", "embedding = ?", "embedder = ?", "edited_at = ?", "tokens = ?"]
+            sets += ["text = ?", "terms = ?", "term_count = ?", "embedding = ?", "embedder = ?", "edited_at = ?"]
+            sets.append("tokens = ?")
             args += [
                 text,
-                index_text(text),
+                *index_text(text, bank),
                 vector[0].tobytes() if vector is not None else None,
                 embedder.name,
                 ts,

@@ -123,15 +123,15 @@ async def retain(
                 item = items[p]
                 unit_tags = sorted({*document_tags, *item.tags})
                 cursor = db.execute(
-                    "INSERT INTO store_units (id, bank_id, document_id, text, terms, context, fact_type, tags, metadata,"
-                    " mentioned_at, created_at, updated_at, embedder, embedding, tokens)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "INSERT INTO store_units (id, bank_id, document_id, text, terms, term_count, context, fact_type,"
+                    " tags, metadata, mentioned_at, created_at, updated_at, embedder, embedding, tokens)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
                         ids[p],
                         bank,
                         doc,
                         item.content,
-                        index_text(item.content),
+                        *index_text(item.content, bank),
                         item.context or "",
                         "world",
                         json.dumps(unit_tags, ensure_ascii=False),

@@ -64,7 +64,11 @@ def test_explain_accounts_for_every_candidate_and_agrees_with_recall(url: str) -
     assert account["backend"] == "local"
     assert len(account["query_vector_head"]) == 8
     assert account["arms"]["semantic"] == len(FACTS)
-    assert '"port"' in account["fts_query"]
+    # The keyword arm's terms, stemmed, with their frequency in the bank; the stopwords it skipped.
+    assert "port(df " in account["fts_query"]
+    assert "servic(df " in account["fts_query"]
+    assert account["fts_query"].endswith("stopwords: which doe the")
+    assert account["fusion"].startswith("reciprocal rank fusion, k=60")
     # Every memory the retrievers produced is there once; the returned ones are recall's answer.
     assert len(account["candidates"]) == len({c["id"] for c in account["candidates"]}) == len(FACTS)
     returned = [c for c in account["candidates"] if c["outcome"] == "returned"]

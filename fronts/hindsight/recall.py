@@ -191,6 +191,12 @@ async def governed_list(state: AppState, scope: Scope, receive: Receive, send: S
         fixed += [(k, v) for k, v in query if k in ("limit", "offset")]
         await _relay(state, scope, send, _target(scope, fixed), [(b"x-warden-tags", b"normalized")])
         return
+    if len(filters) > 2 and state.label_space is not None:
+        # The label alternatives (one exact query per topic × stage × separator): only those whose
+        # labels the bank holds can match anything; its label tags are two reads of its tag list.
+        held = await _label_tags_held(state, scope)
+        if held is not None:
+            filters = [(t, m) for t, m in filters if m != "exact" or all(_held(tag, held) for tag in t)]
     # Fan out: each spelling choice read whole (up to FAN_OUT_PAGE rows), merged by id, then paged.
     subqueries = [[*rest, *(("tags", t) for t in ftags), ("tags_match", fmode)] for ftags, fmode in filters]
     await _fan_out(
@@ -205,6 +211,34 @@ async def governed_list(state: AppState, scope: Scope, receive: Receive, send: S
             items, key=lambda m: str(m.get("date") or m.get("mentioned_at") or ""), reverse=True
         ),
     )
+
+
+def _held(tag: str, held: set[str]) -> bool:
+    """Whether ``tag`` may be in the bank: a label tag only when the bank's tag list has it."""
+    key = tag.split(":", 1)[0].split("=", 1)[0].strip().casefold()
+    return key not in ("topic", "stage") or tag in held
+
+
+async def _label_tags_held(state: AppState, scope: Scope) -> set[str] | None:
+    """The ``topic…``/``stage…`` tags the bank holds (both separators), from its tag list; None
+    when that cannot be read completely (then nothing is pruned)."""
+    path: str = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
+    base = path.rsplit("/memories/list", 1)[0]
+    held: set[str] = set()
+    for pattern in ("topic*", "stage*"):
+        target = f"{base}/tags?{urlencode([('q', pattern), ('limit', str(FAN_OUT_PAGE))])}"
+        try:
+            status, _, answer = await _backend_json(state, scope, "GET", target, None)
+            page = loads(answer) if status == 200 else None
+            if not isinstance(page, dict) or not isinstance(page.get("items"), list):
+                return None
+            items = page["items"]
+            if int(page.get("total") or 0) > len(items):
+                return None
+            held.update(str(i.get("tag")) for i in items if isinstance(i, dict))
+        except (BackendUnavailable, ValueError, AttributeError, TypeError):
+            return None
+    return held
 
 
 async def _fan_out(
