@@ -29,7 +29,7 @@ def _explain_text(account: dict[str, Any], limit: int) -> str:
     if account.get("note"):
         lines.append(account["note"])
     if account.get("fts_query") is not None or account.get("arms"):
-        lines.append(f"full-text query: {account.get('fts_query') or '(none: every term too common)'}")
+        lines.append(f"full-text query: {account.get('fts_query') or '(none: no term of the query is in the bank)'}")
     if account.get("arms"):
         arms = account["arms"]
         lines.append(f"candidates: vector {arms['semantic']}, full text {arms['keyword']}; {account.get('fusion', '')}")
