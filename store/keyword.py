@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -36,24 +37,27 @@ def query_plan(words: Sequence[str]) -> list[str]:
 
 
 class BankStats:
-    """Each bank's number of valid memories and their mean length in terms, cached like
-    :class:`TermStats` (re-read once the store has grown by a tenth)."""
+    """Each bank's number of valid memories and their mean length in terms, cached: re-read once
+    the store has grown by a tenth or a minute has passed (a bank's own growth does not move the
+    store's counter much when the store holds many banks)."""
+
+    TTL = 60.0
 
     def __init__(self) -> None:
-        self._banks: dict[str, tuple[int, float, int]] = {}  # bank -> (memories, mean length, rows when read)
+        self._banks: dict[str, tuple[int, float, int, float]] = {}  # bank -> (memories, mean length, rows, read at)
         self._lock = threading.Lock()
 
     def get(self, db: sqlite3.Connection, bank: str, total: int) -> tuple[int, float]:
         with self._lock:
             cached = self._banks.get(bank)
-        if cached is not None and total <= cached[2] * 1.1 + 100:
+        if cached is not None and total <= cached[2] * 1.1 + 100 and time.monotonic() - cached[3] < self.TTL:
             return cached[0], cached[1]
         row = db.execute(
             "SELECT count(*), avg(term_count) FROM store_units WHERE bank_id = ? AND state = 'valid'", (bank,)
         ).fetchone()
         n, mean = int(row[0] or 0), float(row[1] or 0.0)
         with self._lock:
-            self._banks[bank] = (n, mean, total)
+            self._banks[bank] = (n, mean, total, time.monotonic())
         return n, mean
 
 
@@ -141,7 +145,12 @@ def keyword_arm(
         for (doc,) in db.execute("SELECT doc FROM store_units_vocab_instance WHERE term = ?", (prefix + w,)):
             per = tf.setdefault(doc, {})
             per[w] = per.get(w, 0) + 1
-    idf = {w: math.log(1.0 + (n - counts[prefix + w][0] + 0.5) / (counts[prefix + w][0] + 0.5)) for w in chosen}
+    # (The bank's size is cached; a bank that grew since it was read may hold a term in more
+    # memories than the cached size: the size is then at least that.)
+    idf = {}
+    for w in chosen:
+        df = counts[prefix + w][0]
+        idf[w] = math.log(1.0 + (max(n, df) - df + 0.5) / (df + 0.5))
     # The memories' lengths and states, then the scores of the valid ones.
     docs = list(tf)
     info: dict[int, tuple[str, int, int, str]] = {}

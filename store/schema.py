@@ -160,6 +160,8 @@ def _m0010_keyword_terms_per_bank(db: sqlite3.Connection) -> None:
     )
     run_script(db, FULL_TEXT)
     db.execute("INSERT INTO store_units_fts (store_units_fts) VALUES ('rebuild')")
+    # A bank's size and mean length (BM25's statistics) read from the index alone.
+    db.execute("CREATE INDEX store_units_bank_length ON store_units (bank_id, state, term_count)")
 
 
 # Applied when the store attaches to the database (:class:`memwarden.store.local.LocalStore`); the
