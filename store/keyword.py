@@ -27,7 +27,7 @@ from memwarden.store.text import bank_prefix
 
 K1 = 1.2
 B = 0.75
-MAX_POSTINGS = 8000  # occurrences read for one query, at most (~25 ms at the bound; typical queries read far fewer)
+MAX_POSTINGS = 3000  # occurrences read for one query, at most (~10 ms at the bound; typical queries read far fewer)
 
 
 def query_plan(words: Sequence[str]) -> list[str]:
