@@ -87,6 +87,12 @@ SCHEMAS: dict[str, Json] = {
 
 # The Hindsight routes memwarden governs: what each adds to Hindsight's operation.
 DRY_RUN = param("X-Warden-Dry-Run", "header", {"enum": ["1", "true", "yes"]}, "Judge only: nothing written or sent")
+# What the self-hosted store refuses in an archive, at once and with nothing written (store/archive.py).
+ARCHIVE_REFUSALS = {
+    400: "An archive memwarden refuses: not a complete .zip (truncated), another format version, an entry edited,"
+    " missing or added (checksums), a field out of shape, or a secret in it",
+    409: "The bank holds vectors of another embedder (self-hosted)",
+}
 GOVERNED: dict[tuple[str, str], tuple[tuple[Json, ...], dict[int, str]]] = {
     (f"{HBANK}/memories", "post"): (
         (
@@ -105,6 +111,7 @@ GOVERNED: dict[tuple[str, str], tuple[tuple[Json, ...], dict[int, str]]] = {
     (HBANK, "put"): ((), {400: "A string over the size limit"}),
     (HBANK, "patch"): ((), {400: "A string over the size limit"}),
     (f"{HBANK}/files/retain", "post"): ((), {403: "Ungoverned file retains are off (enforce mode)"}),
+    **{(f"{HBANK}/{path}", "post"): ((), ARCHIVE_REFUSALS) for path in ("transfer/import", "document-transfer")},
     **{
         (path, "delete"): ((CONFIRM,), {409: "Not confirmed with X-Warden-Confirm (or blocked)"})
         for path in (HBANK, f"{HBANK}/config", f"{HBANK}/memories", f"{HBANK}/documents/{{document_id}}")

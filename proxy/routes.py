@@ -6,7 +6,9 @@ named handlers; every other path — any method — streams through to the backe
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
+from urllib.parse import parse_qsl, unquote
 
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
@@ -39,6 +41,7 @@ from memwarden.fronts.hindsight.operations import operation_status
 from memwarden.fronts.hindsight.passthrough import forward
 from memwarden.fronts.hindsight.recall import governed_list, governed_recall, governed_tags
 from memwarden.fronts.hindsight.retain import governed_retain
+from memwarden.fronts.hindsight.transfer import bank_import
 from memwarden.fronts.hindsight.writes import document_patch, files_retain, mcp
 from memwarden.fronts.openapi import openapi_document
 from memwarden.governance.state import AppState
@@ -139,6 +142,27 @@ def _read_or_admin(scope: Scope, bank: str | None) -> auth.Need:
     return ("read" if scope["method"] in auth.READ_METHODS else "admin"), bank
 
 
+def _transfer_import(scope: Scope, bank: str | None) -> auth.Need:
+    """An import writes a bank: ``admin`` on it — the path's bank for a merge; for a restore the
+    bank it creates (``target_bank_id``, else the archive's own: not known before the body is read,
+    so ``admin`` on every bank)."""
+    query = dict(parse_qsl(scope.get("query_string", b"").decode("utf-8", "replace")))  # as the route reads it
+    if query.get("mode") == "merge":
+        return "admin", bank
+    return "admin", query.get("target_bank_id") or None
+
+
+DOWNLOAD_KEY = re.compile(r"^(?P<tenant>tenants/[^/]+/)?banks/(?P<bank>.+)/exports/[^/]+/transfer\.zip$")
+
+
+def _download(scope: Scope, bank: str | None) -> auth.Need:
+    """An export's archive: ``admin`` on the bank its key names (every bank when it names none)."""
+    found = DOWNLOAD_KEY.match(scope.get("path_params", {}).get("key", ""))
+    if found is None:
+        return "admin", None
+    return "admin", unquote(found["bank"]) if found["tenant"] else found["bank"]
+
+
 def build_routes() -> list[BaseRoute]:
     def route(path: str, name: str, handler: Handler, need: auth.Rule, methods: list[str] | None) -> Route:
         return Route(path, Endpoint(name, handler, need), methods=methods)
@@ -193,6 +217,14 @@ def build_routes() -> list[BaseRoute]:
         route(f"{BANK}/memories", "delete_memories", destructive, admin, ["DELETE"]),
         route(f"{BANK}/documents/{{document_id:path}}", "delete_document", destructive, admin, ["DELETE"]),
         route(f"{BANK}/files/retain", "files_retain", files_retain, write, post),
+        # A bank's archive holds what memwarden keeps from readers (archived, superseded and held
+        # memories, the ledger's labels and statuses): exporting it is an admin's act, as the
+        # ledger's listing is; an import writes the bank it goes to.
+        route(f"{BANK}/transfer/export", "export_bank_transfer", pass_through, admin, post),
+        route(f"{BANK}/document-transfer/export", "export_documents", pass_through, admin, post),
+        route("/v1/default/files/download/{key:path}", "download_file", pass_through, _download, get),
+        route(f"{BANK}/transfer/import", "import_bank_transfer", bank_import, _transfer_import, post),
+        route(f"{BANK}/document-transfer", "import_documents", bank_import, admin, post),
         route(f"{BANK}/documents/{{document_id:path}}", "document_patch", document_patch, write, ["PATCH"]),
         route("/mcp", "mcp", mcp, _mcp, None),
         route("/mcp/{rest:path}", "mcp", mcp, _mcp, None),

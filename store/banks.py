@@ -156,6 +156,39 @@ async def delete_bank(ledger: Database, bank: str) -> dict[str, Any]:
     }
 
 
+def bank_fields(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A transfer archive's bank row (``banks.json``) as the store keeps a bank; checked: a config
+    Hindsight's API would refuse is refused here too."""
+
+    def decoded(value: Any, default: Any) -> Any:
+        if value is None:
+            return default
+        return json.loads(value) if isinstance(value, str) else value
+
+    try:
+        disposition = decoded(row.get("disposition"), dict(DEFAULT_DISPOSITION))
+        overrides = decoded(row.get("config"), {})
+    except ValueError as exc:
+        raise StoreError(400, f"banks.json: the bank's row is not valid JSON where JSON is expected ({exc})") from None
+    if not isinstance(disposition, dict) or any(
+        not isinstance(disposition.get(k), int) or not 1 <= disposition[k] <= 5 for k in DEFAULT_DISPOSITION
+    ):
+        raise StoreError(400, "banks.json: the bank's disposition must give skepticism, literalism, empathy (1-5)")
+    if not isinstance(overrides, dict):
+        raise StoreError(400, "banks.json: the bank's config is not an object")
+    unknown = sorted(k for k in overrides if k not in hindsight_defaults())
+    if unknown:
+        raise StoreError(400, f"banks.json: the bank's config has fields memwarden does not know: {unknown}")
+    obey(rules.check_config_updates, overrides, {**hindsight_defaults(), **overrides})
+    return {
+        "name": row.get("name") if isinstance(row.get("name"), str) else None,
+        "mission": row.get("mission") if isinstance(row.get("mission"), str) else "",
+        "background": row.get("background") if isinstance(row.get("background"), str) else "",
+        "disposition": {k: disposition[k] for k in DEFAULT_DISPOSITION},
+        "overrides": overrides,
+    }
+
+
 # -- config --------------------------------------------------------------------------------------
 
 

@@ -19,11 +19,14 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
+from memwarden import __version__
 from memwarden.backends.types import Recalled
 from memwarden.db.database import Database
-from memwarden.store import banks, documents, recall, reembed, shapes, stats, units, writes
+from memwarden.store import banks, documents, recall, reembed, shapes, stats, transfer, transfer_import, units, writes
+from memwarden.store.archive import Scope
+from memwarden.store.archive_read import Archive
 from memwarden.store.embedder import Embedder
 from memwarden.store.errors import StoreError
 from memwarden.store.feedback import Feedback
@@ -123,8 +126,31 @@ class LocalStore:
         await self._operations.drain(grace)
 
     async def operation(self, bank: str, operation_id: str) -> dict[str, Any]:
-        """An async retain's status, as Hindsight answers it."""
-        return await self._operations.status(bank, operation_id)
+        """An async retain's status, as Hindsight answers it (a transfer's with its result)."""
+        answer = await self._operations.status(bank, operation_id)
+        if answer["operation_type"] in transfer.TRANSFER_TYPES:
+            answer["result_metadata"] = await transfer.result_metadata(self.ledger, operation_id)
+        return answer
+
+    # -- transfer: a bank exported and imported in Hindsight's archive -----------------------
+
+    async def export_bank(
+        self, bank: str, *, archive_type: Literal["documents", "bank"], scope: Scope, document_ids: Sequence[str] | None
+    ) -> str:
+        """Export ``bank`` (:func:`store.transfer.export`); the finished operation's id."""
+        return await transfer.export(
+            self.ledger, bank, archive_type=archive_type, scope=scope, document_ids=document_ids, version=__version__
+        )
+
+    async def import_archive(self, request: transfer_import.ImportRequest, archive: Archive) -> str:
+        """Import a checked archive, all or nothing (:func:`store.transfer_import.import_archive`)."""
+        return await transfer_import.import_archive(
+            self.ledger, self.embedder, self._indexes, self._feedback, request, archive
+        )
+
+    async def download(self, key: str) -> tuple[str, bytes] | None:
+        """An export's archive by its storage key: (bank, bytes), None if there is none."""
+        return await transfer.download(self.ledger, key)
 
     # -- recall, feedback, re-embed ---------------------------------------------------------
 

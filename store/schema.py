@@ -164,6 +164,28 @@ def _m0010_keyword_terms_per_bank(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX store_units_bank_length ON store_units (bank_id, state, term_count)")
 
 
+def _m0011_store_transfers(db: sqlite3.Connection) -> None:
+    # Bank exports and imports (store/transfer.py): an operation's answer, and an export's archive
+    # until its bank goes.
+    run_script(
+        db,
+        """
+        CREATE TABLE store_transfers (
+            operation_id TEXT PRIMARY KEY,
+            bank_id TEXT NOT NULL,
+            storage_key TEXT UNIQUE,
+            archive BLOB,
+            result_metadata TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX store_transfers_bank ON store_transfers (bank_id);
+        CREATE TRIGGER store_transfers_bank_gone AFTER DELETE ON store_banks BEGIN
+            DELETE FROM store_transfers WHERE bank_id = old.bank_id;
+        END;
+        """,
+    )
+
+
 # Applied when the store attaches to the database (:class:`memwarden.store.local.LocalStore`); the
 # names continue the ledger's numbering, which they shared when one list held both.
 STORE_MIGRATIONS: tuple[Migration, ...] = (
@@ -171,4 +193,5 @@ STORE_MIGRATIONS: tuple[Migration, ...] = (
     ("0006_unit_feedback", _m0006_unit_feedback),
     ("0007_unit_tokens", _m0007_unit_tokens),
     ("0010_keyword_terms_per_bank", _m0010_keyword_terms_per_bank),
+    ("0011_store_transfers", _m0011_store_transfers),
 )

@@ -60,6 +60,38 @@ CASES: list[tuple[str, str, Any, int, Any]] = [
         (["body"], "Value error, 'tags' and 'tag_groups' are mutually exclusive"),
     ),
     (*RECALL, {"query": "coffee", "tag_groups": [{"bogus": 1}]}, 422, (["body", "tag_groups"], "")),
+    # A bank's transfer (export, import): the refusals before any archive is read.
+    (
+        "POST",
+        f"{B}/transfer/export?include_data=false&include_bank_config=0",
+        None,
+        400,
+        "Nothing to export: set at least one of include_data, include_bank_config, include_history",
+    ),
+    ("POST", f"{B}/transfer/export?include_data=maybe", None, 422, (["query", "include_data"], "Input should be")),
+    (
+        "POST",
+        f"{B}/transfer/export?document_id=d1",
+        None,
+        400,
+        "include_bank_config and include_history are only supported for a whole-bank export (omit document_id)",
+    ),
+    (
+        "POST",
+        f"{B}/document-transfer/export?document_id=d1&include_observations=true",
+        None,
+        400,
+        "include_observations and include_knowledge_base are only supported when exporting the whole bank "
+        "(omit document_id)",
+    ),
+    ("POST", f"{B}/transfer/import?mode=merge", {"file": "x"}, 422, [(["body", "file"], "Field required")]),
+    (
+        "POST",
+        f"{B}/transfer/import?include_history=2",
+        None,
+        422,
+        [(["query", "include_history"], "Input should be"), (["body", "file"], "Field required")],
+    ),
     (*BLANK_ITEM, 422, (["body", "items", 0, "content"], "Value error, content cannot be empty")),
     (
         "POST",

@@ -22,6 +22,7 @@ from starlette.routing import Match, Route
 
 from memwarden.backends.hindsight_json import recalled_json
 from memwarden.fronts.asgi import BodyError, dumps, is_json_type, not_json_detail, parse_json_async, validation_detail
+from memwarden.fronts.hindsight import store_transfer
 from memwarden.fronts.hindsight.models import MemoryItem
 from memwarden.policies.pipeline import extract_text
 from memwarden.store import rules, tagfilter
@@ -226,6 +227,7 @@ def create_local_app(store: LocalStore) -> Starlette:
         route(f"{bank}/tags", tags, ["GET"]),
         route(f"{bank}/stats", stats, ["GET"]),
         route(f"{bank}/operations/{{operation_id}}", operation, ["GET"]),
+        *(route(path, handler, methods) for path, handler, methods in store_transfer.ROUTES),
     ]
 
     async def not_here(store: LocalStore, request: Request) -> Any:

@@ -10,6 +10,7 @@ import click
 
 from memwarden import __version__
 from memwarden.proxy.cli.audit import audit_group
+from memwarden.proxy.cli.bank import bank_group
 from memwarden.proxy.cli.classify import classify
 from memwarden.proxy.cli.config import config_group
 from memwarden.proxy.cli.explain import explain_command
@@ -43,6 +44,7 @@ for command in (
     audit_group,
     config_group,
     store_group,
+    bank_group,
     explain_command,
     keys_group,
     memories_group,
