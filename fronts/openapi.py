@@ -11,7 +11,8 @@ and this module adds:
   or ``X-API-Key``; 401/403), a bank id that breaks memwarden's rule (400), the backend's
   failure (502), and on the governed routes their headers (``X-Warden-Confirm`` on the
   destructive ``DELETE``\\ s, ``X-Warden-Dry-Run`` and ``X-Warden-Verbose`` on a retain) and
-  refusals (409, 413).
+  refusals (409, 413); self-hosted, the answers of reflect, directives and mental models without an
+  LLM (501) or with one that timed out (504).
 
 Built once, on the first request, and served as bytes.
 """
@@ -93,6 +94,11 @@ ARCHIVE_REFUSALS = {
     " missing or added (checksums), a field out of shape, or a secret in it",
     409: "The bank holds vectors of another embedder (self-hosted)",
 }
+# Self-hosted, the store answers reflect, directives and mental models with its [llm].
+LLM_ERRORS = {
+    501: "Self-hosted without [llm]: configure an LLM to serve this route",
+    504: "Self-hosted: the LLM did not answer within llm.timeout (nothing written); its failure is a 502",
+}
 GOVERNED: dict[tuple[str, str], tuple[tuple[Json, ...], dict[int, str]]] = {
     (f"{HBANK}/memories", "post"): (
         (
@@ -112,6 +118,24 @@ GOVERNED: dict[tuple[str, str], tuple[tuple[Json, ...], dict[int, str]]] = {
     (HBANK, "patch"): ((), {400: "A string over the size limit"}),
     (f"{HBANK}/files/retain", "post"): ((), {403: "Ungoverned file retains are off (enforce mode)"}),
     **{(f"{HBANK}/{path}", "post"): ((), ARCHIVE_REFUSALS) for path in ("transfer/import", "document-transfer")},
+    (f"{HBANK}/reflect", "post"): (
+        (),
+        {400: "A tag filter too wide or too deep", 404: "The bank does not exist (self-hosted)", **LLM_ERRORS},
+    ),
+    (f"{HBANK}/mental-models", "post"): ((), {409: "A mental model of that id exists", **LLM_ERRORS}),
+    (f"{HBANK}/mental-models/{{mental_model_id}}/refresh", "post"): ((), LLM_ERRORS),
+    **{
+        (path, method): ((), {501: LLM_ERRORS[501]})
+        for path, methods in (
+            (f"{HBANK}/directives", ("get", "post")),
+            (f"{HBANK}/directives/{{directive_id}}", ("get", "patch", "delete")),
+            (f"{HBANK}/mental-models", ("get",)),
+            (f"{HBANK}/mental-models/{{mental_model_id}}", ("get", "patch", "delete")),
+            (f"{HBANK}/mental-models/{{mental_model_id}}/history", ("get",)),
+            (f"{HBANK}/mental-models/{{mental_model_id}}/clear", ("post",)),
+        )
+        for method in methods
+    },
     **{
         (path, "delete"): ((CONFIRM,), {409: "Not confirmed with X-Warden-Confirm (or blocked)"})
         for path in (HBANK, f"{HBANK}/config", f"{HBANK}/memories", f"{HBANK}/documents/{{document_id}}")

@@ -16,7 +16,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, HttpUrl, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    HttpUrl,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 ENV_PREFIX = "MEMWARDEN_"
 # Variables with the prefix that are not settings keys.
@@ -273,6 +283,59 @@ class LocalSettings(_Section):
     )
 
 
+class LlmSettings(_Section):
+    """An OpenAI-compatible chat model for reflect, directives and mental models in self-hosted
+    mode. Unset (no ``base_url``): memwarden makes no LLM call and those routes answer 501. The
+    API key is never part of the settings' input: ``load_settings`` reads it from the environment
+    variable ``api_key_env`` names, and it is kept out of every dump and repr."""
+
+    base_url: HttpUrl | None = Field(
+        None,
+        description='Base URL of an OpenAI-compatible API, e.g. "https://api.openai.com/v1" (POST'
+        " {base_url}/chat/completions). Unset: no LLM; reflect, directives and mental models answer 501.",
+    )
+    model: str | None = Field(None, description='The chat model, e.g. "gpt-4o-mini" (needed with base_url).')
+    api_key_env: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="Name of the environment variable that holds the API key (sent as Authorization: Bearer);"
+        " unset: no key is sent. The key itself is never written in the config.",
+    )
+    timeout: float = Field(60.0, gt=0, description="Seconds one LLM call may take in all; past it, 504.")
+    _api_key: SecretStr | None = PrivateAttr(None)
+
+    @field_validator("base_url")
+    @classmethod
+    def _plain_url(cls, v: HttpUrl | None) -> HttpUrl | None:
+        if v is not None and (v.query or v.fragment):
+            raise ValueError("the LLM's base URL must not carry a query or fragment")
+        if v is not None and (v.username or v.password):
+            raise ValueError("the LLM's base URL must not carry credentials (name the key's variable in api_key_env)")
+        return v
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _not_ours(cls, v: str | None) -> str | None:
+        if v is not None and v.upper().startswith(ENV_PREFIX):
+            raise ValueError(f"name a variable outside {ENV_PREFIX}* (those are read as settings)")
+        return v
+
+    @model_validator(mode="after")
+    def _needs_model(self) -> LlmSettings:
+        if self.base_url is not None and not self.model:
+            raise ValueError("llm.base_url needs llm.model")
+        return self
+
+    @property
+    def configured(self) -> bool:
+        """Whether an LLM is configured (memwarden calls none otherwise)."""
+        return self.base_url is not None
+
+    def api_key(self) -> str | None:
+        """The key read from ``api_key_env`` at start-up (None: none is sent)."""
+        return None if self._api_key is None else self._api_key.get_secret_value()
+
+
 class RetentionSettings(_Section):
     """The topic × stage lifecycle: active memories archived once older than their
     stage's period, through the audited archive path."""
@@ -398,6 +461,7 @@ class Settings(_Section):
     outbox: OutboxSettings = Field(default_factory=OutboxSettings)  # type: ignore[arg-type]
     labels: LabelsSettings = Field(default_factory=LabelsSettings)  # type: ignore[arg-type]
     audit: AuditSettings = Field(default_factory=AuditSettings)  # type: ignore[arg-type]
+    llm: LlmSettings = Field(default_factory=LlmSettings)  # type: ignore[arg-type]
 
 
 def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -485,7 +549,19 @@ def load_settings(
     if overrides:
         data = _merge(data, overrides)
         origin += " + command line"
+    llm = data.get("llm")
+    if isinstance(llm, Mapping) and "api_key" in llm:
+        raise SettingsError(
+            f"invalid configuration ({origin}): 'llm.api_key': the key is never put in the configuration;"
+            " name the environment variable that holds it in llm.api_key_env"
+        )
     try:
-        return Settings.model_validate(data)
+        settings = Settings.model_validate(data)
     except ValidationError as exc:
         raise SettingsError(_describe(exc, origin)) from None
+    name = settings.llm.api_key_env
+    if name is not None:
+        if not env.get(name):
+            raise SettingsError(f"llm.api_key_env names {name}, which is not set (or empty) in the environment")
+        settings.llm._api_key = SecretStr(env[name])
+    return settings

@@ -37,6 +37,7 @@ from memwarden.settings import Settings, SettingsError
 if TYPE_CHECKING:  # the self-hosted store (and its vector stack) is imported only when it serves
     from memwarden.store.embedder import Embedder
     from memwarden.store.local import LocalStore
+    from memwarden.store.reflect import Reflector
 
 log = structlog.get_logger("memwarden")
 
@@ -122,6 +123,20 @@ def classifier_embedder(settings: Settings, local: LocalStore | None) -> Embedde
         return None
 
 
+def _reflector(settings: Settings, local: LocalStore) -> tuple[httpx.AsyncClient | None, Reflector | None]:
+    """The LLM's client and the store's reflect, when ``[llm]`` is configured (else no LLM is called)."""
+    llm = settings.llm
+    if llm.base_url is None or llm.model is None:
+        return None, None
+    from memwarden.backends.llm import ChatClient
+    from memwarden.store.reflect import Reflector
+
+    client = httpx.AsyncClient(timeout=httpx.Timeout(llm.timeout))
+    chat = ChatClient(client, base_url=str(llm.base_url), model=llm.model, api_key=llm.api_key(), timeout=llm.timeout)
+    log.info("llm_configured", base_url=str(llm.base_url), model=llm.model, key=llm.api_key_env is not None)
+    return client, Reflector(local, chat)
+
+
 async def _checkpoint_timer(ledger: Database, interval: float) -> None:
     """The audit chain's head signed within ``interval`` seconds of new events, writes or not."""
     while True:
@@ -161,6 +176,7 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         opened = ledger or open_ledger(settings)
         local: LocalStore | None = None
+        llm_http: httpx.AsyncClient | None = None
         if settings.backend == "local":
             # memwarden is the memory server: its own Hindsight-compatible app over the local
             # store, reached in process, behind the same proxy and governance as a real Hindsight.
@@ -168,8 +184,9 @@ def create_app(
             from memwarden.store.local import LocalStore
 
             local = LocalStore(opened, _embedder(settings), ann_threshold=settings.local.ann_threshold)
+            llm_http, reflector = _reflector(settings, local)
             client = backend_client or httpx.AsyncClient(
-                transport=httpx.ASGITransport(app=create_local_app(local)), timeout=httpx.Timeout(300)
+                transport=httpx.ASGITransport(app=create_local_app(local, reflector)), timeout=httpx.Timeout(300)
             )
             http = BackendHTTP(client=client, raw=HttpxRawSender(client))
             base_url = LOCAL_URL
@@ -256,6 +273,8 @@ def create_app(
                 await local.drain(grace=left())
             if backend_client is None:
                 await http.aclose()
+            if llm_http is not None:
+                await llm_http.aclose()
             opened.close()
 
     return Starlette(

@@ -1,7 +1,8 @@
 """The route table: memwarden's own routes, the governed Hindsight routes, and the pass-through.
 
-Governed routes (retain, bank config, bank create/update, the destructive DELETEs, recall) have
-named handlers; every other path — any method — streams through to the backend untouched.
+Governed routes (retain, bank config, bank create/update, the destructive DELETEs, recall, reflect)
+have named handlers; every other path — any method — streams through to the backend untouched
+(some, as directives and mental models, named here for the need their methods declare).
 """
 
 from __future__ import annotations
@@ -39,13 +40,14 @@ from memwarden.fronts.hindsight.config import bank_config, bank_profile, destruc
 from memwarden.fronts.hindsight.health import hindsight_health
 from memwarden.fronts.hindsight.operations import operation_status
 from memwarden.fronts.hindsight.passthrough import forward
-from memwarden.fronts.hindsight.recall import governed_list, governed_recall, governed_tags
+from memwarden.fronts.hindsight.recall import governed_list, governed_recall, governed_reflect, governed_tags
 from memwarden.fronts.hindsight.retain import governed_retain
 from memwarden.fronts.hindsight.transfer import bank_import
 from memwarden.fronts.hindsight.writes import document_patch, files_retain, mcp
 from memwarden.fronts.openapi import openapi_document
 from memwarden.governance.state import AppState
 from memwarden.policies.ids import bank_id_problem, id_secret_problem
+from memwarden.policies.keys import Level
 
 BANK = "/v1/default/banks/{bank_id}"
 Handler = Callable[[AppState, Scope, Receive, Send], Awaitable[None]]
@@ -163,6 +165,16 @@ def _download(scope: Scope, bank: str | None) -> auth.Need:
     return "admin", unquote(found["bank"]) if found["tenant"] else found["bank"]
 
 
+def _changes_need(level: Level) -> auth.Rule:
+    """Reading needs ``read``, deleting ``admin``, any other change ``level``."""
+
+    def need(scope: Scope, bank: str | None) -> auth.Need:
+        method = scope["method"]
+        return ("read" if method in auth.READ_METHODS else "admin" if method == "DELETE" else level), bank
+
+    return need
+
+
 def build_routes() -> list[BaseRoute]:
     def route(path: str, name: str, handler: Handler, need: auth.Rule, methods: list[str] | None) -> Route:
         return Route(path, Endpoint(name, handler, need), methods=methods)
@@ -171,6 +183,7 @@ def build_routes() -> list[BaseRoute]:
     admin, read, write = auth.admin, auth.read, auth.write
     w = "/warden/v1"
     wbank = f"{w}/banks/{{bank_id}}"
+    mm, gpd = f"{BANK}/mental-models/{{mental_model_id}}", ["GET", "PATCH", "DELETE"]
     return [
         route("/warden/health", "warden_health", warden_health, auth.open_route, get),
         route("/warden/openapi.json", "warden_openapi", openapi_document, auth.open_route, get),
@@ -216,6 +229,16 @@ def build_routes() -> list[BaseRoute]:
         route(BANK, "delete_bank", destructive, admin, ["DELETE"]),
         route(f"{BANK}/memories", "delete_memories", destructive, admin, ["DELETE"]),
         route(f"{BANK}/documents/{{document_id:path}}", "delete_document", destructive, admin, ["DELETE"]),
+        # Reflect reads the bank. Directives steer every reflect of the bank (config-like: changing
+        # one needs admin); mental models are written like memories (write), deleted or cleared by admin.
+        route(f"{BANK}/reflect", "reflect", governed_reflect, read, post),
+        route(f"{BANK}/directives", "directives", pass_through, _changes_need("admin"), ["GET", "POST"]),
+        route(f"{BANK}/directives/{{directive_id}}", "directive", pass_through, _changes_need("admin"), gpd),
+        route(f"{BANK}/mental-models", "mental_models", pass_through, _changes_need("write"), ["GET", "POST"]),
+        route(mm, "mental_model", pass_through, _changes_need("write"), gpd),
+        route(f"{mm}/history", "mental_model_history", pass_through, read, get),
+        route(f"{mm}/refresh", "mental_model_refresh", pass_through, write, post),
+        route(f"{mm}/clear", "mental_model_clear", pass_through, admin, post),
         route(f"{BANK}/files/retain", "files_retain", files_retain, write, post),
         # A bank's archive holds what memwarden keeps from readers (archived, superseded and held
         # memories, the ledger's labels and statuses): exporting it is an admin's act, as the

@@ -7,6 +7,13 @@ index over the terms (each with its bank's prefix, migration 0010), kept in step
 the same transaction as the row, so a row is never visible without its index entry or the other way
 round. ``store_operations`` holds async
 retains, payload included, from the moment they are acknowledged until they are done.
+
+
+index over the terms, kept in step by triggers inside the same transaction as the row, so a row is
+never visible without its index entry or the other way round. ``store_operations`` holds async
+retains, payload included, from the moment they are acknowledged until they are done (and the
+mental-model refreshes, written once done). ``store_directives``, ``store_mental_models`` and their
+history serve reflect (:mod:`store.reflect`).
 """
 
 from __future__ import annotations
@@ -186,6 +193,63 @@ def _m0011_store_transfers(db: sqlite3.Connection) -> None:
     )
 
 
+REFLECT_SCHEMA = """
+CREATE TABLE store_directives (
+    id TEXT PRIMARY KEY,
+    bank_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    content TEXT NOT NULL,
+    priority INTEGER NOT NULL DEFAULT 0,
+    is_active INTEGER NOT NULL DEFAULT 1,
+    tags TEXT NOT NULL DEFAULT '[]',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE INDEX store_directives_bank ON store_directives (bank_id, priority, created_at);
+
+CREATE TABLE store_mental_models (
+    bank_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    source_query TEXT NOT NULL,
+    content TEXT NOT NULL DEFAULT '',
+    tags TEXT NOT NULL DEFAULT '[]',
+    max_tokens INTEGER NOT NULL DEFAULT 2048,
+    trigger_json TEXT NOT NULL DEFAULT '{}',
+    reflect_response TEXT,
+    created_at TEXT NOT NULL,
+    last_refreshed_at TEXT,
+    last_full_refreshed_at TEXT,
+    last_memory_seen_at TEXT,
+    PRIMARY KEY (bank_id, id)
+);
+
+CREATE TABLE store_mental_model_history (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    bank_id TEXT NOT NULL,
+    mental_model_id TEXT NOT NULL,
+    previous_content TEXT,
+    previous_reflect_response TEXT,
+    changed_at TEXT NOT NULL
+);
+CREATE INDEX store_mental_model_history_model ON store_mental_model_history (bank_id, mental_model_id, seq);
+
+CREATE TRIGGER store_mental_models_ad AFTER DELETE ON store_mental_models BEGIN
+    DELETE FROM store_mental_model_history WHERE bank_id = old.bank_id AND mental_model_id = old.id;
+END;
+CREATE TRIGGER store_banks_ad_reflect AFTER DELETE ON store_banks BEGIN
+    DELETE FROM store_directives WHERE bank_id = old.bank_id;
+    DELETE FROM store_mental_models WHERE bank_id = old.bank_id;
+END;
+"""
+
+
+def _m0012_reflect(db: sqlite3.Connection) -> None:
+    # Directives and mental models (reflect with an LLM, [llm]); a bank's go with it, by trigger,
+    # whichever code deletes the bank.
+    run_script(db, REFLECT_SCHEMA)
+
+
 # Applied when the store attaches to the database (:class:`memwarden.store.local.LocalStore`); the
 # names continue the ledger's numbering, which they shared when one list held both.
 STORE_MIGRATIONS: tuple[Migration, ...] = (
@@ -194,4 +258,5 @@ STORE_MIGRATIONS: tuple[Migration, ...] = (
     ("0007_unit_tokens", _m0007_unit_tokens),
     ("0010_keyword_terms_per_bank", _m0010_keyword_terms_per_bank),
     ("0011_store_transfers", _m0011_store_transfers),
+    ("0012_store_reflect", _m0012_reflect),
 )

@@ -116,7 +116,15 @@ def hindsight_url() -> Iterator[str]:
 # thread), a process (memwarden as a user runs it), the real Hindsight. ``interop`` implies slow.
 # ``pytest -m "not slow"`` is then the fast loop (tests/test_markers.py checks the marking).
 SERVER_STARTERS = frozenset(
-    {"serve_in_thread", "running_warden", "running_standin", "spawn_memwarden", "subprocess", "start_hindsight"}
+    {
+        "serve_in_thread",
+        "running_warden",
+        "running_standin",
+        "spawn_memwarden",
+        "subprocess",
+        "start_hindsight",
+        "serve_fake_llm",
+    }
 )
 
 

@@ -3,21 +3,27 @@
 Started by ``scripts/hindsight-up``; stdlib only, so it runs in Hindsight's own venv.
 Embeddings: hashed bag of words (stop words dropped, crude stemming), L2-normalised.
 Chat: fact extraction returns one fact per sentence after "Content:"; consolidation returns one
-observation per "[uuid] text" line; tool calls call "done" (or the first tool); anything else "{}".
+observation per "[uuid] text" line; tool calls call "done" (or the first tool); memwarden's reflect
+(its prompt says "memwarden reflect") answers with the memories that share a word with the question
+and cites their ids (in upper case when a directive asks for "uppercase"); anything else "{}".
 
-Usage: python fake_openai.py PORT [DIM]
+Usage: python fake_openai.py PORT [DIM]. Tests serve it in a thread instead (:func:`serve_fake_llm`),
+where it can also stall, fail, and record what it was sent.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import re
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 STOP = set(
     "a an the is are was were be been to of in on at for and or but with as by it its this that what "
@@ -43,8 +49,41 @@ def _text(content: Any) -> str:
     return " ".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
 
 
+def _words(text: str) -> set[str]:
+    return {
+        re.sub(r"(ies|es|s|ing|ed)$", "", t) if len(t) > 4 else t
+        for t in re.findall(r"[a-z0-9]+", text.lower())
+        if t not in STOP
+    }
+
+
+def reflect(system: str, user: str) -> str:
+    """memwarden's reflect: the memories (and mental models) sharing a word with the question."""
+    question = user.split("## Question\n", 1)[1].split("\n\n## Evidence (JSON)\n", 1)[0]
+    evidence = json.loads(user.rsplit("## Evidence (JSON)\n", 1)[1])
+    wanted = _words(question)
+    used = [m for m in evidence["memories"] if wanted & _words(m["text"])]
+    models = [m for m in evidence["mental_models"] if wanted & _words(f"{m['name']} {m['content']}")]
+    answer = " ".join([m["text"] for m in used] + [m["content"] for m in models]) or "I don't know."
+    if "uppercase" in system.lower():
+        answer = answer.upper()
+    out: dict[str, Any] = {
+        "answer": answer,
+        "memory_ids": [m["id"] for m in used],
+        "mental_model_ids": [m["id"] for m in models],
+    }
+    schema = evidence.get("response_schema")
+    if isinstance(schema, dict):
+        props = schema.get("properties") or {}
+        out["structured_output"] = {k: answer for k, v in props.items() if v.get("type") == "string"}
+    return json.dumps(out)
+
+
 def chat(req: dict[str, Any]) -> tuple[str | None, list[dict[str, Any]] | None]:
     user = "\n".join(_text(m.get("content")) for m in req.get("messages", []) if m.get("role") == "user")
+    system = "\n".join(_text(m.get("content")) for m in req.get("messages", []) if m.get("role") == "system")
+    if "memwarden reflect" in system:
+        return reflect(system, user), None
     tools = [t.get("function", {}).get("name") for t in req.get("tools") or []]
     if tools:
         name = "done" if "done" in tools else tools[0]
@@ -80,6 +119,12 @@ def chat(req: dict[str, Any]) -> tuple[str | None, list[dict[str, Any]] | None]:
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     dim = 384
+    # For tests (serve_fake_llm): seconds a chat answer is held back; a status every chat answers
+    # (its message echoes the request's Authorization header, as some providers quote a bad key);
+    # and every chat request, recorded.
+    stall = 0.0
+    fail = 0
+    seen: ClassVar[list[dict[str, Any]]] = []
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass
@@ -107,6 +152,12 @@ class Handler(BaseHTTPRequestHandler):
             usage = {"prompt_tokens": 1, "total_tokens": 1}
             return self._send(200, {"object": "list", "model": req.get("model"), "usage": usage, "data": data})
         if path.endswith("/chat/completions"):
+            self.seen.append({"path": self.path, "authorization": self.headers.get("Authorization"), "body": req})
+            if self.stall:
+                time.sleep(self.stall)
+            if self.fail:
+                message = f"refused (authorization: {self.headers.get('Authorization')})"
+                return self._send(self.fail, {"error": {"message": message, "type": "invalid_request_error"}})
             content, calls = chat(req)
             msg: dict[str, Any] = {"role": "assistant", "content": content}
             if calls:
@@ -124,6 +175,22 @@ class Handler(BaseHTTPRequestHandler):
                 },
             )
         return self._send(404, {"error": {"message": "not found"}})
+
+
+@contextlib.contextmanager
+def serve_fake_llm(*, stall: float = 0.0, fail: int = 0) -> Iterator[tuple[str, type[Handler]]]:
+    """The fake on a free loopback port, in a thread: its ``/v1`` base URL, and its handler class
+    (``seen``: the chat requests it got; ``stall`` and ``fail`` may be changed while it runs)."""
+    handler = type("FakeLLM", (Handler,), {"stall": stall, "fail": fail, "seen": []})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", handler
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 if __name__ == "__main__":

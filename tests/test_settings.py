@@ -53,6 +53,13 @@ def test_settings_are_frozen() -> None:
         ("", {"MEMWARDEN_BACKEND": "mongodb"}, "'backend'"),
         ('[backends.hindsight]\nurl = "not a url"\n', {}, "'backends.hindsight.url'"),
         ('[backends.hindsight]\nurl = "http://h:1/?x=1"\n', {}, "query or fragment"),
+        ('[llm]\napi_key = "sk-1"\n', {}, "'llm.api_key': the key is never put in the configuration"),
+        ("", {"MEMWARDEN_LLM__API_KEY": "sk-1"}, "name the environment variable that holds it in llm.api_key_env"),
+        ('[llm]\nbase_url = "http://h:1/v1"\n', {}, "llm.base_url needs llm.model"),
+        ('[llm]\nbase_url = "http://h/v1"\nmodel = "m"\napi_key_env = "K"\n', {}, "names K, which is not set"),
+        ('[llm]\napi_key_env = "MEMWARDEN_KEY"\n', {}, "'llm.api_key_env'"),
+        ('[llm]\nbase_url = "http://u:sk-1@h/v1"\nmodel = "m"\n', {}, "must not carry credentials"),
+        ('[llm]\napi_key_env = "not a name"\n', {}, "'llm.api_key_env'"),
     ],
 )
 def test_bad_values_stop_start_up_naming_the_key(tmp_path: Path, toml: str, env: dict[str, str], message: str) -> None:
@@ -150,3 +157,14 @@ def test_a_broken_rule_pattern_stops_start_up(tmp_path: Path) -> None:
     cfg.write_text('[governance]\nextra_rules = [{ id = "x", reason = "y", patterns = ["(unclosed"] }]\n')
     with pytest.raises(SettingsError, match=r"governance\.extra_rules\.0\.patterns.*not a valid regular expression"):
         load_settings(config_file=cfg, environ={})
+
+
+def test_the_llm_key_comes_from_the_variable_the_config_names_and_is_never_shown(tmp_path: Path) -> None:
+    cfg = tmp_path / "memwarden.toml"
+    cfg.write_text('[llm]\nbase_url = "http://127.0.0.1:1/v1"\nmodel = "m"\napi_key_env = "OPENAI_API_KEY"\n')
+    s = load_settings(config_file=cfg, environ={"OPENAI_API_KEY": "sk-very-secret"})
+    assert s.llm.api_key() == "sk-very-secret"
+    for shown in (repr(s), str(s), s.model_dump_json(), repr(s.model_dump())):
+        assert "sk-very-secret" not in shown
+    assert load_settings(environ={}).llm.base_url is None  # no [llm]: no LLM
+    assert load_settings(config_file=cfg, environ={"OPENAI_API_KEY": "x"}) != s

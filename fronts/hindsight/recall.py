@@ -1,5 +1,7 @@
 """The read path: tag filters that find both spellings, and status on the way back.
 
+``POST .../reflect`` gets the same tag filters as a recall (its answer is passed back as given).
+
 ``POST .../memories/recall``:
 
 1. The body's ``tags``/``tag_groups`` are rewritten so that ``key:value`` and ``key=value`` both
@@ -22,6 +24,7 @@ With ``governance.mode = "off"`` for the bank, both pass through untouched.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -33,9 +36,15 @@ from starlette.types import Receive, Scope, Send
 from memwarden.backends.base import RAW_PASSTHROUGH, BackendRejected, BackendUnavailable
 from memwarden.backends.hindsight_json import recall_query_from_json, recalled_json
 from memwarden.fronts.asgi import (
+    BodyError,
+    ClientGone,
+    content_type_of,
     dumps,
+    is_json_type,
     loads,
     note_backend_status,
+    parse_json_async,
+    read_body,
     read_json,
     replay,
     send_json,
@@ -167,6 +176,34 @@ async def governed_recall(state: AppState, scope: Scope, receive: Receive, send:
     await send_json(send, 200, result, headers=[*kept, *extra])
 
 
+async def governed_reflect(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    """``POST .../reflect``: its tag filters (which scope the memories it reads and the directives
+    it applies) get a recall's both spellings; the rest goes as sent, the answer comes back as given."""
+    bank: str = scope["path_params"]["bank_id"]
+    if state.settings.governance.mode_for(bank) == "off":
+        await forward(state.backend, scope, receive, send, retries=state.read_retries)
+        return
+    try:
+        raw = await read_body(receive)
+    except ClientGone:
+        note_backend_status(scope, "client_gone")
+        return
+    payload = None
+    if is_json_type(content_type_of(scope)):
+        with contextlib.suppress(BodyError):
+            payload = await parse_json_async(raw)
+    try:
+        body, normalized = normalize_request(payload, state.label_space) if isinstance(payload, dict) else ({}, False)
+    except TagQueryError as exc:
+        await send_json(send, 400, {"detail": str(exc)})
+        return
+    if not normalized:  # as sent (a body that is no JSON object included: the backend's 422)
+        await forward(state.backend, scope, replay(raw, receive), send, retries=state.read_retries)
+        return
+    sent = json.dumps(body, ensure_ascii=False).encode()
+    await _relay(state, scope, send, _target(scope), [(b"x-warden-tags", b"normalized")], sent)
+
+
 async def governed_list(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     """``GET .../memories/list``: tag filters in both spellings (fanned out where needed)."""
     bank: str = scope["path_params"]["bank_id"]
@@ -293,9 +330,11 @@ async def _fan_out(
     await send_json(send, 200, body, headers=extra)
 
 
-async def _relay(state: AppState, scope: Scope, send: Send, target: str, extra: list[tuple[bytes, bytes]]) -> None:
+async def _relay(
+    state: AppState, scope: Scope, send: Send, target: str, extra: list[tuple[bytes, bytes]], body: bytes | None = None
+) -> None:
     try:
-        status, headers, answer = await _backend_json(state, scope, scope["method"], target, None)
+        status, headers, answer = await _backend_json(state, scope, scope["method"], target, body)
     except BackendUnavailable as exc:
         await send_json(send, 502, {"detail": f"Backend unavailable: {exc}"})
         return

@@ -3,8 +3,10 @@
 memwarden's proxy talks to this app exactly as it talks to a Hindsight server (in process, through
 ``httpx.ASGITransport``), so governance, the config guard and the pass-through work unchanged.
 Shapes, status codes and error bodies are Hindsight's (checked against the real server by
-``tests/test_interop_local.py``). Routes of Hindsight that need an LLM or are not built here
-(reflect, mental models, entities, graph, file uploads …) answer ``501`` saying so; a path it serves,
+``tests/test_interop_local.py``). Reflect, directives and mental models are served with an LLM
+(``fronts/hindsight/store_reflect.py``; without ``[llm]`` they answer ``501`` saying to configure
+it). Routes of Hindsight that are not built here (entities, graph, file uploads …) answer ``501``
+saying so; a path it serves,
 asked with another method, ``405`` as Hindsight does.
 """
 
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 from starlette.applications import Starlette
@@ -31,6 +33,9 @@ from memwarden.store.local import LocalStore
 from memwarden.store.shapes import API_VERSION, FEATURES
 from memwarden.store.tagfilter import TagFilterError
 from memwarden.store.writes import RetainItem
+
+if TYPE_CHECKING:
+    from memwarden.store.reflect import Reflector
 
 TagsMatch = Literal["any", "all", "any_strict", "all_strict", "exact"]  # store.tagfilter.MODES
 
@@ -191,7 +196,10 @@ def json_response(payload: Any, status: int = 200) -> Response:
     return Response(dumps(payload), status_code=status, media_type="application/json")
 
 
-def create_local_app(store: LocalStore) -> Starlette:
+def create_local_app(store: LocalStore, reflector: Reflector | None = None) -> Starlette:
+    """The app; ``reflector`` serves reflect, directives and mental models (None: no ``[llm]``, 501)."""
+    from memwarden.fronts.hindsight.store_reflect import reflect_routes  # it imports this module's helpers
+
     def route(path: str, handler: Handler, methods: list[str]) -> Route:
         async def endpoint(request: Request) -> Response:
             try:
@@ -228,6 +236,7 @@ def create_local_app(store: LocalStore) -> Starlette:
         route(f"{bank}/stats", stats, ["GET"]),
         route(f"{bank}/operations/{{operation_id}}", operation, ["GET"]),
         *(route(path, handler, methods) for path, handler, methods in store_transfer.ROUTES),
+        *reflect_routes(route, reflector),
     ]
 
     async def not_here(store: LocalStore, request: Request) -> Any:
