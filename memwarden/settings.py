@@ -326,11 +326,6 @@ class LlmSettings(_Section):
             raise ValueError("llm.base_url needs llm.model")
         return self
 
-    @property
-    def configured(self) -> bool:
-        """Whether an LLM is configured (memwarden calls none otherwise)."""
-        return self.base_url is not None
-
     def api_key(self) -> str | None:
         """The key read from ``api_key_env`` at start-up (None: none is sent)."""
         return None if self._api_key is None else self._api_key.get_secret_value()
