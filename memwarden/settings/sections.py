@@ -1,20 +1,11 @@
-"""memwarden's settings: one frozen object, built once at start-up.
-
-Sources, later wins: the model's defaults, the TOML file (``--config`` or ``MEMWARDEN_CONFIG``),
-``MEMWARDEN_*`` environment variables (``__`` separates nesting levels, e.g.
-``MEMWARDEN_BACKENDS__HINDSIGHT__URL``), then command-line flags. An unknown key or a value of the
-wrong type stops start-up with a :class:`SettingsError` that names the key. Nothing reads
-``os.environ`` after :func:`load_settings` returns.
-"""
+"""The sections of memwarden's settings (``[server]``, ``[governance]``, ``[llm]`` …): each a frozen
+pydantic model, its keys documented in ``config.example.toml``. Assembled and loaded by
+:mod:`memwarden.settings`."""
 
 from __future__ import annotations
 
-import json
-import os
-import tomllib
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import (
     BaseModel,
@@ -23,7 +14,6 @@ from pydantic import (
     HttpUrl,
     PrivateAttr,
     SecretStr,
-    ValidationError,
     field_validator,
     model_validator,
 )
@@ -437,126 +427,3 @@ class AuditSettings(_Section):
     )
     checkpoint_every: int = Field(1000, ge=1, description="A checkpoint after this many new events …")
     checkpoint_interval: float = Field(60.0, gt=0, description="… or this many seconds with new events.")
-
-
-class Settings(_Section):
-    """Everything memwarden can be told. ``config.example.toml`` documents each key."""
-
-    backend: Literal["local", "hindsight"] = Field(
-        "local", description='"local": memwarden is the memory server; "hindsight": govern a Hindsight server.'
-    )
-    data_dir: Path = Field(Path("./memwarden-data"), description="Where memwarden keeps its data.")
-    server: ServerSettings = Field(default_factory=ServerSettings)  # type: ignore[arg-type]
-    backends: BackendsSettings = Field(default_factory=BackendsSettings)
-    governance: GovernanceSettings = Field(default_factory=GovernanceSettings)  # type: ignore[arg-type]
-    config_guard: ConfigGuardSettings = Field(default_factory=ConfigGuardSettings)  # type: ignore[arg-type]
-    local: LocalSettings = Field(default_factory=LocalSettings)  # type: ignore[arg-type]
-    retention: RetentionSettings = Field(default_factory=RetentionSettings)  # type: ignore[arg-type]
-    plans: PlanSettings = Field(default_factory=PlanSettings)  # type: ignore[arg-type]
-    outbox: OutboxSettings = Field(default_factory=OutboxSettings)  # type: ignore[arg-type]
-    labels: LabelsSettings = Field(default_factory=LabelsSettings)  # type: ignore[arg-type]
-    audit: AuditSettings = Field(default_factory=AuditSettings)  # type: ignore[arg-type]
-    llm: LlmSettings = Field(default_factory=LlmSettings)  # type: ignore[arg-type]
-
-
-def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in extra.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
-def _env_value(raw: str) -> Any:
-    # Lists and tables come as JSON; scalars stay strings and pydantic coerces them ("8890" -> 8890).
-    if raw[:1] in "[{":
-        try:
-            return json.loads(raw)
-        except json.JSONDecodeError:
-            return raw
-    return raw
-
-
-def _from_env(environ: Mapping[str, str]) -> dict[str, Any]:
-    tree: dict[str, Any] = {}
-    for name, raw in environ.items():
-        if not name.startswith(ENV_PREFIX) or name in ENV_RESERVED:
-            continue
-        path = name[len(ENV_PREFIX) :].lower().split("__")
-        node = tree
-        for part in path[:-1]:
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                raise SettingsError(f"environment variable {name} conflicts with another MEMWARDEN_ variable")
-        node[path[-1]] = _env_value(raw)
-    return tree
-
-
-def _describe(exc: ValidationError, origin: str) -> str:
-    lines = []
-    for err in exc.errors():
-        key = ".".join(str(p) for p in err["loc"])
-        if err["type"] == "extra_forbidden":
-            lines.append(f"unknown key '{key}'")
-        else:
-            lines.append(f"'{key}': {err['msg']} (got {err.get('input')!r})")
-    return f"invalid configuration ({origin}): " + "; ".join(lines)
-
-
-def read_toml(path: Path) -> dict[str, Any]:
-    """Parse a TOML config file, turning every failure into a :class:`SettingsError`."""
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        raise SettingsError(f"config file not found: {path}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SettingsError(f"config file {path} is not valid TOML: {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SettingsError(f"cannot read config file {path}: {exc}") from None
-
-
-def load_settings(
-    *,
-    config_file: Path | None = None,
-    environ: Mapping[str, str] | None = None,
-    overrides: Mapping[str, Any] | None = None,
-) -> Settings:
-    """Build the settings from file, environment and explicit overrides (command-line flags).
-
-    ``config_file`` falls back to ``MEMWARDEN_CONFIG``; with neither, only defaults and the
-    environment apply.
-    """
-    env = os.environ if environ is None else environ
-    if config_file is None and env.get("MEMWARDEN_CONFIG"):
-        config_file = Path(env["MEMWARDEN_CONFIG"])
-    data: dict[str, Any] = {}
-    origin = "defaults"
-    if config_file is not None:
-        data = read_toml(config_file)
-        origin = str(config_file)
-    env_tree = _from_env(env)
-    if env_tree:
-        data = _merge(data, env_tree)
-        origin += " + MEMWARDEN_* environment"
-    if overrides:
-        data = _merge(data, overrides)
-        origin += " + command line"
-    llm = data.get("llm")
-    if isinstance(llm, Mapping) and "api_key" in llm:
-        raise SettingsError(
-            f"invalid configuration ({origin}): 'llm.api_key': the key is never put in the configuration;"
-            " name the environment variable that holds it in llm.api_key_env"
-        )
-    try:
-        settings = Settings.model_validate(data)
-    except ValidationError as exc:
-        raise SettingsError(_describe(exc, origin)) from None
-    name = settings.llm.api_key_env
-    if name is not None:
-        if not env.get(name):
-            raise SettingsError(f"llm.api_key_env names {name}, which is not set (or empty) in the environment")
-        settings.llm._api_key = SecretStr(env[name])
-    return settings
