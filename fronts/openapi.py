@@ -151,7 +151,7 @@ def _govern(paths: dict[str, Json]) -> None:
             if method not in ("get", "put", "post", "patch", "delete"):
                 continue
             responses = op.setdefault("responses", {})
-            open_route = path == "/health"
+            open_route = path in ("/health", "/health/ready", "/health/live")
             op["security"] = [] if open_route else SECURED
             if not open_route:
                 responses.update({str(k): error_answer(v) for k, v in AUTH_ERRORS.items() if str(k) not in responses})

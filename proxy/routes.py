@@ -139,6 +139,12 @@ def _mcp(scope: Scope, bank: str | None) -> auth.Need:
     return "admin", segments[1]
 
 
+def _read_every_bank(scope: Scope, bank: str | None) -> auth.Need:
+    """A chunk by its id (``{bank}_{document}_{index}``): the id does not say for sure which bank
+    it is in (a bank id may hold ``_``), so reading it needs ``read`` on every bank."""
+    return "read", None
+
+
 def _read_or_admin(scope: Scope, bank: str | None) -> auth.Need:
     """A bank's config: reading it needs ``read``; changing or resetting it, ``admin``."""
     return ("read" if scope["method"] in auth.READ_METHODS else "admin"), bank
@@ -177,7 +183,12 @@ def _changes_need(level: Level) -> auth.Rule:
 
 def build_routes() -> list[BaseRoute]:
     def route(path: str, name: str, handler: Handler, need: auth.Rule, methods: list[str] | None) -> Route:
-        return Route(path, Endpoint(name, handler, need), methods=methods)
+        made = Route(path, Endpoint(name, handler, need), methods=methods)
+        if methods is not None and not path.startswith("/warden"):
+            # Hindsight's routes take exactly their methods (starlette adds HEAD to a GET): a HEAD goes
+            # through to the backend, which answers it as Hindsight does (405).
+            made.methods = set(methods)
+        return made
 
     get, post = ["GET"], ["POST"]
     admin, read, write = auth.admin, auth.read, auth.write
@@ -219,9 +230,20 @@ def build_routes() -> list[BaseRoute]:
         route(f"{wbank}/memories/{{memory_id}}/restore", "restore_memory", restore_memory, admin, post),
         route(f"{wbank}/memories/{{memory_id}}/feedback", "memory_feedback", memory_feedback, admin, post),
         route("/health", "health", hindsight_health, auth.open_route, get),
+        route("/health/ready", "health_ready", hindsight_health, auth.open_route, get),
+        route("/health/live", "health_live", hindsight_health, auth.open_route, get),
         route(f"{BANK}/memories", "retain_memories", retain_memories, write, post),
         route(f"{BANK}/memories/recall", "recall_memories", recall_memories, read, post),
+        route(f"{BANK}/operations", "list_operations", pass_through, read, get),
         route(f"{BANK}/operations/{{operation_id}}", "operation", operation_status, read, get),
+        route(f"{BANK}/documents/{{document_id:path}}/chunks", "document_chunks", pass_through, read, get),
+        route(f"{BANK}/documents/{{document_id:path}}/history", "document_history", pass_through, read, get),
+        route("/v1/default/chunks/{chunk_id:path}", "chunk", pass_through, _read_every_bank, get),
+        route(f"{BANK}/entities", "list_entities", pass_through, read, get),
+        route(f"{BANK}/entities/{{entity_id}}", "entity", pass_through, read, get),
+        route(f"{BANK}/profile", "bank_profile_read", pass_through, read, get),  # 410 in Hindsight 1.1.0
+        route(f"{BANK}/profile", "bank_profile_write", pass_through, admin, ["PUT"]),  # a config change: 410
+        route(f"{BANK}/background", "bank_background", pass_through, admin, post),  # a config change: 410
         route(f"{BANK}/memories/list", "list_memories", governed_list, read, get),
         route(f"{BANK}/tags", "list_tags", governed_tags, read, get),
         route(f"{BANK}/config", "bank_config", bank_config, _read_or_admin, ["GET", "PATCH", "DELETE"]),

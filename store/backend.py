@@ -61,6 +61,14 @@ async def _called(work: Awaitable[T]) -> T:
         raise BackendUnavailable(str(failure.detail), status=failure.status) from None
 
 
+def entity_names(given: Any) -> list[str]:
+    """The names of a Hindsight item's ``entities`` (``[{"text", "type"?}]``, checked by the front's
+    ``MemoryItem``; anything else in a recorded item is left out)."""
+    if not isinstance(given, list):
+        return []
+    return [e["text"] for e in given if isinstance(e, dict) and isinstance(e.get("text"), str)]
+
+
 def _rejected(exc: StoreError) -> BackendRejected | BackendUnavailable:
     if exc.status >= 500:
         return BackendUnavailable(str(exc.detail), status=exc.status)
@@ -98,6 +106,7 @@ class LocalBackend:
                 metadata=dict(item.metadata) if item.metadata else None,
                 timestamp=item.timestamp,
                 vector=item.vector,
+                entities=entity_names(item.extra.get("entities")),
             )
             for item in items
         ]

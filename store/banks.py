@@ -139,20 +139,25 @@ async def list_banks(ledger: Database, q: str | None, limit: int, offset: int) -
 
 
 async def delete_bank(ledger: Database, bank: str) -> dict[str, Any]:
-    await require_bank(ledger, bank)
+    """Delete the bank and everything in it. ``deleted_count`` is Hindsight's: memories, entities and
+    documents deleted; a bank that does not exist is deleted as a no-op that reports 0, as there."""
 
     def write(db: sqlite3.Connection) -> int:
-        n = db.execute("DELETE FROM store_units WHERE bank_id = ?", (bank,)).rowcount
-        db.execute("DELETE FROM store_documents WHERE bank_id = ?", (bank,))
+        entities = db.execute(
+            "SELECT COUNT(DISTINCT e.key) FROM store_units u, json_each(u.entities) e WHERE u.bank_id = ?", (bank,)
+        ).fetchone()[0]
+        units = db.execute("DELETE FROM store_units WHERE bank_id = ?", (bank,)).rowcount
+        documents = db.execute("DELETE FROM store_documents WHERE bank_id = ?", (bank,)).rowcount
+        db.execute("DELETE FROM store_chunks WHERE bank_id = ?", (bank,))
         db.execute("DELETE FROM store_operations WHERE bank_id = ?", (bank,))
         db.execute("DELETE FROM store_banks WHERE bank_id = ?", (bank,))
-        return int(n)
+        return int(units) + int(entities) + int(documents)
 
-    await ledger.write(write)
+    deleted = await ledger.write(write)
     return {
         "success": True,
         "message": f"Bank '{bank}' and all associated data deleted successfully",
-        "deleted_count": 0,
+        "deleted_count": deleted,
     }
 
 

@@ -117,6 +117,7 @@ async def delete_document(ledger: Database, indexes: IndexCache, bank: str, docu
         ]
         db.execute("DELETE FROM store_units WHERE bank_id = ? AND document_id = ?", (bank, document_id))
         db.execute("DELETE FROM store_documents WHERE bank_id = ? AND id = ?", (bank, document_id))
+        db.execute("DELETE FROM store_chunks WHERE bank_id = ? AND document_id = ?", (bank, document_id))
         return ids
 
     ids = await ledger.write(write)
@@ -127,3 +128,54 @@ async def delete_document(ledger: Database, indexes: IndexCache, bank: str, docu
         "document_id": document_id,
         "memory_units_deleted": len(ids),
     }
+
+
+# -- chunks: the text each retained item gave its document ----------------------------------------
+
+
+def _chunk(r: sqlite3.Row) -> dict[str, Any]:
+    """Hindsight's ``ChunkResponse``."""
+    return {
+        "chunk_id": r["chunk_id"],
+        "document_id": r["document_id"],
+        "bank_id": r["bank_id"],
+        "chunk_index": r["chunk_index"],
+        "chunk_text": r["text"],
+        "created_at": r["created_at"],
+        "attachments": None,
+    }
+
+
+async def list_chunks(ledger: Database, bank: str, document_id: str, limit: int, offset: int) -> dict[str, Any]:
+    """``GET …/documents/{id}/chunks``: a page of the document's chunks by index; ``404`` when the
+    bank holds no such document (the bank itself is not looked up, as in Hindsight)."""
+
+    def read(db: sqlite3.Connection) -> tuple[bool, int, list[sqlite3.Row]]:
+        held = db.execute("SELECT 1 FROM store_documents WHERE bank_id = ? AND id = ?", (bank, document_id)).fetchone()
+        where = "FROM store_chunks WHERE bank_id = ? AND document_id = ?"
+        total = db.execute(f"SELECT COUNT(*) {where}", (bank, document_id)).fetchone()[0]
+        rows = db.execute(
+            f"SELECT * {where} ORDER BY chunk_index LIMIT ? OFFSET ?",
+            (bank, document_id, limit, offset),
+        ).fetchall()
+        return held is not None, int(total), rows
+
+    held, total, rows = await ledger.read(read)
+    if not held:
+        raise StoreError(404, "Document not found")
+    return {"items": [_chunk(r) for r in rows], "total": total, "limit": limit, "offset": offset}
+
+
+async def get_chunk(ledger: Database, chunk_id: str) -> dict[str, Any]:
+    """``GET /v1/default/chunks/{chunk_id}``: a chunk by its id (``{bank}_{document}_{index}``: the
+    first written when two banks' ids spell the same); ``404`` when none has it."""
+    row = await ledger.read(
+        lambda db: db.execute(
+            "SELECT c.* FROM store_chunks c JOIN store_banks b ON b.bank_id = c.bank_id WHERE c.chunk_id = ?"
+            " ORDER BY b.created_at, c.bank_id LIMIT 1",
+            (chunk_id,),
+        ).fetchone()
+    )
+    if row is None:
+        raise StoreError(404, "Chunk not found")
+    return _chunk(row)

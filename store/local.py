@@ -10,8 +10,8 @@ the BLOBs on first use) and appended to as memories arrive.
 concern: :mod:`store.banks` (banks and their config), :mod:`store.writes` (retain),
 :mod:`store.operations` (async retains), :mod:`store.index_cache` (the vector indexes),
 :mod:`store.recall` with :mod:`store.keyword`, :mod:`store.fusion` and :mod:`store.explain`,
-:mod:`store.feedback`, :mod:`store.reembed`, :mod:`store.units`, :mod:`store.documents` and
-:mod:`store.stats`.
+:mod:`store.feedback`, :mod:`store.reembed`, :mod:`store.units`, :mod:`store.documents` (and
+their chunks), :mod:`store.entities` and :mod:`store.stats`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,19 @@ from typing import Any, Literal
 from memwarden import __version__
 from memwarden.backends.types import Recalled
 from memwarden.db.database import Database
-from memwarden.store import banks, documents, recall, reembed, shapes, stats, transfer, transfer_import, units, writes
+from memwarden.store import (
+    banks,
+    documents,
+    entities,
+    recall,
+    reembed,
+    shapes,
+    stats,
+    transfer,
+    transfer_import,
+    units,
+    writes,
+)
 from memwarden.store.archive import Scope
 from memwarden.store.archive_read import Archive
 from memwarden.store.embedder import Embedder
@@ -91,7 +103,8 @@ class LocalStore:
 
     async def retain(self, bank: str, items: Sequence[RetainItem], document_tags: Sequence[str] = ()) -> int:
         """Store ``items`` (one memory each) atomically; a document id already present is replaced."""
-        return await writes.retain(self.ledger, self.embedder, self._indexes, bank, items, document_tags)
+        await writes.retain(self.ledger, self.embedder, self._indexes, bank, items, document_tags)
+        return len(items)
 
     async def retain_request(
         self, bank: str, items: Sequence[RetainItem], document_tags: Sequence[str], *, is_async: bool
@@ -151,6 +164,13 @@ class LocalStore:
     async def download(self, key: str) -> tuple[str, bytes] | None:
         """An export's archive by its storage key: (bank, bytes), None if there is none."""
         return await transfer.download(self.ledger, key)
+
+    async def list_operations(self, bank: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        return await self._operations.list_operations(bank, params)
+
+    async def document_history(self, bank: str, document_id: str, limit: int, offset: int) -> dict[str, Any]:
+        """What the async retains did to a document, newest first (a synchronous retain is not in it)."""
+        return await self._operations.document_history(bank, document_id, limit, offset)
 
     # -- recall, feedback, re-embed ---------------------------------------------------------
 
@@ -226,6 +246,18 @@ class LocalStore:
 
     async def delete_document(self, bank: str, document_id: str) -> dict[str, Any]:
         return await documents.delete_document(self.ledger, self._indexes, bank, document_id)
+
+    async def list_chunks(self, bank: str, document_id: str, limit: int, offset: int) -> dict[str, Any]:
+        return await documents.list_chunks(self.ledger, bank, document_id, limit, offset)
+
+    async def get_chunk(self, chunk_id: str) -> dict[str, Any]:
+        return await documents.get_chunk(self.ledger, chunk_id)
+
+    async def list_entities(self, bank: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        return await entities.list_entities(self.ledger, bank, params)
+
+    async def get_entity(self, bank: str, entity_id: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        return await entities.get_entity(self.ledger, bank, entity_id, params)
 
     async def tags(self, bank: str, q: str | None, limit: int, offset: int) -> dict[str, Any]:
         return await stats.tags(self.ledger, bank, q, limit, offset)

@@ -1,6 +1,11 @@
 """Async retains: acknowledged once their payload is committed (a row of ``store_operations``),
 worked off in the background, and resumed at start when a previous process stopped before
-finishing them."""
+finishing them; listed, and read back as the history of the documents they wrote (Hindsight
+rebuilds a document's history from its async operations: a synchronous retain is not in it).
+
+The store runs an async retain as one operation (``batch_retain``, the id the retain answered);
+Hindsight runs it as a parent ``batch_retain`` with ``retain`` children. The store's have no
+children, so ``exclude_parents`` leaves them in the list."""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ import asyncio
 import json
 import sqlite3
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -16,13 +21,14 @@ import structlog
 from memwarden.db.common import chunked, now
 from memwarden.db.database import Database
 from memwarden.store import rules
-from memwarden.store.banks import ensure_bank
+from memwarden.store.banks import ensure_bank, require_bank
 from memwarden.store.errors import obey
-from memwarden.store.writes import RetainItem
+from memwarden.store.writes import DocumentWrite, RetainItem
 
 log = structlog.get_logger("memwarden.store")
 # What works off an operation: the store's retain (bank, items, document tags).
-Retain = Callable[[str, Sequence[RetainItem], Sequence[str]], Awaitable[int]]
+Retain = Callable[[str, Sequence[RetainItem], Sequence[str]], Awaitable[list[DocumentWrite]]]
+NO_OBSERVATIONS = {"count": 0, "ids": []}
 
 
 class Operations:
@@ -96,21 +102,30 @@ class Operations:
         if row is None or row["status"] != "pending":
             return
         payload = json.loads(row["payload"])
-        status, error = "completed", None
+        status, error, written = "completed", None, []
         try:
-            await self._retain(
+            written = await self._retain(
                 row["bank_id"], [RetainItem(**i) for i in payload["items"]], payload.get("document_tags") or []
             )
         except Exception as exc:
             status, error = "failed", f"{type(exc).__name__}: {exc}"
             log.error("async_retain_failed", operation_id=operation_id, error=error)
         ts = now()
+        events = [{"document_id": w.document_id, "added": w.added, "removed": w.removed, "at": ts} for w in written]
         # A failed operation keeps its payload: nothing acknowledged is dropped, and it can be retried.
         await self.ledger.write(
             lambda db: db.execute(
                 "UPDATE store_operations SET status = ?, error_message = ?, updated_at = ?, completed_at = ?,"
-                " payload = CASE WHEN ? = 'completed' THEN NULL ELSE payload END WHERE id = ?",
-                (status, error, ts, ts, status, operation_id),
+                " payload = CASE WHEN ? = 'completed' THEN NULL ELSE payload END, events = ? WHERE id = ?",
+                (
+                    status,
+                    error,
+                    ts,
+                    ts,
+                    status,
+                    json.dumps(events, ensure_ascii=False) if events else None,
+                    operation_id,
+                ),
             )
         )
 
@@ -153,3 +168,88 @@ class Operations:
             "child_operations": None,
             "task_payload": None,
         }
+
+    async def list_operations(self, bank: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``GET …/operations``: the bank's operations, newest first, filtered by ``status`` and
+        ``type`` (exact, unchecked, as Hindsight filters) and paged."""
+        await require_bank(self.ledger, bank)
+        where, args = ["bank_id = ?"], [bank]
+        for column, name in (("status", "status"), ("type", "type")):
+            if params.get(name):
+                where.append(f"{column} = ?")
+                args.append(params[name])
+        clause = " AND ".join(where)
+        limit, offset = int(params.get("limit", 20)), int(params.get("offset", 0))
+
+        def read(db: sqlite3.Connection) -> tuple[int, list[sqlite3.Row]]:
+            total = db.execute(f"SELECT COUNT(*) FROM store_operations WHERE {clause}", args).fetchone()[0]  # noqa: S608
+            rows = db.execute(
+                f"SELECT * FROM store_operations WHERE {clause} ORDER BY created_at DESC, id LIMIT ? OFFSET ?",  # noqa: S608
+                (*args, limit, offset),
+            ).fetchall()
+            return int(total), rows
+
+        total, rows = await self.ledger.read(read)
+        return {
+            "bank_id": bank,
+            "total": total,
+            "limit": limit,
+            "offset": offset,
+            "operations": [_listed(r) for r in rows],
+        }
+
+    async def document_history(self, bank: str, document_id: str, limit: int, offset: int) -> dict[str, Any]:
+        """``GET …/documents/{id}/history``: what each finished async retain did to the document,
+        newest first (``total``, ``limit`` and ``offset`` count operations). As in Hindsight the
+        bank and the document are not looked up: an unknown one has an empty history."""
+
+        def read(db: sqlite3.Connection) -> list[sqlite3.Row]:
+            rows: list[sqlite3.Row] = db.execute(
+                "SELECT o.id, o.events FROM store_operations o WHERE o.bank_id = ? AND o.events IS NOT NULL AND"
+                " EXISTS (SELECT 1 FROM json_each(o.events) e WHERE json_extract(e.value, '$.document_id') = ?)"
+                " ORDER BY o.completed_at DESC, o.id",
+                (bank, document_id),
+            ).fetchall()
+            return rows
+
+        rows = await self.ledger.read(read)
+        items = [
+            {
+                "document_id": document_id,
+                "kind": "retain",
+                "created_at": event["at"],
+                "operation_id": row["id"],
+                "fact_id": None,
+                "facts_added": event["added"],
+                "facts_removed": event["removed"],
+                "observations_created": NO_OBSERVATIONS,
+                "observations_updated": NO_OBSERVATIONS,
+                "observations_removed": NO_OBSERVATIONS,
+            }
+            for row in rows[offset : offset + limit]
+            for event in json.loads(row["events"])
+            if event["document_id"] == document_id
+        ]
+        return {"document_id": document_id, "total": len(rows), "limit": limit, "offset": offset, "items": items}
+
+
+def _listed(row: sqlite3.Row) -> dict[str, Any]:
+    """Hindsight's ``OperationResponse`` (an item of the operations list)."""
+    return {
+        "id": row["id"],
+        "task_type": row["type"],
+        "operation_id": row["id"],
+        "operation_type": row["type"],
+        "items_count": row["items_count"],
+        "document_id": None,
+        "filename": None,
+        "mental_model_id": None,
+        "details": None,
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+        "status": row["status"],
+        "error_message": row["error_message"],
+        "retry_count": 0,
+        "next_retry_at": None,
+        "progress": None,
+    }

@@ -34,9 +34,10 @@ BUDGET_POOL = {"low": 100, "mid": 300, "high": 1000}
 # What recall reads of a candidate (not its vector: the index has it), as a plain tuple in this
 # order: RecallRow's fields, and the unpacking where recall shapes its answer.
 RECALL_COLUMNS = (
-    "id, text, context, fact_type, tags, metadata, document_id, mentioned_at, occurred_start, occurred_end, state"
+    "id, text, context, fact_type, tags, metadata, document_id, mentioned_at, occurred_start, occurred_end,"
+    " chunk_id, entities, state"
 )
-RecallRow = tuple[str, str, str, str, str, str, str | None, str | None, str | None, str | None, str]
+RecallRow = tuple[str, str, str, str, str, str, str | None, str | None, str | None, str | None, str | None, str, str]
 Hits = list[tuple[str, float]]  # a retriever's ranking: (memory id, score), best first
 Embedding = asyncio.Future[tuple[Vector, Hits | None]]
 
@@ -184,7 +185,21 @@ async def recall(
     chosen = await ledger.read(partial(fetch, picked=picked, seq_of=seq_of, index=index))
     used = sum(costs.get(r[0], 0) for r in chosen)
     results: list[Memory] = []
-    for memory_id, text, context, fact_type, tags, metadata, document_id, mentioned, start, end, _ in chosen:
+    for (
+        memory_id,
+        text,
+        context,
+        fact_type,
+        tags,
+        metadata,
+        document_id,
+        mentioned,
+        start,
+        end,
+        chunk,
+        named,
+        _,
+    ) in chosen:
         scores = {
             "final": fused[memory_id],
             "reranker": None,
@@ -204,7 +219,13 @@ async def recall(
                 start,
                 end,
                 None,
-                {"entities": None, "chunk_id": None, "source_fact_ids": None, "scores": scores, "attachments": None},
+                {
+                    "entities": list(loads(named, {}).values()) or None,
+                    "chunk_id": chunk,
+                    "source_fact_ids": None,
+                    "scores": scores,
+                    "attachments": None,
+                },
             )
         )
     trace = None

@@ -12,8 +12,12 @@ retains, payload included, from the moment they are acknowledged until they are 
 index over the terms, kept in step by triggers inside the same transaction as the row, so a row is
 never visible without its index entry or the other way round. ``store_operations`` holds async
 retains, payload included, from the moment they are acknowledged until they are done (and the
-mental-model refreshes, written once done). ``store_directives``, ``store_mental_models`` and their
-history serve reflect (:mod:`store.reflect`).
+mental-model refreshes, written once done), and the document events of the finished ones (a
+document's history). ``store_chunks`` keeps each retained item's text as Hindsight's chunk of its
+document (one chunk per item: there is no extraction that splits it); a memory names its chunk
+(``chunk_id``) and the entities its retain gave it (``entities``, a JSON object of the names by
+their key, :mod:`store.entities`). ``store_directives``, ``store_mental_models`` and their history
+serve reflect (:mod:`store.reflect`).
 """
 
 from __future__ import annotations
@@ -250,6 +254,43 @@ def _m0012_reflect(db: sqlite3.Connection) -> None:
     run_script(db, REFLECT_SCHEMA)
 
 
+CHUNKS = """
+CREATE TABLE store_chunks (
+    bank_id TEXT NOT NULL,
+    document_id TEXT NOT NULL,
+    chunk_index INTEGER NOT NULL,
+    chunk_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (bank_id, document_id, chunk_index)
+);
+CREATE INDEX store_chunks_id ON store_chunks (chunk_id);
+ALTER TABLE store_units ADD COLUMN chunk_id TEXT;
+ALTER TABLE store_units ADD COLUMN entities TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE store_operations ADD COLUMN events TEXT;
+"""
+
+
+def _m0013_chunks_entities(db: sqlite3.Connection) -> None:
+    # A document's chunks, and the entities a retain names. The memories written before have no
+    # chunk rows: each becomes its document's chunk, in the order they were written.
+    run_script(db, CHUNKS)
+    db.execute(
+        "CREATE TEMP TABLE chunk_of AS SELECT seq, ROW_NUMBER() OVER (PARTITION BY bank_id, document_id ORDER BY seq)"
+        " - 1 AS n FROM store_units WHERE document_id IS NOT NULL"
+    )
+    db.execute(
+        "UPDATE store_units SET chunk_id = bank_id || '_' || document_id || '_' || chunk_of.n FROM chunk_of"
+        " WHERE chunk_of.seq = store_units.seq"
+    )
+    db.execute(
+        "INSERT INTO store_chunks (bank_id, document_id, chunk_index, chunk_id, text, created_at)"
+        " SELECT u.bank_id, u.document_id, chunk_of.n, u.chunk_id, u.text, u.created_at"
+        " FROM store_units u JOIN chunk_of ON chunk_of.seq = u.seq"
+    )
+    db.execute("DROP TABLE chunk_of")
+
+
 # Applied when the store attaches to the database (:class:`memwarden.store.local.LocalStore`); the
 # names continue the ledger's numbering, which they shared when one list held both.
 STORE_MIGRATIONS: tuple[Migration, ...] = (
@@ -259,4 +300,5 @@ STORE_MIGRATIONS: tuple[Migration, ...] = (
     ("0010_keyword_terms_per_bank", _m0010_keyword_terms_per_bank),
     ("0011_store_transfers", _m0011_store_transfers),
     ("0012_store_reflect", _m0012_reflect),
+    ("0013_store_chunks_entities", _m0013_chunks_entities),
 )

@@ -16,6 +16,11 @@ def loads(value: str | None, default: Any) -> Any:
     return json.loads(value)
 
 
+def _entities(r: sqlite3.Row) -> list[str]:
+    """The names a memory's ``entities`` column holds (a JSON object of names by key)."""
+    return list(loads(r["entities"], {}).values())
+
+
 def _unit_common(r: sqlite3.Row) -> dict[str, Any]:
     """The fields Hindsight's list item and detail of a memory share."""
     return {
@@ -27,7 +32,7 @@ def _unit_common(r: sqlite3.Row) -> dict[str, Any]:
         "mentioned_at": r["mentioned_at"],
         "occurred_start": r["occurred_start"],
         "occurred_end": r["occurred_end"],
-        "chunk_id": None,
+        "chunk_id": r["chunk_id"],
         "tags": loads(r["tags"], []),
         "metadata": loads(r["metadata"], {}),
         "consolidated_at": None,
@@ -44,7 +49,7 @@ def unit_list_item(r: sqlite3.Row) -> dict[str, Any]:
     return {
         **_unit_common(r),
         "fact_type": r["fact_type"],
-        "entities": "",
+        "entities": ", ".join(_entities(r)),
         "proof_count": 1,
         "updated_at": r["updated_at"],
         "source_memory_ids": [],
@@ -53,7 +58,7 @@ def unit_list_item(r: sqlite3.Row) -> dict[str, Any]:
 
 def unit_detail(r: sqlite3.Row) -> dict[str, Any]:
     """A world fact as ``GET``/``PATCH …/memories/{id}`` answers it."""
-    return {**_unit_common(r), "type": r["fact_type"], "entities": [], "observation_scopes": None}
+    return {**_unit_common(r), "type": r["fact_type"], "entities": _entities(r), "observation_scopes": None}
 
 
 def document_item(r: sqlite3.Row, unit_count: int) -> dict[str, Any]:

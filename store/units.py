@@ -18,7 +18,7 @@ import numpy as np
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import now
 from memwarden.db.database import Database
-from memwarden.store import rules, tagfilter
+from memwarden.store import entities, rules, tagfilter
 from memwarden.store.banks import require_bank
 from memwarden.store.embedder import Embedder
 from memwarden.store.errors import StoreError, obey
@@ -100,8 +100,8 @@ async def update_unit(
             if k in changes
         }
     )
-    # entities are taken (the store keeps none), and count as an edit, as in Hindsight
-    if (text is not None or edits or changes.get("entities") is not None) and row["state"] != "valid":
+    given = changes.get("entities")  # replace the memory's entities (an edit, as in Hindsight)
+    if (text is not None or edits or given is not None) and row["state"] != "valid":
         raise StoreError(400, "Cannot edit an invalidated memory; revert it to 'valid' first.")
     vector = await asyncio.to_thread(embedder.passages, [text]) if text is not None else None
 
@@ -123,6 +123,10 @@ async def update_unit(
                 token_estimate(text),
             ]
             before["text"], after["text"] = row["text"], text
+        if given is not None and entities.encode(given) != row["entities"]:
+            sets.append("entities = ?")
+            args.append(entities.encode(given))
+            before["entities"], after["entities"] = unit_detail(row)["entities"], list(entities.names(given).values())
         for key, value in edits.items():
             if value != row[key]:
                 sets.append(f"{key} = ?")
@@ -209,6 +213,7 @@ async def delete_units(ledger: Database, indexes: IndexCache, bank: str, fact_ty
         db.execute(f"DELETE FROM store_units WHERE {where}", args)  # noqa: S608
         if not fact_type:
             db.execute("DELETE FROM store_documents WHERE bank_id = ?", (bank,))
+            db.execute("DELETE FROM store_chunks WHERE bank_id = ?", (bank,))
         return len(ids), ids
 
     n, ids = await ledger.write(write)

@@ -1,6 +1,7 @@
 """Retain: each item becomes one memory, a row of ``store_units`` (there is no LLM extraction here:
-each retained item is one ``world`` fact), and the items that share a document id one row of
-``store_documents``."""
+each retained item is one ``world`` fact) and its document's chunk (``store_chunks``: the item's
+text, as Hindsight keeps the text a fact came from), and the items that share a document id one
+row of ``store_documents``."""
 
 # SQL statements read better whole.
 
@@ -19,7 +20,7 @@ import numpy as np
 
 from memwarden.db.common import now
 from memwarden.db.database import Database
-from memwarden.store import rules
+from memwarden.store import entities, rules
 from memwarden.store.banks import ensure_bank
 from memwarden.store.embedder import Embedder
 from memwarden.store.errors import StoreError
@@ -36,6 +37,16 @@ class RetainItem:
     metadata: dict[str, Any] | None = None
     timestamp: str | None = None
     vector: Any = None  # the content's embedding by this store's embedder, when the caller has it
+    entities: list[str] = field(default_factory=list)  # the names the retain gave the item
+
+
+@dataclass(frozen=True)
+class DocumentWrite:
+    """What a retain did to one document: memories written, and the ones it replaced."""
+
+    document_id: str
+    added: int
+    removed: int
 
 
 def _vectors(embedder: Embedder, items: Sequence[RetainItem]) -> Any:
@@ -59,17 +70,17 @@ async def retain(
     bank: str,
     items: Sequence[RetainItem],
     document_tags: Sequence[str] = (),
-) -> int:
-    """Store ``items`` (one memory each) atomically: every row, its FTS entry and its vector in
-    one transaction. A document id already present is replaced, as Hindsight does."""
+) -> list[DocumentWrite]:
+    """Store ``items`` (one memory each) atomically: every row, its FTS entry, its chunk and its
+    vector in one transaction. A document id already present is replaced, as Hindsight does."""
     if not items:
-        return 0
+        return []
     vectors = await asyncio.to_thread(_vectors, embedder, items)
     ids = [uuid.uuid4().hex for _ in items]
     costs = [token_estimate(i.content) for i in items]
     name = embedder.name
 
-    def write(db: sqlite3.Connection) -> tuple[list[str], list[int]]:
+    def write(db: sqlite3.Connection) -> tuple[list[str], list[int], list[DocumentWrite]]:
         ts = now()
         ensure_bank(db, bank, ts)
         row = db.execute("SELECT embedder FROM store_banks WHERE bank_id = ?", (bank,)).fetchone()
@@ -80,16 +91,20 @@ async def retain(
                 "re-embed it before writing with another model",
             )
         replaced: list[str] = []
+        written: list[DocumentWrite] = []
         seqs = [0] * len(items)
         by_doc: dict[str, list[int]] = {}
         for i, item in enumerate(items):
             by_doc.setdefault(item.document_id or uuid.uuid4().hex, []).append(i)
         for doc, positions in by_doc.items():
-            replaced += [
+            gone = [
                 r[0]
                 for r in db.execute("SELECT id FROM store_units WHERE bank_id = ? AND document_id = ?", (bank, doc))
             ]
+            replaced += gone
+            written.append(DocumentWrite(doc, len(positions), len(gone)))
             db.execute("DELETE FROM store_units WHERE bank_id = ? AND document_id = ?", (bank, doc))
+            db.execute("DELETE FROM store_chunks WHERE bank_id = ? AND document_id = ?", (bank, doc))
             first = items[positions[0]]
             text = "\n".join(items[p].content for p in positions)
             tags = sorted({*document_tags, *(t for p in positions for t in items[p].tags)})
@@ -119,13 +134,19 @@ async def retain(
                     ts,
                 ),
             )
-            for p in positions:
+            for index, p in enumerate(positions):
                 item = items[p]
                 unit_tags = sorted({*document_tags, *item.tags})
+                chunk_id = f"{bank}_{doc}_{index}"  # Hindsight's chunk id: bank, document, index
+                db.execute(
+                    "INSERT INTO store_chunks (bank_id, document_id, chunk_index, chunk_id, text, created_at)"
+                    " VALUES (?,?,?,?,?,?)",
+                    (bank, doc, index, chunk_id, item.content, ts),
+                )
                 cursor = db.execute(
                     "INSERT INTO store_units (id, bank_id, document_id, text, terms, term_count, context, fact_type,"
-                    " tags, metadata, mentioned_at, created_at, updated_at, embedder, embedding, tokens)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    " tags, metadata, mentioned_at, created_at, updated_at, embedder, embedding, tokens, chunk_id,"
+                    " entities) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
                         ids[p],
                         bank,
@@ -142,6 +163,8 @@ async def retain(
                         name,
                         vectors[p].astype(np.float32).tobytes(),
                         costs[p],
+                        chunk_id,
+                        entities.encode(item.entities),
                     ),
                 )
                 seqs[p] = cursor.lastrowid or 0  # always set by an INSERT into this table
@@ -150,8 +173,8 @@ async def retain(
             " updated_at = ? WHERE bank_id = ?",
             (name, ts, ts, ts, bank),
         )
-        return replaced, seqs
+        return replaced, seqs, written
 
-    replaced, seqs = await ledger.write(write)
+    replaced, seqs, written = await ledger.write(write)
     await indexes.replace(bank, replaced, ids, vectors, seqs, costs)
-    return len(items)
+    return written

@@ -16,12 +16,13 @@ Excluded: ``GET /warden/v1/audit/stream`` — server-sent events that never end 
 (fuzzed) and its answers are tested in ``tests/test_audit.py``.
 
 Accepted: ``501`` — and only it — from the Hindsight operations the self-hosted store does not
-build (entities, graph …) and from those that need an LLM (reflect, directives, mental models: the
-run configures no ``[llm]``); the stand-in is that store too.
-They are fuzzed all the same (memwarden's bank rule, keys and pass-through run before the store
-answers), in the examples and fuzzing phases, and any other 5xx of theirs fails the run; their
-coverage phase is off (thousands of boundary cases of bodies the store never reads: half the run's
-time). The list is read from the store's routes (:func:`store_501_operations`), not by hand.
+build (entities' graph, time series … : what the store does not keep) and from those that need
+an LLM (reflect, directives, mental models: the run configures no ``[llm]``); the stand-in is
+that store too. They are fuzzed all the same (memwarden's bank rule, keys and pass-through run
+before the store answers), in the examples and fuzzing phases, and any other 5xx of theirs fails
+the run; their coverage phase is off (thousands of boundary cases of bodies the store never reads:
+half the run's time). The list is read from the store's routes (:func:`store_501_operations`), not
+by hand.
 
 schemathesis is not a dependency of memwarden's: ``pip install 'schemathesis==4.32.5'`` (the dev
 extra has it) gives the ``st`` command; ``--st`` names another.
@@ -47,6 +48,7 @@ import httpx
 from starlette.routing import Match, Route
 
 from memwarden.fronts.hindsight.store_app import create_local_app
+from memwarden.fronts.hindsight.store_fallback import HindsightFallback
 from memwarden.fronts.hindsight.store_reflect import PATHS as NEED_LLM
 from memwarden.fronts.openapi import document
 from testing.keys import make_key
@@ -68,18 +70,18 @@ def _admin_key(data_dir: Path, env: dict[str, str]) -> str:
 
 def store_501_operations() -> list[str]:
     """The operation ids of the document's Hindsight operations that the self-hosted store's app
-    routes to its catch-all ``501`` (not built in self-hosted mode) or to a route that needs an LLM
-    (``501`` without ``[llm]``)."""
+    hands to its fallback, which answers them ``501`` (not built in self-hosted mode), or to a route
+    that needs an LLM (``501`` without ``[llm]``)."""
     routes = [r for r in create_local_app(cast(Any, None)).routes if isinstance(r, Route)]
     found = []
     for path, item in json.loads(document())["paths"].items():
-        if not path.startswith("/v1/"):
+        if path.startswith(("/warden", "/mcp")):  # memwarden's own: not the store's
             continue
         concrete = re.sub(r"\{[^}]+\}", "x", path)
         for method, op in item.items():
             scope = {"type": "http", "method": method.upper(), "path": concrete, "root_path": "", "headers": []}
             route = next((r for r in routes if r.matches(scope)[0] == Match.FULL), None)
-            if route is not None and (route.path == "/v1/{rest:path}" or route.path in NEED_LLM):
+            if route is not None and (isinstance(route.endpoint, HindsightFallback) or route.path in NEED_LLM):
                 found.append(op["operationId"])
     return found
 

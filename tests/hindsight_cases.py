@@ -280,6 +280,93 @@ CASES: list[tuple[str, str, Any, int, Any]] = [
     ),
 ]
 
+# Hindsight's routes beyond retain and recall, and its router's answers (unknown path, wrong method,
+# retired routes: 1.1.0 answers the bank profile routes 410 once their body is valid).
+PROFILE_GONE = (
+    "The bank profile endpoints have been removed. Disposition traits and the reflect mission are bank "
+    "configuration: read them from GET /v1/default/banks/{bank_id}/config as `disposition_skepticism`, "
+    "`disposition_literalism`, `disposition_empathy` and `reflect_mission`, and write them with PATCH "
+    "/v1/default/banks/{bank_id}/config. The `name` field this endpoint also returned was a display-only "
+    "label; read it from GET /v1/default/banks."
+)
+BACKGROUND_GONE = (
+    "The bank background endpoint has been removed. The background was folded into the reflect mission: "
+    "write it with PATCH /v1/default/banks/{bank_id}/config as `reflect_mission`. That call replaces the "
+    "value rather than merging into it, so read the current mission from GET "
+    "/v1/default/banks/{bank_id}/config first if you relied on this endpoint's append behaviour."
+)
+ENTITY = "00000000-0000-4000-8000-000000000000"
+DISPOSITION = {"disposition": {"skepticism": 3, "literalism": 3, "empathy": 3}}
+AT_LEAST_1 = "Input should be greater than or equal to 1"
+CASES += [
+    ("GET", f"{B}/nope", None, 404, "Not Found"),
+    ("GET", "/v1/default/nope/{bank}", None, 404, "Not Found"),
+    ("POST", f"{B}/stats", {}, 405, "Method Not Allowed"),
+    ("DELETE", f"{B}/profile", None, 405, "Method Not Allowed"),
+    ("POST", f"{B}/documents/d1/chunks", {}, 405, "Method Not Allowed"),
+    ("PUT", "/v1/default/banks", {}, 405, "Method Not Allowed"),
+    ("GET", f"{B}/profile", None, 410, PROFILE_GONE),
+    ("PUT", f"{B}/profile", DISPOSITION, 410, PROFILE_GONE),
+    ("PUT", f"{B}/profile", {}, 422, (["body", "disposition"], "Field required")),
+    ("POST", f"{B}/background", {"content": "x"}, 410, BACKGROUND_GONE),
+    ("POST", f"{B}/background", {}, 422, (["body", "content"], "Field required")),
+    (
+        "POST",
+        f"{B}/entities/{ENTITY}/regenerate",
+        None,
+        410,
+        "This endpoint is deprecated. Entity observations are no longer supported.",
+    ),
+    ("GET", f"{B}/entities/not-a-uuid", None, 400, "Invalid entity_id: 'not-a-uuid' is not a valid UUID"),
+    ("GET", f"{B}/entities/{ENTITY}", None, 404, f"Entity {ENTITY} not found"),
+    ("GET", f"{B}/entities?limit=-1", None, 422, (["query", "limit"], "Input should be greater than or equal to 0")),
+    ("GET", f"{B}/entities?tags_match=some", None, 422, (["query", "tags_match"], "Input should be 'any'")),
+    (
+        "GET",
+        f"{B}/entities?tag_groups=bad",
+        None,
+        400,
+        "Invalid tag_groups: [{'type': 'json_invalid', 'loc': (), 'msg': 'Invalid JSON: expected value at line 1"
+        " column 1', 'input': 'bad', 'ctx': {'error': 'expected value at line 1 column 1'}}]",
+    ),
+    ("GET", f"{B}/entities?tag_groups=%5B%7B%22x%22%3A1%7D%5D", None, 400, None),  # not a tag group
+    (
+        "GET",
+        f"{B}/entities?tags=x&tag_groups=%5B%5D",
+        None,
+        400,
+        "'tags' and 'tag_groups' are mutually exclusive. Use 'tag_groups' for compound filtering.",
+    ),
+    ("GET", f"{B}/operations?limit=0", None, 422, (["query", "limit"], AT_LEAST_1)),
+    ("GET", f"{B}/operations?limit=101", None, 422, (["query", "limit"], "Input should be less than or equal to 100")),
+    ("GET", f"{B}/operations?exclude_parents=maybe", None, 422, (["query", "exclude_parents"], "Input should be a")),
+    ("GET", f"{B}/documents/nope/chunks", None, 404, "Document not found"),
+    ("GET", f"{B}/documents/d1/chunks?limit=0", None, 422, (["query", "limit"], AT_LEAST_1)),
+    ("GET", f"{B}/documents/d1/history?limit=1001", None, 422, (["query", "limit"], "Input should be less than")),
+    ("GET", "/v1/default/chunks/nope", None, 404, "Chunk not found"),
+    (
+        "POST",
+        f"{B}/memories",
+        {"items": [{"content": "Carol likes tea.", "entities": "Carol"}]},
+        422,
+        (["body", "items", 0, "entities"], "Input should be a valid list"),
+    ),
+    (
+        "POST",
+        f"{B}/memories",
+        {"items": [{"content": "Carol likes tea.", "entities": [{"type": "person"}]}]},
+        422,
+        (["body", "items", 0, "entities", 0, "text"], "Field required"),
+    ),
+]
+# The Allow header of the 405s above: the method of the first of Hindsight's routes the path matches.
+ALLOW = {
+    ("POST", f"{B}/stats"): "GET",
+    ("DELETE", f"{B}/profile"): "GET",
+    ("POST", f"{B}/documents/d1/chunks"): "GET",
+    ("PUT", "/v1/default/banks"): "GET",
+}
+
 # The tag listing's wildcard and paging: which tags each query lists (Hindsight's counts also take in
 # the observations it consolidates in the background, which memwarden does not make).
 TAG_QUERIES = ["", "?q=user:*", "?q=USER:ALICE", "?q=team%5Fa", "?q=*a*", "?q=user", "?q=t__m*", "?limit=0"]
@@ -304,6 +391,8 @@ def run_cases(http: httpx.Client, bank: str) -> list[str]:
         if r.status_code != status:
             problems.append(f"{where}: {r.status_code} {r.text[:300]}")
             continue
+        if (method, path) in ALLOW and r.headers.get("allow") != ALLOW[method, path]:
+            problems.append(f"{where}: Allow {r.headers.get('allow')!r}")
         got = r.json().get("detail") if status >= 400 else None
         if isinstance(detail, Prefix):
             if not (isinstance(got, str) and got.startswith(detail) and got.endswith("]...")):

@@ -4,6 +4,7 @@ same data and tag queries must select the same memories."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -123,8 +124,55 @@ def scenario(base: str, bank: str) -> dict[str, Any]:
         out["archived_memory"] = http.get(f"{p}/memories/{memory_id}").json()
         out["retag_document"] = http.patch(f"{p}/documents/d1", json={"tags": ["team:b"]}).json()
         out["missing_operation"] = http.get(f"{p}/operations/{uuid.uuid4()}").json()
+        out.update(reads(http, p))
         out["delete_document"] = http.delete(f"{p}/documents/d1").json()
         out["delete_bank"] = http.delete(p).json()
+    return out
+
+
+def _completed(http: httpx.Client, p: str, operation_id: str) -> None:
+    for _ in range(600):
+        if http.get(f"{p}/operations/{operation_id}").json()["status"] == "completed":
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"operation {operation_id} did not complete")
+
+
+ENTITY_ITEMS = [
+    # lowercase text: the stand-in LLM behind the real Hindsight names no entities of its own
+    {
+        "content": "carol runs the ops team.",
+        "tags": ["team:a"],
+        "document_id": "team/ops",
+        "entities": [{"text": "Carol"}],
+    },
+    {
+        "content": "carol and dave share the pager.",
+        "document_id": "team/ops",
+        "entities": [{"text": "carol"}, {"text": "Dave"}],
+    },
+]
+
+
+def reads(http: httpx.Client, p: str) -> dict[str, Any]:
+    """The routes beyond retain and recall: operations, chunks, history, entities, the router."""
+    out: dict[str, Any] = {}
+    http.post(f"{p}/memories", json={"items": ENTITY_ITEMS}).raise_for_status()
+    queued = http.post(
+        f"{p}/memories", json={"async": True, "items": [{"content": "dave joined in may.", "document_id": "team/dave"}]}
+    ).json()
+    _completed(http, p, queued["operation_id"])
+    out["operations"] = http.get(f"{p}/operations").json()
+    out["operations_page"] = http.get(f"{p}/operations", params={"status": "completed", "limit": 1}).json()
+    out["chunks"] = http.get(f"{p}/documents/team/ops/chunks").json()
+    out["chunk"] = http.get(f"/v1/default/chunks/{out['chunks']['items'][0]['chunk_id']}").json()
+    out["history"] = http.get(f"{p}/documents/team/dave/history").json()
+    out["entities"] = http.get(f"{p}/entities").json()
+    out["entities_tagged"] = http.get(f"{p}/entities", params={"tags": "team:a", "tags_match": "any_strict"}).json()
+    out["entity"] = http.get(f"{p}/entities/{out['entities']['items'][0]['id']}").json()
+    out["profile"] = http.get(f"{p}/profile").json()
+    out["unknown_path"] = http.get(f"{p}/nope").json()
+    out["wrong_method"] = http.post(f"{p}/stats").json()
     return out
 
 
@@ -170,3 +218,26 @@ def test_tag_listings_list_the_same_tags(hindsight_url: str, local: str) -> None
         with httpx.Client(base_url=base, timeout=120) as http:
             listings.append(tag_listings(http, f"tl-{uuid.uuid4().hex[:8]}"))
     assert listings[1] == listings[0]
+
+
+def test_entities_and_chunks_are_the_same(hindsight_url: str, local: str) -> None:
+    """The entities a retain names, merged by spelling as Hindsight merges them, and a document's
+    chunks (one an item), on both."""
+    found = []
+    for base in (hindsight_url, local):
+        bank = f"ent-{uuid.uuid4().hex[:8]}"
+        with httpx.Client(base_url=base, timeout=120) as http:
+            p = f"/v1/default/banks/{bank}"
+            http.post(f"{p}/memories", json={"items": ENTITY_ITEMS}).raise_for_status()
+            entities = http.get(f"{p}/entities").json()["items"]
+            chunks = http.get(f"{p}/documents/team/ops/chunks").json()["items"]
+            deleted = http.delete(p).json()
+        found.append(
+            (
+                sorted((e["canonical_name"], e["mention_count"]) for e in entities),
+                [(c["chunk_id"].replace(bank, "<bank>"), c["chunk_index"], c["chunk_text"]) for c in chunks],
+                deleted["deleted_count"] > 0,
+            )
+        )
+    assert found[0] == ([("Carol", 2), ("Dave", 1)], found[0][1], True)
+    assert found[1] == found[0]

@@ -423,6 +423,39 @@ def test_a_write_key_cannot_reach_config_like_routes_or_other_banks_through_the_
     assert r.status_code not in (401, 403)
 
 
+def test_the_read_routes_need_read_on_their_bank_and_the_profile_routes_admin(rig: Rig) -> None:
+    root = rig.make(None, name="root", admin=["*"])["token"]
+    reader = rig.make(root, name="r", read=["mine"])
+    writer = rig.make(root, name="w", write=["mine"])["token"]
+    assert rig.retain("mine", root).status_code == 200
+    for path in (
+        "/entities",
+        "/entities/00000000-0000-4000-8000-000000000000",
+        "/operations",
+        "/documents/d1/chunks",
+        "/documents/d1/history",
+        "/profile",
+    ):
+        r = httpx.get(f"{rig.url}/v1/default/banks/mine{path}", headers=bearer(reader["token"]))
+        assert r.status_code not in (401, 403), (path, r.text)
+        r = httpx.get(f"{rig.url}/v1/default/banks/theirs{path}", headers=bearer(reader["token"]))
+        assert r.json()["detail"] == f"Key {reader['id']} (r) may not read bank 'theirs'", path
+    # a chunk's id does not say for sure which bank it is in: reading one needs read on every bank
+    r = httpx.get(f"{rig.url}/v1/default/chunks/mine_d1_0", headers=bearer(reader["token"]))
+    assert r.json()["detail"] == f"Key {reader['id']} (r) may not read every bank (the pattern '*')"
+    assert httpx.get(f"{rig.url}/v1/default/chunks/mine_d1_0", headers=bearer(root)).status_code != 403
+    for method, path, body in (
+        ("PUT", "/profile", {"disposition": {"skepticism": 1, "literalism": 1, "empathy": 1}}),
+        ("POST", "/background", {"content": "We are a support team."}),
+    ):
+        r = httpx.request(method, f"{rig.url}/v1/default/banks/mine{path}", json=body, headers=bearer(writer))
+        assert r.status_code == 403, (path, r.text)  # config changes (retired: 410 for an admin)
+        r = httpx.request(method, f"{rig.url}/v1/default/banks/mine{path}", json=body, headers=bearer(root))
+        assert r.status_code == 410, (path, r.text)
+    for probe in ("/health/ready", "/health/live"):  # open, as /health is
+        assert httpx.get(rig.url + probe).status_code == 200, probe
+
+
 def test_revoking_the_last_key_does_not_open_the_server_again(rig: Rig) -> None:
     root = rig.make(None, name="root", admin=["*"])
     assert httpx.delete(f"{rig.url}/warden/v1/keys/{root['id']}", headers=bearer(root["token"])).status_code == 200

@@ -37,6 +37,7 @@ ITEMS = [
 VOLATILE = {
     "id",
     "bank_id",
+    "chunk_id",  # names the bank
     "created_at",
     "updated_at",
     "mentioned_at",

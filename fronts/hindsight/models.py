@@ -42,6 +42,14 @@ class FileContentBlock(BaseModel):
 ContentBlockItem = Annotated[TextContentBlock | ImageContentBlock | FileContentBlock, Field(discriminator="type")]
 
 
+class EntityInput(BaseModel):
+    """An entity a retain names for its item (``items[].entities``), as Hindsight validates it."""
+
+    model_config = ConfigDict(extra="allow")
+    text: str
+    type: str | None = None
+
+
 # memwarden's limits on the fields around an item's content (the content's own is
 # ``governance.max_length``): past them, Hindsight's 422 shape naming the field, nothing written.
 MAX_TAG_CHARS = 512
@@ -57,10 +65,12 @@ class MemoryItem(BaseModel):
     timestamp: str | None = None
     context: str | None = Field(None, max_length=MAX_FIELD_CHARS)
     metadata: dict[str, str] | None = None
+    entities: list[EntityInput] | None = None
 
     @model_validator(mode="after")
     def _fields_within_limits(self) -> MemoryItem:
-        fields = {"metadata": self.metadata, **(self.model_extra or {})}
+        entities = [e.model_dump(exclude_unset=True) for e in self.entities] if self.entities is not None else None
+        fields = {"metadata": self.metadata, "entities": entities, **(self.model_extra or {})}
         for name, value in fields.items():
             if value is not None and len(json.dumps(value, ensure_ascii=False, default=str)) > MAX_FIELD_CHARS:
                 raise ValueError(f"{name} is longer than {MAX_FIELD_CHARS} characters as JSON")

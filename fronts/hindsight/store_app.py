@@ -3,11 +3,13 @@
 memwarden's proxy talks to this app exactly as it talks to a Hindsight server (in process, through
 ``httpx.ASGITransport``), so governance, the config guard and the pass-through work unchanged.
 Shapes, status codes and error bodies are Hindsight's (checked against the real server by
-``tests/test_interop_local.py``). Reflect, directives and mental models are served with an LLM
+``tests/test_interop_local.py``). The reads a Hindsight client makes beyond these are
+``fronts/hindsight/store_reads.py``'s; reflect, directives and mental models are served with an LLM
 (``fronts/hindsight/store_reflect.py``; without ``[llm]`` they answer ``501`` saying to configure
-it). Routes of Hindsight that are not built here (entities, graph, file uploads …) answer ``501``
-saying so; a path it serves,
-asked with another method, ``405`` as Hindsight does.
+it); a bank's export and import are ``fronts/hindsight/store_transfer.py``'s. What no route here
+serves is answered as Hindsight's router answers it by ``fronts/hindsight/store_fallback.py``:
+``501`` for a documented operation that needs an LLM or is not built here (saying which),
+``405``/``404``/``307`` as Hindsight does.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Match, Route
+from starlette.routing import Route
 
 from memwarden.backends.hindsight_json import recalled_json
 from memwarden.fronts.asgi import BodyError, dumps, is_json_type, not_json_detail, parse_json_async, validation_detail
+from memwarden.fronts.hindsight import store_reads as reads
 from memwarden.fronts.hindsight import store_transfer
 from memwarden.fronts.hindsight.models import MemoryItem
+from memwarden.fronts.hindsight.store_fallback import fallback_route, not_built
 from memwarden.policies.pipeline import extract_text
 from memwarden.store import rules, tagfilter
 from memwarden.store.errors import StoreError, storage_failure
@@ -213,7 +217,9 @@ def create_local_app(store: LocalStore, reflector: Reflector | None = None) -> S
                 return json_response({"detail": failure.detail}, failure.status)
             return result if isinstance(result, Response) else json_response(result)
 
-        return Route(path, endpoint, methods=methods)
+        served = Route(path, endpoint, methods=methods)
+        served.methods = set(methods)  # as Hindsight's (FastAPI's) routes: no HEAD added to a GET
+        return served
 
     bank = "/v1/default/banks/{bank_id}"
     routes = [
@@ -231,28 +237,27 @@ def create_local_app(store: LocalStore, reflector: Reflector | None = None) -> S
         route(f"{bank}/memories/{{memory_id}}/history", memory_history, ["GET"]),
         route(f"{bank}/memories/{{memory_id}}", memory, ["GET", "PATCH"]),
         route(f"{bank}/documents", list_documents, ["GET"]),
+        route(f"{bank}/documents/{{document_id:path}}/chunks", reads.document_chunks, ["GET"]),
+        route(f"{bank}/documents/{{document_id:path}}/history", reads.document_history, ["GET"]),
         route(f"{bank}/documents/{{document_id:path}}", document, ["GET", "PATCH", "DELETE"]),
+        route("/v1/default/chunks/{chunk_id:path}", reads.chunk, ["GET"]),
         route(f"{bank}/tags", tags, ["GET"]),
         route(f"{bank}/stats", stats, ["GET"]),
+        route(f"{bank}/operations", reads.list_operations, ["GET"]),
         route(f"{bank}/operations/{{operation_id}}", operation, ["GET"]),
         *(route(path, handler, methods) for path, handler, methods in store_transfer.ROUTES),
         *reflect_routes(route, reflector),
+        route(f"{bank}/entities", reads.list_entities, ["GET"]),
+        route(f"{bank}/entities/{{entity_id}}/regenerate", reads.regenerate_entity, ["POST"]),
+        not_built(f"{bank}/entities/graph", ["GET"]),  # Hindsight's comes before …/{entity_id}
+        route(f"{bank}/entities/{{entity_id}}", reads.entity, ["GET"]),
+        route(f"{bank}/profile", reads.profile, ["GET", "PUT"]),
+        route(f"{bank}/background", reads.background, ["POST"]),
+        route("/health/ready", reads.health_ready, ["GET"]),
+        route("/health/live", reads.health_live, ["GET"]),
+        route("/openapi.json", reads.openapi, ["GET", "HEAD"]),
     ]
-
-    async def not_here(store: LocalStore, request: Request) -> Any:
-        """A path the store serves with another method is Hindsight's 405 (FastAPI's words); any
-        other path under /v1 is one the store does not build: 501."""
-        allowed = {m for r in routes if r.matches(request.scope)[0] == Match.PARTIAL for m in r.methods or ()}
-        if allowed:
-            headers = {"Allow": ", ".join(sorted(allowed))}
-            return Response(dumps({"detail": "Method Not Allowed"}), 405, headers, media_type="application/json")
-        raise StoreError(
-            501,
-            f"{request.method} {request.url.path} is not available in memwarden's self-hosted mode "
-            "(it needs an LLM or is not built yet); run memwarden in front of Hindsight for it",
-        )
-
-    routes.append(route("/v1/{rest:path}", not_here, ["GET", "POST", "PUT", "PATCH", "DELETE"]))
+    routes.append(fallback_route())  # the rest: Hindsight's 501, 405, 404
     return Starlette(routes=routes)
 
 
@@ -304,6 +309,7 @@ async def retain(store: LocalStore, request: Request) -> Any:
             context=i.context,
             metadata=dict(i.metadata) if i.metadata else None,
             timestamp=i.timestamp,
+            entities=[e.text for e in i.entities or ()],
         )
         for i in req.items
     ]
