@@ -172,9 +172,11 @@ async def recall(
     lex = {i: s for i, s in lexical if i in kept}
     votes = await feedback.votes(bank)
     lex_ranked = sorted(lex, key=lambda i: -lex[i])
-    # With both arms, only the keyword hits that match the query's informative terms join the
-    # fusion (KEYWORD_GATE); the keyword arm alone ranks all of its hits.
-    joined = strong_keyword_hits(lex_ranked, lex, hits.mass) if embedding is not None else lex_ranked
+    # With both arms ranking, only the keyword hits that match the query's informative terms join
+    # the fusion (KEYWORD_GATE); the keyword arm alone (no query vector, or a bank whose vectors
+    # wait for a re-embed) ranks all of its hits.
+    both = bool(sem)
+    joined = strong_keyword_hits(lex_ranked, lex, hits.mass) if both else lex_ranked
     fused = nudge(rrf([sorted(sem, key=lambda i: -sem[i]), joined]), votes)
     top_lex = max(lex.values(), default=0.0) or 1.0
     # Token costs: the full-text arm's, else the vector index's (a memory that left the index since
@@ -239,7 +241,7 @@ async def recall(
             "keyword_candidates": len(lexical),
             "admitted": len(kept),
             "excluded_by_filters": len(candidates) - len(kept),
-            "fusion": fusion_note(len(joined), len(lex), hits.mass, embedding is not None),
+            "fusion": fusion_note(len(joined), len(lex), hits.mass, both),
             "max_tokens": max_tokens,
             "tokens_used": used,
         }
@@ -258,7 +260,7 @@ async def recall(
             max_tokens,
             used,
             votes,
-            fusion_note(len(joined), len(lex), hits.mass, embedding is not None),
+            fusion_note(len(joined), len(lex), hits.mass, both),
         )
     return Recalled(results, trace, extra)
 

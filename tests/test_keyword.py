@@ -147,3 +147,22 @@ def test_a_store_written_before_the_per_bank_index_is_re_indexed(tmp_path: Path)
         assert all(json.dumps(row[0]).count(" ") + 1 == row[1] for row in terms)
     finally:
         ledger.close()
+
+
+def test_without_a_semantic_ranking_every_keyword_hit_ranks(tmp_path: Path) -> None:
+    """A bank whose vectors wait for a re-embed (another embedder configured since) is searched by
+    keyword alone: its weak keyword hits are not gated out as they are when fused."""
+    first = Database.open(tmp_path, mirror=False)
+    try:
+        store = LocalStore(first, HashingEmbedder(dim=384))
+        retain(store, "b", {"strong": "The zeppelin budget meeting is Tuesday.", "weak": "Budget notes, v2."})
+    finally:
+        first.close()
+    ledger = Database.open(tmp_path, mirror=False)
+    try:
+        store = LocalStore(ledger, HashingEmbedder(dim=256))  # another embedder: the bank's vectors are out
+        answer = asyncio.run(store.recall("b", {"query": "zeppelin budget", "max_tokens": 100_000, "trace": True}))
+        assert [m.document_id for m in answer.memories] == ["strong", "weak"]
+        assert (answer.trace or {})["fusion"] == "the keyword ranking alone"
+    finally:
+        ledger.close()
