@@ -30,6 +30,7 @@ from memwarden.fronts.hindsight import store_reads as reads
 from memwarden.fronts.hindsight import store_transfer
 from memwarden.fronts.hindsight.models import MemoryItem
 from memwarden.fronts.hindsight.store_fallback import fallback_route, not_built
+from memwarden.fronts.hindsight.store_reads import query_param
 from memwarden.policies.pipeline import extract_text
 from memwarden.store import rules, tagfilter
 from memwarden.store.errors import StoreError, storage_failure
@@ -176,19 +177,9 @@ _PAGE: TypeAdapter[int] = TypeAdapter(Annotated[int, Field(ge=0, le=2**63 - 1)])
 _TAGS_MATCH: TypeAdapter[str] = TypeAdapter(TagsMatch)
 
 
-def _query(request: Request, name: str, adapter: TypeAdapter[Any], default: Any) -> Any:
-    raw = request.query_params.get(name)
-    if raw is None:
-        return default
-    try:
-        return adapter.validate_python(raw)
-    except ValidationError as exc:
-        raise StoreError(422, validation_detail(exc, ("query", name))) from None
-
-
 def _int(request: Request, name: str, default: int) -> int:
     """A paging parameter (``limit``, ``offset``)."""
-    value: int = _query(request, name, _PAGE, default)
+    value: int = query_param(request, name, _PAGE, default)
     return value
 
 
@@ -323,7 +314,7 @@ async def wipe(store: LocalStore, request: Request) -> Any:
 def _tag_params(request: Request) -> dict[str, Any]:
     return {
         "tags": request.query_params.getlist("tags"),
-        "tags_match": _query(request, "tags_match", _TAGS_MATCH, None),
+        "tags_match": query_param(request, "tags_match", _TAGS_MATCH, None),
     }
 
 

@@ -30,7 +30,7 @@ _TAGS_MATCH: TypeAdapter[str] = TypeAdapter(Literal["any", "all", "any_strict", 
 _TAG_GROUPS: TypeAdapter[list[dict[str, Any]]] = TypeAdapter(list[dict[str, Any]])
 
 
-def _query(request: Request, name: str, adapter: TypeAdapter[Any], default: Any) -> Any:
+def query_param(request: Request, name: str, adapter: TypeAdapter[Any], default: Any) -> Any:
     """A query parameter validated as FastAPI validates it (its 422 on a bad value)."""
     raw = request.query_params.get(name)
     if raw is None:
@@ -43,8 +43,8 @@ def _query(request: Request, name: str, adapter: TypeAdapter[Any], default: Any)
 
 def _page(request: Request, limit: TypeAdapter[int], default_limit: int) -> dict[str, int]:
     return {
-        "limit": _query(request, "limit", limit, default_limit),
-        "offset": _query(request, "offset", _AT_LEAST_0, 0),
+        "limit": query_param(request, "limit", limit, default_limit),
+        "offset": query_param(request, "offset", _AT_LEAST_0, 0),
     }
 
 
@@ -63,7 +63,7 @@ def _tag_filter(request: Request) -> dict[str, Any]:
             raise StoreError(
                 400, "'tags' and 'tag_groups' are mutually exclusive. Use 'tag_groups' for compound filtering."
             )
-    return {"tags": tags, "tags_match": _query(request, "tags_match", _TAGS_MATCH, "any"), "tag_groups": groups}
+    return {"tags": tags, "tags_match": query_param(request, "tags_match", _TAGS_MATCH, "any"), "tag_groups": groups}
 
 
 async def list_operations(store: LocalStore, request: Request) -> Any:
@@ -71,7 +71,7 @@ async def list_operations(store: LocalStore, request: Request) -> Any:
     params = {
         "status": q.get("status"),
         "type": q.get("type"),
-        "exclude_parents": _query(request, "exclude_parents", _BOOL, False),
+        "exclude_parents": query_param(request, "exclude_parents", _BOOL, False),
         **_page(request, _1_TO_100, 20),
     }
     return await store.list_operations(request.path_params["bank_id"], params)

@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 from starlette.requests import Request
 from starlette.routing import Route
 
-from memwarden.fronts.hindsight.store_app import Handler, _body, _model, _query
+from memwarden.fronts.hindsight.store_app import Handler, _body, _model
+from memwarden.fronts.hindsight.store_reads import query_param
 from memwarden.store import directives, mental_models, tagfilter
 from memwarden.store.errors import StoreError
 from memwarden.store.local import LocalStore
@@ -179,9 +180,9 @@ _DETAIL: TypeAdapter[str] = TypeAdapter(Literal["metadata", "content", "full"])
 def _page(request: Request) -> dict[str, Any]:
     return {
         "tags": request.query_params.getlist("tags"),
-        "tags_match": _query(request, "tags_match", _LIST_MATCH, "any"),
-        "limit": _query(request, "limit", _LIMIT, 100),
-        "offset": _query(request, "offset", _OFFSET, 0),
+        "tags_match": query_param(request, "tags_match", _LIST_MATCH, "any"),
+        "limit": query_param(request, "limit", _LIMIT, 100),
+        "offset": query_param(request, "offset", _OFFSET, 0),
     }
 
 
@@ -241,7 +242,7 @@ def reflect_routes(route: Route_, reflector: Reflector | None) -> list[Route]:
         if request.method == "POST":
             made: DirectiveIn = _model(DirectiveIn, await _body(request))
             return await directives.create(r.ledger, b, made.model_dump())
-        active = _query(request, "active_only", _BOOL, True)
+        active = query_param(request, "active_only", _BOOL, True)
         return await directives.list_page(r.ledger, b, active_only=active, **_page(request))
 
     async def directive(store: LocalStore, request: Request) -> Any:
@@ -262,15 +263,15 @@ def reflect_routes(route: Route_, reflector: Reflector | None) -> list[Route]:
             _tag_groups(made.trigger.tag_groups)
             fields = {**made.model_dump(exclude={"trigger"}), "trigger": made.trigger.given()}
             return await r.create_model(b, fields)
-        detail = _query(request, "detail", _DETAIL, "metadata")
-        _query(request, "exclude_knowledge_pages", _BOOL, False)  # the store keeps no knowledge pages
+        detail = query_param(request, "detail", _DETAIL, "metadata")
+        query_param(request, "exclude_knowledge_pages", _BOOL, False)  # the store keeps no knowledge pages
         return await mental_models.list_page(r.ledger, b, detail=detail, **_page(request))
 
     async def model(store: LocalStore, request: Request) -> Any:
         r = ready(request)
         b, model_id = request.path_params["bank_id"], request.path_params["mental_model_id"]
         if request.method == "GET":
-            return await mental_models.get(r.ledger, b, model_id, _query(request, "detail", _DETAIL, "full"))
+            return await mental_models.get(r.ledger, b, model_id, query_param(request, "detail", _DETAIL, "full"))
         if request.method == "DELETE":
             return await mental_models.delete(r.ledger, b, model_id)
         patch: MentalModelPatchIn = _model(MentalModelPatchIn, await _body(request))
