@@ -40,7 +40,13 @@ from memwarden.fronts.hindsight.config import bank_config, bank_profile, destruc
 from memwarden.fronts.hindsight.health import hindsight_health
 from memwarden.fronts.hindsight.operations import operation_status
 from memwarden.fronts.hindsight.passthrough import forward
-from memwarden.fronts.hindsight.recall import governed_list, governed_recall, governed_reflect, governed_tags
+from memwarden.fronts.hindsight.recall import (
+    governed_entities,
+    governed_list,
+    governed_recall,
+    governed_reflect,
+    governed_tags,
+)
 from memwarden.fronts.hindsight.retain import governed_retain
 from memwarden.fronts.hindsight.transfer import bank_import
 from memwarden.fronts.hindsight.writes import document_patch, files_retain, mcp
@@ -239,8 +245,8 @@ def build_routes() -> list[BaseRoute]:
         route(f"{BANK}/documents/{{document_id:path}}/chunks", "document_chunks", pass_through, read, get),
         route(f"{BANK}/documents/{{document_id:path}}/history", "document_history", pass_through, read, get),
         route("/v1/default/chunks/{chunk_id:path}", "chunk", pass_through, _read_every_bank, get),
-        route(f"{BANK}/entities", "list_entities", pass_through, read, get),
-        route(f"{BANK}/entities/{{entity_id}}", "entity", pass_through, read, get),
+        route(f"{BANK}/entities", "list_entities", governed_entities, read, get),
+        route(f"{BANK}/entities/{{entity_id}}", "entity", governed_entities, read, get),  # and …/graph
         route(f"{BANK}/profile", "bank_profile_read", pass_through, read, get),  # 410 in Hindsight 1.1.0
         route(f"{BANK}/profile", "bank_profile_write", pass_through, admin, ["PUT"]),  # a config change: 410
         route(f"{BANK}/background", "bank_background", pass_through, admin, post),  # a config change: 410

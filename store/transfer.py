@@ -40,6 +40,7 @@ class Dump:
     bank: sqlite3.Row
     documents: list[sqlite3.Row]
     units: dict[str, list[sqlite3.Row]]
+    chunks: dict[str, list[sqlite3.Row]]
     ledger: list[dict[str, Any]]
 
 
@@ -76,7 +77,13 @@ def dump(db: sqlite3.Connection, bank: str, document_ids: Sequence[str] | None =
         for unit in db.execute("SELECT * FROM store_units WHERE bank_id = ? ORDER BY seq", (bank,)):
             if wanted is None or unit["document_id"] in wanted:
                 units.setdefault(unit["document_id"], []).append(unit)
-        return Dump(row, documents, units, rows_for_export(db, bank))
+        chunks: dict[str, list[sqlite3.Row]] = {}
+        for chunk in db.execute(
+            "SELECT * FROM store_chunks WHERE bank_id = ? ORDER BY document_id, chunk_index", (bank,)
+        ):
+            if wanted is None or chunk["document_id"] in wanted:
+                chunks.setdefault(chunk["document_id"], []).append(chunk)
+        return Dump(row, documents, units, chunks, rows_for_export(db, bank))
     finally:
         if began:
             db.execute("COMMIT")
@@ -99,7 +106,7 @@ def bank_row(row: sqlite3.Row) -> dict[str, Any]:
     }
 
 
-def _fact(unit: sqlite3.Row, chunked: bool) -> archive.Fact:
+def _fact(unit: sqlite3.Row, chunk_index: int | None) -> archive.Fact:
     return archive.Fact.model_validate(
         {
             "text": unit["text"],
@@ -113,7 +120,8 @@ def _fact(unit: sqlite3.Row, chunked: bool) -> archive.Fact:
                 str(k): v if isinstance(v, str) else json.dumps(v) for k, v in loads(unit["metadata"], {}).items()
             },
             "tags": loads(unit["tags"], []),
-            "chunk_index": 0 if chunked else None,
+            "chunk_index": chunk_index,
+            "entities": list(loads(unit["entities"], {}).values()),
             "created_at": unit["created_at"],
         }
     )
@@ -129,10 +137,22 @@ def _archived(unit: sqlite3.Row) -> dict[str, Any]:
     }
 
 
-def document_of(row: sqlite3.Row, units: Sequence[sqlite3.Row], rows: Sequence[Mapping[str, Any]]) -> archive.Document:
-    """A stored document as a ``TransferDocument``: its valid facts as facts, the rest (ledger
-    rows, archived facts, feedback) in its ledger block."""
+def document_of(
+    row: sqlite3.Row,
+    units: Sequence[sqlite3.Row],
+    rows: Sequence[Mapping[str, Any]],
+    chunks: Sequence[sqlite3.Row] = (),
+) -> archive.Document:
+    """A stored document as a ``TransferDocument``: its chunks (each retained item's text; a
+    document stored before chunks were kept: its whole text as chunk 0), its valid facts as facts
+    with their chunk's index and their entities, the rest (ledger rows, archived facts, feedback)
+    in its ledger block."""
     text = row["original_text"] or ""
+    parts = [{"chunk_index": c["chunk_index"], "chunk_text": c["text"]} for c in chunks]
+    if not parts and text:
+        parts = [{"chunk_index": 0, "chunk_text": text}]
+    index_of = {c["chunk_id"]: c["chunk_index"] for c in chunks}
+    default = 0 if parts and not chunks else None
     valid = [u for u in units if u["state"] == "valid"]
     extras = [
         {"text_sha256": archive.sha256(u["text"].encode()), "feedback": u["feedback"], "edited_at": u["edited_at"]}
@@ -150,8 +170,8 @@ def document_of(row: sqlite3.Row, units: Sequence[sqlite3.Row], rows: Sequence[M
             "retain_params": params or None,
             "tags": loads(row["tags"], []),
             "created_at": row["created_at"],
-            "chunks": [{"chunk_index": 0, "chunk_text": text}] if text else [],
-            "facts": [_fact(u, bool(text)) for u in valid],
+            "chunks": parts,
+            "facts": [_fact(u, index_of.get(u["chunk_id"], default)) for u in valid],
         }
     )
 
@@ -186,7 +206,7 @@ def archive_of(
         for row in d.documents:
             units = d.units.get(row["id"], [])
             rows = by_document.get(row["id"], [])
-            documents.append(document_of(row, units, rows))
+            documents.append(document_of(row, units, rows, d.chunks.get(row["id"], [])))
             memories += len(rows)
             facts += sum(u["state"] == "valid" for u in units)
             archived += sum(u["state"] != "valid" for u in units)

@@ -28,7 +28,7 @@ from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import now
 from memwarden.db.database import Database
 from memwarden.db.memory_transfer import restore_rows, retire_document_rows, taken_ids
-from memwarden.store import archive, rules
+from memwarden.store import archive, entities, rules
 from memwarden.store.archive import ArchivedUnit, Document, LedgerBlock
 from memwarden.store.archive_read import Archive
 from memwarden.store.banks import bank_fields, ensure_bank
@@ -72,6 +72,8 @@ class _Unit:
     feedback: int = 0
     edited_at: str | None = None
     archived: ArchivedUnit | None = None
+    chunk_index: int | None = None
+    entities: list[str] = field(default_factory=list)
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
 
@@ -111,6 +113,8 @@ def _units(document: Document, block: LedgerBlock | None, ts: str) -> tuple[list
                 updated_at=ts,
                 feedback=extra.feedback if extra else 0,
                 edited_at=extra.edited_at if extra else None,
+                chunk_index=fact.chunk_index,
+                entities=fact.entities,
             )
         )
     for gone in block.archived_units if block else ():
@@ -312,10 +316,11 @@ def _write_documents(
                 db.execute("DELETE FROM store_units WHERE bank_id = ? AND document_id = ?", (target, final))
                 done.replaced_documents.append(final)
         present.add(final)
-        _write_document(db, target, final, document, ts)
+        chunks = _write_document(db, target, final, document, ts)
         for unit in units:
             cost = token_estimate(unit.text)
-            seq = _write_unit(db, target, final, unit, vectors[position], embedder, cost)
+            chunk = chunks.get(unit.chunk_index) if unit.chunk_index is not None else None
+            seq = _write_unit(db, target, final, unit, vectors[position], embedder, cost, chunk)
             if unit.archived is None:
                 done.new_ids.append(unit.id)
                 done.positions.append(position)
@@ -348,7 +353,8 @@ def _rows_for(block: LedgerBlock, document_id: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _write_document(db: sqlite3.Connection, bank: str, document_id: str, document: Document, ts: str) -> None:
+def _write_document(db: sqlite3.Connection, bank: str, document_id: str, document: Document, ts: str) -> dict[int, str]:
+    """The document's row and its chunks (those it held before replaced); the chunks' ids by index."""
     text = document.original_text or ""
     params = {k: v for k, v in (document.retain_params or {}).items() if k != archive.LEDGER_KEY}
     metadata = params.get("metadata") if isinstance(params.get("metadata"), dict) else None
@@ -370,17 +376,36 @@ def _write_document(db: sqlite3.Connection, bank: str, document_id: str, documen
             ts,
         ),
     )
+    db.execute("DELETE FROM store_chunks WHERE bank_id = ? AND document_id = ?", (bank, document_id))
+    ids: dict[int, str] = {}
+    for chunk in document.chunks:
+        if chunk.chunk_index in ids:
+            continue  # an index given twice: the first chunk holds it
+        ids[chunk.chunk_index] = f"{bank}_{document_id}_{chunk.chunk_index}"  # Hindsight's chunk id
+        db.execute(
+            "INSERT INTO store_chunks (bank_id, document_id, chunk_index, chunk_id, text, created_at)"
+            " VALUES (?,?,?,?,?,?)",
+            (bank, document_id, chunk.chunk_index, ids[chunk.chunk_index], chunk.chunk_text, ts),
+        )
+    return ids
 
 
 def _write_unit(
-    db: sqlite3.Connection, bank: str, document_id: str, unit: _Unit, vector: Any, embedder: str, cost: int
+    db: sqlite3.Connection,
+    bank: str,
+    document_id: str,
+    unit: _Unit,
+    vector: Any,
+    embedder: str,
+    cost: int,
+    chunk_id: str | None,
 ) -> int:
     gone = unit.archived
     cursor = db.execute(
         "INSERT INTO store_units (id, bank_id, document_id, text, terms, term_count, context, fact_type, tags,"
         " metadata, mentioned_at, occurred_start, occurred_end, state, invalidation_reason, invalidated_at,"
-        " edited_at, created_at, updated_at, embedder, embedding, tokens, feedback)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        " edited_at, created_at, updated_at, embedder, embedding, tokens, feedback, chunk_id, entities)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             unit.id,
             bank,
@@ -404,6 +429,8 @@ def _write_unit(
             np.asarray(vector, dtype=np.float32).tobytes(),
             cost,
             unit.feedback,
+            chunk_id,
+            entities.encode(unit.entities),
         ),
     )
     return cursor.lastrowid or 0

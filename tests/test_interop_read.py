@@ -306,12 +306,27 @@ def test_plans_reports_and_retention_on_hindsight(hindsight_url: str, tmp_path: 
 LABEL_BLIND = [("A", ["user:alice"]), ("B", []), ("C", ["user:alice", "team:ops"]), ("D", ["team:ops"])]
 
 
+def named(base: str, bank: str, tags: list[str], mode: str) -> set[str]:
+    """The entities (``owner …``, the ones the items name) of the memories a tag filter selects."""
+    r = httpx.get(
+        f"{base}/v1/default/banks/{bank}/entities",
+        params={"tags": tags, "tags_match": mode, "limit": 1000},
+        timeout=120,
+    )
+    r.raise_for_status()
+    return {e["canonical_name"].casefold() for e in r.json()["items"] if e["canonical_name"].startswith("owner")}
+
+
 def test_memwardens_labels_are_invisible_to_filters_that_do_not_name_them(hindsight_url: str, tmp_path: Path) -> None:
     """The same items straight into one bank and through memwarden (which adds a topic and a stage
     to each) into another: every client filter that names no label selects the same items."""
     direct, governed = f"plain-{uuid.uuid4().hex[:8]}", f"labelled-{uuid.uuid4().hex[:8]}"
     items = [
-        {"content": f"{who}: the search cluster {who} runs five nodes in Frankfurt.", "tags": tags}
+        {
+            "content": f"{who}: the search cluster {who} runs five nodes in Frankfurt.",
+            "tags": tags,
+            "entities": [{"text": f"owner {who.lower()}"}],
+        }
         for who, tags in LABEL_BLIND
     ]
     with (
@@ -325,11 +340,19 @@ def test_memwardens_labels_are_invisible_to_filters_that_do_not_name_them(hindsi
         old = "E: the search cluster E runs five nodes in Frankfurt."
         http.post(
             f"{hindsight_url}/v1/default/banks/{direct}/memories",
-            json={"items": [{"content": old, "tags": ["user:alice"]}]},
+            json={"items": [{"content": old, "tags": ["user:alice"], "entities": [{"text": "owner e"}]}]},
         ).raise_for_status()
         http.post(
             f"{hindsight_url}/v1/default/banks/{governed}/memories",
-            json={"items": [{"content": old, "tags": ["user=alice", "topic=infra", "stage=reference"]}]},
+            json={
+                "items": [
+                    {
+                        "content": old,
+                        "tags": ["user=alice", "topic=infra", "stage=reference"],
+                        "entities": [{"text": "owner e"}],
+                    }
+                ]
+            },
         ).raise_for_status()
         try:
             # Not vacuous: straight at Hindsight, the labelled bank's exact filter finds nothing.
@@ -339,8 +362,11 @@ def test_memwardens_labels_are_invisible_to_filters_that_do_not_name_them(hindsi
                     expected = recall(hindsight_url, direct, tags=tags, tags_match=mode)
                     assert recall(warden_url, governed, tags=tags, tags_match=mode) == expected, (tags, mode)
                     assert listed(warden_url, governed, tags, mode) == listed(hindsight_url, direct, tags, mode)
+                    # The entities, counted over the memories the filter selects.
+                    assert named(warden_url, governed, tags, mode) == named(hindsight_url, direct, tags, mode)
             assert recall(warden_url, governed, tags=["user:alice"], tags_match="exact") == {"A", "E"}
             assert recall(warden_url, governed, tags=["user:alice"], tags_match="any") == {"A", "B", "C", "E"}
+            assert {"owner a", "owner e"} <= named(warden_url, governed, ["user:alice"], "exact")
             nested = [
                 {"or": [{"tags": ["team:ops"], "match": "exact"}, {"not": {"tags": ["user:alice"], "match": "any"}}]}
             ]

@@ -36,6 +36,7 @@ ITEMS: list[dict[str, Any]] = [
         "document_id": "pref-alice",
         "timestamp": "2025-03-04T10:00:00Z",
         "context": "chat",
+        "entities": [{"text": "Alice", "type": "person"}],
     },
     {
         "content": "The staging cluster has 3 nodes with 16 GB RAM each.",
@@ -55,6 +56,7 @@ ITEMS: list[dict[str, Any]] = [
         "document_id": "security-review",
         "timestamp": "2025-01-15T14:00:00Z",
         "context": "meeting notes",
+        "entities": [{"text": "Lisbon"}, {"text": "security review"}],
     },
     {"content": "The retired payroll service ran on a Solaris box in rack 7.", "document_id": "payroll-box"},
     {"content": "默认模型：deepseek/deepseek-v4-flash"},
@@ -117,18 +119,22 @@ async def found(base: str, bank: str) -> dict[str, str | None]:
 
 
 async def bank_state(base: str, bank: str) -> dict[str, Any]:
-    """What a client sees of the bank: its documents (text, tags, metadata, times), its facts
-    (valid and archived), its tags, its config."""
+    """What a client sees of the bank: its documents (text, tags, metadata, times) and their
+    chunks, its facts (valid and archived), its tags, its entities, its config."""
     async with httpx.AsyncClient(base_url=base, timeout=60) as http:
         p = f"/v1/default/banks/{bank}"
         listed = (await http.get(f"{p}/documents")).json()["items"]
         documents = []
         for item in sorted(listed, key=lambda d: d["id"]):
             full = (await http.get(f"{p}/documents/{item['id']}")).json()
+            chunks = (await http.get(f"{p}/documents/{item['id']}/chunks")).json()["items"]
             documents.append(
                 {
-                    k: full[k]
-                    for k in ("id", "original_text", "tags", "created_at", "retain_params", "document_metadata")
+                    **{
+                        k: full[k]
+                        for k in ("id", "original_text", "tags", "created_at", "retain_params", "document_metadata")
+                    },
+                    "chunks": [(c["chunk_index"], c["chunk_text"]) for c in chunks],
                 }
             )
         facts = {}
@@ -137,8 +143,10 @@ async def bank_state(base: str, bank: str) -> dict[str, Any]:
             keep = ("text", "document_id", "tags", "metadata", "context", "mentioned_at", "fact_type")
             facts[state] = sorted(({k: u[k] for k in keep} for u in units), key=lambda u: u["text"])
         tags = (await http.get(f"{p}/tags")).json()["items"]
+        named = (await http.get(f"{p}/entities")).json()["items"]
+        entities = sorted((e["canonical_name"], e["mention_count"]) for e in named)
         config = (await http.get(f"{p}/config")).json()["overrides"]
-    return {"documents": documents, "facts": facts, "tags": tags, "config": config}
+    return {"documents": documents, "facts": facts, "tags": tags, "entities": entities, "config": config}
 
 
 def rows(data_dir: Path, sql: str, *args: Any) -> list[dict[str, Any]]:
@@ -178,6 +186,9 @@ async def test_a_bank_goes_to_hindsight_and_back(
         try:
             await fill(source, bank)
             before = await bank_state(source, bank)
+            assert ("Alice", 1) in before["entities"]
+            assert ("Lisbon", 1) in before["entities"]
+            assert all(d["chunks"] for d in before["documents"] if d["original_text"])
             found_before = await found(source, bank)
             assert found_before == QUESTIONS
 

@@ -136,6 +136,12 @@ async def test_the_hindsight_client_reads_operations_chunks_history_and_entities
         assert {e.canonical_name: e.mention_count for e in scoped.items} == {"Alice": 1, "bob": 1}
         grouped = await client.entities.list_entities(bank, tag_groups=json.dumps([{"tags": ["team:ops"]}]))
         assert [e.canonical_name for e in grouped.items] == ["staging cluster"]
+        # memwarden's labels are invisible to the filter, which also finds the other separator:
+        # every memory here carries a topic and a stage beside its own tag.
+        exact = await client.entities.list_entities(bank, tags=["user:bob"], tags_match="exact")
+        assert {e.canonical_name: e.mention_count for e in exact.items} == {"Alice": 1, "bob": 1}
+        other = await client.entities.list_entities(bank, tags=["team=ops"], tags_match="all_strict")
+        assert [e.canonical_name for e in other.items] == ["staging cluster"]
         alice = next(e for e in entities.items if e.canonical_name == "Alice")
         detail = await client.entities.get_entity(bank, alice.id)
         assert (detail.canonical_name, detail.mention_count, detail.observations) == ("Alice", 2, [])

@@ -194,6 +194,52 @@ async def test_a_bank_restored_in_another_memwarden_is_the_same_bank(tmp_path: P
         assert [e["action"] for e in account["events"]] == ["import"]
 
 
+async def test_a_documents_chunks_and_its_memories_entities_survive_the_trip(tmp_path: Path) -> None:
+    """A document retained as two items keeps its two chunks (each memory pointing at its own) and
+    the entities its items named: exported in Hindsight's fields (``chunks``, a fact's
+    ``chunk_index`` and ``entities``) and restored as they were."""
+    trip = [
+        {"content": "Alice moved the standup to 9:30.", "document_id": "notes", "entities": [{"text": "Alice"}]},
+        {"content": "Bob owns the billing migration.", "document_id": "notes", "entities": [{"text": "Bob"}]},
+    ]
+    source, target = tmp_path / "a", tmp_path / "b"
+
+    async def seen(client: httpx.AsyncClient) -> tuple[Any, ...]:
+        chunks = (await client.get(f"{B}/documents/notes/chunks")).json()["items"]
+        named = (await client.get(f"{B}/entities")).json()["items"]
+        units = rows(
+            source if client is a else target,
+            "SELECT u.text, c.chunk_index FROM store_units u JOIN store_chunks c ON c.chunk_id = u.chunk_id"
+            " WHERE u.bank_id = ? ORDER BY u.text",
+            BANK,
+        )
+        return (
+            [(c["chunk_index"], c["chunk_text"]) for c in chunks],
+            sorted((e["canonical_name"], e["mention_count"]) for e in named),
+            [(u["text"], u["chunk_index"]) for u in units],
+        )
+
+    async with local(source) as a:
+        r = await a.post(f"{B}/memories", json={"items": trip})
+        assert r.status_code == 200, r.text
+        before = await seen(a)
+        data = await export(a)
+    assert before[0] == [(0, trip[0]["content"]), (1, trip[1]["content"])]
+    assert before[1] == [("Alice", 1), ("Bob", 1)]
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        exported = [json.loads(z.read(n)) for n in z.namelist() if n.startswith("documents/")]
+    (notes,) = [d for d in exported if d["id"] == "notes"]
+    assert [c["chunk_index"] for c in notes["chunks"]] == [0, 1]
+    assert sorted((f["text"], f["chunk_index"], f["entities"]) for f in notes["facts"]) == [
+        (trip[0]["content"], 0, ["Alice"]),
+        (trip[1]["content"], 1, ["Bob"]),
+    ]
+    async with local(target) as b:
+        await make_landing(b, target)
+        assert (await restore(b, data)).status_code == 202
+        assert await seen(b) == before
+
+
 async def test_an_export_is_audited_and_says_what_it_holds(tmp_path: Path) -> None:
     async with local(tmp_path) as a:
         await fill(a)

@@ -250,6 +250,35 @@ async def governed_list(state: AppState, scope: Scope, receive: Receive, send: S
     )
 
 
+async def governed_entities(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    """``GET .../entities`` (and an entity, and the entity graph) with ``tags``: counted over the
+    memories the filter selects in both spellings, memwarden's labels invisible to a filter that
+    does not name them — rewritten into the ``tag_groups`` query parameter Hindsight takes here
+    (a JSON list, the shape a recall body's takes): one backend read, no fan-out."""
+    bank: str = scope["path_params"]["bank_id"]
+    query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    tags = [v for k, v in query if k == "tags"]
+    mode = next((v for k, v in query if k == "tags_match"), "any")
+    if state.settings.governance.mode_for(bank) == "off" or not tags or any(k == "tag_groups" for k, _ in query):
+        await forward(state.backend, scope, receive, send, retries=state.read_retries)  # the backend's rules
+        return
+    try:
+        body, normalized = normalize_request({"tags": tags, "tags_match": mode}, state.label_space)
+    except TagQueryError as exc:
+        await send_json(send, 400, {"detail": str(exc)})
+        return
+    if not normalized:
+        await forward(state.backend, scope, receive, send, retries=state.read_retries)
+        return
+    fixed = [(k, v) for k, v in query if k not in ("tags", "tags_match")]
+    fixed += [("tags", t) for t in body.get("tags") or ()]
+    if "tags_match" in body:
+        fixed.append(("tags_match", str(body["tags_match"])))
+    if "tag_groups" in body:
+        fixed.append(("tag_groups", json.dumps(body["tag_groups"], ensure_ascii=False)))
+    await _relay(state, scope, send, _target(scope, fixed), [(b"x-warden-tags", b"normalized")])
+
+
 def _held(tag: str, held: set[str]) -> bool:
     """Whether ``tag`` may be in the bank: a label tag only when the bank's tag list has it."""
     key = tag.split(":", 1)[0].split("=", 1)[0].strip().casefold()
