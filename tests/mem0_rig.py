@@ -15,8 +15,8 @@ import httpx
 os.environ["MEM0_TELEMETRY"] = "False"
 os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="mem0-dir-"))
 
-from memwarden.settings import Settings, load_settings  # noqa: E402
-from tests.conftest import make_settings  # noqa: E402
+from memwarden.settings import Settings, load_settings
+from tests.conftest import make_settings
 
 BANK = "mem0"
 

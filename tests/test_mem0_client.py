@@ -75,10 +75,13 @@ def test_add_stores_facts_labelled_and_rejects_noise(served: tuple[str, str]) ->
     assert verdicts == ["store", "reject"]
     memory_id = polled["results"][0]["id"]
     got = mem.get(memory_id)
-    assert got["memory"] == FACT and got["user_id"] == user and got["metadata"] == {"source": "chat", "n": 1}
+    assert got["memory"] == FACT
+    assert got["user_id"] == user
+    assert got["metadata"] == {"source": "chat", "n": 1}
     held = rig.ledger(url, bank, status="active", q="dark roast")
     assert [m["content"] for m in held] == [FACT]
-    assert held[0]["topic"] and held[0]["stage"]  # memwarden's labels on the stored fact
+    assert held[0]["topic"]
+    assert held[0]["stage"]
     assert f"user:{user}" in held[0]["tags"]
     assert not rig.ledger(url, bank, q=NOISE)  # the noise was not stored
 
@@ -96,9 +99,13 @@ def test_get_all_filters_and_pages(served: tuple[str, str]) -> None:
         mem.add(fact, user_id=alice, agent_id="ops", infer=False)
     mem.add("Bob is allergic to peanuts.", user_id=bob, infer=False)
     first = mem.get_all(filters={"user_id": alice}, page=1, page_size=2)
-    assert first["count"] == 3 and len(first["results"]) == 2 and first["next"] and first["previous"] is None
+    assert first["count"] == 3
+    assert len(first["results"]) == 2
+    assert first["next"]
+    assert first["previous"] is None
     second = mem.get_all(filters={"user_id": alice}, page=2, page_size=2)
-    assert len(second["results"]) == 1 and second["next"] is None
+    assert len(second["results"]) == 1
+    assert second["next"] is None
     seen = {r["memory"] for r in first["results"] + second["results"]}
     assert seen == set(facts)
     both = mem.get_all(filters={"OR": [{"user_id": alice}, {"user_id": bob}]})
@@ -125,10 +132,11 @@ def test_search_with_filters(served: tuple[str, str]) -> None:
     assert {r["user_id"] for r in both["results"]} == {alice, bob}
     none = mem.search("green tea", filters={"user_id": alice, "metadata": {"kind": "food"}}, threshold=0)
     assert none["results"] == []
-    with pytest.raises(ValueError):  # the client itself refuses top-level entity ids
+    with pytest.raises(ValueError, match="Top-level entity"):  # the client itself refuses top-level ids
         mem.search("tea", user_id=alice)
     r = httpx.post(f"{url}/mem0/v3/memories/search/", json={"query": "tea", "filters": {}, "user_id": alice})
-    assert r.status_code == 400 and "error" in r.json()  # and so does memwarden, as the platform does
+    assert r.status_code == 400
+    assert "error" in r.json()
 
 
 def test_update_history_delete(served: tuple[str, str]) -> None:
@@ -138,14 +146,16 @@ def test_update_history_delete(served: tuple[str, str]) -> None:
     added = mem.add("The office wifi network is called Bluebird.", user_id=user, infer=False)
     memory_id = rig.event(url, added["event_id"])["results"][0]["id"]
     updated = mem.update(memory_id, text="The office wifi network is called Greenfinch.")
-    assert updated["id"] == memory_id and updated["memory"].endswith("Greenfinch.")
+    assert updated["id"] == memory_id
+    assert updated["memory"].endswith("Greenfinch.")
     assert mem.get(memory_id)["memory"].endswith("Greenfinch.")
     with pytest.raises(ValidationError):  # noise as the new text: refused, the old version kept
         mem.update(memory_id, text="ok thanks")
     assert mem.get(memory_id)["memory"].endswith("Greenfinch.")
     history = mem.history(memory_id)
     assert [h["event"] for h in history] == ["ADD", "UPDATE"]
-    assert history[1]["old_memory"].endswith("Bluebird.") and history[1]["new_memory"].endswith("Greenfinch.")
+    assert history[1]["old_memory"].endswith("Bluebird.")
+    assert history[1]["new_memory"].endswith("Greenfinch.")
     statuses = {m["content"]: m["status"] for m in rig.ledger(url, bank, q="office wifi")}
     assert statuses == {
         "The office wifi network is called Bluebird.": "superseded",
@@ -170,7 +180,7 @@ def test_delete_all_erases_a_user_and_leaves_only_hashes(served: tuple[str, str]
     assert {e["name"] for e in mem.users()["results"]} >= {gone, kept}
     mem.delete_all(user_id=gone)
     assert mem.get_all(filters={"user_id": gone})["count"] == 0
-    assert not [r for r in mem.search("Zanzibar codename", filters={"user_id": gone}, threshold=0)["results"]]
+    assert not list(mem.search("Zanzibar codename", filters={"user_id": gone}, threshold=0)["results"])
     assert gone not in {e["name"] for e in mem.users()["results"]}
     assert mem.get_all(filters={"user_id": kept})["count"] == 1
     marker = secret_text.split(" ")[0]
@@ -178,7 +188,8 @@ def test_delete_all_erases_a_user_and_leaves_only_hashes(served: tuple[str, str]
     trail = json.dumps(rig.audit(url, bank))
     assert marker not in trail  # the audit names hashes, not the text
     erased = [e for e in rig.audit(url, bank) if e["action"] == "erase"]
-    assert len(erased) == 2 and all(e["after"]["content_hash"] for e in erased)
+    assert len(erased) == 2
+    assert all(e["after"]["content_hash"] for e in erased)
     with pytest.raises(MemoryNotFoundError):
         mem.history(memory_id)
 
