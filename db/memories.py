@@ -79,9 +79,11 @@ def record_verdicts(
     actor: str,
     source: str,
     record_rows: bool = True,
+    previews: bool = True,
 ) -> Recorded:
     """Write every verdict of one request: rows for stored and held items, hit counts for
-    duplicates, one audit event per item. ``items`` are the items as they would be forwarded."""
+    duplicates, one audit event per item. ``items`` are the items as they would be forwarded.
+    ``previews`` False: the events name the content by its hash only (no text in the audit)."""
     ts = now()
     ids: dict[int, str] = {}
     events: list[AuditEvent] = []
@@ -132,7 +134,7 @@ def record_verdicts(
                 source=source,
                 rule=j.rule,
                 reason=j.reason,
-                after=_after(j, items[j.position] if j.position < len(items) else {}),
+                after=_after(j, items[j.position] if j.position < len(items) else {}, previews),
                 request_id=request_id,
             )
         )
@@ -140,11 +142,12 @@ def record_verdicts(
     return Recorded(ids)
 
 
-def _after(j: Judgement, item: dict[str, Any]) -> dict[str, Any]:
+def _after(j: Judgement, item: dict[str, Any], previews: bool = True) -> dict[str, Any]:
     after: dict[str, Any] = {
         "verdict": j.verdict,
         "content_hash": j.content_hash or None,
-        "preview": j.text[:PREVIEW_CHARS] if j.text else None,  # secrets are already masked in j.text
+        # secrets are already masked in j.text
+        "preview": j.text[:PREVIEW_CHARS] if j.text and previews else None,
         "topic": j.topic,
         "stage": j.stage,
         "topic_key": j.topic_key,

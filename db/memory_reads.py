@@ -11,7 +11,7 @@ from typing import Any
 from memwarden.db.common import chunked
 from memwarden.policies.tag_query import spellings
 
-STATUSES = ("pending", "active", "review", "rejected", "archived", "superseded", "failed")
+STATUSES = ("pending", "active", "review", "rejected", "archived", "superseded", "failed", "erased")
 
 
 MEMORY_COLUMNS = (

@@ -174,7 +174,9 @@ def document() -> bytes:
     doc: Json = json.loads(text)
     paths: dict[str, Json] = copy.deepcopy(doc["paths"])
     _govern(paths)
-    ours = warden_paths()
+    from memwarden.fronts.mem0.openapi import mem0_paths
+
+    ours = {**warden_paths(), **mem0_paths()}
     clash = set(ours) & set(paths) or set(SCHEMAS) & set(doc["components"]["schemas"])
     if clash:
         raise RuntimeError(f"memwarden's OpenAPI paths or schemas clash with Hindsight's: {sorted(clash)}")
@@ -199,7 +201,10 @@ def document() -> bytes:
             "memwardenApiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
         },
     }
-    doc["tags"] = [{"name": "memwarden", "description": "memwarden's own API"}]
+    doc["tags"] = [
+        {"name": "memwarden", "description": "memwarden's own API"},
+        {"name": "mem0", "description": "Mem0's platform and server APIs, governed (/mem0)"},
+    ]
     return dumps(doc)
 
 

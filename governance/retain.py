@@ -29,7 +29,7 @@ from memwarden.db.memories import Recorded, lookup_facts, mark_delivered, mark_f
 from memwarden.governance.deliveries import queue_event, transient
 from memwarden.governance.review import retire
 from memwarden.governance.state import AppState
-from memwarden.policies.pipeline import FORWARDED, Judgement
+from memwarden.policies.pipeline import FORWARDED, Forward, Judgement
 from memwarden.policies.resolve import resolve
 from memwarden.policies.tags import canonicalize_tags, tag_value
 
@@ -50,6 +50,11 @@ class Batch:
     fields: Mapping[str, Any]  # the request without its items, passed on as sent
     request_id: str
     actor: str = field(default_factory=current_actor)
+    previews: bool = True  # the audit events carry the first characters of each text
+    source: str = "retain"  # the verdicts' audit source
+    segments: Forward | None = None  # "whole" or "trim" for this batch, instead of the bank's setting
+    # Rows of the front's own written in the verdicts' transaction (the ids given by position).
+    also: Callable[[Connection, Mapping[int, str]], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,7 @@ class Retained:
 async def judge(state: AppState, batch: Batch) -> list[Judgement]:
     """Every item's verdict against what the bank already holds. Reads, writes nothing."""
     secrets = state.settings.governance.secrets_for(batch.bank)
-    forward = state.settings.governance.segments_for(batch.bank)
+    forward = batch.segments or state.settings.governance.segments_for(batch.bank)
 
     def judge_all() -> list[Judgement]:
         entries = [
@@ -121,6 +126,7 @@ async def shadow(state: AppState, batch: Batch, judgements: list[Judgement]) -> 
             actor=batch.actor,
             source="shadow",
             record_rows=False,
+            previews=batch.previews,
         )
     )
 
@@ -170,8 +176,17 @@ async def enforce(state: AppState, batch: Batch, judgements: list[Judgement], de
 
     def record(db: Connection) -> tuple[Recorded, outbox_rows.Entry | None]:
         recorded = record_verdicts(
-            db, bank=bank, judgements=judgements, items=items, request_id=request_id, actor=actor, source="retain"
+            db,
+            bank=bank,
+            judgements=judgements,
+            items=items,
+            request_id=request_id,
+            actor=actor,
+            source=batch.source,
+            previews=batch.previews,
         )
+        if batch.also is not None:
+            batch.also(db, recorded.memory_ids)
         if outbox is None or not survivors:
             return recorded, None
         ids = recorded.memory_ids

@@ -24,6 +24,7 @@ from memwarden.policies.vocabulary import STAGES, TOPICS, Entry
 from memwarden.settings import GovernanceSettings, LabelsSettings, Settings
 
 if TYPE_CHECKING:  # the self-hosted store (and its vector stack) is imported only when it serves
+    from memwarden.backends.llm import ChatClient
     from memwarden.governance.outbox import Outbox
     from memwarden.policies.learned import LearnedLayer
     from memwarden.store.local import LocalStore
@@ -107,6 +108,7 @@ class AppState:
     label_space: LabelSpace | None = None  # the labels a client's tag filter must not see
     outbox: Outbox | None = None  # in front of a backend: accepted writes waiting for it
     metrics: Metrics = field(default_factory=Metrics)
+    chat: ChatClient | None = None  # the [llm] model, when configured (reflect; Mem0's fact extraction)
     keys: KeyRing = field(init=False)  # the API keys, in memory
 
     def __post_init__(self) -> None:

@@ -35,9 +35,9 @@ from memwarden.proxy.routes import build_routes
 from memwarden.settings import Settings, SettingsError
 
 if TYPE_CHECKING:  # the self-hosted store (and its vector stack) is imported only when it serves
+    from memwarden.backends.llm import ChatClient
     from memwarden.store.embedder import Embedder
     from memwarden.store.local import LocalStore
-    from memwarden.store.reflect import Reflector
 
 log = structlog.get_logger("memwarden")
 
@@ -123,18 +123,18 @@ def classifier_embedder(settings: Settings, local: LocalStore | None) -> Embedde
         return None
 
 
-def _reflector(settings: Settings, local: LocalStore) -> tuple[httpx.AsyncClient | None, Reflector | None]:
-    """The LLM's client and the store's reflect, when ``[llm]`` is configured (else no LLM is called)."""
+def _chat(settings: Settings) -> tuple[httpx.AsyncClient | None, ChatClient | None]:
+    """The LLM's client, when ``[llm]`` is configured (else no LLM is called): the store's reflect
+    and the Mem0 front's fact extraction ask it."""
     llm = settings.llm
     if llm.base_url is None or llm.model is None:
         return None, None
     from memwarden.backends.llm import ChatClient
-    from memwarden.store.reflect import Reflector
 
     client = httpx.AsyncClient(timeout=httpx.Timeout(llm.timeout))
     chat = ChatClient(client, base_url=str(llm.base_url), model=llm.model, api_key=llm.api_key(), timeout=llm.timeout)
     log.info("llm_configured", base_url=str(llm.base_url), model=llm.model, key=llm.api_key_env is not None)
-    return client, Reflector(local, chat)
+    return client, chat
 
 
 async def _checkpoint_timer(ledger: Database, interval: float) -> None:
@@ -176,7 +176,7 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         opened = ledger or open_ledger(settings)
         local: LocalStore | None = None
-        llm_http: httpx.AsyncClient | None = None
+        llm_http, chat = _chat(settings)
         if settings.backend == "local":
             # memwarden is the memory server: its own Hindsight-compatible app over the local
             # store, reached in process, behind the same proxy and governance as a real Hindsight.
@@ -184,7 +184,11 @@ def create_app(
             from memwarden.store.local import LocalStore
 
             local = LocalStore(opened, _embedder(settings), ann_threshold=settings.local.ann_threshold)
-            llm_http, reflector = _reflector(settings, local)
+            reflector = None
+            if chat is not None:
+                from memwarden.store.reflect import Reflector
+
+                reflector = Reflector(local, chat)
             client = backend_client or httpx.AsyncClient(
                 transport=httpx.ASGITransport(app=create_local_app(local, reflector)), timeout=httpx.Timeout(300)
             )
@@ -233,6 +237,7 @@ def create_app(
             ledger=opened,
             local=local,
             metrics=metrics,
+            chat=chat,
         )
         await state.keys.load()
         if local is None:

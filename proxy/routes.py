@@ -187,7 +187,15 @@ def _changes_need(level: Level) -> auth.Rule:
     return need
 
 
+async def mem0_unknown(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    """A path under /mem0 the Mem0 front does not serve (or a method it does not take there): not
+    passed to the backend, which speaks another dialect."""
+    await send_json(send, 404, {"detail": "Not Found"})
+
+
 def build_routes() -> list[BaseRoute]:
+    from memwarden.proxy.mem0_routes import mem0_routes  # it builds on Endpoint, defined here
+
     def route(path: str, name: str, handler: Handler, need: auth.Rule, methods: list[str] | None) -> Route:
         made = Route(path, Endpoint(name, handler, need), methods=methods)
         if methods is not None and not path.startswith("/warden"):
@@ -277,6 +285,8 @@ def build_routes() -> list[BaseRoute]:
         route(f"{BANK}/transfer/import", "import_bank_transfer", bank_import, _transfer_import, post),
         route(f"{BANK}/document-transfer", "import_documents", bank_import, admin, post),
         route(f"{BANK}/documents/{{document_id:path}}", "document_patch", document_patch, write, ["PATCH"]),
+        *mem0_routes(),
+        route("/mem0/{rest:path}", "mem0_unknown", mem0_unknown, auth.open_route, None),
         route("/mcp", "mcp", mcp, _mcp, None),
         route("/mcp/{rest:path}", "mcp", mcp, _mcp, None),
         route("/{path:path}", "pass_through", pass_through, auth.by_method, None),

@@ -55,6 +55,9 @@ from memwarden.settings.sections import (
     LocalSettings as LocalSettings,
 )
 from memwarden.settings.sections import (
+    Mem0Settings as Mem0Settings,
+)
+from memwarden.settings.sections import (
     MissionSettings as MissionSettings,
 )
 from memwarden.settings.sections import (
@@ -98,6 +101,7 @@ class Settings(_Section):
     labels: LabelsSettings = Field(default_factory=LabelsSettings)  # type: ignore[arg-type]
     audit: AuditSettings = Field(default_factory=AuditSettings)  # type: ignore[arg-type]
     llm: LlmSettings = Field(default_factory=LlmSettings)  # type: ignore[arg-type]
+    mem0: Mem0Settings = Field(default_factory=Mem0Settings)  # type: ignore[arg-type]
 
 
 def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ pydantic model, its keys documented in ``config.example.toml``. Assembled and lo
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -427,3 +428,32 @@ class AuditSettings(_Section):
     )
     checkpoint_every: int = Field(1000, ge=1, description="A checkpoint after this many new events …")
     checkpoint_interval: float = Field(60.0, gt=0, description="… or this many seconds with new events.")
+
+
+class Mem0Settings(_Section):
+    """The Mem0-compatible front under ``/mem0`` (the platform paths the official ``mem0ai`` client
+    calls, and the self-hosted REST server's)."""
+
+    bank: str = Field(
+        "mem0",
+        min_length=1,
+        description="The bank Mem0 clients read and write (Mem0's project). '{key}' in it is replaced by the"
+        " presented API key's id: a bank per key (anonymous requests: 'anonymous').",
+    )
+    hard_delete: bool = Field(
+        False,
+        description="A Mem0 delete of one memory erases it (backend and ledger text; the audit keeps its hash)"
+        " instead of archiving it (restorable). delete_all and entity deletes always erase.",
+    )
+    audit_previews: bool = Field(
+        False,
+        description="Put the first 200 characters of each Mem0 write in its audit event. Off: the audit holds"
+        " hashes only, so that an erased memory leaves no text behind.",
+    )
+
+    @field_validator("bank")
+    @classmethod
+    def _one_placeholder(cls, v: str) -> str:
+        if re.sub(r"\{key\}", "", v).count("{") or re.sub(r"\{key\}", "", v).count("}"):
+            raise ValueError("the only placeholder a Mem0 bank may hold is {key}")
+        return v

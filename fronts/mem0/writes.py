@@ -1,0 +1,344 @@
+"""The Mem0 front's writes, for both dialects: add, update, delete, delete_all, entity deletes,
+batches. Parse → the governance services (retain, rewrite, archive, erase) → what the route shapes.
+
+messages → items:
+
+* ``infer: false`` — each message but the system ones one item, its text as sent, its role and
+  name kept (``metadata.mem0_role`` / ``mem0_name``, and the item's ``context``);
+* ``infer: true`` (Mem0's default) with ``[llm]`` configured — the facts the model finds in the
+  conversation, each an item (``governance/extract.py``);
+* ``infer: true`` without an LLM — the conversation as one transcript item (``role: content``
+  lines), cut into segments and trimmed to what the rules keep (questions, greetings, requests out).
+
+Every item is then judged like a Hindsight retain's; what is kept is delivered to the backend and
+its Mem0 id (``mem0_id``) is the answer's id. The add's event (``mem0_events``) is written in the
+verdicts' transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from memwarden.backends.base import BackendRejected, BackendUnavailable
+from memwarden.backends.llm import LLMError, LLMTimeout
+from memwarden.backends.types import Item
+from memwarden.db import mem0 as rows
+from memwarden.db.common import Connection, Row
+from memwarden.fronts.mem0.context import Call
+from memwarden.fronts.mem0.models import (
+    AddRequest,
+    Mem0Error,
+    UpdateRequest,
+    entities_of,
+    messages_of,
+    validated,
+)
+from memwarden.fronts.mem0.shapes import item_of, mem0_id
+from memwarden.governance.archive import archive
+from memwarden.governance.config_changes import seed_in_background
+from memwarden.governance.erase import erase
+from memwarden.governance.errors import Refused
+from memwarden.governance.extract import extract_facts
+from memwarden.governance.locks import GateClosed
+from memwarden.governance.outbox import OutboxFull
+from memwarden.governance.retain import Batch, Delivered, Retained, enforce, judge
+from memwarden.governance.rewrite import rewrite
+from memwarden.policies.field_secrets import field_secrets, locations
+from memwarden.policies.pipeline import Judgement
+
+
+@dataclass
+class Added:
+    """An add's outcome: its event id, every verdict, and per item the Mem0 id it has (stored, or
+    the memory it repeats) and the text stored."""
+
+    event_id: str
+    judgements: list[Judgement] = field(default_factory=list)
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _deliver(call: Call) -> Any:
+    state, bank = call.state, call.bank
+
+    async def deliver(body: dict[str, Any], vectors: list[Any]) -> Delivered:
+        items = []
+        for raw, vector in zip(body["items"], vectors, strict=True):
+            item = Item.from_json(raw)
+            same = vector is not None and raw["content"] == item.content.strip()
+            items.append(replace(item, vector=vector) if same else item)
+        try:
+            receipt = await state.memory.retain(bank, items, document_tags=(), wait=True)
+        except BackendRejected as exc:
+            return Delivered(exc.status, json.dumps(exc.body).encode(), [])
+        except BackendUnavailable as exc:
+            if exc.status is None:
+                raise
+            return Delivered(exc.status, json.dumps({"detail": str(exc)}).encode(), [])
+        return Delivered(200, b"", [], answer={"items": receipt.items})
+
+    return deliver
+
+
+def _secrets(payload: Mapping[str, Any], call: Call) -> None:
+    def message_text(loc: tuple[str | int, ...]) -> bool:
+        return (len(loc) == 3 and loc[0] == "messages" and loc[2] == "content") or loc[:1] == ("text",)
+
+    found = field_secrets(payload, skip=message_text)
+    if found:
+        raise Mem0Error(call.invalid, f"a secret in {locations(found)}: not stored (put secrets in no memory field)")
+
+
+async def _items(call: Call, request: AddRequest, entities: Mapping[str, str]) -> tuple[list[dict[str, Any]], bool]:
+    """The items an add writes, and whether they are one transcript (judged segment by segment,
+    trimmed)."""
+    messages = [m for m in messages_of(request) if m.role != "system"]
+    governance = call.state.settings.governance
+    if len(request.messages) > governance.max_items:
+        raise Mem0Error(413, f"too many messages: {len(request.messages)}, limit {governance.max_items}")
+    size = sum(len(m.content) for m in messages)
+    if size > governance.max_length:
+        raise Mem0Error(413, f"the messages hold {size} characters, limit {governance.max_length}")
+    sep = governance.tag_separator
+
+    def one(text: str, role: str | None, name: str | None = None) -> dict[str, Any]:
+        return item_of(
+            text,
+            mem0_id=uuid.uuid4().hex,
+            entities=entities,
+            metadata=request.metadata,
+            role=role,
+            name=name,
+            separator=sep,
+        )
+
+    if not request.infer:
+        return [one(m.content, m.role, m.name) for m in messages if m.content.strip()], False
+    transcript = "\n".join(f"{m.name or m.role}: {m.content}" for m in messages if m.content.strip())
+    if not transcript:
+        return [], False
+    chat = call.state.chat
+    if chat is None:
+        return [one(transcript, "conversation")], True
+    try:
+        facts = await extract_facts(chat, transcript)
+    except LLMTimeout as exc:
+        raise Mem0Error(504, f"fact extraction: {exc}; nothing was written") from None
+    except LLMError as exc:
+        raise Mem0Error(502, f"fact extraction: {exc}; nothing was written") from None
+    return [one(f, "fact") for f in facts], False
+
+
+def _summary(j: Judgement, ids: Mapping[int, str], items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    stored = ids.get(j.position)
+    out: dict[str, Any] = {
+        "index": j.position,
+        "verdict": j.verdict,
+        "rule": j.rule,
+        "reason": j.reason,
+        "topic": j.topic,
+        "stage": j.stage,
+        "ledger_id": stored or (j.existing_id if j.verdict == "duplicate" else None),
+    }
+    if stored is not None:
+        out["mem0_id"] = items[j.position]["metadata"]["mem0_id"]
+    return out
+
+
+async def add(call: Call, payload: Any, *, kind: str = "add") -> Added:
+    """Govern an add. Raises :class:`Mem0Error` (nothing written) for a request Mem0 refuses."""
+    request: AddRequest = validated(AddRequest, payload, status=call.invalid)
+    entities = entities_of(request)
+    if not entities:
+        names = "user_id, agent_id, run_id" if call.oss else "user_id, agent_id, app_id, run_id"
+        raise Mem0Error(400, f"At least one identifier ({names}) is required.")
+    _secrets(payload, call)
+    items, transcript = await _items(call, request, entities)
+    added = Added(uuid.uuid4().hex)
+    state = call.state
+    summaries: list[dict[str, Any]] = []
+    judgements: list[Judgement] = []
+
+    def also(db: Connection, ids: Mapping[int, str]) -> None:
+        summaries.extend(_summary(j, ids, items) for j in judgements)
+        rows.record_event(
+            db, event_id=added.event_id, bank=call.bank, kind=kind, request_id=call.request_id, results=summaries
+        )
+
+    batch = Batch(
+        bank=call.bank,
+        raw_items=items,
+        contents=[i["content"] for i in items],
+        tags=[i["tags"] for i in items],
+        document_tags=[],
+        fields={},
+        request_id=call.request_id,
+        previews=state.settings.mem0.audit_previews,
+        source="mem0",
+        segments="trim" if transcript else None,
+        also=also,
+    )
+    if not items:  # nothing to judge (system messages only, no facts found): an event all the same
+        await state.ledger.write(lambda db: also(db, {}))
+        return added
+    seed_in_background(state, call.bank)
+    judgements.extend(await judge(state, batch))
+    retained = await _enforce(call, batch, judgements)
+    added.judgements, added.results = judgements, summaries
+    _raise_for_delivery(retained)
+    return added
+
+
+async def _enforce(call: Call, batch: Batch, judgements: list[Judgement]) -> Retained:
+    state = call.state
+    try:
+        async with state.gates.writing(call.bank, state.settings.config_guard.write_wait):
+            return await enforce(state, batch, judgements, _deliver(call))
+    except GateClosed as exc:
+        raise Mem0Error(503, f"memwarden: {exc}; nothing was written, retry shortly") from None
+    except OutboxFull as exc:
+        raise Mem0Error(503, f"memwarden: {exc}; nothing was written, retry later") from None
+
+
+def _raise_for_delivery(retained: Retained) -> None:
+    if retained.unreachable is not None:
+        raise Mem0Error(502, f"the store could not be reached: {retained.unreachable}")
+    delivered = retained.delivered
+    if delivered is not None and delivered.status != 200:
+        said = delivered.body.decode("utf-8", "replace")[:300]
+        raise Mem0Error(502, f"the backend refused the write ({delivered.status}: {said}); nothing was stored")
+
+
+async def _live(call: Call, memory_id: str) -> Row:
+    row = await call.state.ledger.read(lambda db: rows.live_row(db, call.bank, memory_id))
+    if row is None:
+        raise Mem0Error(404, "Memory not found")
+    return row
+
+
+async def update(call: Call, memory_id: str, payload: Any) -> Row:
+    """A governed re-write of one memory; its new version's row. Raises :class:`Mem0Error` (404;
+    400 when the new text is refused, 409 when held for review — the old version kept)."""
+    request: UpdateRequest = validated(UpdateRequest, payload, status=call.invalid)
+    if request.text is None and request.metadata is None:
+        raise Mem0Error(400, "At least one of text or metadata must be provided.")
+    if request.text is not None and not request.text.strip():
+        raise Mem0Error(400, "text must not be empty")
+    _secrets(payload, call)
+    old = await _live(call, memory_id)
+    return await _rewrite(call, old, request.text, request.metadata)
+
+
+async def _rewrite(call: Call, old: Row, text: str | None, metadata: dict[str, Any] | None) -> Row:
+    state = call.state
+    item = json.loads(old["item"] or "{}") or {"content": old["content"], "tags": json.loads(old["tags"])}
+    item.pop("document_id", None)
+    item["tags"] = [t for t in item.get("tags") or [] if isinstance(t, str)]
+    meta = dict(item.get("metadata") or {})
+    meta.setdefault("mem0_id", mem0_id(old))
+    meta.setdefault("mem0_created_at", old["created_at"])
+    if metadata is not None:
+        meta["mem0_metadata"] = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
+    item["metadata"] = meta
+    if text is not None:
+        item["content"] = text
+    if len(item["content"]) > state.settings.governance.max_length:
+        raise Mem0Error(413, f"text is longer than {state.settings.governance.max_length} characters")
+    batch = Batch(
+        bank=call.bank,
+        raw_items=[item],
+        contents=[item["content"]],
+        tags=[item["tags"]],
+        document_tags=[],
+        fields={},
+        request_id=call.request_id,
+        previews=state.settings.mem0.audit_previews,
+        source="mem0",
+    )
+    try:
+        async with state.gates.writing(call.bank, state.settings.config_guard.write_wait):
+            done = await rewrite(state, batch, old["id"], _deliver(call))
+    except GateClosed as exc:
+        raise Mem0Error(503, f"memwarden: {exc}; nothing was written, retry shortly") from None
+    except OutboxFull as exc:
+        raise Mem0Error(503, f"memwarden: {exc}; nothing was written, retry later") from None
+    _raise_for_delivery(done.retained)
+    if done.new_id is None:
+        j = done.retained.judgements[0]
+        status = 409 if j.verdict == "review" else 400
+        raise Mem0Error(
+            status, f"the new version was not kept: {j.verdict} ({j.rule}: {j.reason}); the memory is unchanged"
+        )
+    new_id = done.new_id
+    row = await state.ledger.read(lambda db: rows.rows_by_ids(db, [new_id]).get(new_id))
+    assert row is not None
+    return row
+
+
+async def delete(call: Call, memory_id: str) -> None:
+    """Archive one memory (erase it, with ``[mem0] hard_delete``). Raises :class:`Mem0Error`."""
+    row = await _live(call, memory_id)
+    state = call.state
+    try:
+        if state.settings.mem0.hard_delete:
+            versions = await state.ledger.read(lambda db: rows.rows_of(db, call.bank, memory_id))
+            await erase(state, call.bank, versions, reason="deleted by a Mem0 client", request_id=call.request_id)
+        else:
+            await archive(
+                state,
+                call.bank,
+                row["id"],
+                reason="deleted by a Mem0 client",
+                request_id=call.request_id,
+                source="mem0",
+            )
+    except Refused as exc:
+        raise Mem0Error(exc.status, exc.detail) from None
+
+
+async def erase_entities(call: Call, entities: Mapping[str, str], *, missing_ok: bool = True) -> int:
+    """Erase every memory (every version) of the memories holding all of ``entities``' tags (every
+    memory of the bank when none is named); how many rows. Raises :class:`Mem0Error`."""
+    from memwarden.fronts.mem0.filters import ENTITY_TAG
+
+    sep = call.state.settings.governance.tag_separator
+    other = "=" if sep == ":" else ":"
+    sets = [[f"{ENTITY_TAG[k]}{s}{v}" for s in (sep, other)] for k, v in entities.items()]
+    found = await call.state.ledger.read(lambda db: rows.rows_with_tags(db, call.bank, sets))
+    if not found and not missing_ok:
+        raise Mem0Error(404, "Entity not found")
+    try:
+        return await erase(
+            call.state, call.bank, found, reason="deleted by a Mem0 client (delete_all)", request_id=call.request_id
+        )
+    except Refused as exc:
+        raise Mem0Error(exc.status, exc.detail) from None
+
+
+async def batch(call: Call, payload: Any, *, deleting: bool) -> list[dict[str, Any]]:
+    """A batch update or delete (Mem0's limit: 1000). Every id is checked first (an unknown one:
+    404, nothing done); then each is applied in order, its outcome in the answer."""
+    from memwarden.fronts.mem0.models import BatchRequest
+
+    request: BatchRequest = validated(BatchRequest, payload, status=call.invalid)
+    if not deleting:
+        _secrets({"memories": [e.metadata for e in request.memories]}, call)
+        for entry in request.memories:
+            if entry.text is None and entry.metadata is None:
+                raise Mem0Error(400, f"memory {entry.memory_id}: at least one of text or metadata must be provided")
+    olds = [await _live(call, e.memory_id) for e in request.memories]
+    out = []
+    for entry, old in zip(request.memories, olds, strict=True):
+        try:
+            if deleting:
+                await delete(call, entry.memory_id)
+                out.append({"memory_id": entry.memory_id, "status": "deleted"})
+            else:
+                await _rewrite(call, old, entry.text, entry.metadata)
+                out.append({"memory_id": entry.memory_id, "status": "updated"})
+        except Mem0Error as exc:
+            out.append({"memory_id": entry.memory_id, "status": "refused", "error": exc.message})
+    return out

@@ -1,0 +1,64 @@
+"""Erase memories: out of the backend for good, their text out of the ledger, a hash left in the
+audit. What a Mem0 client's delete_all and entity deletes do (and a delete, with
+``[mem0] hard_delete``); an archive (governance/archive.py) is the restorable kind.
+
+The backend first, document by document; the ledger follows for those the backend let go. A
+document that also holds live memories not being erased (a Hindsight client's shared document)
+is refused rather than taken with them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+
+from memwarden.backends.base import BackendError, BackendRejected
+from memwarden.db import mem0
+from memwarden.db.common import Connection, Row
+from memwarden.db.memory_reads import active_ids
+from memwarden.governance.errors import Refused
+from memwarden.governance.state import AppState
+
+HELD = mem0.TEXT_HOLDING  # statuses whose rows hold text
+
+
+async def erase(state: AppState, bank: str, rows: Sequence[Row], *, reason: str, request_id: str) -> int:
+    """Erase ``rows`` (ledger rows of ``bank``, any version); how many were erased. Raises
+    :class:`Refused` (502 when the backend failed: those erased before it are named in the audit,
+    the others keep their text; 409 for a shared document)."""
+    rows = [r for r in rows if r["status"] in HELD]
+    if not rows:
+        return 0
+    async with state.bank_locks(bank):
+        ids = {r["id"] for r in rows}
+        by_document: dict[str | None, list[str]] = {}
+        for row in rows:
+            by_document.setdefault(row["document_id"], []).append(row["id"])
+        done: list[str] = []
+        try:
+            for document_id, members in by_document.items():
+                if document_id:
+                    live = await state.ledger.read(partial(active_ids, bank=bank, document_id=document_id))
+                    others = [m for m in live if m not in ids]
+                    if others:
+                        raise Refused(
+                            409,
+                            f"document '{document_id}' also holds {len(others)} other live memories;"
+                            " erase them together or archive this one",
+                        )
+                    try:
+                        await state.memory.delete_document(bank, document_id)
+                    except BackendRejected as exc:
+                        if exc.status != 404:  # already gone (superseded, retired): nothing to remove
+                            raise
+                done += members
+        except BackendError as exc:
+            raise Refused(502, f"the backend did not delete it ({exc}); {len(done)} erased before the failure") from exc
+        finally:
+            if done:
+
+                def write(db: Connection) -> None:
+                    mem0.erase(db, bank, done, source="mem0", reason=reason, request_id=request_id)
+
+                await state.ledger.write(write)
+    return len(done)

@@ -1,0 +1,58 @@
+"""A governed re-write of one memory (a Mem0 update): the new text is judged like any retain,
+recorded and delivered as a new version, and the old version is superseded — taken out of the
+backend, kept in the ledger — only once the new one is in. A new text the rules reject (or hold
+for review, or find a duplicate of another memory) changes nothing: the old version stays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memwarden.db.common import Connection
+from memwarden.db.memories import Change, move
+from memwarden.governance.retain import Batch, Deliver, Retained, enforce, judge
+from memwarden.governance.review import retire
+from memwarden.governance.state import AppState
+from memwarden.policies.pipeline import FORWARDED
+
+
+@dataclass(frozen=True)
+class Rewritten:
+    """What became of the new version: its retain's account, and its ledger id when it took the
+    old one's place (None: refused, held, or not delivered — the old version stays)."""
+
+    retained: Retained
+    new_id: str | None
+
+
+async def rewrite(state: AppState, batch: Batch, old_id: str, deliver: Deliver) -> Rewritten:
+    """Judge ``batch`` (one item: the new version) and, if it is kept, supersede ``old_id``. The
+    caller holds the bank's write gate."""
+    judged = await judge(state, batch)
+    first = judged[0]
+    if first.verdict == "duplicate" and first.existing_id == old_id:
+        # The same text again with other metadata: a version of its own, not a repeat of the old one.
+        judged[0] = first._replace(verdict="store", existing_id=None, reason="a new version of the memory it repeats")
+    retained = await enforce(state, batch, judged, deliver)
+    new_id = retained.memory_ids.get(0)
+    delivered = retained.delivered is not None and retained.delivered.status == 200
+    if new_id is None or judged[0].verdict not in FORWARDED or not (delivered or retained.queued is not None):
+        return Rewritten(retained, None)
+    change = Change(
+        "active",
+        "superseded",
+        "supersede",
+        batch.source,
+        batch.request_id,
+        batch.actor,
+        rule="update",
+        reason=f"updated: superseded by {new_id}",
+        by=new_id,
+    )
+
+    def supersede(db: Connection) -> None:
+        move(db, batch.bank, [old_id], change)
+
+    await state.ledger.write(supersede)
+    await retire(state, batch.bank, old_id)
+    return Rewritten(retained, new_id)

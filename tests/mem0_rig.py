@@ -1,0 +1,63 @@
+"""memwarden's Mem0 front as the official ``mem0ai`` client meets it: settings for either
+backend, the client's environment (no telemetry, a scratch config folder), and what the ledger
+and the audit hold, read through memwarden's own API."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+# Before mem0 is imported: it reads these at import and at every client's construction.
+os.environ["MEM0_TELEMETRY"] = "False"
+os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="mem0-dir-"))
+
+from memwarden.settings import Settings, load_settings
+from tests.conftest import make_settings
+
+BANK = "mem0"
+
+
+def local_settings(data_dir: Path, **mem0: Any) -> Settings:
+    """Self-hosted: the store with the fast hashing embedder, the rules alone judging."""
+    return load_settings(
+        environ={},
+        overrides={
+            "data_dir": str(data_dir),
+            "local": {"embedder": "hashing"},
+            "retention": {"enabled": False},
+            "labels": {"learned": "off"},
+            "config_guard": {"missions": {"mode": "off"}},
+            "mem0": mem0,
+        },
+    )
+
+
+def hindsight_settings(url: str, data_dir: Path, bank: str) -> Settings:
+    settings = make_settings(url, data_dir=data_dir)
+    return settings.model_copy(update={"mem0": settings.mem0.model_copy(update={"bank": bank})})
+
+
+def ledger(url: str, bank: str = BANK, **params: str) -> list[dict[str, Any]]:
+    """The ledger's memories of the bank (every status unless ``status`` is given)."""
+    r = httpx.get(f"{url}/warden/v1/banks/{bank}/memories", params={"limit": "500", **params}, timeout=30)
+    r.raise_for_status()
+    items: list[dict[str, Any]] = r.json()["items"]
+    return items
+
+
+def audit(url: str, bank: str = BANK) -> list[dict[str, Any]]:
+    r = httpx.get(f"{url}/warden/v1/audit", params={"bank": bank, "limit": "1000"}, timeout=30)
+    r.raise_for_status()
+    events: list[dict[str, Any]] = r.json()["events"]
+    return events
+
+
+def event(url: str, event_id: str, **headers: str) -> dict[str, Any]:
+    r = httpx.get(f"{url}/mem0/v1/event/{event_id}/", headers=headers, timeout=30)
+    r.raise_for_status()
+    answer: dict[str, Any] = r.json()
+    return answer

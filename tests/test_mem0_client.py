@@ -1,0 +1,254 @@
+"""The official ``mem0ai`` client, unchanged, against memwarden's Mem0 front — self-hosted, and in
+front of the real Hindsight — with every write governed."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests import mem0_rig as rig
+from tests.conftest import running_warden
+
+from mem0 import AsyncMemoryClient, MemoryClient  # isort: skip  (after the rig set its environment)
+from mem0.exceptions import MemoryNotFoundError, ValidationError
+
+FACT = "Alice prefers dark roast coffee in the morning."
+NOISE = "thanks!"
+
+
+@pytest.fixture(scope="module", params=["local", pytest.param("hindsight", marks=pytest.mark.interop)])
+def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """memwarden's URL and its Mem0 bank: self-hosted, or in front of the real Hindsight (a fresh
+    bank there for each run)."""
+    data = tmp_path_factory.mktemp("mem0")
+    if request.param == "local":
+        settings = rig.local_settings(data)
+    else:
+        hindsight = request.getfixturevalue("hindsight_url")
+        settings = rig.hindsight_settings(hindsight, data, f"mem0-{uuid.uuid4().hex[:8]}")
+    with running_warden(settings) as url:
+        yield url, settings.mem0.bank
+
+
+_OPEN: list[MemoryClient] = []
+
+
+def client(url: str) -> MemoryClient:
+    """The official client (its connection pool closed after the test)."""
+    made = MemoryClient(host=f"{url}/mem0", api_key="any-key-on-loopback")
+    _OPEN.append(made)
+    return made
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    yield
+    while _OPEN:
+        _OPEN.pop().client.close()
+
+
+def test_ping_names_the_bank_as_the_project(served: tuple[str, str]) -> None:
+    url, bank = served
+    assert client(url).project_id == bank
+
+
+def test_add_stores_facts_labelled_and_rejects_noise(served: tuple[str, str]) -> None:
+    url, bank = served
+    mem = client(url)
+    user = f"u-{uuid.uuid4().hex[:6]}"
+    answer = mem.add(
+        [{"role": "user", "content": FACT}, {"role": "user", "content": NOISE}],
+        user_id=user,
+        metadata={"source": "chat", "n": 1},
+        infer=False,
+    )
+    assert answer["status"] == "PENDING"
+    polled = rig.event(url, answer["event_id"])
+    assert polled["status"] == "SUCCEEDED"
+    assert [r["data"]["memory"] for r in polled["results"]] == [FACT]
+    verdicts = [d["verdict"] for d in polled["warden"]["decisions"]]
+    assert verdicts == ["store", "reject"]
+    memory_id = polled["results"][0]["id"]
+    got = mem.get(memory_id)
+    assert got["memory"] == FACT
+    assert got["user_id"] == user
+    assert got["metadata"] == {"source": "chat", "n": 1}
+    held = rig.ledger(url, bank, status="active", q="dark roast")
+    assert [m["content"] for m in held] == [FACT]
+    assert held[0]["topic"]
+    assert held[0]["stage"]
+    assert f"user:{user}" in held[0]["tags"]
+    assert not rig.ledger(url, bank, q=NOISE)  # the noise was not stored
+
+
+def test_get_all_filters_and_pages(served: tuple[str, str]) -> None:
+    url, _ = served
+    mem = client(url)
+    alice, bob = f"alice-{uuid.uuid4().hex[:6]}", f"bob-{uuid.uuid4().hex[:6]}"
+    facts = [
+        "The billing service runs on Postgres 16.",
+        "The staging cluster has 3 nodes with 16 GB RAM each.",
+        "Deploys go out every Tuesday at 10:00 UTC.",
+    ]
+    for fact in facts:
+        mem.add(fact, user_id=alice, agent_id="ops", infer=False)
+    mem.add("Bob is allergic to peanuts.", user_id=bob, infer=False)
+    first = mem.get_all(filters={"user_id": alice}, page=1, page_size=2)
+    assert first["count"] == 3
+    assert len(first["results"]) == 2
+    assert first["next"]
+    assert first["previous"] is None
+    second = mem.get_all(filters={"user_id": alice}, page=2, page_size=2)
+    assert len(second["results"]) == 1
+    assert second["next"] is None
+    seen = {r["memory"] for r in first["results"] + second["results"]}
+    assert seen == set(facts)
+    both = mem.get_all(filters={"OR": [{"user_id": alice}, {"user_id": bob}]})
+    assert both["count"] == 4
+    not_bob = mem.get_all(filters={"AND": [{"user_id": {"in": [alice, bob]}}, {"NOT": {"user_id": bob}}]})
+    assert {r["user_id"] for r in not_bob["results"]} == {alice}
+    assert mem.get_all(filters={"AND": [{"user_id": alice}, {"agent_id": "nobody"}]})["count"] == 0
+    with pytest.raises(ValidationError):
+        mem.get_all(filters={"user_id": {"regex": "a.*"}})  # an unknown operator: 400, never widened
+
+
+def test_search_with_filters(served: tuple[str, str]) -> None:
+    url, _ = served
+    mem = client(url)
+    alice, bob = f"alice-{uuid.uuid4().hex[:6]}", f"bob-{uuid.uuid4().hex[:6]}"
+    mem.add("Alice drinks green tea every afternoon.", user_id=alice, infer=False, metadata={"kind": "drink"})
+    mem.add("Bob drinks green tea with honey.", user_id=bob, infer=False, metadata={"kind": "drink"})
+    found = mem.search("green tea", filters={"user_id": alice}, top_k=5, threshold=0.0)["results"]
+    assert [r["user_id"] for r in found] == [alice]
+    assert 0.0 <= found[0]["score"] <= 1.0
+    both = mem.search(
+        "green tea", filters={"user_id": {"in": [alice, bob]}, "metadata": {"kind": "drink"}}, threshold=0
+    )
+    assert {r["user_id"] for r in both["results"]} == {alice, bob}
+    none = mem.search("green tea", filters={"user_id": alice, "metadata": {"kind": "food"}}, threshold=0)
+    assert none["results"] == []
+    with pytest.raises(ValueError, match="Top-level entity"):  # the client itself refuses top-level ids
+        mem.search("tea", user_id=alice)
+    r = httpx.post(f"{url}/mem0/v3/memories/search/", json={"query": "tea", "filters": {}, "user_id": alice})
+    assert r.status_code == 400
+    assert "error" in r.json()
+
+
+def test_update_history_delete(served: tuple[str, str]) -> None:
+    url, bank = served
+    mem = client(url)
+    user = f"u-{uuid.uuid4().hex[:6]}"
+    added = mem.add("The office wifi network is called Bluebird.", user_id=user, infer=False)
+    memory_id = rig.event(url, added["event_id"])["results"][0]["id"]
+    updated = mem.update(memory_id, text="The office wifi network is called Greenfinch.")
+    assert updated["id"] == memory_id
+    assert updated["memory"].endswith("Greenfinch.")
+    assert mem.get(memory_id)["memory"].endswith("Greenfinch.")
+    with pytest.raises(ValidationError):  # noise as the new text: refused, the old version kept
+        mem.update(memory_id, text="ok thanks")
+    assert mem.get(memory_id)["memory"].endswith("Greenfinch.")
+    history = mem.history(memory_id)
+    assert [h["event"] for h in history] == ["ADD", "UPDATE"]
+    assert history[1]["old_memory"].endswith("Bluebird.")
+    assert history[1]["new_memory"].endswith("Greenfinch.")
+    statuses = {m["content"]: m["status"] for m in rig.ledger(url, bank, q="office wifi")}
+    assert statuses == {
+        "The office wifi network is called Bluebird.": "superseded",
+        "The office wifi network is called Greenfinch.": "active",
+    }
+    mem.delete(memory_id)
+    with pytest.raises(MemoryNotFoundError):
+        mem.get(memory_id)
+    assert [h["event"] for h in mem.history(memory_id)] == ["ADD", "UPDATE", "DELETE"]
+    assert "archived" in {m["status"] for m in rig.ledger(url, bank, q="Greenfinch")}  # restorable
+
+
+def test_delete_all_erases_a_user_and_leaves_only_hashes(served: tuple[str, str]) -> None:
+    url, bank = served
+    mem = client(url)
+    gone, kept = f"gone-{uuid.uuid4().hex[:6]}", f"kept-{uuid.uuid4().hex[:6]}"
+    secret_text = f"Zanzibar-{uuid.uuid4().hex[:6]} is the codename of the Q3 launch."
+    added = mem.add(secret_text, user_id=gone, infer=False)
+    memory_id = rig.event(url, added["event_id"])["results"][0]["id"]
+    mem.update(memory_id, text=secret_text.replace("Q3", "Q4"))
+    mem.add("The Q3 launch review is on Friday.", user_id=kept, infer=False)
+    assert {e["name"] for e in mem.users()["results"]} >= {gone, kept}
+    mem.delete_all(user_id=gone)
+    assert mem.get_all(filters={"user_id": gone})["count"] == 0
+    assert not list(mem.search("Zanzibar codename", filters={"user_id": gone}, threshold=0)["results"])
+    assert gone not in {e["name"] for e in mem.users()["results"]}
+    assert mem.get_all(filters={"user_id": kept})["count"] == 1
+    marker = secret_text.split(" ")[0]
+    assert marker not in json.dumps(rig.ledger(url, bank))  # no version keeps its text
+    trail = json.dumps(rig.audit(url, bank))
+    assert marker not in trail  # the audit names hashes, not the text
+    erased = [e for e in rig.audit(url, bank) if e["action"] == "erase"]
+    assert len(erased) == 2
+    assert all(e["after"]["content_hash"] for e in erased)
+    with pytest.raises(MemoryNotFoundError):
+        mem.history(memory_id)
+
+
+def test_entities_and_their_delete(served: tuple[str, str]) -> None:
+    url, _ = served
+    mem = client(url)
+    agent = f"agent-{uuid.uuid4().hex[:6]}"
+    mem.add("The nightly backup runs at 02:00 UTC.", agent_id=agent, infer=False)
+    mem.add("Backups are kept for 30 days.", agent_id=agent, infer=False)
+    listed = {(e["type"], e["name"]): e["total_memories"] for e in mem.users()["results"]}
+    assert listed[("agent", agent)] == 2
+    assert mem.delete_users(agent_id=agent) == {"message": "Entity deleted successfully."}
+    assert ("agent", agent) not in {(e["type"], e["name"]) for e in mem.users()["results"]}
+    with pytest.raises(MemoryNotFoundError):
+        mem.delete_users(agent_id=agent)  # nothing left of it: Mem0's 404
+
+
+def test_batch_update_and_delete(served: tuple[str, str]) -> None:
+    url, _ = served
+    mem = client(url)
+    user = f"u-{uuid.uuid4().hex[:6]}"
+    ids = []
+    for text in ("The VPN gateway is vpn1.example.net.", "The build server is build3.example.net."):
+        ids.append(rig.event(url, mem.add(text, user_id=user, infer=False)["event_id"])["results"][0]["id"])
+    answer = mem.batch_update([{"memory_id": ids[0], "text": "The VPN gateway is vpn2.example.net."}])
+    assert answer["results"] == [{"memory_id": ids[0], "status": "updated"}]
+    assert mem.get(ids[0])["memory"] == "The VPN gateway is vpn2.example.net."
+    mem.batch_delete([{"memory_id": i} for i in ids])
+    assert mem.get_all(filters={"user_id": user})["count"] == 0
+    with pytest.raises(MemoryNotFoundError):  # an unknown id: nothing done
+        mem.batch_delete([{"memory_id": uuid.uuid4().hex}])
+
+
+@pytest.mark.anyio
+async def test_the_async_client(served: tuple[str, str]) -> None:
+    url, _ = served
+    mem = AsyncMemoryClient(host=f"{url}/mem0", api_key="any-key-on-loopback")
+    try:
+        user = f"u-{uuid.uuid4().hex[:6]}"
+        added = await mem.add("Carol drives a red Tesla to the office.", user_id=user, infer=False)
+        assert rig.event(url, added["event_id"])["status"] == "SUCCEEDED"
+        listed = await mem.get_all(filters={"user_id": user})
+        assert [r["memory"] for r in listed["results"]] == ["Carol drives a red Tesla to the office."]
+        found = await mem.search("red Tesla", filters={"user_id": user}, threshold=0)
+        assert found["results"][0]["user_id"] == user
+    finally:
+        await mem.async_client.aclose()
+
+
+def test_infer_trims_a_transcript_to_its_facts(tmp_path: Path) -> None:
+    with running_warden(rig.local_settings(tmp_path)) as url:
+        mem = client(url)
+        messages = [
+            {"role": "user", "content": "Hi! Can you help me with something?"},
+            {"role": "user", "content": "We moved the billing database to Postgres 16 last week."},
+            {"role": "assistant", "content": "Got it, thanks!"},
+            {"role": "user", "content": "ok thanks"},
+        ]
+        polled = rig.event(url, mem.add(messages, user_id="dana")["event_id"])
+        [stored] = [r["data"]["memory"] for r in polled["results"]]
+        assert stored == "user: We moved the billing database to Postgres 16 last week."

@@ -1,0 +1,202 @@
+"""The Mem0 front's open-source REST dialect through plain HTTP, and the contract table of Mem0's
+error answers in both dialects: each bad request a precise 4xx in the dialect's shape, nothing
+written (no ledger row, no audit event), the server serving on."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from testing.keys import make_key
+from tests import mem0_rig as rig
+from tests.conftest import running_warden
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with running_warden(rig.local_settings(tmp_path_factory.mktemp("mem0-rest"))) as served:
+        yield served
+
+
+def test_the_rest_dialect_round_trip(url: str) -> None:
+    m = f"{url}/mem0"
+    user = f"u-{uuid.uuid4().hex[:6]}"
+    added = httpx.post(
+        f"{m}/memories",
+        json={
+            "messages": [
+                {"role": "user", "content": "Erin's team uses Grafana for dashboards."},
+                {"role": "user", "content": "thanks!"},
+            ],
+            "user_id": user,
+            "metadata": {"source": "slack"},
+            "infer": False,
+        },
+    )
+    assert added.status_code == 200, added.text
+    [result] = added.json()["results"]
+    assert result["event"] == "ADD"
+    assert result["memory"] == "Erin's team uses Grafana for dashboards."
+    assert added.headers["x-warden-decisions"] == '{"store":1,"reject":1}'
+    memory_id = result["id"]
+    got = httpx.get(f"{m}/memories/{memory_id}").json()
+    assert got["user_id"] == user
+    assert got["metadata"] == {"source": "slack"}
+    assert got["hash"]
+    listed = httpx.get(f"{m}/memories", params={"user_id": user}).json()["results"]
+    assert [r["id"] for r in listed] == [memory_id]
+    found = httpx.post(
+        f"{m}/search", json={"query": "Grafana dashboards", "filters": {"user_id": user, "source": "slack"}}
+    )
+    assert [r["id"] for r in found.json()["results"]] == [memory_id]
+    moved = httpx.post(f"{m}/search", json={"query": "Grafana", "user_id": user})  # deprecated top-level id
+    assert [r["id"] for r in moved.json()["results"]] == [memory_id]
+    updated = httpx.put(f"{m}/memories/{memory_id}", json={"text": "Erin's team uses Grafana and Loki."})
+    assert updated.json() == {"message": "Memory updated successfully!"}
+    history = httpx.get(f"{m}/memories/{memory_id}/history").json()
+    assert [h["event"] for h in history] == ["ADD", "UPDATE"]
+    assert httpx.delete(f"{m}/memories/{memory_id}").json() == {"message": "Memory deleted successfully"}
+    assert httpx.get(f"{m}/memories/{memory_id}").status_code == 404
+    httpx.post(
+        f"{m}/memories",
+        json={
+            "messages": [{"role": "user", "content": "Frank owns the billing runbook."}],
+            "agent_id": "a1",
+            "infer": False,
+        },
+    )
+    assert httpx.delete(f"{m}/memories", params={"agent_id": "a1"}).json() == {
+        "message": "All relevant memories deleted"
+    }
+    assert httpx.get(f"{m}/memories", params={"agent_id": "a1"}).json()["results"] == []
+
+
+def _written(url: str) -> tuple[int, int]:
+    """How many ledger rows and audit events the Mem0 bank has."""
+    return len(rig.ledger(url)), len(rig.audit(url))
+
+
+LONG_FILTER: dict[str, Any] = {"user_id": "a"}
+for _ in range(10):
+    LONG_FILTER = {"AND": [LONG_FILTER]}
+WIDE = {"OR": [{"user_id": f"u{i}"} for i in range(65)]}
+MESSAGES = [{"role": "user", "content": "Gina's laptop runs Fedora 40."}]
+P, R = "/mem0", "/mem0"  # the platform's paths end in /, the server's do not
+# (method, path, body or raw bytes, status, the words the answer must hold); {id}: a live memory's id
+CASES: list[tuple[str, str, Any, int, str]] = [
+    # the platform
+    ("POST", f"{P}/v3/memories/add/", {"messages": MESSAGES}, 400, "At least one identifier"),
+    ("POST", f"{P}/v3/memories/add/", b"{not json", 400, "not valid JSON"),
+    ("POST", f"{P}/v3/memories/add/", {"messages": "x", "user_id": 5}, 400, "user_id"),
+    (
+        "POST",
+        f"{P}/v3/memories/add/",
+        {"messages": [{"role": "user", "content": [{"type": "image_url"}]}], "user_id": "u"},
+        400,
+        "only text content",
+    ),
+    (
+        "POST",
+        f"{P}/v3/memories/add/",
+        {"messages": MESSAGES, "user_id": "u", "metadata": {"api_key": "sk-live-4f9a8b7c6d5e4f3a2b1c"}},
+        400,
+        "secret",
+    ),
+    ("POST", f"{P}/v3/memories/add/", {"messages": MESSAGES, "user_id": " spaced "}, 400, "user_id"),
+    ("POST", f"{P}/v3/memories/add/", {"messages": [], "user_id": "u"}, 400, "messages"),
+    ("POST", f"{P}/v3/memories/", {"filters": {"user_id": {"regex": "a"}}}, 400, "unknown operator"),
+    ("POST", f"{P}/v3/memories/", {"filters": {"colour": "red"}}, 400, "unknown filter field"),
+    ("POST", f"{P}/v3/memories/", {"filters": LONG_FILTER}, 400, "levels deep"),
+    ("POST", f"{P}/v3/memories/", {"filters": WIDE}, 400, "more than 64"),
+    ("POST", f"{P}/v3/memories/", {"filters": {"created_at": {"gt": "yesterday"}}}, 400, "ISO 8601"),
+    ("POST", f"{P}/v3/memories/", {"user_id": "u", "filters": {}}, 400, "Top-level entity"),
+    ("POST", f"{P}/v3/memories/", {}, 400, "filters is required"),
+    ("POST", f"{P}/v3/memories/search/", {"query": "x"}, 400, "filters is required"),
+    ("POST", f"{P}/v3/memories/search/", {"query": "x", "filters": {"user_id": {"gt": "a"}}}, 400, "not supported"),
+    ("POST", f"{P}/v3/memories/search/", {"query": "x", "filters": {}, "top_k": 0}, 400, "top_k"),
+    ("GET", f"{P}/v1/memories/{uuid.uuid4().hex}/", None, 404, "Memory not found"),
+    ("PUT", f"{P}/v1/memories/{uuid.uuid4().hex}/", {"text": "Hank uses vim."}, 404, "Memory not found"),
+    ("PUT", f"{P}/v1/memories/{{id}}/", {}, 400, "At least one of text or metadata"),
+    ("DELETE", f"{P}/v1/memories/{uuid.uuid4().hex}/", None, 404, "Memory not found"),
+    ("GET", f"{P}/v1/memories/{uuid.uuid4().hex}/history/", None, 404, "Memory not found"),
+    ("GET", f"{P}/v1/event/{uuid.uuid4().hex}/", None, 404, "Event not found"),
+    ("DELETE", f"{P}/v2/entities/planet/mars/", None, 400, "entity type"),
+    ("DELETE", f"{P}/v2/entities/user/nobody-{uuid.uuid4().hex[:6]}/", None, 404, "Entity not found"),
+    ("PUT", f"{P}/v1/batch/", {"memories": [{"memory_id": str(i), "text": "x"} for i in range(1001)]}, 400, "memories"),
+    ("DELETE", f"{P}/v1/batch/", {"memories": [{"memory_id": uuid.uuid4().hex}]}, 404, "Memory not found"),
+    # the open-source server
+    ("POST", f"{R}/memories", {"messages": MESSAGES}, 400, "At least one identifier (user_id, agent_id, run_id)"),
+    ("POST", f"{R}/memories", {"messages": MESSAGES, "user_id": "u", "infer": "maybe"}, 422, "infer"),
+    ("POST", f"{R}/memories", b"[1, 2", 422, "JSON decode error"),  # FastAPI's own words
+    (
+        "POST",
+        f"{R}/memories",
+        {"messages": [{"role": "user", "content": {"image": 1}}], "user_id": "u"},
+        400,
+        "only text content",
+    ),
+    ("GET", f"{R}/memories/{uuid.uuid4().hex}", None, 404, "Memory not found"),
+    ("GET", f"{R}/memories/{uuid.uuid4().hex}/history", None, 404, "Memory not found"),
+    ("DELETE", f"{R}/memories", None, 400, "At least one identifier"),
+    ("POST", f"{R}/search", {"query": "x", "filters": {"user_id": {"like": "a"}}}, 400, "unknown operator"),
+    ("POST", f"{R}/search", {"filters": {}}, 422, "query"),
+    ("GET", f"{R}/memories?top_k=5000", None, 422, "top_k"),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "status", "words"), CASES)
+def test_mem0_error_contract(url: str, method: str, path: str, body: Any, status: int, words: str) -> None:
+    if "{id}" in path:
+        added = httpx.post(f"{url}/mem0/memories", json={"messages": MESSAGES, "user_id": "contract", "infer": False})
+        path = path.replace("{id}", added.json()["results"][0]["id"])
+    before = _written(url)
+    content = body if isinstance(body, bytes) else None
+    answer = httpx.request(
+        method, url + path, json=None if content is not None else body, content=content,
+        headers={"content-type": "application/json"}, timeout=30,
+    )  # fmt: skip
+    assert answer.status_code == status, answer.text
+    shaped = answer.json()
+    platform = "/v" in path
+    if platform:
+        assert set(shaped) == {"error"}
+        assert words in shaped["error"]
+    else:
+        assert set(shaped) == {"detail"}
+        assert words in str(shaped["detail"])
+    assert _written(url) == before  # nothing written, nothing audited
+    assert httpx.get(f"{url}/mem0/v1/ping/").status_code == 200  # serving on
+
+
+def test_a_bank_per_key_hides_other_banks_memories(tmp_path: Path) -> None:
+    alice = make_key(tmp_path, name="alice", scopes=("--write", "mem0-*"))
+    bob = make_key(tmp_path, name="bob", scopes=("--write", "mem0-*"))
+    settings = rig.local_settings(tmp_path, bank="mem0-{key}")
+    with running_warden(settings) as served:
+        m = f"{served}/mem0"
+
+        def auth(token: str) -> dict[str, str]:
+            return {"authorization": f"Token {token}"}
+
+        ping = httpx.get(f"{m}/v1/ping/", headers=auth(alice)).json()
+        assert ping["project_id"] == f"mem0-{alice[:16]}"
+        added = httpx.post(
+            f"{m}/v3/memories/add/", headers=auth(alice), json={"messages": MESSAGES, "user_id": "g", "infer": False}
+        )
+        memory_id = httpx.get(f"{m}/v1/event/{added.json()['event_id']}/", headers=auth(alice)).json()["results"][0][
+            "id"
+        ]
+        assert httpx.get(f"{m}/v1/memories/{memory_id}/", headers=auth(alice)).status_code == 200
+        foreign = httpx.get(f"{m}/v1/memories/{memory_id}/", headers=auth(bob))
+        assert (foreign.status_code, foreign.json()) == (404, {"error": "Memory not found"})
+        assert httpx.delete(f"{m}/v1/memories/{memory_id}/", headers=auth(bob)).status_code == 404
+        assert httpx.get(f"{m}/v1/event/{added.json()['event_id']}/", headers=auth(bob)).status_code == 404
+        assert httpx.get(f"{m}/v1/ping/").status_code == 401  # no key: refused (keys exist)
+        everything = httpx.delete(f"{m}/v1/memories/", headers=auth(alice))  # the whole bank: admin only
+        assert everything.status_code == 403
+        assert httpx.get(f"{m}/v1/memories/{memory_id}/", headers=auth(alice)).status_code == 200
