@@ -202,7 +202,7 @@ def _m0009_audit_meta(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE audit_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
 
-def _m0010_mem0(db: sqlite3.Connection) -> None:
+def _m0014_mem0(db: sqlite3.Connection) -> None:
     # The Mem0 front: a memory's Mem0 id is kept in its item's metadata (every version of an updated
     # memory carries its first id), found through this index; its adds' events, polled by id.
     run_script(
@@ -230,7 +230,7 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     ("0007_outbox_queued_at", _m0007_outbox_queued_at),
     ("0008_api_keys", _m0008_api_keys),
     ("0009_audit_meta", _m0009_audit_meta),
-    ("0010_mem0", _m0010_mem0),
+    ("0014_mem0", _m0014_mem0),
 )
 
 

@@ -25,10 +25,18 @@ HELD = mem0.TEXT_HOLDING  # statuses whose rows hold text
 async def erase(state: AppState, bank: str, rows: Sequence[Row], *, reason: str, request_id: str) -> int:
     """Erase ``rows`` (ledger rows of ``bank``, any version); how many were erased. Raises
     :class:`Refused` (502 when the backend failed: those erased before it are named in the audit,
-    the others keep their text; 409 for a shared document)."""
+    the others keep their text; 409 for a shared document, or for a memory still queued for
+    delivery, which nothing is erased with)."""
     rows = [r for r in rows if r["status"] in HELD]
     if not rows:
         return 0
+    waiting = sum(r["status"] == "pending" for r in rows)
+    if waiting:  # its delivery, queued, would write it back into the backend after the erasure
+        raise Refused(
+            409,
+            f"{waiting} of these memories are waiting for delivery to the backend; erase them once"
+            " delivered (GET /warden/v1/outbox shows the queue)",
+        )
     async with state.bank_locks(bank):
         ids = {r["id"] for r in rows}
         by_document: dict[str | None, list[str]] = {}

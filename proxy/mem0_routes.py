@@ -10,13 +10,15 @@ from __future__ import annotations
 from urllib.parse import parse_qsl
 
 from starlette.routing import BaseRoute, Route
-from starlette.types import Scope
+from starlette.types import Receive, Scope, Send
 
 from memwarden.fronts import auth
+from memwarden.fronts.asgi import send_json
 from memwarden.fronts.mem0 import platform as p
 from memwarden.fronts.mem0.context import bank_for, need
 from memwarden.fronts.mem0.models import ENTITY_FIELDS
 from memwarden.fronts.mem0.rest import HANDLERS as REST
+from memwarden.governance.state import AppState
 from memwarden.proxy.routes import Endpoint, Handler
 
 PREFIX = "/mem0"
@@ -29,7 +31,34 @@ def _delete_all(scope: Scope, bank: str | None) -> auth.Need:
     return ("write" if named else "admin"), bank_for(scope["app"].state.warden, scope)
 
 
+def _methods(path: str) -> list[str]:
+    """The methods the front serves at ``path`` (none: a path it does not serve)."""
+    return sorted({m for r in _SERVED if r.path_regex.match(path) for m in r.methods or ()})
+
+
+async def mem0_unknown(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    """What the front does not serve under /mem0 — never passed to the backend, which speaks another
+    dialect: a path it serves with another method is a ``405`` with ``Allow``, in the dialect's words
+    (the platform's Django REST framework, the open-source server's FastAPI); any other a ``404``."""
+    path: str = scope["path"]
+    allowed = _methods(path)
+    if not allowed:
+        await send_json(send, 404, {"detail": "Not Found"})
+        return
+    platform = path.startswith((f"{PREFIX}/v1/", f"{PREFIX}/v2/", f"{PREFIX}/v3/"))
+    detail = f'Method "{scope["method"]}" not allowed.' if platform else "Method Not Allowed"
+    await send_json(send, 405, {"detail": detail}, headers=[(b"allow", ", ".join(allowed).encode())])
+
+
 def mem0_routes() -> list[BaseRoute]:
+    _SERVED[:] = _routes()
+    return list(_SERVED)
+
+
+_SERVED: list[Route] = []
+
+
+def _routes() -> list[Route]:
     read, write, admin = need("read"), need("write"), need("admin")
 
     def route(path: str, name: str, handler: Handler, rule: auth.Rule, method: str) -> Route:

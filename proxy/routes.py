@@ -187,14 +187,8 @@ def _changes_need(level: Level) -> auth.Rule:
     return need
 
 
-async def mem0_unknown(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    """A path under /mem0 the Mem0 front does not serve (or a method it does not take there): not
-    passed to the backend, which speaks another dialect."""
-    await send_json(send, 404, {"detail": "Not Found"})
-
-
 def build_routes() -> list[BaseRoute]:
-    from memwarden.proxy.mem0_routes import mem0_routes  # it builds on Endpoint, defined here
+    from memwarden.proxy.mem0_routes import mem0_routes, mem0_unknown  # they build on Endpoint, defined here
 
     def route(path: str, name: str, handler: Handler, need: auth.Rule, methods: list[str] | None) -> Route:
         made = Route(path, Endpoint(name, handler, need), methods=methods)

@@ -2,7 +2,8 @@
 
 Started by ``scripts/hindsight-up``; stdlib only, so it runs in Hindsight's own venv.
 Embeddings: hashed bag of words (stop words dropped, crude stemming), L2-normalised.
-Chat: fact extraction returns one fact per sentence after "Content:"; consolidation returns one
+Chat: fact extraction returns one fact per sentence after "Content:" (memwarden's own, for the Mem0
+front's ``infer``: without the lines' speaker labels, as a model states a fact); consolidation returns one
 observation per "[uuid] text" line; tool calls call "done" (or the first tool); memwarden's reflect
 (its prompt says "memwarden reflect") answers with the memories that share a word with the question
 and cites their ids (in upper case when a directive asks for "uppercase"); anything else "{}".
@@ -90,6 +91,11 @@ def chat(req: dict[str, Any]) -> tuple[str | None, list[dict[str, Any]] | None]:
         args = {"answer": "I don't know."} if name == "done" else {"reason": "fake", "query": user[-200:]}
         call = {"id": "call_1", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
         return None, [call]
+    if "durable facts worth remembering" in system:  # memwarden's fact extraction (the Mem0 front's infer)
+        body = user.rsplit("Content:", 1)[1]
+        lines = [re.sub(r"^\w+:\s*", "", line).strip() for line in body.splitlines()]  # no speaker labels
+        sents = [s.strip() for line in lines for s in re.split(r"(?<=[.!?])\s+|(?<=[。！？])", line) if s.strip()]
+        return json.dumps({"facts": sents[:10]}), None
     if "Content:" in user and "xtract" in user:  # retain fact extraction
         body = user.rsplit("Content:", 1)[1].strip()
         sents = [s.strip() for s in re.split(r"(?<=[.!?])\s+|(?<=[。！？])|\n+", body) if len(s.strip()) > 3]

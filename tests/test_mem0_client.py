@@ -252,3 +252,56 @@ def test_infer_trims_a_transcript_to_its_facts(tmp_path: Path) -> None:
         polled = rig.event(url, mem.add(messages, user_id="dana")["event_id"])
         [stored] = [r["data"]["memory"] for r in polled["results"]]
         assert stored == "user: We moved the billing database to Postgres 16 last week."
+
+
+def test_infer_with_an_llm_stores_the_facts_it_finds_judged(tmp_path: Path) -> None:
+    """With ``[llm]``: the model is asked for the conversation's facts, and each fact it proposes is
+    judged like any other item — the thanks it returns as a "fact" is rejected as noise. A model
+    that fails or stalls writes nothing (502, 504)."""
+    from tests.fake_openai import serve_fake_llm
+
+    messages = [
+        {"role": "user", "content": "The staging cluster runs five nodes in Frankfurt."},
+        {"role": "assistant", "content": "thanks!"},
+    ]
+    with serve_fake_llm() as (llm_url, fake):
+        settings = rig.local_settings(tmp_path)
+        llm = settings.llm.model_copy(update={"base_url": llm_url, "model": "fake-llm", "timeout": 2.0})
+        with running_warden(settings.model_copy(update={"llm": llm})) as url:
+            mem = client(url)
+            polled = rig.event(url, mem.add(messages, user_id="erin")["event_id"])
+            assert len(fake.seen) == 1  # one call for the whole conversation
+            asked = json.dumps(fake.seen[0]["body"]["messages"])
+            assert "staging cluster runs five nodes" in asked
+            stored = [r["data"]["memory"] for r in polled["results"]]
+            assert stored == ["The staging cluster runs five nodes in Frankfurt."]
+            decisions = {d["verdict"] for d in polled["warden"]["decisions"]}
+            assert decisions == {"store", "reject"}  # "thanks!" proposed as a fact, rejected
+            before = rig.ledger(url), rig.audit(url)
+            for fail, stall, status in ((500, 0.0, 502), (0, 5.0, 504)):
+                fake.fail, fake.stall = fail, stall
+                r = httpx.post(
+                    f"{url}/mem0/v3/memories/add/",
+                    json={"messages": [{"role": "user", "content": "Bob owns the billing migration."}], "user_id": "x"},
+                    headers={"Authorization": "Token k"},
+                    timeout=30,
+                )
+                assert r.status_code == status, r.text
+                assert "nothing was written" in r.json()["error"]
+                assert (rig.ledger(url), rig.audit(url)) == before
+
+
+def test_a_memory_queued_for_a_backend_that_is_down_is_not_erased_behind_its_delivery(tmp_path: Path) -> None:
+    """With the backend down, an add is accepted and queued (its event RUNNING); erasing its user then
+    is refused (409) with nothing changed — the queued delivery would write it back afterwards."""
+    settings = rig.hindsight_settings("http://127.0.0.1:9", tmp_path, "mem0")  # nothing listens there
+    with running_warden(settings) as url:
+        mem = client(url)
+        answer = mem.add([{"role": "user", "content": FACT}], user_id="queued", infer=False)
+        assert rig.event(url, answer["event_id"])["status"] == "RUNNING"
+        before = rig.ledger(url), rig.audit(url)
+        assert [m["status"] for m in before[0]] == ["pending"]
+        r = httpx.delete(f"{url}/mem0/v1/memories/", params={"user_id": "queued"}, timeout=30)
+        assert r.status_code == 409, r.text
+        assert "waiting for delivery" in r.json()["error"]
+        assert (rig.ledger(url), rig.audit(url)) == before

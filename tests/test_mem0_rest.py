@@ -200,3 +200,27 @@ def test_a_bank_per_key_hides_other_banks_memories(tmp_path: Path) -> None:
         everything = httpx.delete(f"{m}/v1/memories/", headers=auth(alice))  # the whole bank: admin only
         assert everything.status_code == 403
         assert httpx.get(f"{m}/v1/memories/{memory_id}/", headers=auth(alice)).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "allow", "detail"),
+    [
+        ("POST", f"{P}/v1/ping/", 405, "GET", 'Method "POST" not allowed.'),  # Django REST framework's words
+        ("GET", f"{P}/v3/memories/add/", 405, "POST", 'Method "GET" not allowed.'),
+        ("PATCH", f"{P}/v1/memories/{{id}}/", 405, "DELETE, GET, PUT", 'Method "PATCH" not allowed.'),
+        ("GET", f"{P}/v1/batch/", 405, "DELETE, PUT", 'Method "GET" not allowed.'),
+        ("GET", f"{R}/search", 405, "POST", "Method Not Allowed"),  # FastAPI's
+        ("PATCH", f"{R}/memories", 405, "DELETE, GET, POST", "Method Not Allowed"),
+        ("GET", f"{P}/v9/nothing/", 404, None, "Not Found"),
+        ("GET", f"{R}/nothing", 404, None, "Not Found"),
+    ],
+)
+def test_a_wrong_method_or_path_under_mem0(
+    url: str, method: str, path: str, status: int, allow: str | None, detail: str
+) -> None:
+    """Answered by the front in the dialect's words, never passed to the backend; nothing written."""
+    before = _written(url)
+    answer = httpx.request(method, url + path.replace("{id}", uuid.uuid4().hex), timeout=30)
+    assert (answer.status_code, answer.json()) == (status, {"detail": detail})
+    assert answer.headers.get("allow") == allow
+    assert _written(url) == before
