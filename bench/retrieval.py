@@ -40,7 +40,7 @@ from typing import Any
 
 from bench.harness import DATA, machine, markdown_table, write_json
 from memwarden.db.database import Database
-from memwarden.store.embedder import make_embedder
+from memwarden.store.embedder import Embedder, make_embedder
 from memwarden.store.local import LocalStore, RetainItem
 from memwarden.store.stopwords import ENGLISH, is_stopword
 from memwarden.store.text import terms
@@ -117,24 +117,28 @@ def plain_bm25(conversations: list[dict[str, Any]], questions: list[Question]) -
 
 
 async def store_runs(
-    conversations: list[dict[str, Any]], questions: list[Question], embedder: str
+    conversations: list[dict[str, Any]],
+    questions: list[Question],
+    embedder: str | Embedder,
+    arms: dict[str, tuple[str, ...]] = ARMS,
 ) -> dict[str, list[float]]:
-    """Every question through each arm of the store; the recall latencies (ms) per arm."""
-    latency: dict[str, list[float]] = {name: [] for name in ARMS}
+    """Every question through each arm of the store (an embedder by name, or one already built);
+    the recall latencies (ms) per arm."""
+    latency: dict[str, list[float]] = {name: [] for name in arms}
     with tempfile.TemporaryDirectory() as tmp:
         ledger = Database.open(Path(tmp), mirror=False)
         try:
-            store = LocalStore(ledger, make_embedder(embedder))
+            store = LocalStore(ledger, make_embedder(embedder) if isinstance(embedder, str) else embedder)
             for c in conversations:
                 items = [RetainItem(content=t, document_id=i, timestamp=f"{d}T12:00:00Z") for i, t, d in turns(c)]
                 await store.retain(c["conv"], items)
             for c in conversations:
                 await store.recall(c["conv"], {"query": "warm up"})  # loads each bank's vector index
             for q in questions:
-                for name, arms in ARMS.items():
+                for name, chosen in arms.items():
                     started = time.perf_counter()
                     answer = await store.recall(
-                        q.conv, {"query": q.text, "budget": "mid", "max_tokens": 1_000_000}, arms=arms
+                        q.conv, {"query": q.text, "budget": "mid", "max_tokens": 1_000_000}, arms=chosen
                     )
                     latency[name].append((time.perf_counter() - started) * 1000)
                     q.ranks[name] = first_hit([m.document_id for m in answer.memories], q.evidence)
