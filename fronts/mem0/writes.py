@@ -49,6 +49,7 @@ from memwarden.governance.retain import Batch, Delivered, Retained, enforce, jud
 from memwarden.governance.rewrite import rewrite
 from memwarden.policies.field_secrets import field_secrets, locations
 from memwarden.policies.pipeline import Judgement
+from memwarden.policies.tags import LABEL_KEYS, split_tag
 
 
 @dataclass
@@ -212,6 +213,11 @@ def _raise_for_delivery(retained: Retained) -> None:
         raise Mem0Error(502, f"the backend refused the write ({delivered.status}: {said}); nothing was stored")
 
 
+def _label(tag: str) -> bool:
+    split = split_tag(tag)
+    return split is not None and split[0] in LABEL_KEYS
+
+
 async def _live(call: Call, memory_id: str) -> Row:
     row = await call.state.ledger.read(lambda db: rows.live_row(db, call.bank, memory_id))
     if row is None:
@@ -228,15 +234,19 @@ async def update(call: Call, memory_id: str, payload: Any) -> Row:
     if request.text is not None and not request.text.strip():
         raise Mem0Error(400, "text must not be empty")
     _secrets(payload, call)
-    old = await _live(call, memory_id)
-    return await _rewrite(call, old, request.text, request.metadata)
+    async with call.state.bank_locks(call.bank):
+        # One change of a memory at a time (the bank's lock, which archives and erasures hold too):
+        # two updates at once would each supersede the same version and leave two live ones.
+        old = await _live(call, memory_id)
+        return await _rewrite(call, old, request.text, request.metadata)
 
 
 async def _rewrite(call: Call, old: Row, text: str | None, metadata: dict[str, Any] | None) -> Row:
     state = call.state
     item = json.loads(old["item"] or "{}") or {"content": old["content"], "tags": json.loads(old["tags"])}
     item.pop("document_id", None)
-    item["tags"] = [t for t in item.get("tags") or [] if isinstance(t, str)]
+    # The entity tags are kept; the old version's labels are not: the new text is labelled anew.
+    item["tags"] = [t for t in item.get("tags") or [] if isinstance(t, str) and not _label(t)]
     meta = dict(item.get("metadata") or {})
     meta.setdefault("mem0_id", mem0_id(old))
     meta.setdefault("mem0_created_at", old["created_at"])
@@ -280,21 +290,30 @@ async def _rewrite(call: Call, old: Row, text: str | None, metadata: dict[str, A
 
 async def delete(call: Call, memory_id: str) -> None:
     """Archive one memory (erase it, with ``[mem0] hard_delete``). Raises :class:`Mem0Error`."""
-    row = await _live(call, memory_id)
     state = call.state
     try:
-        if state.settings.mem0.hard_delete:
-            versions = await state.ledger.read(lambda db: rows.rows_of(db, call.bank, memory_id))
-            await erase(state, call.bank, versions, reason="deleted by a Mem0 client", request_id=call.request_id)
-        else:
-            await archive(
-                state,
-                call.bank,
-                row["id"],
-                reason="deleted by a Mem0 client",
-                request_id=call.request_id,
-                source="mem0",
-            )
+        async with state.bank_locks(call.bank):
+            row = await _live(call, memory_id)
+            if state.settings.mem0.hard_delete:
+                versions = await state.ledger.read(lambda db: rows.rows_of(db, call.bank, memory_id))
+                await erase(
+                    state,
+                    call.bank,
+                    versions,
+                    reason="deleted by a Mem0 client",
+                    request_id=call.request_id,
+                    locked=True,
+                )
+            else:
+                await archive(
+                    state,
+                    call.bank,
+                    row["id"],
+                    reason="deleted by a Mem0 client",
+                    request_id=call.request_id,
+                    source="mem0",
+                    locked=True,
+                )
     except Refused as exc:
         raise Mem0Error(exc.status, exc.detail) from None
 
@@ -307,15 +326,21 @@ async def erase_entities(call: Call, entities: Mapping[str, str], *, missing_ok:
     sep = call.state.settings.governance.tag_separator
     other = "=" if sep == ":" else ":"
     sets = [[f"{ENTITY_TAG[k]}{s}{v}" for s in (sep, other)] for k, v in entities.items()]
-    found = await call.state.ledger.read(lambda db: rows.rows_with_tags(db, call.bank, sets))
-    if not found and not missing_ok:
-        raise Mem0Error(404, "Entity not found")
-    try:
-        return await erase(
-            call.state, call.bank, found, reason="deleted by a Mem0 client (delete_all)", request_id=call.request_id
-        )
-    except Refused as exc:
-        raise Mem0Error(exc.status, exc.detail) from None
+    async with call.state.bank_locks(call.bank):  # the versions read where no update can add one
+        found = await call.state.ledger.read(lambda db: rows.rows_with_tags(db, call.bank, sets))
+        if not found and not missing_ok:
+            raise Mem0Error(404, "Entity not found")
+        try:
+            return await erase(
+                call.state,
+                call.bank,
+                found,
+                reason="deleted by a Mem0 client (delete_all)",
+                request_id=call.request_id,
+                locked=True,
+            )
+        except Refused as exc:
+            raise Mem0Error(exc.status, exc.detail) from None
 
 
 async def batch(call: Call, payload: Any, *, deleting: bool) -> list[dict[str, Any]]:
@@ -329,15 +354,20 @@ async def batch(call: Call, payload: Any, *, deleting: bool) -> list[dict[str, A
         for entry in request.memories:
             if entry.text is None and entry.metadata is None:
                 raise Mem0Error(400, f"memory {entry.memory_id}: at least one of text or metadata must be provided")
-    olds = [await _live(call, e.memory_id) for e in request.memories]
+            if entry.text is not None and not entry.text.strip():
+                raise Mem0Error(400, f"memory {entry.memory_id}: text must not be empty")
+    for e in request.memories:
+        await _live(call, e.memory_id)
     out = []
-    for entry, old in zip(request.memories, olds, strict=True):
+    for entry in request.memories:
         try:
             if deleting:
                 await delete(call, entry.memory_id)
                 out.append({"memory_id": entry.memory_id, "status": "deleted"})
             else:
-                await _rewrite(call, old, entry.text, entry.metadata)
+                async with call.state.bank_locks(call.bank):  # as update: the live version read there
+                    old = await _live(call, entry.memory_id)
+                    await _rewrite(call, old, entry.text, entry.metadata)
                 out.append({"memory_id": entry.memory_id, "status": "updated"})
         except Mem0Error as exc:
             out.append({"memory_id": entry.memory_id, "status": "refused", "error": exc.message})
