@@ -215,3 +215,23 @@ def test_an_erased_memory_leaves_no_words_in_the_store_index(served: tuple[str, 
     finally:
         db.close()
     assert not [b for b in blobs if b"xylograph" in b]
+
+
+def test_the_official_client_deletes_a_user_whose_id_holds_a_slash(url: str) -> None:
+    """``delete_users`` percent-encodes the name; the decoded path's '/' matched no route: the
+    user's memories could not be erased through the client (a 404 "Not Found"), nor ``reset``."""
+    from mem0 import MemoryClient
+
+    client = MemoryClient(host=f"{url}/mem0", api_key="any-key-on-loopback")
+    try:
+        user = f"team/{uuid.uuid4().hex[:6]}"
+        client.add([{"role": "user", "content": "Mona signs the release notes."}], user_id=user, infer=False)
+        assert [r["memory"] for r in client.get_all(filters={"user_id": user})["results"]] == [
+            "Mona signs the release notes."
+        ]
+        [row] = _versions(url, user)
+        assert client.delete_users(user_id=user) == {"message": "Entity deleted successfully."}
+        assert client.get_all(filters={"user_id": user})["results"] == []
+        assert [r["status"] for r in rig.ledger(url) if r["id"] == row["id"]] == ["erased"]
+    finally:
+        client.client.close()
