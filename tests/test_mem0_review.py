@@ -235,3 +235,28 @@ def test_the_official_client_deletes_a_user_whose_id_holds_a_slash(url: str) -> 
         assert [r["status"] for r in rig.ledger(url) if r["id"] == row["id"]] == ["erased"]
     finally:
         client.client.close()
+
+
+def test_one_users_memory_is_no_duplicate_of_anothers(url: str) -> None:
+    """Dedup and topic-key conflicts ran over the whole bank: a second user stating what a first
+    had stated got ``event: NONE`` with the first user's memory id, and nothing of their own —
+    their get_all and search came back empty."""
+    first, second = f"ua-{uuid.uuid4().hex[:6]}", f"ub-{uuid.uuid4().hex[:6]}"
+    text = "Prefers vegetarian food and dark mode."
+    theirs = _add(url, text, first)
+    mine = _add(url, text, second)
+    assert mine != theirs
+    listed = httpx.post(f"{url}/mem0/v3/memories/", json={"filters": {"user_id": second}}).json()["results"]
+    assert [(r["id"], r["memory"], r["user_id"]) for r in listed] == [(mine, text, second)]
+    found = httpx.post(
+        f"{url}/mem0/v3/memories/search/", json={"query": "vegetarian food", "filters": {"user_id": second}}
+    ).json()["results"]
+    assert [r["id"] for r in found] == [mine]
+    # The same user saying it again is still a duplicate; a single-valued fact of another user no conflict.
+    again = httpx.post(
+        f"{url}/mem0/memories",
+        json={"messages": [{"role": "user", "content": text}], "user_id": second, "infer": False},
+    ).json()
+    assert [(r["id"], r["event"]) for r in again["results"]] == [(mine, "NONE")]
+    _add(url, "The default model is gpt-4o for this project.", first)
+    _add(url, "The default model is o3 for this project.", second)

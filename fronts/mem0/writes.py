@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -37,6 +37,7 @@ from memwarden.fronts.mem0.models import (
     messages_of,
     validated,
 )
+from memwarden.fronts.mem0.shapes import entities as entities_in
 from memwarden.fronts.mem0.shapes import item_of, mem0_id
 from memwarden.governance.archive import archive
 from memwarden.governance.config_changes import seed_in_background
@@ -181,6 +182,7 @@ async def add(call: Call, payload: Any, *, kind: str = "add") -> Added:
         source="mem0",
         segments="trim" if transcript else None,
         also=also,
+        scope=_same_entities(entities),
     )
     if not items:  # nothing to judge (system messages only, no facts found): an event all the same
         await state.ledger.write(lambda db: also(db, {}))
@@ -211,6 +213,13 @@ def _raise_for_delivery(retained: Retained) -> None:
     if delivered is not None and delivered.status != 200:
         said = delivered.body.decode("utf-8", "replace")[:300]
         raise Mem0Error(502, f"the backend refused the write ({delivered.status}: {said}); nothing was stored")
+
+
+def _same_entities(named: Mapping[str, str]) -> Callable[[Sequence[str]], bool]:
+    """A Mem0 memory repeats or conflicts only with memories of the same user, agent, app and run
+    ids (Mem0's entities partition memories: one user's fact is no duplicate of another's)."""
+    wanted = dict(named)
+    return lambda tags: entities_in(tags) == wanted
 
 
 def _label(tag: str) -> bool:
@@ -267,6 +276,7 @@ async def _rewrite(call: Call, old: Row, text: str | None, metadata: dict[str, A
         request_id=call.request_id,
         previews=state.settings.mem0.audit_previews,
         source="mem0",
+        scope=_same_entities(entities_in(item["tags"])),
     )
     try:
         async with state.gates.writing(call.bank, state.settings.config_guard.write_wait):
