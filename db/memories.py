@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -40,25 +40,40 @@ class Facts:
     key_holders: dict[str, KeyHolder]
 
 
-def lookup_facts(db: sqlite3.Connection, bank: str, hashes: Iterable[str], keys: Iterable[str]) -> Facts:
+def lookup_facts(
+    db: sqlite3.Connection,
+    bank: str,
+    hashes: Iterable[str],
+    keys: Iterable[str],
+    within: Callable[[Sequence[str]], bool] | None = None,
+) -> Facts:
+    """The active memories of ``bank`` holding ``hashes`` and ``keys``; ``within``: only those
+    whose tags it accepts count (None: all)."""
     hashes, keys = sorted(set(hashes)), sorted(set(keys))
     active: dict[str, str] = {}
     holders: dict[str, KeyHolder] = {}
+
+    def counts(row: sqlite3.Row) -> bool:
+        return within is None or within(json.loads(row["tags"] or "[]"))
+
     for chunk in chunked(hashes):
         marks = ",".join("?" * len(chunk))
         for row in db.execute(
-            f"SELECT id, content_hash FROM memories WHERE bank = ? AND status = 'active' AND content_hash IN ({marks})",  # noqa: S608
+            f"SELECT id, content_hash, tags FROM memories WHERE bank = ? AND status = 'active'"  # noqa: S608
+            f" AND content_hash IN ({marks})",
             (bank, *chunk),
         ):
-            active.setdefault(row["content_hash"], row["id"])
+            if counts(row):
+                active.setdefault(row["content_hash"], row["id"])
     for chunk in chunked(keys):
         marks = ",".join("?" * len(chunk))
         for row in db.execute(
-            f"SELECT id, topic_key, content_hash FROM memories WHERE bank = ? AND status = 'active'"  # noqa: S608
+            f"SELECT id, topic_key, content_hash, tags FROM memories WHERE bank = ? AND status = 'active'"  # noqa: S608
             f" AND topic_key IN ({marks}) ORDER BY created_at DESC",
             (bank, *chunk),
         ):
-            holders.setdefault(row["topic_key"], KeyHolder(row["id"], row["content_hash"]))
+            if counts(row):
+                holders.setdefault(row["topic_key"], KeyHolder(row["id"], row["content_hash"]))
     return Facts(active, holders)
 
 

@@ -22,11 +22,14 @@ from memwarden.governance.state import AppState
 HELD = mem0.TEXT_HOLDING  # statuses whose rows hold text
 
 
-async def erase(state: AppState, bank: str, rows: Sequence[Row], *, reason: str, request_id: str) -> int:
+async def erase(
+    state: AppState, bank: str, rows: Sequence[Row], *, reason: str, request_id: str, locked: bool = False
+) -> int:
     """Erase ``rows`` (ledger rows of ``bank``, any version); how many were erased. Raises
     :class:`Refused` (502 when the backend failed: those erased before it are named in the audit,
     the others keep their text; 409 for a shared document, or for a memory still queued for
-    delivery, which nothing is erased with)."""
+    delivery, which nothing is erased with). ``locked``: the caller holds the bank's lock already (and
+    read ``rows`` under it)."""
     rows = [r for r in rows if r["status"] in HELD]
     if not rows:
         return 0
@@ -37,36 +40,38 @@ async def erase(state: AppState, bank: str, rows: Sequence[Row], *, reason: str,
             f"{waiting} of these memories are waiting for delivery to the backend; erase them once"
             " delivered (GET /warden/v1/outbox shows the queue)",
         )
-    async with state.bank_locks(bank):
-        ids = {r["id"] for r in rows}
-        by_document: dict[str | None, list[str]] = {}
-        for row in rows:
-            by_document.setdefault(row["document_id"], []).append(row["id"])
-        done: list[str] = []
-        try:
-            for document_id, members in by_document.items():
-                if document_id:
-                    live = await state.ledger.read(partial(active_ids, bank=bank, document_id=document_id))
-                    others = [m for m in live if m not in ids]
-                    if others:
-                        raise Refused(
-                            409,
-                            f"document '{document_id}' also holds {len(others)} other live memories;"
-                            " erase them together or archive this one",
-                        )
-                    try:
-                        await state.memory.delete_document(bank, document_id)
-                    except BackendRejected as exc:
-                        if exc.status != 404:  # already gone (superseded, retired): nothing to remove
-                            raise
-                done += members
-        except BackendError as exc:
-            raise Refused(502, f"the backend did not delete it ({exc}); {len(done)} erased before the failure") from exc
-        finally:
-            if done:
+    if not locked:
+        async with state.bank_locks(bank):
+            return await erase(state, bank, rows, reason=reason, request_id=request_id, locked=True)
+    ids = {r["id"] for r in rows}
+    by_document: dict[str | None, list[str]] = {}
+    for row in rows:
+        by_document.setdefault(row["document_id"], []).append(row["id"])
+    done: list[str] = []
+    try:
+        for document_id, members in by_document.items():
+            if document_id:
+                live = await state.ledger.read(partial(active_ids, bank=bank, document_id=document_id))
+                others = [m for m in live if m not in ids]
+                if others:
+                    raise Refused(
+                        409,
+                        f"document '{document_id}' also holds {len(others)} other live memories;"
+                        " erase them together or archive this one",
+                    )
+                try:
+                    await state.memory.delete_document(bank, document_id)
+                except BackendRejected as exc:
+                    if exc.status != 404:  # already gone (superseded, retired): nothing to remove
+                        raise
+            done += members
+    except BackendError as exc:
+        raise Refused(502, f"the backend did not delete it ({exc}); {len(done)} erased before the failure") from exc
+    finally:
+        if done:
 
-                def write(db: Connection) -> None:
-                    mem0.erase(db, bank, done, source="mem0", reason=reason, request_id=request_id)
+            def write(db: Connection) -> None:
+                mem0.erase(db, bank, done, source="mem0", reason=reason, request_id=request_id)
 
-                await state.ledger.write(write)
+            await state.ledger.write(write)
     return len(done)

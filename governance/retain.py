@@ -55,6 +55,9 @@ class Batch:
     segments: Forward | None = None  # "whole" or "trim" for this batch, instead of the bank's setting
     # Rows of the front's own written in the verdicts' transaction (the ids given by position).
     also: Callable[[Connection, Mapping[int, str]], None] | None = None
+    # Which stored memories an item can repeat or conflict with, by their tags (None: the whole
+    # bank's). The Mem0 front's: those of the same users, agents, apps and runs.
+    scope: Callable[[Sequence[str]], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,9 @@ async def judge(state: AppState, batch: Batch) -> list[Judgement]:
     judged = judge_all() if state.pipeline.learned is None and not large else await asyncio.to_thread(judge_all)
     hashes = [j.content_hash for j in judged if j.verdict in FORWARDED]
     keys = [j.topic_key for j in judged if j.verdict in FORWARDED and j.topic_key]
-    facts = await state.ledger.read(lambda db: lookup_facts(db, batch.bank, hashes, keys)) if hashes else None
+    facts = (
+        await state.ledger.read(lambda db: lookup_facts(db, batch.bank, hashes, keys, batch.scope)) if hashes else None
+    )
     return resolve(
         judged, active_hashes=facts.active_hashes if facts else {}, key_holders=facts.key_holders if facts else {}
     )

@@ -1,7 +1,8 @@
 """A governed re-write of one memory (a Mem0 update): the new text is judged like any retain,
 recorded and delivered as a new version, and the old version is superseded — taken out of the
 backend, kept in the ledger — only once the new one is in. A new text the rules reject (or hold
-for review, or find a duplicate of another memory) changes nothing: the old version stays.
+for review, or find a duplicate of another memory) changes nothing: the old version stays. The
+old version's own text and topic key are no conflict: it is the one being replaced.
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ async def rewrite(state: AppState, batch: Batch, old_id: str, deliver: Deliver) 
     if first.verdict == "duplicate" and first.existing_id == old_id:
         # The same text again with other metadata: a version of its own, not a repeat of the old one.
         judged[0] = first._replace(verdict="store", existing_id=None, reason="a new version of the memory it repeats")
+    elif first.verdict == "review" and first.existing_id == old_id:
+        # The single-valued fact the old version holds, given a new value: the update replaces it,
+        # it does not conflict with the version it replaces (other memories holding it still do).
+        judged[0] = first._replace(
+            verdict="store", rule="update", existing_id=None, reason=f"a new value of {first.topic_key}"
+        )
     retained = await enforce(state, batch, judged, deliver)
     new_id = retained.memory_ids.get(0)
     delivered = retained.delivered is not None and retained.delivered.status == 200

@@ -67,7 +67,8 @@ def _routes() -> list[Route]:
         return made
 
     h = p.handler
-    memory, entity = "/v1/memories/{memory_id}/", "/v2/entities/{entity_type}/{entity_name}/"
+    # An entity name may hold "/" (the official client sends it percent-encoded; the path arrives decoded).
+    memory, entity = "/v1/memories/{memory_id}/", "/v2/entities/{entity_type}/{entity_name:path}/"
     return [
         route("/v1/ping/", "ping", h(p.ping), read, "GET"),
         route("/v3/memories/add/", "add", h(p.add_v3), write, "POST"),

@@ -5,7 +5,7 @@ The bank is ``[mem0] bank`` with ``{key}`` replaced by the presented key's id (a
 Mem0's "project". A memory, event or entity of another bank is not found there: 404, nothing said
 about it.
 
-Errors: the platform answers ``{"error": message}`` (400, 404, 409, 413, 502); the open-source
+Errors: the platform answers ``{"error": message}`` (400, 404, 409, 413, 415, 502); the open-source
 server, FastAPI's ``{"detail": message}`` — and for a body its model refuses, 422 with FastAPI's
 list of errors.
 """
@@ -18,7 +18,16 @@ from typing import Any
 from starlette.types import Receive, Scope, Send
 
 from memwarden.fronts import auth
-from memwarden.fronts.asgi import BodyError, ClientGone, parse_json_async, read_body, send_json
+from memwarden.fronts.asgi import (
+    BodyError,
+    ClientGone,
+    content_type_of,
+    is_json_type,
+    not_json_detail,
+    parse_json_async,
+    read_body,
+    send_json,
+)
 from memwarden.fronts.mem0.models import Mem0Error
 from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.state import AppState
@@ -88,6 +97,13 @@ async def body_of(call: Call, receive: Receive, *, empty: Any = None) -> Any:
     """The request's JSON (``empty`` for no body). Raises :class:`Mem0Error` for malformed JSON and
     :class:`ClientGone`."""
     raw = await read_body(receive)
+    content_type = content_type_of(call.scope)
+    if raw and not is_json_type(content_type):
+        # A page's "simple" cross-site POST (text/plain, a form) is never read as JSON, as on the
+        # other fronts: the platform's Django REST framework answers 415, the server's FastAPI 422.
+        if call.oss:
+            raise Mem0Error(422, "the body was not sent as JSON", not_json_detail(b""))
+        raise Mem0Error(415, f'Unsupported media type "{(content_type or "")[:100]}" in request.')
     if not raw.strip():
         if empty is None:
             raise Mem0Error(call.invalid, "a JSON body is required")

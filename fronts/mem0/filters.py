@@ -195,7 +195,10 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 def _instant(where: str, value: Any) -> datetime:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value, UTC)
+        try:
+            return datetime.fromtimestamp(value, UTC)
+        except (OverflowError, OSError, ValueError):  # past year 9999 or before year 1, NaN
+            raise FilterError(f"{where}: {value!r} epoch seconds is out of range") from None
     if isinstance(value, str):
         try:
             if _DATE.match(value):

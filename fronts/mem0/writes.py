@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -37,6 +37,7 @@ from memwarden.fronts.mem0.models import (
     messages_of,
     validated,
 )
+from memwarden.fronts.mem0.shapes import entities as entities_in
 from memwarden.fronts.mem0.shapes import item_of, mem0_id
 from memwarden.governance.archive import archive
 from memwarden.governance.config_changes import seed_in_background
@@ -49,6 +50,7 @@ from memwarden.governance.retain import Batch, Delivered, Retained, enforce, jud
 from memwarden.governance.rewrite import rewrite
 from memwarden.policies.field_secrets import field_secrets, locations
 from memwarden.policies.pipeline import Judgement
+from memwarden.policies.tags import LABEL_KEYS, split_tag
 
 
 @dataclass
@@ -180,6 +182,7 @@ async def add(call: Call, payload: Any, *, kind: str = "add") -> Added:
         source="mem0",
         segments="trim" if transcript else None,
         also=also,
+        scope=_same_entities(entities),
     )
     if not items:  # nothing to judge (system messages only, no facts found): an event all the same
         await state.ledger.write(lambda db: also(db, {}))
@@ -212,6 +215,18 @@ def _raise_for_delivery(retained: Retained) -> None:
         raise Mem0Error(502, f"the backend refused the write ({delivered.status}: {said}); nothing was stored")
 
 
+def _same_entities(named: Mapping[str, str]) -> Callable[[Sequence[str]], bool]:
+    """A Mem0 memory repeats or conflicts only with memories of the same user, agent, app and run
+    ids (Mem0's entities partition memories: one user's fact is no duplicate of another's)."""
+    wanted = dict(named)
+    return lambda tags: entities_in(tags) == wanted
+
+
+def _label(tag: str) -> bool:
+    split = split_tag(tag)
+    return split is not None and split[0] in LABEL_KEYS
+
+
 async def _live(call: Call, memory_id: str) -> Row:
     row = await call.state.ledger.read(lambda db: rows.live_row(db, call.bank, memory_id))
     if row is None:
@@ -228,15 +243,19 @@ async def update(call: Call, memory_id: str, payload: Any) -> Row:
     if request.text is not None and not request.text.strip():
         raise Mem0Error(400, "text must not be empty")
     _secrets(payload, call)
-    old = await _live(call, memory_id)
-    return await _rewrite(call, old, request.text, request.metadata)
+    async with call.state.bank_locks(call.bank):
+        # One change of a memory at a time (the bank's lock, which archives and erasures hold too):
+        # two updates at once would each supersede the same version and leave two live ones.
+        old = await _live(call, memory_id)
+        return await _rewrite(call, old, request.text, request.metadata)
 
 
 async def _rewrite(call: Call, old: Row, text: str | None, metadata: dict[str, Any] | None) -> Row:
     state = call.state
     item = json.loads(old["item"] or "{}") or {"content": old["content"], "tags": json.loads(old["tags"])}
     item.pop("document_id", None)
-    item["tags"] = [t for t in item.get("tags") or [] if isinstance(t, str)]
+    # The entity tags are kept; the old version's labels are not: the new text is labelled anew.
+    item["tags"] = [t for t in item.get("tags") or [] if isinstance(t, str) and not _label(t)]
     meta = dict(item.get("metadata") or {})
     meta.setdefault("mem0_id", mem0_id(old))
     meta.setdefault("mem0_created_at", old["created_at"])
@@ -257,6 +276,7 @@ async def _rewrite(call: Call, old: Row, text: str | None, metadata: dict[str, A
         request_id=call.request_id,
         previews=state.settings.mem0.audit_previews,
         source="mem0",
+        scope=_same_entities(entities_in(item["tags"])),
     )
     try:
         async with state.gates.writing(call.bank, state.settings.config_guard.write_wait):
@@ -280,21 +300,30 @@ async def _rewrite(call: Call, old: Row, text: str | None, metadata: dict[str, A
 
 async def delete(call: Call, memory_id: str) -> None:
     """Archive one memory (erase it, with ``[mem0] hard_delete``). Raises :class:`Mem0Error`."""
-    row = await _live(call, memory_id)
     state = call.state
     try:
-        if state.settings.mem0.hard_delete:
-            versions = await state.ledger.read(lambda db: rows.rows_of(db, call.bank, memory_id))
-            await erase(state, call.bank, versions, reason="deleted by a Mem0 client", request_id=call.request_id)
-        else:
-            await archive(
-                state,
-                call.bank,
-                row["id"],
-                reason="deleted by a Mem0 client",
-                request_id=call.request_id,
-                source="mem0",
-            )
+        async with state.bank_locks(call.bank):
+            row = await _live(call, memory_id)
+            if state.settings.mem0.hard_delete:
+                versions = await state.ledger.read(lambda db: rows.rows_of(db, call.bank, memory_id))
+                await erase(
+                    state,
+                    call.bank,
+                    versions,
+                    reason="deleted by a Mem0 client",
+                    request_id=call.request_id,
+                    locked=True,
+                )
+            else:
+                await archive(
+                    state,
+                    call.bank,
+                    row["id"],
+                    reason="deleted by a Mem0 client",
+                    request_id=call.request_id,
+                    source="mem0",
+                    locked=True,
+                )
     except Refused as exc:
         raise Mem0Error(exc.status, exc.detail) from None
 
@@ -307,15 +336,21 @@ async def erase_entities(call: Call, entities: Mapping[str, str], *, missing_ok:
     sep = call.state.settings.governance.tag_separator
     other = "=" if sep == ":" else ":"
     sets = [[f"{ENTITY_TAG[k]}{s}{v}" for s in (sep, other)] for k, v in entities.items()]
-    found = await call.state.ledger.read(lambda db: rows.rows_with_tags(db, call.bank, sets))
-    if not found and not missing_ok:
-        raise Mem0Error(404, "Entity not found")
-    try:
-        return await erase(
-            call.state, call.bank, found, reason="deleted by a Mem0 client (delete_all)", request_id=call.request_id
-        )
-    except Refused as exc:
-        raise Mem0Error(exc.status, exc.detail) from None
+    async with call.state.bank_locks(call.bank):  # the versions read where no update can add one
+        found = await call.state.ledger.read(lambda db: rows.rows_with_tags(db, call.bank, sets))
+        if not found and not missing_ok:
+            raise Mem0Error(404, "Entity not found")
+        try:
+            return await erase(
+                call.state,
+                call.bank,
+                found,
+                reason="deleted by a Mem0 client (delete_all)",
+                request_id=call.request_id,
+                locked=True,
+            )
+        except Refused as exc:
+            raise Mem0Error(exc.status, exc.detail) from None
 
 
 async def batch(call: Call, payload: Any, *, deleting: bool) -> list[dict[str, Any]]:
@@ -329,15 +364,20 @@ async def batch(call: Call, payload: Any, *, deleting: bool) -> list[dict[str, A
         for entry in request.memories:
             if entry.text is None and entry.metadata is None:
                 raise Mem0Error(400, f"memory {entry.memory_id}: at least one of text or metadata must be provided")
-    olds = [await _live(call, e.memory_id) for e in request.memories]
+            if entry.text is not None and not entry.text.strip():
+                raise Mem0Error(400, f"memory {entry.memory_id}: text must not be empty")
+    for e in request.memories:
+        await _live(call, e.memory_id)
     out = []
-    for entry, old in zip(request.memories, olds, strict=True):
+    for entry in request.memories:
         try:
             if deleting:
                 await delete(call, entry.memory_id)
                 out.append({"memory_id": entry.memory_id, "status": "deleted"})
             else:
-                await _rewrite(call, old, entry.text, entry.metadata)
+                async with call.state.bank_locks(call.bank):  # as update: the live version read there
+                    old = await _live(call, entry.memory_id)
+                    await _rewrite(call, old, entry.text, entry.metadata)
                 out.append({"memory_id": entry.memory_id, "status": "updated"})
         except Mem0Error as exc:
             out.append({"memory_id": entry.memory_id, "status": "refused", "error": exc.message})
