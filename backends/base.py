@@ -71,6 +71,15 @@ class BackendRejected(BackendError):
         self.headers = dict(headers or {})
 
 
+@runtime_checkable
+class Purging(Protocol):
+    """A backend that can make what it deleted unrecoverable on demand — its indexes rewritten, its
+    files' old copies overwritten — called once after an erasure (the self-hosted store; a remote
+    backend's disks are its own)."""
+
+    async def purge(self) -> None: ...
+
+
 @dataclass(frozen=True)
 class BackendHealth:
     """What ``/warden/health`` reports about the backend."""

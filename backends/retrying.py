@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
-from memwarden.backends.base import BackendHealth, BackendUnavailable, MemoryBackend
+from memwarden.backends.base import BackendHealth, BackendUnavailable, MemoryBackend, Purging
 from memwarden.backends.types import (
     BankConfig,
     BankStats,
@@ -91,6 +91,11 @@ class RetryingBackend:
 
     async def delete_document(self, bank_id: str, document_id: str) -> None:
         await self.inner.delete_document(bank_id, document_id)
+
+    async def purge(self) -> None:
+        """The inner backend's, when it has one (the self-hosted store); nothing otherwise."""
+        if isinstance(self.inner, Purging):
+            await self.inner.purge()
 
     async def patch_config(self, bank_id: str, updates: Mapping[str, Any]) -> BankConfig:
         return await self.inner.patch_config(bank_id, updates)

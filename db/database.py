@@ -258,6 +258,19 @@ class Database:
         self._publish(events)
         return result
 
+    async def truncate_wal(self) -> bool:
+        """Checkpoint the write-ahead log into the database and truncate it (``secure_delete`` has
+        already overwritten what was deleted there; the log may still hold old page images). False
+        when a reader kept it from completing (it is then retried at the next one)."""
+
+        def run() -> bool:
+            if self._write_db is None:
+                raise DatabaseError("the database is closed")
+            busy = self._write_db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            return not busy
+
+        return await asyncio.get_running_loop().run_in_executor(self._writer, run)
+
     async def audit(self, *events: AuditEvent) -> None:
         """Append ``events`` to the audit log in a transaction of their own."""
         await self.write(lambda db: append_events(db, events))

@@ -389,3 +389,8 @@ def retag_document(
             )
         )
     append_events(db, events)
+
+
+def mark_replaces(db: sqlite3.Connection, memory_id: str, replaces: str) -> None:
+    """Record that ``memory_id`` (a new version, held for review) is to replace ``replaces``."""
+    db.execute("UPDATE memories SET replaces = ? WHERE id = ?", (replaces, memory_id))

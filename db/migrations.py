@@ -221,6 +221,12 @@ def _m0014_mem0(db: sqlite3.Connection) -> None:
     )
 
 
+def _m0015_memories_replaces(db: sqlite3.Connection) -> None:
+    # A new version held for review names the version it is to replace (a Mem0 update): its
+    # approval supersedes that one too.
+    db.execute("ALTER TABLE memories ADD COLUMN replaces TEXT")
+
+
 LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     ("0001_initial", _m0001_initial),
     ("0002_config_snapshots", _m0002_config_snapshots),
@@ -231,6 +237,7 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     ("0008_api_keys", _m0008_api_keys),
     ("0009_audit_meta", _m0009_audit_meta),
     ("0014_mem0", _m0014_mem0),
+    ("0015_memories_replaces", _m0015_memories_replaces),
 )
 
 

@@ -12,13 +12,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
-from memwarden.backends.base import BackendError, BackendRejected
+import structlog
+
+from memwarden.backends.base import BackendError, BackendRejected, Purging
 from memwarden.db import mem0
 from memwarden.db.common import Connection, Row
 from memwarden.db.memory_reads import active_ids
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
 
+log = structlog.get_logger("memwarden.erase")
 HELD = mem0.TEXT_HOLDING  # statuses whose rows hold text
 
 
@@ -74,4 +77,17 @@ async def erase(
                 mem0.erase(db, bank, done, source="mem0", reason=reason, request_id=request_id)
 
             await state.ledger.write(write)
+            await _purge(state)
     return len(done)
+
+
+async def _purge(state: AppState) -> None:
+    """What was erased made unrecoverable from the files on this machine: the self-hosted store's
+    indexes rewritten, the ledger's write-ahead log checkpointed (its old page images overwritten).
+    Best effort, after the erasure is recorded: a failure here is logged, not the client's."""
+    try:
+        if isinstance(state.memory, Purging):
+            await state.memory.purge()
+        await state.ledger.truncate_wal()
+    except Exception:  # the erasure itself is done and recorded
+        log.warning("purge_failed", exc_info=True)

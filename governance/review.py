@@ -60,8 +60,17 @@ async def retire(state: AppState, bank: str, memory_id: str) -> None:
 
 
 async def approve(state: AppState, bank: str, memory_id: str, *, request_id: str) -> dict[str, Any]:
-    """Forward a held item; it becomes active and supersedes the memory it conflicted with."""
+    """Forward a held item; it becomes active and supersedes the memory it conflicted with — and,
+    for a new version of a memory (a Mem0 update), the version it was to replace, which must still
+    be the live one (409 otherwise: that memory changed since)."""
     row = await _held_for_review(state, bank, memory_id)
+    replaced = await _held(state, bank, row["replaces"]) if row["replaces"] else None
+    if replaced is not None and replaced["status"] != "active":
+        raise Refused(
+            409,
+            f"memory {memory_id} is a new version of {replaced['id']}, which is {replaced['status']} now"
+            " (it changed since this one was held): reject it, or write it anew",
+        )
     item = json.loads(row["item"])
     try:
         await state.memory.retain(bank, [Item.from_json(item)])
@@ -75,18 +84,29 @@ async def approve(state: AppState, bank: str, memory_id: str, *, request_id: str
         except BackendError as exc:
             note = f"still in the backend: {exc}"
 
+    if replaced is not None:
+        try:
+            replaced_note = await supersede_in_backend(state, bank, replaced)
+        except BackendError as exc:
+            replaced_note = f"still in the backend: {exc}"
+
     def record(db: Connection) -> None:
         move(db, bank, [memory_id], Change("review", "active", "approve", "review", request_id))
-        if old is not None:
+        if old is not None and (replaced is None or old["id"] != replaced["id"]):
             why = f"superseded by approved {memory_id}; {note}"
             superseded = Change("active", "superseded", "supersede", "review", request_id, rule="topic_key.conflict")
             move(db, bank, [old["id"]], replace(superseded, reason=why, by=memory_id))
+        if replaced is not None:
+            why = f"updated: superseded by approved {memory_id}; {replaced_note}"
+            updated = Change("active", "superseded", "supersede", "review", request_id, rule="update")
+            move(db, bank, [replaced["id"]], replace(updated, reason=why, by=memory_id))
 
     await state.ledger.write(record)
     return {
         "id": memory_id,
         "status": "active",
         "superseded": old["id"] if old is not None else None,
+        "replaced": replaced["id"] if replaced is not None else None,
         "backend": note or None,
     }
 

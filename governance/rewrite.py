@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memwarden.db.common import Connection
-from memwarden.db.memories import Change, move
+from memwarden.db.memories import Change, mark_replaces, move
 from memwarden.governance.retain import Batch, Deliver, Retained, enforce, judge
 from memwarden.governance.review import retire
 from memwarden.governance.state import AppState
@@ -42,6 +42,10 @@ async def rewrite(state: AppState, batch: Batch, old_id: str, deliver: Deliver) 
         )
     retained = await enforce(state, batch, judged, deliver)
     new_id = retained.memory_ids.get(0)
+    if new_id is not None and judged[0].verdict == "review":
+        # Held (it conflicts with another memory): its approval is to replace the old version too.
+        held = new_id
+        await state.ledger.write(lambda db: mark_replaces(db, held, old_id))
     delivered = retained.delivered is not None and retained.delivered.status == 200
     if new_id is None or judged[0].verdict not in FORWARDED or not (delivered or retained.queued is not None):
         return Rewritten(retained, None)

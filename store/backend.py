@@ -145,6 +145,9 @@ class LocalBackend:
     async def held_documents(self, bank_id: str, document_ids: Sequence[str]) -> set[str]:
         return await _called(self.store.held_documents(bank_id, document_ids))
 
+    async def purge(self) -> None:
+        await _called(self.store.purge())
+
     async def get_config(self, bank_id: str) -> BankConfig:
         return hj.config_from_json(await _called(self.store.get_config(bank_id)))
 

@@ -107,6 +107,14 @@ async def update_document_tags(ledger: Database, bank: str, document_id: str, ta
     return {"success": True}
 
 
+def purge_index(db: sqlite3.Connection) -> None:
+    """Rewrite the full-text index whole (FTS5's ``optimize``): a deleted memory's terms stay in its
+    old segments, under a deletion marker, until they are merged — which a quiet bank may never
+    do. After an erasure this takes them out (SQLite before 3.42 has no ``secure-delete`` option
+    for FTS5). Costs a pass over the index: called once per erasure, not per deletion."""
+    db.execute("INSERT INTO store_units_fts (store_units_fts) VALUES ('optimize')")
+
+
 async def delete_document(ledger: Database, indexes: IndexCache, bank: str, document_id: str) -> dict[str, Any]:
     await get_document(ledger, bank, document_id)
 

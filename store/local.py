@@ -247,6 +247,11 @@ class LocalStore:
     async def delete_document(self, bank: str, document_id: str) -> dict[str, Any]:
         return await documents.delete_document(self.ledger, self._indexes, bank, document_id)
 
+    async def purge(self) -> None:
+        """Make what was deleted unrecoverable from the store's index: the full-text index rewritten
+        (after an erasure; the caller then checkpoints the database's write-ahead log)."""
+        await self.ledger.write(documents.purge_index)
+
     async def list_chunks(self, bank: str, document_id: str, limit: int, offset: int) -> dict[str, Any]:
         return await documents.list_chunks(self.ledger, bank, document_id, limit, offset)
 

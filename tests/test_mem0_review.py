@@ -199,12 +199,11 @@ def test_a_batch_update_with_empty_text_is_refused_whole(url: str) -> None:
     assert _written(url) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the store's FTS5 index keeps a deleted unit's terms in its segments until they are merged"
-    " (SQLite 3.40 here: no FTS5 secure-delete); see /tmp/notes/review23.md",
-)
 def test_an_erased_memory_leaves_no_words_in_the_store_index(served: tuple[str, Path]) -> None:
+    """The store's FTS5 index kept a deleted unit's terms in its segments until they were merged
+    (SQLite 3.40 here: no FTS5 secure-delete), and the write-ahead log old page images: after an
+    erasure the index is rewritten and the log checkpointed — no byte of the word left in the
+    database's files."""
     url, data = served
     user = f"fts-{uuid.uuid4().hex[:6]}"
     _add(url, "Zebulon schedules the xylograph review on Fridays.", user)
@@ -215,6 +214,8 @@ def test_an_erased_memory_leaves_no_words_in_the_store_index(served: tuple[str, 
     finally:
         db.close()
     assert not [b for b in blobs if b"xylograph" in b]
+    for path in data.glob("memwarden.db*"):  # the database, its write-ahead log
+        assert b"xylograph" not in path.read_bytes(), path.name
 
 
 def test_the_official_client_deletes_a_user_whose_id_holds_a_slash(url: str) -> None:
@@ -262,12 +263,11 @@ def test_one_users_memory_is_no_duplicate_of_anothers(url: str) -> None:
     _add(url, "The default model is o3 for this project.", second)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an update held for review leaves a review row carrying the memory's Mem0 id; approving it"
-    " supersedes the conflicting memory, not the version it was to replace: see /tmp/notes/review23.md",
-)
 def test_approving_a_held_update_leaves_one_version(url: str) -> None:
+    """An update held for review (its new value conflicts with another memory) names the version it
+    is to replace: approving it supersedes both that version and the memory it conflicted with;
+    one live version is left, holding the new text. Approving one whose memory changed since it
+    was held is a 409, nothing changed."""
     user = f"ap-{uuid.uuid4().hex[:6]}"
     _add(url, "The default model is gpt-4o for this project.", user)
     memory_id = _add(url, "Kai prefers the night shift.", user)
@@ -277,3 +277,28 @@ def test_approving_a_held_update_leaves_one_version(url: str) -> None:
     approved = httpx.post(f"{url}/warden/v1/banks/{rig.BANK}/review/{row['id']}/approve", json={})
     assert approved.status_code == 200, approved.text
     assert len(_live(url, memory_id, user)) == 1
+    got = httpx.get(f"{url}/mem0/v1/memories/{memory_id}/").json()
+    assert got["memory"] == "The default model is o3 for this project."
+    statuses = {r["content"]: r["status"] for r in _versions(url, user)}
+    assert statuses == {
+        "The default model is gpt-4o for this project.": "superseded",  # the conflict, settled
+        "Kai prefers the night shift.": "superseded",  # the version it replaced
+        "The default model is o3 for this project.": "active",
+    }
+
+
+def test_a_held_update_whose_memory_changed_since_is_not_approved(url: str) -> None:
+    user = f"ch-{uuid.uuid4().hex[:6]}"
+    _add(url, "The default model is gpt-4o for this project.", user)
+    memory_id = _add(url, "Kai prefers the night shift.", user)
+    put = httpx.put(f"{url}/mem0/v1/memories/{memory_id}/", json={"text": "The default model is o3 for this project."})
+    assert put.status_code == 409, put.text
+    [row] = [r for r in _versions(url, user) if r["status"] == "review"]
+    changed = httpx.put(f"{url}/mem0/v1/memories/{memory_id}/", json={"text": "Kai prefers the early shift."})
+    assert changed.status_code == 200, changed.text
+    before = _written(url)
+    refused = httpx.post(f"{url}/warden/v1/banks/{rig.BANK}/review/{row['id']}/approve", json={})
+    assert refused.status_code == 409, refused.text
+    assert "changed since" in refused.text
+    assert _written(url) == before
+    assert [v["memory"] for v in _live(url, memory_id, user)] == ["Kai prefers the early shift."]
