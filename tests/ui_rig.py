@@ -20,6 +20,7 @@ FACTS = [
     {"content": "默认模型：deepseek/deepseek-v4-flash"},
     {"content": "项目 memwarden 的路径：/srv/memwarden"},
     {"content": "用户偏好：回答要简洁"},
+    {"content": "batch size set to 32"},
     {"content": "The search service listens on port 9200 in the staging cluster.", "tags": ["topic:infra"]},
     {"content": "Alice prefers dark roast coffee in the morning.", "tags": ["user:alice"]},
     {"content": "决定用激活码订阅模式，按年收费。"},
@@ -29,6 +30,7 @@ HELD = [  # each conflicts with the memory holding its topic key: held for revie
     {"content": "默认模型：gpt-4.1"},
     {"content": "项目 memwarden 的路径：/opt/memwarden"},
     {"content": "用户偏好：回答要详细，多举例子"},
+    {"content": "batch size set to 64"},
 ]
 MISSION = "Store durable facts about the ops team."
 

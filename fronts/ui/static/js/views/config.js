@@ -29,8 +29,9 @@ function snapshotView(bank, snap) {
       try {
         const got = await api(path, { method: "POST", query: { preview: "true" } });
         const doIt = h("button", { type: "button", class: "danger", onclick: async (ev) => {
+          const button = ev.currentTarget;  // gone once the handler awaits
           if (!(await confirmAction(`Roll bank ${bank}'s config back to snapshot ${snap.id}? Its overrides are restored and missing memories re-created from the ledger.`, "Roll back"))) return;
-          await busy(ev.currentTarget, async () => {
+          await busy(button, async () => {
             try {
               const done = await api(path, { method: "POST" });
               const r = done.result;
