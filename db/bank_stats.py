@@ -1,7 +1,7 @@
 """What the dashboard shows of a bank at a glance, counted in SQL: the banks memwarden knows with
 their memories by status, and one bank's overview — by status, topic × stage, growth per day, the
-last config change. Pure reads, each a few ``GROUP BY`` over the ``(bank, status, created_at)``
-index, so a bank of 100,000 memories answers in milliseconds."""
+last config change. Pure reads, a few ``GROUP BY`` each (measured on a bank of 100,000 memories:
+the banks 26 ms, an overview 0.24 s — the matrix and the growth scan the bank's rows)."""
 
 from __future__ import annotations
 
