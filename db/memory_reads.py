@@ -116,12 +116,13 @@ def active_siblings(db: sqlite3.Connection, bank: str, document_id: str | None, 
     return count
 
 
-def review_queue(db: sqlite3.Connection, bank: str) -> list[dict[str, Any]]:
-    """The items held for review, oldest first, each beside the memory it conflicts with."""
+def review_queue(db: sqlite3.Connection, bank: str, *, limit: int = -1, offset: int = 0) -> list[dict[str, Any]]:
+    """The items held for review, oldest first, each beside the memory it conflicts with (a page of
+    ``limit`` from ``offset``; -1: all)."""
     held = db.execute(
         f"SELECT {MEMORY_COLUMNS} FROM memories WHERE bank = ? AND status = 'review'"  # noqa: S608
-        " ORDER BY created_at",
-        (bank,),
+        " ORDER BY created_at, id LIMIT ? OFFSET ?",
+        (bank, limit, offset),
     ).fetchall()
     out = []
     for row in held:
@@ -131,6 +132,12 @@ def review_queue(db: sqlite3.Connection, bank: str) -> list[dict[str, Any]]:
         ).fetchone()
         out.append({"held": memory_view(row), "conflicts_with": memory_view(other)})
     return out
+
+
+def review_count(db: sqlite3.Connection, bank: str) -> int:
+    """How many items the bank holds for review."""
+    count: int = db.execute("SELECT count(*) FROM memories WHERE bank = ? AND status = 'review'", (bank,)).fetchone()[0]
+    return count
 
 
 def memory_events(db: sqlite3.Connection, memory_id: str) -> list[dict[str, Any]]:

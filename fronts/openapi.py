@@ -175,8 +175,9 @@ def document() -> bytes:
     paths: dict[str, Json] = copy.deepcopy(doc["paths"])
     _govern(paths)
     from memwarden.fronts.mem0.openapi import mem0_paths
+    from memwarden.fronts.openapi_dashboard import dashboard_paths
 
-    ours = {**warden_paths(), **mem0_paths()}
+    ours = {**warden_paths(), **dashboard_paths(), **mem0_paths()}
     clash = set(ours) & set(paths) or set(SCHEMAS) & set(doc["components"]["schemas"])
     if clash:
         raise RuntimeError(f"memwarden's OpenAPI paths or schemas clash with Hindsight's: {sorted(clash)}")

@@ -202,7 +202,13 @@ def warden_paths() -> dict[str, Json]:
             )
         },
         f"{WBANK}/review": {
-            "get": operation("warden_list_review", "The review queue", listing(OBJECT, "Held items"), params=(BANK,))
+            "get": operation(
+                "warden_list_review",
+                "The review queue, oldest first, a page at a time",
+                listing(OBJECT, "Held items", total={"type": "integer"}),
+                params=(BANK, LIMIT, OFFSET),
+                errors={422: "A bad limit or offset"},
+            )
         },
         f"{WBANK}/review/{{memory_id}}/approve": {
             "post": operation(

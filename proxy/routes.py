@@ -17,6 +17,7 @@ from starlette.types import Receive, Scope, Send
 from memwarden.db.audit import ACTOR
 from memwarden.fronts import auth
 from memwarden.fronts.admin.audit import list_audit, stream_audit, verify_audit
+from memwarden.fronts.admin.banks import list_banks, overview
 from memwarden.fronts.admin.explain import explain
 from memwarden.fronts.admin.health import warden_health
 from memwarden.fronts.admin.keys import create_key, list_keys, revoke_key, show_key
@@ -51,6 +52,7 @@ from memwarden.fronts.hindsight.retain import governed_retain
 from memwarden.fronts.hindsight.transfer import bank_import
 from memwarden.fronts.hindsight.writes import document_patch, files_retain, mcp
 from memwarden.fronts.openapi import openapi_document
+from memwarden.fronts.ui.routes import ui_asset, ui_page, ui_redirect
 from memwarden.governance.state import AppState
 from memwarden.policies.ids import bank_id_problem, id_secret_problem
 from memwarden.policies.keys import Level
@@ -207,6 +209,11 @@ def build_routes() -> list[BaseRoute]:
         route("/warden/health", "warden_health", warden_health, auth.open_route, get),
         route("/warden/openapi.json", "warden_openapi", openapi_document, auth.open_route, get),
         route("/warden/metrics", "warden_metrics", warden_metrics, admin, get),
+        route("/warden/ui", "warden_ui_redirect", ui_redirect, auth.open_route, get),
+        route("/warden/ui/", "warden_ui", ui_page, auth.open_route, get),
+        route("/warden/ui/{asset:path}", "warden_ui_asset", ui_asset, auth.open_route, get),
+        route(f"{w}/banks", "list_banks", list_banks, admin, get),
+        route(f"{wbank}/overview", "bank_overview", overview, admin, get),
         route(f"{w}/keys", "list_keys", list_keys, admin, get),
         route(f"{w}/keys", "create_key", create_key, admin, post),
         route(f"{w}/keys/{{key_id}}", "show_key", show_key, admin, get),

@@ -1,6 +1,7 @@
 """The review queue: items held because they conflict with the memory holding their topic key.
 
-* ``GET  /warden/v1/banks/{bank}/review`` — the held items, each beside the memory it conflicts with;
+* ``GET  /warden/v1/banks/{bank}/review?limit=&offset=`` — the held items, oldest first, each beside
+  the memory it conflicts with, a page at a time (``total``: the whole queue);
 * ``POST /warden/v1/banks/{bank}/review/{id}/approve`` — forward the held item to the backend; it
   becomes active and the memory it conflicted with is superseded;
 * ``POST /warden/v1/banks/{bank}/review/{id}/reject`` — drop it (kept in the ledger as ``rejected``).
@@ -11,19 +12,37 @@ nothing else lives in it (its ``mw-`` document id); the ledger keeps its content
 
 from __future__ import annotations
 
+from typing import Any
+from urllib.parse import parse_qsl
+
 from starlette.types import Receive, Scope, Send
 
-from memwarden.db.memory_reads import review_queue
+from memwarden.db.common import Connection
+from memwarden.db.memory_reads import review_count, review_queue
 from memwarden.fronts.asgi import answer, send_json
 from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.review import approve, reject
 from memwarden.governance.state import AppState
 
+MAX_LIMIT = 1000
+
 
 async def list_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank: str = scope["path_params"]["bank_id"]
+    query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+    raw_limit, raw_offset = query.get("limit", "100"), query.get("offset", "0")
+    if not (raw_limit.isdigit() and 1 <= int(raw_limit) <= MAX_LIMIT and raw_offset.isdigit()):
+        detail = f"limit must be 1..{MAX_LIMIT} and offset an integer ≥ 0"
+        bad = {"type": "value_error", "loc": ["query", "limit"], "msg": detail, "input": raw_limit}
+        await send_json(send, 422, {"detail": [bad]})
+        return
+    limit, offset = int(raw_limit), int(raw_offset)
 
-    await send_json(send, 200, {"bank_id": bank, "items": await state.ledger.read(lambda db: review_queue(db, bank))})
+    def read(db: Connection) -> tuple[list[dict[str, Any]], int]:
+        return review_queue(db, bank, limit=limit, offset=offset), review_count(db, bank)
+
+    items, total = await state.ledger.read(read)
+    await send_json(send, 200, {"bank_id": bank, "items": items, "total": total, "limit": limit, "offset": offset})
 
 
 async def approve_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
