@@ -445,3 +445,70 @@ def test_the_screenshots_folder_holds_a_picture_of_each_page() -> None:
     pictures = {p.stem for p in SCREENSHOTS.glob("*.png")}
     assert {"banks", "bank", "memory", "review", "audit", "explain", "plans", "config", "phone-bank"} <= pictures
     assert all(p.stat().st_size > 10_000 for p in SCREENSHOTS.glob("*.png"))
+
+
+FOCUSED = """() => {
+  const e = document.activeElement;
+  const name = (e.getAttribute('aria-label') || e.innerText || e.value || '').trim().split('\\n')[0];
+  return [e.tagName, name.slice(0, 60), getComputedStyle(e).outlineStyle];
+}"""
+
+
+def test_the_pages_work_from_the_keyboard(page: tuple[Page, Console], rig: Rig) -> None:
+    """Tab alone reaches the navigation and a page's controls, each with a visible focus ring, and
+    Enter follows a link and presses a button — no mouse."""
+    tab, console = page
+    goto(tab, rig, f"#/b/{BANK}")
+    reached: list[list[str]] = []
+    for _ in range(40):
+        tab.keyboard.press("Tab")
+        reached.append(tab.evaluate(FOCUSED))
+    names = [name for _, name, _ in reached]
+    assert {"Banks", "Review", "Audit", "Explain", "Plans", "Config"} <= set(names), names
+    assert "All memories →" in names  # the page's own links, after the navigation
+    # Every focused element shows it (BODY: the focus went round past the page's last control).
+    assert [r for r in reached if r[2] == "none" and r[0] != "BODY"] == []
+    # Enter on the navigation's "Audit": the audit page, from the keyboard only.
+    tab.locator("body").focus()
+    for _ in range(40):
+        tab.keyboard.press("Tab")
+        if tab.evaluate(FOCUSED)[1] == "Audit":
+            break
+    tab.keyboard.press("Enter")
+    expect(tab.locator("main h1")).to_contain_text("Audit")
+    # A button pressed with Enter: the chain verification runs and says its result.
+    tab.get_by_role("button", name="Verify the chain").focus()
+    tab.keyboard.press("Enter")
+    expect(tab.locator("main")).to_contain_text("intact")
+    assert console.unexpected() == []
+
+
+def test_a_backend_that_is_down_is_said_on_the_page(browser: Browser, tmp_path: Path) -> None:
+    """memwarden in front of a Hindsight that does not answer: the bank page still shows what the
+    ledger knows (the write waiting in the outbox) and says the backend's state in words; a page
+    that needs the backend (explain) shows the error, not a broken page."""
+    import httpx
+
+    from tests.conftest import make_settings, running_warden
+
+    with running_warden(make_settings("http://127.0.0.1:9", data_dir=tmp_path)) as url:  # nothing listens there
+        queued = httpx.post(
+            f"{url}/v1/default/banks/ops/memories",
+            json={"items": [{"content": "The staging cluster runs five nodes in Frankfurt."}]},
+            timeout=30,
+        )
+        assert queued.json()["async"] is True  # accepted into the outbox
+        context = open_context(browser, None)
+        tab = context.new_page()
+        try:
+            tab.goto(f"{url}/warden/ui/#/b/ops")
+            main = tab.locator("main")
+            expect(main).to_contain_text("critical")
+            expect(main).to_contain_text("the backend's documents could not be listed")
+            expect(main).to_contain_text("wait in the delivery outbox")
+            tab.goto(f"{url}/warden/ui/#/b/ops/explain")
+            tab.get_by_label("Query").fill("staging cluster")
+            tab.get_by_role("button", name="Explain").click()
+            expect(tab.locator("main .message.error")).to_contain_text("unreachable")
+        finally:
+            context.close()
