@@ -4,6 +4,7 @@ the review queue, what a recall must withhold, what a rollback can restore."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -26,6 +27,11 @@ def memory_view(row: sqlite3.Row | None) -> dict[str, Any] | None:
     out = dict(row)
     out["tags"] = json.loads(out["tags"])
     return out
+
+
+# A page's numbers: ASCII digits (str.isdigit() also says yes to "²", which int() refuses), an
+# offset SQLite can hold.
+_LIMIT, _OFFSET = re.compile(r"[0-9]{1,4}"), re.compile(r"[0-9]{1,18}")
 
 
 class FilterError(ValueError):
@@ -61,12 +67,12 @@ def list_memories(db: sqlite3.Connection, bank: str, query: list[tuple[str, str]
     if one.get("q"):
         where.append("instr(lower(content), lower(?)) > 0")
         args.append(one["q"])
-    try:
-        limit, offset = int(one.get("limit", "100")), int(one.get("offset", "0"))
-    except ValueError:
-        raise FilterError("limit", "limit and offset must be integers", one.get("limit")) from None
-    if not 1 <= limit <= 1000 or offset < 0:
-        raise FilterError("limit", "limit must be 1..1000 and offset ≥ 0", limit)
+    raw_limit, raw_offset = one.get("limit", "100"), one.get("offset", "0")
+    if not _LIMIT.fullmatch(raw_limit) or not 1 <= int(raw_limit) <= 1000:
+        raise FilterError("limit", "limit must be an integer from 1 to 1000", raw_limit)
+    if not _OFFSET.fullmatch(raw_offset):
+        raise FilterError("offset", "offset must be an integer from 0, of at most 18 digits", raw_offset)
+    limit, offset = int(raw_limit), int(raw_offset)
     clause = " AND ".join(where)
     rows = db.execute(
         f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause} ORDER BY created_at DESC, id LIMIT ? OFFSET ?",  # noqa: S608

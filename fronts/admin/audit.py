@@ -41,6 +41,7 @@ class QueryError(ValueError):
 
 
 _SEQ = re.compile(r"[0-9]{1,18}")  # a sequence number SQLite can hold
+_COUNT = re.compile(r"[0-9]{1,4}")  # ASCII digits: str.isdigit() also says yes to "²", which int() refuses
 
 
 def parse_filters(query: dict[str, str]) -> tuple[EventFilter, int]:
@@ -64,7 +65,7 @@ def parse_filters(query: dict[str, str]) -> tuple[EventFilter, int]:
                 raise QueryError(f"since must be a sequence number or an ISO timestamp, got {since!r}") from None
             since_ts = since
     raw_limit = query.get("limit", "100")
-    if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= MAX_LIMIT:
+    if not _COUNT.fullmatch(raw_limit) or not 1 <= int(raw_limit) <= MAX_LIMIT:
         raise QueryError(f"limit must be an integer from 1 to {MAX_LIMIT}, got {raw_limit!r}")
     where = event_filter(bank=query.get("bank") or None, actions=actions, after_seq=after_seq, since_ts=since_ts)
     return where, int(raw_limit)
@@ -82,7 +83,7 @@ async def list_audit(state: AppState, scope: Scope, receive: Receive, send: Send
         return
     query = _query(scope)
     tail = query.get("tail", "")
-    if tail and not (tail.isdigit() and 1 <= int(tail) <= MAX_LIMIT):
+    if tail and not (_COUNT.fullmatch(tail) and 1 <= int(tail) <= MAX_LIMIT):
         await send_json(send, 422, {"detail": f"tail must be an integer from 1 to {MAX_LIMIT}, got {tail!r}"})
         return
 

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import parse_qsl
 
 from starlette.types import Receive, Scope, Send
@@ -20,6 +21,7 @@ from memwarden.fronts.asgi import send_json
 from memwarden.governance.state import AppState
 
 MAX_DAYS = 366
+_DAYS = re.compile(r"[0-9]{1,3}")  # ASCII digits only: str.isdigit() also says yes to "²", int() does not
 
 
 async def list_banks(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
@@ -31,11 +33,11 @@ async def overview(state: AppState, scope: Scope, receive: Receive, send: Send) 
     bank: str = scope["path_params"]["bank_id"]
     query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
     raw_days = query.get("days", "30")
-    if not (raw_days.isdigit() and 1 <= int(raw_days) <= MAX_DAYS):
+    if not (_DAYS.fullmatch(raw_days) and 1 <= int(raw_days) <= MAX_DAYS):
         bad = {"type": "value_error", "loc": ["query", "days"], "msg": f"days must be 1..{MAX_DAYS}", "input": raw_days}
         await send_json(send, 422, {"detail": [bad]})
         return
-    statuses = [s for s in query.get("status", "active").split(",") if s] or ["active"]
+    statuses = list(dict.fromkeys(s for s in query.get("status", "active").split(",") if s)) or ["active"]
     unknown = [s for s in statuses if s not in STATUSES]
     if unknown:
         msg = f"must be one of {', '.join(STATUSES)}"

@@ -12,6 +12,7 @@ nothing else lives in it (its ``mw-`` document id); the ledger keeps its content
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -25,18 +26,21 @@ from memwarden.governance.review import approve, reject
 from memwarden.governance.state import AppState
 
 MAX_LIMIT = 1000
+# ASCII digits only (str.isdigit() also says yes to "²", which int() refuses); an offset SQLite can hold.
+OFFSET_MSG = "offset must be an integer from 0, of at most 18 digits"
+_NUMBER = {"limit": re.compile(r"[0-9]{1,4}"), "offset": re.compile(r"[0-9]{1,18}")}
 
 
 async def list_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank: str = scope["path_params"]["bank_id"]
     query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
-    raw_limit, raw_offset = query.get("limit", "100"), query.get("offset", "0")
-    if not (raw_limit.isdigit() and 1 <= int(raw_limit) <= MAX_LIMIT and raw_offset.isdigit()):
-        detail = f"limit must be 1..{MAX_LIMIT} and offset an integer ≥ 0"
-        bad = {"type": "value_error", "loc": ["query", "limit"], "msg": detail, "input": raw_limit}
-        await send_json(send, 422, {"detail": [bad]})
-        return
-    limit, offset = int(raw_limit), int(raw_offset)
+    raw = {"limit": query.get("limit", "100"), "offset": query.get("offset", "0")}
+    for name, msg in (("limit", f"limit must be an integer from 1 to {MAX_LIMIT}"), ("offset", OFFSET_MSG)):
+        if not _NUMBER[name].fullmatch(raw[name]) or (name == "limit" and not 1 <= int(raw[name]) <= MAX_LIMIT):
+            bad = {"type": "value_error", "loc": ["query", name], "msg": msg, "input": raw[name]}
+            await send_json(send, 422, {"detail": [bad]})
+            return
+    limit, offset = int(raw["limit"]), int(raw["offset"])
 
     def read(db: Connection) -> tuple[list[dict[str, Any]], int]:
         return review_queue(db, bank, limit=limit, offset=offset), review_count(db, bank)

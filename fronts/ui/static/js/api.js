@@ -57,11 +57,19 @@ export const onUnauthorized = (fn) => listeners.add(fn);
 
 // Calls the API; resolves to the answer's JSON, throws ApiError (status 0: unreachable).
 export async function api(path, { method = "GET", body, query, signal } = {}) {
+  let sent;
+  try {
+    sent = new Headers(headers(body !== undefined ? { "Content-Type": "application/json" } : {}));
+  } catch {  // the key holds a character no header can carry (a pasted "…", a non-Latin letter): not the network
+    const error = new ApiError(401, "the key holds a character no API key has; give the key again", path);
+    listeners.forEach((fn) => fn(error));
+    throw error;
+  }
   let response;
   try {
     response = await fetch(url(path, query), {
       method,
-      headers: headers(body !== undefined ? { "Content-Type": "application/json" } : {}),
+      headers: sent,
       body: body !== undefined ? JSON.stringify(body) : undefined,
       credentials: "omit",
       cache: "no-store",

@@ -51,8 +51,10 @@ function renderChrome(page) {
       else a.removeAttribute("aria-current");
     }
   }
+  // Only a memwarden key's public id (mwk_ and 12 hex digits) is shown: never what else was typed.
   const k = key.get();
-  document.getElementById("key-button").textContent = k ? `Key ${k.split("_").slice(0, 2).join("_")}` : "API key";
+  const id = /^(mwk_[0-9a-f]{12})_./.exec(k);
+  document.getElementById("key-button").textContent = !k ? "API key" : id ? `Key ${id[1]}` : "Key (not a memwarden key)";
 }
 
 async function route() {
@@ -63,7 +65,12 @@ async function route() {
   for (const [pattern, page, render] of ROUTES) {
     const found = path.match(pattern);
     if (!found) continue;
-    const args = found.slice(1).map(decodeURIComponent);
+    let args;
+    try {
+      args = found.slice(1).map(decodeURIComponent);
+    } catch {  // a broken percent-escape (a hand-edited link): said, not left showing the previous page
+      break;
+    }
     if (path.startsWith("/b/")) currentBank.set(args[0]);
     renderChrome(page ?? "");
     show(view, h("p", { class: "muted" }, "Loading…"));

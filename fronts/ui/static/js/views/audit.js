@@ -36,7 +36,9 @@ export async function auditPage(query) {
   const body = h("tbody", {});
   const events = first.events.slice().sort((a, b) => b.seq - a.seq);
   body.append(...events.map(row));
-  let lastSeq = first.last_seq || 0;
+  // The stream resumes after the last event shown: after the newest of all when the page holds every
+  // match, after the 200th when "since" matched more (the stream replays the rest, none skipped).
+  let lastSeq = (filters.since && first.events.length >= 200 ? first.next : first.last_seq) || 0;
   const dot = h("span", { class: "live-dot" });
   const state = h("span", { id: "live-state" }, "connecting…");
   const counter = h("span", { class: "muted" });

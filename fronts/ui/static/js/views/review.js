@@ -20,6 +20,10 @@ function memoryBox(title, m, bank) {
 export async function reviewPage(bank, query) {
   const offset = Number(query.offset || 0);
   const page = await api(bankPath(bank, "/review"), { query: { limit: PAGE, offset } });
+  if (!page.items.length && offset > 0 && page.total > 0) {  // the page's last item decided: the last page there is
+    location.replace(hashWith(bankHash(bank, "/review"), { offset: Math.floor((page.total - 1) / PAGE) * PAGE || undefined }));
+    return null;
+  }
   const result = h("div", { "aria-live": "polite" });
   const checks = [];
 
