@@ -93,7 +93,7 @@ class RequestContextMiddleware:
             if name == b"x-request-id":
                 incoming = value.decode("latin-1")
             elif name == b"content-length":
-                declared = int(value) if value.strip().isdigit() else -1
+                declared = int(value) if value.strip().isdigit() and len(value) <= 18 else -1
         # The client's id when it is sane and no secret (it is echoed, logged and audited).
         sane = _SANE_ID.match(incoming) is not None and id_secret_problem("request id", incoming) is None
         request_id = incoming if sane else uuid.uuid4().hex

@@ -146,6 +146,9 @@ CASES: list[tuple[str, str, Any, int, str]] = [
     ("POST", f"{R}/search", {"query": "x", "filters": {"user_id": {"like": "a"}}}, 400, "unknown operator"),
     ("POST", f"{R}/search", {"filters": {}}, 422, "query"),
     ("GET", f"{R}/memories?top_k=5000", None, 422, "top_k"),
+    ("GET", f"{R}/memories?top_k=%C2%B2", None, 422, "top_k"),  # "²": a digit to str.isdigit(), not to int()
+    ("POST", f"{P}/v3/memories/?page=%C2%B2", {"filters": {"user_id": "u"}}, 400, "page"),
+    ("POST", f"{P}/v3/memories/?page_size={'9' * 5000}", {"filters": {"user_id": "u"}}, 400, "page_size"),
 ]
 
 

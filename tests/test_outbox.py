@@ -468,3 +468,13 @@ def test_the_outbox_commands(rig: Rig) -> None:
     unknown = CliRunner().invoke(main, ["outbox", "retry", "nope", "--url", url])
     assert unknown.exit_code == 1
     assert "404: no outbox entry nope" in unknown.output
+
+
+def test_the_outbox_lists_numbers_it_can_read_and_refuses_the_rest_with_422(rig: Rig) -> None:
+    """``limit``/``offset`` are ASCII decimals: "²" (a digit to ``str.isdigit``, not to ``int``) was a
+    500."""
+    for params in ({"limit": "²"}, {"offset": "²"}, {"limit": "0"}, {"offset": "9" * 30}):
+        r = rig.client.get("/warden/v1/outbox", params=params)
+        assert r.status_code == 422, (params, r.text)
+        assert r.json()["detail"][0]["loc"] == ["query", next(iter(params))]
+    assert rig.client.get("/warden/v1/outbox", params={"limit": "5"}).status_code == 200

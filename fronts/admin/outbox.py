@@ -52,7 +52,8 @@ async def list_outbox(state: AppState, scope: Scope, receive: Receive, send: Sen
     numbers = {}
     for name, default, low, high in (("limit", "100", 1, MAX_LIMIT), ("offset", "0", 0, 10**9)):
         raw = query.get(name, default)
-        if not raw.isdigit() or len(raw) > 10 or not low <= int(raw) <= high:
+        # ASCII digits: str.isdigit() also says yes to "²", which int() refuses.
+        if not (raw.isascii() and raw.isdigit()) or len(raw) > 10 or not low <= int(raw) <= high:
             await send_json(send, 422, _bad(name, f"{name} must be an integer from {low} to {high}", raw))
             return
         numbers[name] = int(raw)

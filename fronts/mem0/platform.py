@@ -93,7 +93,7 @@ def _int_query(call: Call, name: str, default: int, most: int) -> int:
     raw = call.query(name)
     if raw is None:
         return default
-    if not raw.isdigit() or not 1 <= int(raw) <= most:
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 9 or not 1 <= int(raw) <= most:  # "²" is a digit too
         raise Mem0Error(400, f"{name} must be an integer from 1 to {most}")
     return int(raw)
 

@@ -41,7 +41,7 @@ async def add(call: Call, receive: Receive, send: Send) -> None:
 async def list_memories(call: Call, receive: Receive, send: Send) -> None:
     named = query_entities(call)
     raw = call.query("top_k")
-    if raw is not None and (not raw.isdigit() or not 1 <= int(raw) <= 1000):
+    if raw is not None and (not (raw.isascii() and raw.isdigit()) or len(raw) > 9 or not 1 <= int(raw) <= 1000):
         detail = [{"type": "int_parsing", "loc": ["query", "top_k"], "msg": "top_k: 1 to 1000", "input": raw}]
         raise Mem0Error(422, "top_k must be an integer from 1 to 1000", detail)
     top_k = int(raw) if raw is not None else 100
