@@ -110,6 +110,16 @@ def hindsight_url() -> Iterator[str]:
         stop_hindsight()
 
 
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium, headless (``tests/chromium.py``; Playwright imported only when a browser
+    test runs)."""
+    from tests.chromium import launched_chromium
+
+    with launched_chromium() as launched:
+        yield launched
+
+
 # -- slow: every test that starts a server --------------------------------------------------------
 # A test is marked ``slow`` when its code, the code of the fixtures it uses, or the code of the
 # suite's own functions these call names one of these: a server on a loopback port (uvicorn in a

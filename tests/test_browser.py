@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
@@ -24,17 +24,6 @@ from tests.conftest import running_warden
 from tests.test_hostile import counts
 from tests.test_local_store import local_settings
 
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--host-resolver-rules=MAP rebound.example 127.0.0.1",
-]
 FACT = json.dumps({"items": [{"content": "The staging cluster has 3 nodes with 16 GB RAM each."}]})
 
 
@@ -53,18 +42,6 @@ def page_app() -> Starlette:
         )
 
     return Starlette(routes=[Route("/", home), Route("/form", form)])
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (scripts/test installs it)", pytrace=False)
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 @pytest.fixture

@@ -14,29 +14,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, expect
 
 from memwarden.policies.keys import split_token
 from testing.loopback import serve_in_thread
 from tests.cut_proxy import cut_proxy
-from tests.test_browser import CHROMIUM, FLAGS, page_app
+from tests.test_browser import page_app
 from tests.ui_rig import BANK, FACTS, HELD, MISSION, Rig, ui_rig
 
 SCREENSHOTS = Path(__file__).parent.parent / "docs" / "screenshots"
 LAPTOP = {"width": 1280, "height": 860}
 PHONE = {"width": 390, "height": 844}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (scripts/test installs it)", pytrace=False)
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 @pytest.fixture(scope="module")

@@ -14,10 +14,9 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from memwarden.proxy.app import create_app
-from tests.test_browser import CHROMIUM, FLAGS
 from tests.test_ui_browser import Console, goto, key_id, open_context
 from tests.ui_rig import BANK, Rig, ui_rig, ui_settings
 
@@ -91,18 +90,6 @@ async def test_a_status_named_twice_is_counted_once(client: httpx.AsyncClient) -
 
 # -- in a real browser --------------------------------------------------------------------------------
 # (Playwright + Debian's chromium, against memwarden on loopback: see tests/test_ui_browser.py.)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (scripts/test installs it)", pytrace=False)
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 @pytest.fixture(scope="module")

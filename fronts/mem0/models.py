@@ -8,6 +8,7 @@ does not fit its model, the platform's 400) the route says which status a valida
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError, field_validator
@@ -132,14 +133,12 @@ def _short(value: Any) -> Any:
     return value if len(text) <= 200 else text[:200] + "…"
 
 
-def entities_of(request: AddRequest) -> dict[str, str]:
-    """The entity ids an add names: top-level, or flat in ``filters`` (both accepted). Raises
-    :class:`Mem0Error` 400 for a malformed one."""
+def named_entities(lookup: Callable[[str], Any]) -> dict[str, str]:
+    """The entity ids ``lookup`` gives (by field name; None: not named). Raises :class:`Mem0Error`
+    400 for a malformed one."""
     found: dict[str, str] = {}
     for name in ENTITY_FIELDS:
-        value = getattr(request, name)
-        if value is None and request.filters is not None:
-            value = request.filters.get(name)
+        value = lookup(name)
         if value is None:
             continue
         problem = entity_problem(name, value)
@@ -147,6 +146,12 @@ def entities_of(request: AddRequest) -> dict[str, str]:
             raise Mem0Error(400, problem)
         found[name] = value
     return found
+
+
+def entities_of(request: AddRequest) -> dict[str, str]:
+    """The entity ids an add names: top-level, or flat in ``filters`` (both accepted)."""
+    filters = request.filters or {}
+    return named_entities(lambda name: v if (v := getattr(request, name)) is not None else filters.get(name))
 
 
 def messages_of(request: AddRequest) -> list[Message]:

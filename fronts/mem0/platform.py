@@ -19,7 +19,15 @@ from memwarden.fronts.asgi import ClientGone, send_json
 from memwarden.fronts.hindsight.retain import decisions_header
 from memwarden.fronts.mem0 import reads, writes
 from memwarden.fronts.mem0.context import Call, body_of, call_of, send_error
-from memwarden.fronts.mem0.models import ENTITY_FIELDS, ListRequest, Mem0Error, SearchRequest, entity_problem, validated
+from memwarden.fronts.mem0.models import (
+    ENTITY_FIELDS,
+    ListRequest,
+    Mem0Error,
+    SearchRequest,
+    entity_problem,
+    named_entities,
+    validated,
+)
 from memwarden.fronts.mem0.shapes import memory_json
 from memwarden.governance.state import AppState
 
@@ -169,16 +177,8 @@ async def history(call: Call, receive: Receive, send: Send) -> None:
 
 
 def query_entities(call: Call) -> dict[str, str]:
-    found = {}
-    for name in ENTITY_FIELDS:
-        value = call.query(name)
-        if value is None:
-            continue
-        problem = entity_problem(name, value)
-        if problem is not None:
-            raise Mem0Error(400, problem)
-        found[name] = value
-    return found
+    """The entity ids the query string names."""
+    return named_entities(call.query)
 
 
 async def delete_all(call: Call, receive: Receive, send: Send) -> None:
