@@ -32,6 +32,7 @@ TOPICS: tuple[str, ...] = (
     "personal",
 )
 STAGES: tuple[str, ...] = ("decision", "process", "reference")
+ENGINEERING: tuple[str, ...] = ("infra", "dev_tools", "code")  # in the order ties are broken
 
 TOPIC_ALIASES: dict[str, str] = {
     "biz": "business",
@@ -196,6 +197,24 @@ TOPIC_LEXICON: dict[str, tuple[tuple[str, float], ...]] = {
             2.0,
         ),
     ),
+    # People's lives: health, diet, family, pets, hobbies, home. Besides inferring the topic, it keeps
+    # the learned layer from labelling a fact about a person with an engineering topic (and back).
+    "personal": (
+        (
+            r"过敏|糖尿病|高血压|血糖|尿酸|素食|吃素|忌口|怀孕|孕期|医生|医院|体检|胃镜|住院|减肥|老公|老婆|媳妇|"
+            r"男朋友|女朋友|对象|儿子|女儿|孩子|宝宝|爸爸|妈妈|爸妈|父母|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外婆|外公|姥姥|"
+            r"家人|婚礼|结婚|离婚|分手|生日|猫咪|小猫|小狗|狗狗|宠物|爱好|健身|瑜伽|羽毛球|吉他|钢琴|度假|产假|陪产假|病假",
+            2.0,
+        ),
+        (
+            r"\b(allerg\w*|diabet\w*|prediabet\w*|vegan|vegetarian|gluten|lactose|celiac|pregnan\w*|dentist|"
+            r"surgery|blood pressure|wife|husband|boyfriend|girlfriend|daughter|son|kids|children|baby|mom|mum|dad|"
+            r"mother|father|parents|sister|brother|grandma|grandpa|grandmother|grandfather|aunt|uncle|cousin|"
+            r"wedding|birthday|anniversary|puppy|kitten|dog|cat|parrot|hobby|hobbies|marathon|yoga|knitting|"
+            r"parental leave|maternity leave|paternity leave|sick leave|divorced?|married|engaged)\b",
+            2.0,
+        ),
+    ),
     "reflection": (
         (r"我以为|教训|反思|复盘|踩坑|改进[:：]", 3.0),
         (r"\b(i thought|i assumed|turned out|lessons?|retrospective|in hindsight|taught us)\b", 3.0),
@@ -313,15 +332,21 @@ class LabelClassifier:
             return alias, "alias"
         return LabelError(key, value, tuple(vocabulary))
 
-    def infer_topic(self, prepared: str, hits: dict[str | int, int] | None = None) -> tuple[str, float, str]:
+    def topic_scores(self, prepared: str, hits: dict[str | int, int] | None = None) -> dict[str, float]:
+        """Each topic's lexicon score for the text (0 where no lexicon word is in it)."""
         hits = self._patterns.scan(prepared) if hits is None else hits
         scores = dict.fromkeys(self.topics, 0.0)
         for group in self._patterns.candidates(hits):
             weighted = self._weights.get(group)
-            if weighted is not None:
+            if weighted is not None and weighted[0] in scores:
                 n = self._patterns.count(group, prepared, hits)
                 if n:
                     scores[weighted[0]] += weighted[1] * n
+        return scores
+
+    def infer_topic(self, prepared: str, hits: dict[str | int, int] | None = None) -> tuple[str, float, str]:
+        hits = self._patterns.scan(prepared) if hits is None else hits
+        scores = self.topic_scores(prepared, hits)
         reflective = scores.get("reflection", 0.0)
         best, top = "", -1.0
         for t in self.topics:  # the highest score; the earlier topic on a tie

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from memwarden.policies.fastre import PatternSet
-from memwarden.policies.labels import LabelClassifier, LabelError, Labels
+from memwarden.policies.labels import ENGINEERING, LabelClassifier, LabelError, Labels
 from memwarden.policies.normalize import content_hash, content_hash_prepared
 from memwarden.policies.quality import QualityFilter, QualityVerdict, prepare
 from memwarden.policies.secrets import find_secrets, mask
@@ -204,10 +204,7 @@ class Pipeline:
             if non_text:
                 # Images and files cannot be judged by rules: passed through, recorded as unfiltered,
                 # labelled like any memory (the client's labels, else the fallback topic).
-                labelled = self._labels("", tags)
-                if isinstance(labelled, LabelError):
-                    return Judgement(index, "reject", f"label.unknown_{labelled.key}", labelled.reason)
-                labels, final_tags = labelled
+                labels, final_tags = self._labels("", tags)
                 return Judgement(
                     index,
                     "store",
@@ -365,12 +362,7 @@ class Pipeline:
     ) -> Judgement:
         """The judgement of an item worth keeping: labels (the client's, else the learned layer's
         from ``vector``, else the rules'), tags, the topic key."""
-        labelled = self._labels(prepared, tags, hits, vector)
-        if isinstance(labelled, LabelError):
-            return Judgement(
-                index, "reject", f"label.unknown_{labelled.key}", labelled.reason, text=text, content_hash=digest
-            )
-        labels, final_tags = labelled
+        labels, final_tags = self._labels(prepared, tags, hits, vector)
         if verdict == "redact":
             rule, reason = f"secret.{kinds[0]}", f"secret masked ({', '.join(kinds)}); {reason}"
         return Judgement(
@@ -476,24 +468,52 @@ class Pipeline:
             stored != text,
         )
 
+    def _people_apart(self, topic: str, prepared: str, hits: dict[str | int, int] | None) -> str:
+        """The learned topic, unless it puts a fact about a person in an engineering topic (the text
+        has words of people's lives and none of engineering) or an engineering fact in ``personal``
+        (the other way round): then the lexicons' choice."""
+        if topic not in ENGINEERING and topic != "personal":
+            return topic
+        scores = self.labels.topic_scores(prepared, hits)
+        engineering = {t: scores.get(t, 0.0) for t in ENGINEERING}
+        if topic in ENGINEERING and scores.get("personal", 0.0) > 0 and not any(engineering.values()):
+            return "personal"
+        if topic == "personal" and not scores.get("personal", 0.0) and any(engineering.values()):
+            return max(engineering, key=lambda t: engineering[t])
+        return topic
+
     def _labels(
         self, prepared: str, tags: Sequence[str], hits: dict[str | int, int] | None = None, vector: Any = None
-    ) -> tuple[Labels, tuple[str, ...]] | LabelError:
-        """Topic and stage (the client's, validated, or inferred: by the learned layer from
-        ``vector`` when there is one, else by the rules) and the final tag list."""
+    ) -> tuple[Labels, tuple[str, ...]]:
+        """Topic and stage (the client's where it names one the vocabulary knows, or an alias of one;
+        else inferred: by the learned layer from ``vector`` when there is one, else by the rules)
+        and the final tag list. A ``topic:``/``stage:`` tag whose value the vocabulary does not know
+        (``topic:homelab``) is the client's own tag: kept as it was sent, never a reason to refuse
+        the memory; memwarden's label beside it is inferred."""
         canonical = canonicalize_tags(tags, separator=self.tag_separator)
+        chosen: dict[str, str] = {}  # label key -> the client tag that names a known value
+        for tag in canonical:
+            split = split_tag(tag)
+            if split is None or split[0] not in LABEL_KEYS or split[0] in chosen:
+                continue
+            if not isinstance(self.labels.resolve(*split), LabelError):
+                chosen[split[0]] = tag
         labels = self.labels.classify(
-            prepared, topic=tag_value(canonical, "topic"), stage=tag_value(canonical, "stage"), hits=hits
+            prepared,
+            topic=tag_value([chosen["topic"]], "topic") if "topic" in chosen else None,
+            stage=tag_value([chosen["stage"]], "stage") if "stage" in chosen else None,
+            hits=hits,
         )
-        if isinstance(labels, LabelError):
-            return labels
+        assert not isinstance(labels, LabelError)  # only known values and aliases were given
         if vector is not None and self.learned is not None:
             if labels.topic_source not in ("client", "alias"):
                 topic, confidence = self.learned.topic(vector)
+                topic = self._people_apart(topic, prepared, hits)
                 labels = labels._replace(topic=topic, topic_source="learned", confidence=confidence)
             if labels.stage_source not in ("client", "alias"):
                 stage, _ = self.learned.stage(vector)
                 labels = labels._replace(stage=stage, stage_source="learned")
         sep = self.tag_separator
-        others = [t for t in canonical if (split_tag(t) or ("",))[0] not in LABEL_KEYS]
-        return labels, (f"topic{sep}{labels.topic}", f"stage{sep}{labels.stage}", *others)
+        label_tags = (f"topic{sep}{labels.topic}", f"stage{sep}{labels.stage}")
+        others = [t for t in canonical if t not in chosen.values() and t not in label_tags]
+        return labels, (*label_tags, *others)

@@ -21,10 +21,25 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from memwarden.policies.facts import OVERRULING, Kind, statement_kind
 from memwarden.policies.fastre import PatternSet
 from memwarden.policies.quality_rules import ALLOW_RULES, CJK, REJECT_RULES, STRUCTURED_PREFIXES, Rule
 
 _SPACE = re.compile(r"\s+")
+# Rejects a statement of fact overrules: a fact told with a request, a question word, a hedge or a
+# word of progress beside it is still a fact ("我对青霉素过敏，请记住", "I just finished my first
+# marathon!"). Questions ending in "?", debugging residue, bare links and paths, and secret
+# breadcrumbs are never facts (``policies/facts.py`` finds none in them).
+FACT_OVERRULES = frozenset(
+    {"question.zh", "question.en", "request.zh", "request.en", "half_formed", "progress.zh", "progress.en"}
+)
+_FACT_REASONS: dict[Kind, str] = {
+    "self": "a statement of fact about the speaker",
+    "person": "a statement of fact about a person",
+    "named": "a statement of fact about someone or something named",
+    "thing": "a statement of fact about a thing",
+    "instruction": "a standing instruction about how to answer",
+}
 _CJK_CHAR = re.compile(f"[{CJK}]")
 
 
@@ -56,6 +71,8 @@ class QualityFilter:
         structured_prefixes: Iterable[str] = (),
     ) -> None:
         off = set(disabled)
+        # ``disabled_rules = ["allow.fact"]`` switches the statement-of-fact detector off.
+        self.facts = "allow.fact" not in off
         self.min_length = min_length
         self.allow = [r for r in ALLOW_RULES if r.id not in off]
         rejects = [r for r in (*REJECT_RULES, *extra_rules) if r.id not in off]
@@ -94,13 +111,19 @@ class QualityFilter:
         hits = self._patterns.scan(prepared) if hits is None else hits
         if self.chatter is not None and self.fires(self.chatter.id, prepared, hits):
             return QualityVerdict(False, self.chatter.id, self.chatter.reason)
+        # Whether the text states a fact is asked only where it can change the verdict (it costs a
+        # few regular expressions): a short text, a reject a fact overrules, a text that is kept.
+        fact: Kind | None = None
+        fact_known = False
         # A character weighs 1 or 2 (CJK): the exact weight is counted only when the plain length
         # cannot settle the bound.
         if len(prepared) < self.min_length:
             size = weighted_length(prepared)
             if size < self.min_length:
-                reason = f"too short to be a memory ({size} < {self.min_length})"
-                return QualityVerdict(False, "length.too_short", reason)
+                fact, fact_known = (statement_kind(prepared, text) if self.facts else None), True
+                if fact not in OVERRULING:
+                    reason = f"too short to be a memory ({size} < {self.min_length})"
+                    return QualityVerdict(False, "length.too_short", reason)
 
         structured = self._prefix.match(prepared)
         if structured:
@@ -111,6 +134,11 @@ class QualityFilter:
         maybe = self._patterns.candidates(hits)
         for rule in self.reject:
             if rule.id in maybe and self._patterns.search(rule.id, prepared, hits):
+                if rule.id in FACT_OVERRULES and self.facts:
+                    if not fact_known:
+                        fact, fact_known = statement_kind(prepared, text), True
+                    if fact in OVERRULING:
+                        continue
                 if rule.overridable:
                     if not allow_known:  # allow markers are looked for only when they can matter
                         allow, allow_known = self._allow_marker(prepared, hits, maybe), True
@@ -121,6 +149,12 @@ class QualityFilter:
             allow = self._allow_marker(prepared, hits, maybe)
         if allow is not None:
             return QualityVerdict(True, allow.id, allow.reason)
+        if not fact_known and self.facts:
+            fact = statement_kind(prepared, text)
+        if fact is not None:
+            return QualityVerdict(
+                True, f"allow.{'instruction' if fact == 'instruction' else 'fact'}", _FACT_REASONS[fact]
+            )
         return QualityVerdict(True, "keep.default", "no rule objected")
 
     def _allow_marker(self, prepared: str, hits: dict[str | int, int], maybe: set[str]) -> Rule | None:

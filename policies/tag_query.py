@@ -92,10 +92,15 @@ class LabelSpace:
         return out
 
     def named_in(self, tags: Sequence[str]) -> bool:
-        """Whether a filter over ``tags`` names a label key (then it sees the labels)."""
+        """Whether a filter over ``tags`` names a label (then it sees the labels): a label key with
+        a value of the vocabulary. A client's own ``topic:homelab`` — a value memwarden never writes
+        as a label, kept as the client's tag — leaves the filter label-blind."""
         for tag in tags:
             match = _SPLIT.match(tag)
-            if match and match.group(1).strip().casefold() in self.keys:
+            if match is None:
+                continue
+            key, value = match.group(1).strip().casefold(), match.group(2).strip().casefold().replace(" ", "_")
+            if key in self.keys and value in (self.topics if key == "topic" else self.stages):
                 return True
         return False
 

@@ -4,18 +4,32 @@ functions over candidate lists (no database, no index), so each is testable on i
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 RRF_K = 60
-# A keyword hit joins the fusion when its BM25 reaches this share of the query's idf mass (what a
-# memory holding each scored term once would score): a memory that shares only a common word with
-# the query (a name in half the bank's turns) is no evidence. Chosen on the retrieval benchmark's
-# tune split, balanced between questions worded like their answer and paraphrased ones
-# (bench/retrieval.py; README *Retrieval quality*).
-KEYWORD_GATE = 0.8
-# One net vote of feedback moves a memory by a quarter of a first place in one retriever; at most
-# three votes count either way.
-FEEDBACK_STEP = 0.25 / (RRF_K + 1)
+# The fusion: the semantic arm's cosines as z-scores within the query's pool, plus each keyword hit's
+# BM25 over the query's idf mass (≈ the share of the query's information the memory holds), weighted
+# by how far the semantic arm agrees with the keyword arm's first hit: AGREEMENT_WEIGHT × (that hit's
+# semantic z-score − AGREEMENT_FLOOR), at least 0. A question worded like its answer puts the answer
+# first in both arms (the keyword evidence counts); a paraphrased one makes the keyword arm's first
+# hit a memory that merely shares a name (the semantic arm ranks it low: the keyword evidence does
+# not count). Chosen by the worst margin over the better single arm on every retrieval set's tune
+# split and every stratum pooled over them (bench/fusion_choice.py; README *Retrieval quality*).
+AGREEMENT_WEIGHT = 1.0
+AGREEMENT_FLOOR = 1.0
+# A recalled memory's relevance, 0..1: σ(A·cosine + B·min(1.5, BM25 / idf mass) + C), fitted on the
+# retrieval sets' tune splits with the questions' evidence as the relevant memories, both classes
+# weighted alike (bench/fusion_choice.py prints the fit). 0.5 is where a memory stops looking more
+# like the memories questions were about than like the rest; unlike the fused score, which ranks
+# within one query, it compares across queries, so a threshold can use it (the Mem0 front's score).
+RELEVANCE_COSINE = 17.54
+RELEVANCE_KEYWORD = 6.76
+RELEVANCE_BIAS = -15.64
+# One net vote of feedback moves a memory by a quarter of a standard deviation of the query's
+# cosines; at most three votes count either way.
+FEEDBACK_STEP = 0.25
 FEEDBACK_CAP = 3
 
 
@@ -25,7 +39,8 @@ def rrf(
     """Reciprocal rank fusion: each ranking (best first) gives the memory at rank ``r`` (from 1)
     ``weight / (k + r)``, and a memory's score is the sum over the rankings that hold it. Weights
     default to 1 for every ranking. The scores come in the order the memories were first met,
-    ranking by ranking (:func:`ranking` breaks ties by it)."""
+    ranking by ranking (:func:`ranking` breaks ties by it). (Measured beside the fusion recall
+    uses: bench/fusion_choice.py.)"""
     fused: dict[str, float] = {}
     for n, ranking in enumerate(rankings):
         weight = 1.0 if weights is None else weights[n]
@@ -34,10 +49,40 @@ def rrf(
     return fused
 
 
-def strong_keyword_hits(ranked: Sequence[str], scores: Mapping[str, float], mass: float) -> list[str]:
-    """The keyword ranking's memories whose BM25 reaches KEYWORD_GATE × ``mass``, in order."""
-    bar = KEYWORD_GATE * mass
-    return [i for i in ranked if scores[i] >= bar]
+class Fused(NamedTuple):
+    """The fused scores (in the order the memories were met: the semantic ranking's, then the
+    keyword-only hits) and the weight the keyword evidence got in this query."""
+
+    scores: dict[str, float]
+    keyword_weight: float
+
+
+def fuse(semantic: Sequence[tuple[str, float]], keyword: Sequence[tuple[str, float]], mass: float) -> Fused:
+    """The fused scores of the two arms' rankings (each best first, with its scores: cosines and
+    BM25). Without a semantic ranking (no query vector, a bank waiting for its re-embed) the keyword
+    ranking alone, as BM25 over the idf mass."""
+    if not semantic:
+        return Fused({i: s / mass if mass else s for i, s in keyword}, 1.0)
+    cosines = [s for _, s in semantic]
+    mean = sum(cosines) / len(cosines)
+    std = (sum((c - mean) ** 2 for c in cosines) / len(cosines)) ** 0.5 or 1.0
+    low = (min(cosines) - mean) / std
+    scores = {i: (s - mean) / std for i, s in semantic}
+    if not keyword or mass <= 0:
+        return Fused(scores, 0.0)
+    weight = AGREEMENT_WEIGHT * max(0.0, scores.get(keyword[0][0], low) - AGREEMENT_FLOOR)
+    if weight > 0:
+        for i, s in keyword:
+            scores[i] = scores.get(i, low) + weight * s / mass
+    return Fused(scores, weight)
+
+
+def relevance(cosine: float | None, keyword_share: float | None) -> float:
+    """The calibrated relevance of a memory from its cosine to the query (None: the semantic arm did
+    not rank it) and its BM25 over the query's idf mass (None: no keyword hit)."""
+    z = RELEVANCE_BIAS + RELEVANCE_COSINE * (cosine if cosine is not None else 0.0)
+    z += RELEVANCE_KEYWORD * min(1.5, keyword_share or 0.0)
+    return round(1.0 / (1.0 + math.exp(-z)), 4)
 
 
 def nudge(

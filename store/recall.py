@@ -23,7 +23,7 @@ from memwarden.store.banks import require_bank
 from memwarden.store.embedder import Embedder, Vector
 from memwarden.store.explain import explain_recall
 from memwarden.store.feedback import Feedback
-from memwarden.store.fusion import KEYWORD_GATE, RRF_K, fill_budget, nudge, ranking, rrf, strong_keyword_hits
+from memwarden.store.fusion import AGREEMENT_FLOOR, AGREEMENT_WEIGHT, fill_budget, fuse, nudge, ranking, relevance
 from memwarden.store.index_cache import IndexCache
 from memwarden.store.keyword import TermStats, keyword_arm
 from memwarden.store.shapes import loads
@@ -171,13 +171,10 @@ async def recall(
     sem = {i: s for i, s in semantic if i in kept}
     lex = {i: s for i, s in lexical if i in kept}
     votes = await feedback.votes(bank)
-    lex_ranked = sorted(lex, key=lambda i: -lex[i])
-    # With both arms ranking, only the keyword hits that match the query's informative terms join
-    # the fusion (KEYWORD_GATE); the keyword arm alone (no query vector, or a bank whose vectors
-    # wait for a re-embed) ranks all of its hits.
+    # The arms' rankings after the filters, best first; then the fusion (store/fusion.py).
+    fusion = fuse(sorted(sem.items(), key=lambda kv: -kv[1]), sorted(lex.items(), key=lambda kv: -kv[1]), hits.mass)
     both = bool(sem)
-    joined = strong_keyword_hits(lex_ranked, lex, hits.mass) if both else lex_ranked
-    fused = nudge(rrf([sorted(sem, key=lambda i: -sem[i]), joined]), votes)
+    fused = nudge(fusion.scores, votes)
     top_lex = max(lex.values(), default=0.0) or 1.0
     # Token costs: the full-text arm's, else the vector index's (a memory that left the index since
     # it was ranked, archived or replaced, has none).
@@ -203,8 +200,11 @@ async def recall(
         _,
     ) in chosen:
         scores = {
-            "final": fused[memory_id],
-            "reranker": None,
+            "final": round(fused[memory_id], 6),
+            # No cross-encoder: memwarden's calibrated relevance, 0..1 (store/fusion.py: relevance).
+            "reranker": relevance(
+                sem.get(memory_id), lex[memory_id] / hits.mass if memory_id in lex and hits.mass else None
+            ),
             "semantic": sem.get(memory_id),
             "keyword": (lex[memory_id] / top_lex) if memory_id in lex else None,
         }
@@ -241,7 +241,7 @@ async def recall(
             "keyword_candidates": len(lexical),
             "admitted": len(kept),
             "excluded_by_filters": len(candidates) - len(kept),
-            "fusion": fusion_note(len(joined), len(lex), hits.mass, both),
+            "fusion": fusion_note(fusion.keyword_weight, len(lex), hits.mass, both),
             "max_tokens": max_tokens,
             "tokens_used": used,
         }
@@ -260,16 +260,17 @@ async def recall(
             max_tokens,
             used,
             votes,
-            fusion_note(len(joined), len(lex), hits.mass, both),
+            fusion_note(fusion.keyword_weight, len(lex), hits.mass, both),
         )
     return Recalled(results, trace, extra)
 
 
-def fusion_note(joined: int, keyword: int, mass: float, both: bool) -> str:
+def fusion_note(weight: float, keyword: int, mass: float, both: bool) -> str:
     """How the two rankings were fused, for the trace and explain."""
     if not both:
         return "the keyword ranking alone"
     return (
-        f"reciprocal rank fusion, k={RRF_K}: the semantic ranking and the keyword hits scoring at least"
-        f" {KEYWORD_GATE:g} x {mass:.2f} (the query's idf mass): {joined} of {keyword}"
+        f"the semantic arm's cosines as z-scores, plus {weight:.2f} x each of the {keyword} keyword hits' BM25 over"
+        f" {mass:.2f} (the query's idf mass); the keyword weight is {AGREEMENT_WEIGHT:g} x (the semantic z-score of"
+        f" the keyword arm's first hit - {AGREEMENT_FLOOR:g}), at least 0"
     )

@@ -14,7 +14,6 @@ import pytest
 from memwarden.db.database import Database
 from memwarden.store import keyword
 from memwarden.store.embedder import HashingEmbedder
-from memwarden.store.fusion import KEYWORD_GATE, strong_keyword_hits
 from memwarden.store.local import LocalStore, RetainItem
 from memwarden.store.schema import STORE_MIGRATIONS
 
@@ -107,12 +106,6 @@ def test_only_valid_memories_of_the_bank_rank(store: LocalStore) -> None:
     asyncio.run(store.update_unit("b", memory.id, {"state": "invalidated", "reason": "test"}))
     docs, _ = keyword_docs(store, "b", "zeppelin")
     assert docs == ["keep"]
-
-
-def test_the_fusion_takes_the_keyword_hits_that_match_the_querys_informative_terms() -> None:
-    scores = {"both": 5.0, "one": 2.0, "name": 0.4}
-    assert strong_keyword_hits(["both", "one", "name"], scores, mass=5.0 / KEYWORD_GATE) == ["both"]
-    assert strong_keyword_hits(["both", "one", "name"], scores, mass=0.4 / KEYWORD_GATE) == ["both", "one", "name"]
 
 
 def test_a_store_written_before_the_per_bank_index_is_re_indexed(tmp_path: Path) -> None:

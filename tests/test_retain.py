@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from memwarden.policies.labels import STAGES, TOPICS
 from tests.conftest import asgi_warden, make_settings
 from tests.upstream import UpstreamProbe, create_upstream
 
@@ -180,7 +181,7 @@ async def test_dry_run_touches_nothing(warden: Warden) -> None:
 async def test_shadow_mode_forwards_everything_unchanged_and_audits(probe: UpstreamProbe, tmp_path: Path) -> None:
     async for warden in make_warden(probe, tmp_path, mode="shadow"):
         body = {
-            "items": [{"content": "still broken"}, {"content": "决定用激活码订阅模式", "tags": ["topic=x"]}],
+            "items": [{"content": "still broken"}, {"content": "这个功能有没有必要？", "tags": ["topic=x"]}],
             "async": True,
         }
         r = await warden.client.post(RETAIN, json=body)
@@ -223,17 +224,26 @@ async def test_redact_mode_masks_and_stores(probe: UpstreamProbe, tmp_path: Path
             assert secret.encode() not in path.read_bytes(), path
 
 
-async def test_client_labels_validated_and_unknown_refused(warden: Warden) -> None:
+async def test_client_labels_validated_and_unknown_ones_kept_as_client_tags(warden: Warden) -> None:
+    """A known label or an alias is memwarden's label; a topic or stage the vocabulary does not know
+    is the client's own tag, kept as sent, and never a reason to refuse the memory."""
     r = await warden.retain(
         {"content": "生产数据库统一用 PostgreSQL 16", "tags": ["Topic=Infrastructure", "stage:wip"]},
         {"content": "Alice prefers dark roast coffee.", "tags": ["topic:gardening"]},
+        {
+            "content": "The NAS in the closet runs TrueNAS with two mirrored 8 TB disks.",
+            "tags": ["topic:homelab", "stage:someday"],
+        },
     )
-    assert json.loads(r.headers["x-warden-decisions"]) == {"store": 1, "reject": 1}
-    (sent,) = warden.forwarded()
-    assert sent["tags"][:2] == ["topic:infra", "stage:process"]
-    reject = warden.events()[-1]
-    assert reject["rule"] == "label.unknown_topic"
-    assert "gardening" in reject["reason"]
+    assert json.loads(r.headers["x-warden-decisions"]) == {"store": 3}
+    first, second, third = warden.forwarded()
+    assert first["tags"][:2] == ["topic:infra", "stage:process"]
+    assert second["tags"][0].startswith("topic:")
+    assert second["tags"][0] != "topic:gardening"
+    assert "topic:gardening" in second["tags"]
+    assert {"topic:homelab", "stage:someday"} <= set(third["tags"])
+    labels = [t for t in third["tags"] if t.split(":")[1] in (*TOPICS, *STAGES)]
+    assert len(labels) == 2  # memwarden's own topic and stage beside the client's tags
 
 
 async def test_other_item_fields_and_request_fields_are_kept(warden: Warden) -> None:

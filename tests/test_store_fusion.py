@@ -3,7 +3,23 @@ inputs without a database."""
 
 from __future__ import annotations
 
-from memwarden.store.fusion import FEEDBACK_CAP, FEEDBACK_STEP, RRF_K, fill_budget, nudge, ranking, rrf
+import math
+
+import pytest
+
+from memwarden.store.fusion import (
+    AGREEMENT_FLOOR,
+    AGREEMENT_WEIGHT,
+    FEEDBACK_CAP,
+    FEEDBACK_STEP,
+    RRF_K,
+    fill_budget,
+    fuse,
+    nudge,
+    ranking,
+    relevance,
+    rrf,
+)
 
 
 def test_rrf_sums_one_over_k_plus_rank_across_the_rankings() -> None:
@@ -41,23 +57,80 @@ def test_rrf_of_nothing_is_empty() -> None:
 
 
 def test_feedback_nudges_by_a_step_a_vote_up_to_the_cap() -> None:
-    # a was first in both retrievers, b second and c third in one.
-    fused = {"a": 2 / 61, "b": 1 / 62, "c": 1 / 63}
-    assert FEEDBACK_STEP == 0.25 / 61  # a quarter of a first place in one retriever
+    fused = {"a": 2.0, "b": 1.0, "c": 0.8}
+    assert FEEDBACK_STEP == 0.25  # a quarter of a standard deviation of the query's cosines
     up = nudge(fused, {"c": 1})
-    assert up == {"a": 2 / 61, "b": 1 / 62, "c": 1 / 63 + FEEDBACK_STEP}
+    assert up == {"a": 2.0, "b": 1.0, "c": 0.8 + FEEDBACK_STEP}
     assert ranking(up) == ["a", "c", "b"]
     # Past FEEDBACK_CAP (3) votes count as 3, either way: c still stays below a.
     assert FEEDBACK_CAP == 3
-    assert nudge(fused, {"c": 10}) == nudge(fused, {"c": 3}) == {**fused, "c": 1 / 63 + FEEDBACK_STEP * 3}
+    assert nudge(fused, {"c": 10}) == nudge(fused, {"c": 3}) == {**fused, "c": 0.8 + FEEDBACK_STEP * 3}
     assert ranking(nudge(fused, {"c": 10})) == ["a", "c", "b"]
     down = nudge(fused, {"b": -1})
-    assert down["b"] == 1 / 62 - FEEDBACK_STEP
+    assert down["b"] == 1.0 - FEEDBACK_STEP
     assert ranking(down) == ["a", "c", "b"]
     assert nudge(fused, {"b": -10}) == nudge(fused, {"b": -3})
     # A vote for a memory that was not a candidate adds nothing; the input is left as it was.
     assert nudge(fused, {"zzz": 3}) == fused
-    assert fused == {"a": 2 / 61, "b": 1 / 62, "c": 1 / 63}
+    assert fused == {"a": 2.0, "b": 1.0, "c": 0.8}
+
+
+# Five memories' cosines and their z-scores within the pool (mean 0.8, standard deviation √0.02).
+SEMANTIC = [("a", 1.0), ("b", 0.9), ("c", 0.8), ("d", 0.7), ("e", 0.6)]
+Z = {i: (c - 0.8) / math.sqrt(0.02) for i, c in SEMANTIC}  # a ≈ 1.41, b ≈ 0.71, c = 0, …
+
+
+def test_the_semantic_arm_alone_ranks_by_z_score() -> None:
+    fused = fuse(SEMANTIC, [], 0.0)
+    assert fused.keyword_weight == 0.0
+    assert ranking(fused.scores) == ["a", "b", "c", "d", "e"]
+    assert all(math.isclose(fused.scores[i], Z[i], abs_tol=1e-9) for i in Z)
+
+
+def test_keyword_evidence_counts_when_the_semantic_arm_agrees_with_its_first_hit() -> None:
+    """The keyword arm's first hit b has a semantic z of 0.71, below the floor of 1: a paraphrased
+    question whose keyword hits share a name only; its evidence does not count. Its first hit a
+    (z 1.41) makes it count with weight 1.41 - 1: worded like the answer, both arms agree."""
+    assert (AGREEMENT_WEIGHT, AGREEMENT_FLOOR) == (1.0, 1.0)
+    paraphrased = fuse(SEMANTIC, [("b", 3.0), ("e", 2.0)], mass=2.0)
+    assert paraphrased.keyword_weight == 0.0
+    assert ranking(paraphrased.scores) == ["a", "b", "c", "d", "e"]
+    worded = fuse(SEMANTIC, [("a", 1.0), ("e", 12.0)], mass=2.0)
+    weight = Z["a"] - 1.0
+    assert math.isclose(worded.keyword_weight, weight)
+    assert math.isclose(worded.scores["a"], Z["a"] + weight * 0.5)
+    assert math.isclose(worded.scores["e"], Z["e"] + weight * 6.0)  # -1.41 + 2.49: above b
+    assert ranking(worded.scores) == ["a", "e", "b", "c", "d"]
+
+
+def test_a_keyword_hit_the_semantic_pool_missed_starts_from_its_floor() -> None:
+    fused = fuse(SEMANTIC, [("a", 2.0), ("x", 2.0)], mass=1.0)
+    assert math.isclose(fused.scores["x"], Z["e"] + (Z["a"] - 1.0) * 2.0)  # the pool's lowest z, plus its evidence
+
+
+def test_without_a_semantic_ranking_the_keyword_ranking_alone() -> None:
+    fused = fuse([], [("k1", 4.0), ("k2", 2.0)], mass=4.0)
+    assert fused.scores == {"k1": 1.0, "k2": 0.5}
+
+
+@pytest.mark.parametrize(
+    ("cosine", "share", "low", "high"),
+    [
+        (0.92, 1.0, 0.99, 1.0),  # close in meaning and in words: relevant
+        (0.90, None, 0.5, 0.6),  # about where relevant and irrelevant memories meet
+        (0.80, None, 0.1, 0.25),  # e5's cosine for an unrelated sentence: not relevant
+        (None, 0.2, 0.0, 0.01),
+    ],
+)
+def test_relevance_is_calibrated_between_0_and_1(
+    cosine: float | None, share: float | None, low: float, high: float
+) -> None:
+    assert low <= relevance(cosine, share) <= high
+
+
+def test_relevance_grows_with_either_arm() -> None:
+    assert relevance(0.85, 0.5) > relevance(0.85, None) > relevance(0.80, None)
+    assert relevance(0.85, 5.0) == relevance(0.85, 1.5)  # the keyword share counts up to 1.5
 
 
 def test_fill_skips_what_does_not_fit_and_tries_the_next() -> None:

@@ -142,7 +142,13 @@ def test_an_exact_filter_too_wide_to_rewrite_is_refused() -> None:
 # -- memwarden's labels invisible to a filter that does not name them ----------------------------
 
 SPACE = LabelSpace.of(["infra", "personal"], ["decision", "reference"])
-client_tag = st.builds(lambda k, v: f"{k}:{v}", st.sampled_from(["user", "team"]), st.sampled_from(["alice", "ops"]))
+# A client's own tags, among them a topic or a stage the vocabulary does not know ("topic:homelab"):
+# memwarden keeps those as the client's, and a filter naming them stays label-blind.
+client_tag = st.builds(
+    lambda k, v: f"{k}:{v}",
+    st.sampled_from(["user", "team", "topic", "stage"]),
+    st.sampled_from(["alice", "ops", "homelab"]),
+)
 client_tags = st.frozensets(st.one_of(client_tag, plain), max_size=3)
 # A label pair and the separator memwarden wrote with: a deployment that changed its separator
 # holds memories of both.

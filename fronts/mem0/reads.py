@@ -6,8 +6,11 @@ Hindsight — with the filter's entity tags as the backend's tag filter, then ma
 ledger memory (a hit the ledger does not hold active — archived, superseded, written around
 memwarden — never comes back) and applies the whole filter exactly there.
 
-Scores are 0..1: the better of the hit's semantic similarity and its keyword score as the backend
-gives them (both 0..1), else by rank.
+Scores are 0..1: the backend's calibrated relevance (the self-hosted store's, or Hindsight's
+cross-encoder score), else the better of the hit's semantic similarity and its keyword score as the
+backend gives them (both 0..1), else by rank. The store's relevance compares across queries (a
+memory a question is about scores ~0.8, an unrelated one ~0.2; README *Retrieval quality*), so
+Mem0's ``threshold`` means what it says.
 """
 
 from __future__ import annotations
@@ -54,8 +57,9 @@ def _score(memory: Memory, rank: int) -> float:
     scores = memory.extra.get("scores") if isinstance(memory.extra, Mapping) else None
     best = None
     if isinstance(scores, Mapping):
-        values = [v for k in ("semantic", "keyword") if isinstance(v := scores.get(k), int | float)]
-        if values:
+        if isinstance(calibrated := scores.get("reranker"), int | float):
+            best = calibrated  # the self-hosted store's calibrated relevance (or Hindsight's reranker)
+        elif values := [v for k in ("semantic", "keyword") if isinstance(v := scores.get(k), int | float)]:
             best = max(values)
     if best is None:
         best = 1.0 / (1 + rank)

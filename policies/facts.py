@@ -1,0 +1,331 @@
+"""Statements of fact: a sentence that says something about a person, a project or the world.
+
+The quality rules say what is noise; this module says what is a fact, so that a short or chatty
+fact is never taken for noise ("I'm diabetic.", "Call me Liz.", "lol I'm a lefty", "我对青霉素过敏",
+"The user is a night-shift nurse."). A sentence is a statement of fact when one of its clauses has
+a subject — the speaker (``I``, ``we``, ``my …``, ``我``), another person (``he``, ``the user``, a
+name, ``用户``, ``我妈``) or a thing (``the office wifi``) — and a predicate that carries content:
+being something, having, living, liking, doing regularly, planning, deciding, a life event. Or when
+it is a standing instruction about how to answer ("Please always reply in Spanish.", "以后都用中文回答我").
+
+What is *not* a fact, however it is phrased: reactions and feelings about the conversation ("I'm so
+happy for you!", "I love that!", "我太开心了"), acknowledgements ("I see", "I know", "我知道了"),
+what the speaker is doing right now ("I'm checking", "I'll let you know", "我看看"), questions, and
+the work-in-progress chatter the quality rules catch (a fact found here does not overrule them).
+
+Pure functions over the *prepared* text (NFKC, casefolded, whitespace collapsed) plus the original
+text where case matters (a name as subject). Each answer names the kind of statement — ``self``,
+``person``, ``named``, ``thing``, ``instruction`` — for the verdict's reason.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+Kind = Literal["self", "person", "named", "thing", "instruction"]
+# The kinds sure enough to overrule a reject rule (a request, a hedge, a word of progress beside the
+# fact): a subject the sentence names by pronoun or role. A capitalised first word may be a name
+# ("Alice loves …") or not ("Tests are passing now"), and "the build is …" may be progress: those
+# keep a text no rule rejected, and overrule nothing.
+OVERRULING: frozenset[Kind] = frozenset({"self", "person", "instruction"})
+
+# Openers that carry nothing: interjections, discourse markers, "just so you know".
+_LEAD = re.compile(
+    r"^(?:(?:oh+|ah+|aw+|haha+|hah|lol|lmao|omg|wow|yay+|yeah|yes|yep|nope|no|ok(?:ay)?|so|well|and|but|also|"
+    r"anyway[s]?|actually|honestly|maybe|perhaps|probably|btw|fyi|ps|p\.s\.|hey|hi|hello|heya|hiya|dude|man|guess what|"
+    r"oh my god|oh man|by the way|just so you know|for the record|for future reference|heads up|"
+    r"remember(?: that)?|please remember(?: that)?|note(?: that)?|keep in mind(?: that)?|don't forget(?: that)?|"
+    r"quick update|update|random fact|fun fact|true story|same here|me too|thanks|thank you|ty|cool|nice|great)"
+    r"(?:\s*[,:;.!~\-—–]+\s*|\s+))+"
+)
+_EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F]+")
+
+# --- English ------------------------------------------------------------------------------------
+
+_BE = r"(?:am|'m|’m|m|are|'re|’re|is|'s|’s|was|were|have been|'ve been|has been|will be|'ll be)"
+_ADVERBS = (
+    r"(?:(?:so|very|really|super|just|totally|pretty|too|also|still|now|finally|actually|kinda|kind of|"
+    r"a bit|a little|not|never|always|usually|often|sometimes|currently|officially|basically|literally|"
+    r"definitely|probably|recently|already|even|only|mostly|kind|sort of|gonna be|going to be|quite)\s+)*"
+)
+# After "I'm" / "we're": what makes it a feeling, a reaction or the here and now, not a fact.
+_NOT_A_STATE = re.compile(
+    r"^(?:happy|glad|sorry|excited|thrilled|stoked|pumped|fine|good|great|ok|okay|alright|all right|well|"
+    r"tired|exhausted|sleepy|bored|sad|upset|jealous|proud of you|lucky|blessed|grateful|thankful|relieved|"
+    r"impressed|amazed|shocked|surprised|confused|lost|kidding|joking|dying|dead|serious|curious|wondering|"
+    r"thinking|looking|checking|trying|on it|here|there|back|home|done|ready|in|out|off|busy|late|away|"
+    r"about to|heading|going to (?:bed|sleep|check|try|look|ask|go)|gonna (?:check|try|look|ask|go)|listening|"
+    r"all good|all set|good to go|with you|all ears|so in|down|game|sure|not sure|unsure|afraid so|"
+    r"afraid not|right|wrong|with it|speechless|crying|screaming|obsessed|dead serious|honou?red|"
+    r"flattered|touched|sold|convinced|jealous|in love with (?:it|this|that)|a fan of (?:it|this|that)|"
+    r"(?:so )?happy for|glad you|sorry to hear|sorry for|excited for you|rooting for|still here|"
+    r"a bit|the best|the worst|it|that|this|you|yours|saying|just saying|asking|wondering|curious|"
+    r"working on it|on my way|almost there|almost done|finished|free now|around|available|hungry|starving|"
+    r"freezing|cold|hot|sick of|over it|feeling|doing (?:good|great|well|ok|okay|fine|alright))\b"
+)
+# Verbs after "I" / "we" that are conversation, not a fact about the speaker.
+_NOT_A_FACT_VERB = re.compile(
+    r"^(?:know|see|think|guess|mean|hope|bet|agree|understand|wonder|suppose|believe|doubt|feel|felt|"
+    r"appreciate|apologi[sz]e|promise|swear|miss you|love you|love (?:it|that|this|those|these|them|how|"
+    r"your|the way|hearing|seeing)|like (?:it|that|this|the way|how|your)|hate (?:it|that|this) when|"
+    r"had (?:a |an |such a |so much )?(?:great|good|nice|lovely|wonderful|fun|amazing|blast|ball|fantastic|"
+    r"awesome|best)\b|"
+    r"have (?:a |an )?(?:good|great|nice|lovely|wonderful|fun)\b|have no idea|had no idea|have a question|"
+    r"can't wait|cannot wait|can't believe|cannot believe|couldn't|can't|cannot|could|would|wouldn't|"
+    r"should|shouldn't|might|may|must|'ll|’ll|will|won't|shall|'d (?:love|like|be|say)|’d (?:love|like|be)|"
+    r"would love|wish|wanted to (?:say|ask|check|let)|want to (?:know|ask|say|check|see|hear)|"
+    r"need to (?:go|run|check|ask|think)|have to (?:go|run|check|ask)|gotta|got (?:it|you|this|ya)|"
+    r"get it|see what you mean|just (?:wanted|checked|saw|realized|noticed|thought|meant)|"
+    r"(?:just )?(?:pushed|deployed|merged|fixed|checked|ran|restarted|tried|updated|uploaded|committed|"
+    r"rebased|installed|reran|re-ran|rolled back|reverted|looked|read through|skimmed)|"
+    r"remember (?:that|when|you)|forgot|told you|said|asked|meant|was (?:just|only) (?:kidding|joking|saying)|"
+    r"do(?:n't|n’t| not)? (?:know|think|get it|mind|care|remember|see)|"
+    r"did(?:n't|n’t)? (?:know|see|get|mean)|am (?:not )?sure|'?m (?:not )?sure|laughed|cried|screamed)\b"
+)
+_SELF_BE = re.compile(rf"^(?:i|we)\s+{_BE}\s+{_ADVERBS}(?P<rest>.+)$")
+_SELF_VERB = re.compile(
+    r"^(?:i|we|me and \w+|\w+ and i|my (?:wife|husband|partner|boyfriend|girlfriend|family|kids) and i)\s+"
+    + _ADVERBS
+    + r"(?P<rest>.+)$"
+)
+# "my X …", "our X …": a possession, a relation or an attribute, then what is said of it.
+_POSSESSIVE = re.compile(
+    r"^(?:my|our|his|her|their|mine|ours)\s+(?P<thing>[^\s,.!?]+(?:\s+[^\s,.!?]+){0,3}?)\s+"
+    r"(?P<rest>(?:is|are|was|were|has|have|had|'s|’s|just|will|lives|works|loves|likes|hates|got|started|"
+    r"moved|turns|turned|goes|went|starts|plays|runs|needs|wants|uses|can't|cannot|doesn't|don't|never|"
+    r"always|still|finally|\w+s|\w+ed)\b.*)$"
+)
+_NOT_A_POSSESSIVE = re.compile(r"^(?:bad|pleasure|god|gosh|goodness|lord|word|heart|bad\b.*|mind|head|brain)$")
+# Third person: pronouns and role nouns (a name is found on the original text).
+_PERSON = re.compile(
+    r"^(?:he|she|they|the user|user|the customer|customer|the client|client|the assistant's user|"
+    r"the owner|the team|the family|(?:the )?user's \w+|(?:his|her|their) \w+)\s+" + _ADVERBS + r"(?P<rest>.+)$"
+)
+_NAME = re.compile(r"^(?P<name>[A-Z][a-z'’\-]+(?:\s+[A-Z][a-z'’\-]+)?)\s+(?P<rest>.+)$")
+_NOT_A_NAME = frozenset(
+    """i i've i'm i'd i'll it this that there here these those they we you he she what when where why how who which
+    please thanks thank hi hello hey ok okay yes no sure maybe perhaps also and but so if then now
+    today tomorrow yesterday tonight just let lets let's can could would should will did do does
+    is are was were have has had great nice cool good awesome wow oh ah haha lol omg sounds looks
+    seems same happy sorry glad welcome congrats congratulations merry hope good morning night
+    well right true definitely absolutely totally honestly actually anyway btw love miss see""".split()
+)
+# A predicate with content after a subject: being something, having, doing, a life event.
+_CONTENT_VERB = re.compile(
+    r"^(?:(?:don't|don’t|do not|doesn't|does not|didn't|did not|never|no longer|can't|cannot|still|"
+    r"also|usually|often|always|now|just|finally|recently|used to|started|start|stopped|plan to|"
+    r"planning to|'m planning to|am planning to|want to|wants to|hope to|going to|'m going to|gonna|"
+    r"decided to|have decided to|will|'ll|would like to)\s+)*"
+    r"(?:is|are|was|were|'s|’s|am|'m|be|been|has|have|had|'ve|got|get|gets|own|owns|live|lives|lived|living|"
+    r"work|works|worked|working|study|studies|studied|studying|teach|teaches|taught|run|runs|ran|"
+    r"swim|swims|play|plays|played|read|reads|reading|watch|watches|train|trains|training|cook|cooks|"
+    r"bake|bakes|collect|collects|drive|drives|drove|use|uses|used|love|loves|loved|like|likes|liked|"
+    r"enjoy|enjoys|enjoyed|hate|hates|hated|dislike|dislikes|prefer|prefers|preferred|need|needs|eat|eats|"
+    r"ate|drink|drinks|take|takes|took|go|goes|went|visit|visits|visited|visiting|move|moves|moved|moving|"
+    r"start|starts|started|starting|quit|quits|join|joins|joined|buy|buys|bought|adopt|adopted|marry|"
+    r"married|graduate|graduated|graduating|finish|finished|retire|retired|retiring|decide|decided|plan|"
+    r"plans|planned|volunteer|volunteers|practice|practise|practices|speak|speaks|grew|grow|born|wake|"
+    r"wakes|sleep|sleeps|ride|rides|hike|hikes|climb|climbs|paint|paints|draw|draws|sing|sings|dance|"
+    r"dances|write|writes|wrote|make|makes|made|build|builds|built|fly|flies|flew|travel|travels|"
+    r"traveled|travelled|won|lost|broke|signed|booked|switched|changed|sold|rent|rents|rented|manage|"
+    r"manages|lead|leads|belong|belongs|come|comes|came|attend|attends|attended|met|celebrate|"
+    r"celebrated|named|call|calls|called|spend|spends|spent|save|saves|saved|invest|invested|avoid|avoids|"
+    r"keep|keeps|kept|wear|wears|grow|grows|raise|raises|raised|care|cares|suffer|suffers|"
+    r"allergic|diagnosed|pregnant|expecting|engaged|divorced|single|vegan|vegetarian|deaf|blind|"
+    r"left-handed|lefty|gluten|lactose|diabetic|interested|into|from|based|originally|allergic|"
+    r"responsible|in charge|a|an|the|\d)\b"
+)
+
+# Standing instructions about how to answer.
+_INSTRUCTION = re.compile(
+    r"^(?:please\s+|pls\s+|plz\s+|and\s+)?(?:"
+    r"(?:always|never|from now on|going forward|in (?:the )?future|by default|every time|whenever you)\b.{0,80}"
+    r"\b(?:reply|replies|answer|answers|respond|responses|write|use|call|speak|talk|format|include|add|"
+    r"give|show|send|keep|address|refer|explain|say|mention|ask|remind|suggest|recommend|cite|sign|spell|"
+    r"be|put|list|avoid|assume|translate|round|convert|quote)\b"
+    r"|(?:reply|respond|answer|write|talk|speak)\s+(?:to me\s+)?(?:only\s+)?in\s+\w+"
+    r"|call me\s+\S|address me as\s+\S|you can call me\s+\S|my name is\s+\S|my name's\s+\S|i go by\s+\S"
+    r"|(?:don't|don’t|do not|never|stop)\s+(?:ever\s+)?(?:use|using|add|adding|include|including|send|sending|"
+    r"call|calling|give|giving|suggest|suggesting|recommend|recommending|mention|mentioning|show|showing|"
+    r"say|saying|ask|asking|write|writing|reply|replying|answer|answering|assume|assuming)\b.{0,60}"
+    r"\b(?:me|my|i|us|our|again|emoji|emojis|jargon|markdown|bullet points?|tables?|exclamation)\b"
+    r"|keep (?:your |the |all )?(?:answers|replies|responses|messages|summaries|explanations)\s+\w+"
+    r"|(?:answers|replies|responses) (?:should|must) (?:be|stay|always)\b"
+    r"|(?:use|prefer) (?:the )?(?:metric|imperial|celsius|fahrenheit|24-hour|12-hour|british|american|us)\b"
+    r"|(?:metric|imperial) units\b|(?:celsius|fahrenheit|24-hour time|12-hour time) (?:only|please)\b"
+    r")"
+)
+
+# --- Chinese ------------------------------------------------------------------------------------
+
+_ZH_SUBJECT = (
+    r"(?P<who>(?:我|他|她|我们|我们家|我家|用户|客户)(?:的)?(?:老公|老婆|妻子|丈夫|媳妇|对象|男朋友|女朋友|爸爸|妈妈|爸|妈|父母|"
+    r"儿子|女儿|孩子|哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|公婆|岳父|岳母|家人|朋友|同事|"
+    r"老板|领导|猫|狗|公司|团队)|我们家|我们|咱们|咱家|咱|我家|我的|我|用户的?|客户的?|他们|她们|他的|她的|他|她)"
+)
+_ZH_ADVERBS = (
+    r"(?:也|还|都|现在|已经|一直|平时|每天|每周|每个月|每年|最近|刚|刚刚|终于|下个?月|明年|今年|去年|上个?月|"
+    r"上周|下周[一二三四五六日天]?|这周[一二三四五六日天]?|其实|本来|从小|一般|经常|常|偶尔|总是|不|没|没有|不太|特别|很|挺|比较|真的|正式|马上就要|就要|快要|"
+    r"打算|准备|计划|决定|开始|又|才|就|只|基本上|主要|周末|晚上|早上|每天早上|每周[一二三四五六日天]|"
+    r"周[一二三四五六日天])*"
+)
+_ZH_NOT_A_FACT = re.compile(
+    r"^(?:我(?:也是|也觉得|也这么|知道|知道了|看看|看一下|想想|想一想|觉得(?:也是|是的|还行|可以|不错|挺好)|去|来|"
+    r"同意|的天|的妈|靠|在路上|在呢|在吗|在的|在忙|在看|在想|在听|在查|马上|先|再|等下|等会|一会|好(?:开心|高兴|累|困|饿|想你|羡慕)|"
+    r"太(?:开心|高兴|激动|感动|羡慕|喜欢这个|爱这个|难了|累了|惨了)|爱你|懂|懂了|明白|明白了|是说|就是说|也想|还想|"
+    r"刚看到|刚看|刚才|记得你|服了|哭了|笑死|晕|醉了|信你|错了|没事|没问题|没关系|不知道|不懂|不确定|随便|都行|可以|行|"
+    r"好了|好的|收到|谢谢|感谢|猜|猜的|以为|只是说|开玩笑|不是这个意思)|"
+    r"(?:他|她|他们|她们)(?:说|问|觉得|知道|也是|好|太)|我们(?:走|去|来|聊|开始吧|下次聊|改天))"
+)
+_ZH_PREDICATE = re.compile(
+    r"^(?:是(?!说|吧|啊|呀|嘛|的[。！!～~]*$)|在.{1,12}(?:工作|上班|上学|读|念|住|做|当|实习|教)|住|有(?!点|些|空|时间|事|道理)|养|"
+    r"喜欢|爱(?!你|死|了)|讨厌|不吃|不喝|吃素|忌口|对.{1,12}过敏|过敏|患|确诊|得了|打算|准备|计划|要去|想去|决定|"
+    r"买了|换了|搬|开始|报了|报名|怀孕|生了|在学|在练|在读|在备考|在准备|学|练|读|考|当|做|开|用|叫|属|毕业|结婚|"
+    r"离婚|退休|辞职|入职|跳槽|加入|参加|去了|来自|老家|出生|生日|今年|[0-9一二三四五六七八九十两]+(?:岁|个|只|套|辆)|"
+    r"每天|每周|每个|每年|周末|一般|平时|从来不|从不|不能|不会|会|能|擅长|负责|管|带|跑|游泳|健身|减肥|戒|"
+    r"(?:跟|和|与).{1,8}(?:分手|结婚|订婚|在一起|复合|离婚|同居)|回(?!复|答|头|来了吗)|想(?:去|学|试|买|换|搬|考|报|养)|迷上|爱上|入坑|追|看完|读完|在看|在追|最爱|最喜欢|口味|习惯|信|属于|姓|名字|上(?:班|学|初|高|小|大|幼)|来看|回来|回国|过来|去世|走了|住院|出院|升职|加薪|离职)"
+)
+_ZH_INSTRUCTION = re.compile(
+    r"(?:以后|今后|从现在起|从现在开始|之后|往后|每次|一律|始终|总是|永远|默认)(?:都|请|就|也)?(?:用|给我|跟我|和我|帮我|别|不要|"
+    r"称呼|叫我|回答|回复|说|写|以)"
+    r"|(?:请|麻烦)?(?:一直|始终|总是|永远)?用(?:中文|英文|英语|日语|粤语|繁体|简体|普通话)(?:回答|回复|跟我|和我|写|说|交流)"
+    r"|^(?:请)?叫我.{1,10}$|^(?:请)?称呼我|^我的名字(?:是|叫)|^我叫.{1,12}$"
+    r"|(?:别|不要|不许|不准|别再|不要再)(?:给我|跟我|对我|用|发|加|写|说|推荐|提|问)"
+    r"|回答(?:尽量|请|要|都)?(?:简短|简洁|短一点|详细|用)"
+    r"|(?:以后|今后|之后|往后)(?:都)?不(?:用|要|必)(?:再)?(?:问|提醒|解释|确认|加|用)"
+)
+_ZH_HABIT = re.compile(r"每天|每周|每个月|每年|打算|准备|计划|决定|开始|周[一二三四五六日天]")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+# A question, however it is asked: a question mark, a Chinese question particle at the end, an
+# A-not-A question ("他是不是搬家了").
+_QUESTION = re.compile(
+    r"[?？]\s*[\"'”’」』)]*$|(?:吗|么|呢|嘛)[\s。.!！~～]*$"
+    r"|是不是|有没有|要不要|能不能|会不会|对不对|好不好|行不行|可不可以|是否"
+)
+_CLAUSES = re.compile(r"\s*(?:[,;:!，；：！。～~—–]+|\s-\s|\.\s)\s*")
+
+
+_CONTRACTIONS = (
+    (re.compile(r"\b(i|we|you|they)'ve\b"), r"\1 have"),
+    (re.compile(r"\b(i|we|you|they)'d\b"), r"\1 would"),
+    (re.compile(r"\b(i|we|you|they)'ll\b"), r"\1 will"),
+    (re.compile(r"\b(we|you|they)'re\b"), r"\1 are"),
+    (re.compile(r"\bi'?m\b"), "i am"),
+)
+
+
+def _expand(prepared: str) -> str:
+    """Apostrophes made plain and the first and second person's contractions written out."""
+    out = prepared.replace("’", "'")
+    if "'" not in out and "im" not in out:
+        return out
+    for pattern, repl in _CONTRACTIONS:
+        out = pattern.sub(repl, out)
+    return out
+
+
+def statement_kind(prepared: str, text: str = "") -> Kind | None:
+    """The kind of statement of fact ``prepared`` makes (``text``: the same sentence as written,
+    for a name as its subject), or None when it makes none. A question is never a statement."""
+    body = _expand(_EMOJI.sub(" ", prepared)).strip()
+    if not body or _QUESTION.search(body):
+        return None
+    if _INSTRUCTION.search(_strip_lead(body)) or _ZH_INSTRUCTION.search(body):
+        return "instruction"
+    original = [c for c in _CLAUSES.split(_EMOJI.sub(" ", text)) if c] if text else []
+    for n, clause in enumerate(c for c in _CLAUSES.split(body) if c):
+        clause = _strip_lead(clause)
+        if not clause:
+            continue
+        kind = _zh_clause(clause) if _CJK.match(clause) else _en_clause(clause)
+        if kind is None and n < len(original) and not _CJK.match(clause):
+            kind = _named_clause(_strip_lead_original(original[n]))
+        if kind is not None:
+            return kind
+    return None
+
+
+def _strip_lead(clause: str) -> str:
+    return _LEAD.sub("", clause).strip()
+
+
+def _strip_lead_original(clause: str) -> str:
+    lead = _LEAD.match(clause.casefold())
+    return clause[lead.end() :].strip() if lead else clause.strip()
+
+
+def _en_clause(clause: str) -> Kind | None:
+    be = _SELF_BE.match(clause)
+    if be is not None and re.match(r"^(?:i am|we are|i was|we were|i have been|we have been)\b", clause):
+        rest = be["rest"]
+        if _NOT_A_STATE.match(rest) or _NOT_A_FACT_VERB.match(rest):
+            return None
+        return "self" if _content(rest) else None
+    verb = _SELF_VERB.match(clause)
+    if verb is not None:
+        rest = verb["rest"]
+        if _NOT_A_FACT_VERB.match(rest):
+            return None
+        return "self" if _CONTENT_VERB.match(rest) and _content(rest) else None
+    owned = _POSSESSIVE.match(clause)
+    if owned is not None and not _NOT_A_POSSESSIVE.match(owned["thing"]):
+        return "self" if clause.startswith(("my ", "our ", "mine ", "ours ")) else "person"
+    person = _PERSON.match(clause)
+    if person is not None:
+        rest = person["rest"]
+        if _NOT_A_FACT_VERB.match(rest) or re.match(r"^(?:said|says|asked|asks|told|thinks|thought)\b", rest):
+            return None
+        return "person" if _CONTENT_VERB.match(rest) and _content(rest) else None
+    return None
+
+
+def _named_clause(clause: str) -> Kind | None:
+    """A clause whose subject is a name as written ("Alice loves programming in Python", "Charlie is
+    interested in quantum physics", "The office wifi is called Orchard-5G")."""
+    thing = re.match(
+        r"^(?:the|our|this|that)\s+(?P<what>[\w\-' ]{2,40}?)\s+(?P<rest>(?:is|are|was|were|has|have)\s.+)$",
+        clause,
+        re.I,
+    )
+    if thing is not None and not re.match(
+        r"^(?:one|thing|point|idea|problem|question|best|worst)$", thing["what"], re.I
+    ):
+        rest = thing["rest"].casefold()
+        if not _NOT_A_STATE.match(re.sub(r"^(?:is|are|was|were|has|have)\s+" + _ADVERBS, "", rest)):
+            return "thing" if _content(rest) else None
+    named = _NAME.match(clause)
+    if named is None or named["name"].split()[0].casefold() in _NOT_A_NAME:
+        return None
+    rest = named["rest"].casefold()
+    if re.match(r"^(?:are|were|have|do|don't|did|can|will|would|should|could)\b", rest):
+        return None  # a plural ("Tests are passing now") or a modal: no sure subject
+    rest = re.sub(r"^(?:" + _ADVERBS + r")", "", rest)
+    if _NOT_A_FACT_VERB.match(rest) or re.match(r"^(?:said|says|asked|asks|told|thinks|thought)\b", rest):
+        return None
+    state = re.sub(r"^(?:is|was|'s|’s)\s+" + _ADVERBS, "", rest)
+    if state != rest and _NOT_A_STATE.match(state):
+        return None
+    return "named" if _CONTENT_VERB.match(rest) and _content(rest) else None
+
+
+def _content(rest: str) -> bool:
+    """Whether the predicate says something: at least one word of three letters or more beyond
+    the verb, or a number ("I'm 34")."""
+    words = re.findall(r"[a-z][a-z'’\-]+|\d+", rest)
+    return len(words) >= 2 or any(w.isdigit() for w in words) or (len(words) == 1 and len(words[0]) >= 4)
+
+
+def _zh_clause(clause: str) -> Kind | None:
+    if _ZH_NOT_A_FACT.match(clause):
+        return None
+    subject = re.match(_ZH_SUBJECT + _ZH_ADVERBS, clause)
+    if subject is None:
+        return None
+    rest = clause[subject.end() :]
+    if len(_CJK.findall(rest)) + len(re.findall(r"[a-z0-9]+", rest)) < 2:
+        return None
+    # The adverbs may hold the predicate itself ("我每周三打羽毛球", "我决定辞职").
+    if not _ZH_PREDICATE.match(rest) and not _ZH_HABIT.search(subject.group(0)):
+        return None
+    return "self" if subject["who"] in ("我", "我们", "咱们", "咱", "咱家", "我家", "我们家", "我的") else "person"

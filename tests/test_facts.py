@@ -1,0 +1,150 @@
+"""Statements of fact (policies/facts.py) and what they change in the quality filter's verdict: a
+fact is never noise, however short or chatty; pleasantries, reactions and questions still go."""
+
+from __future__ import annotations
+
+import pytest
+
+from memwarden.policies.facts import statement_kind
+from memwarden.policies.quality import QualityFilter, prepare
+
+FILTER = QualityFilter()
+
+FACTS = [
+    # (text, kind): the speaker, another person, a standing instruction — English and Chinese.
+    ("I'm diabetic.", "self"),
+    ("I'm 41", "self"),
+    ("lol I'm left-handed", "self"),
+    ("Thanks!! btw I work nights at the children's hospital", "self"),
+    ("I live in Tromsø now.", "self"),
+    ("We got a second dog last month, a beagle called Pip", "self"),
+    ("my son plays the cello", "self"),
+    ("I swim on Tuesdays before work", "self"),
+    ("I've been learning Portuguese for a year", "self"),
+    ("The user is a night-shift nurse.", "person"),
+    ("She is allergic to latex", "person"),
+    ("Ines is vegan and hates cilantro", "named"),
+    ("The guest wifi is called Harbor-Guest", "thing"),
+    ("Call me Bea.", "instruction"),
+    ("Please always answer in Portuguese.", "instruction"),
+    ("never use emoji with me", "instruction"),
+    ("keep your answers short", "instruction"),
+    ("我对花生过敏", "self"),
+    ("我是幼儿园老师", "self"),
+    ("我每周六上午去游泳", "self"),
+    ("我女儿下个月开始上小学", "person"),
+    ("哈哈哈，我们家狗叫豆豆", "person"),
+    ("以后都用英文回复我", "instruction"),
+    ("我跟男朋友分手了", "self"),
+    ("她下周三回成都", "person"),
+]
+
+NOT_FACTS = [
+    "I'm so happy for you!",
+    "I love that!",
+    "I know, right",
+    "I'm fine, thanks",
+    "I'll check and get back to you",
+    "I'm on it",
+    "I had a lovely time",
+    "I can't wait to see you",
+    "I just pushed the fix",
+    "We should grab lunch sometime",
+    "He said he'd call later",
+    "Tests are passing now",
+    "What is your name?",
+    "I'm moving to Oslo, what should I pack?",
+    "我太开心了",
+    "我知道了",
+    "我看看",
+    "我也是",
+    "你最近怎么样？",
+    "他回来了吗",
+    "他是不是搬家了",
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), FACTS)
+def test_a_fact_is_found(text: str, kind: str) -> None:
+    assert statement_kind(prepare(text), text) == kind
+
+
+@pytest.mark.parametrize("text", NOT_FACTS)
+def test_no_fact_in_pleasantries_reactions_and_questions(text: str) -> None:
+    assert statement_kind(prepare(text), text) is None
+
+
+@pytest.mark.parametrize(("text", "kind"), FACTS)
+def test_a_fact_is_kept_by_a_sure_rule(text: str, kind: str) -> None:
+    """Kept, by a rule the learned layer does not second-guess (an ``allow.`` rule)."""
+    verdict = FILTER.assess(text)
+    assert verdict.keep, verdict.reason
+    assert verdict.rule.startswith("allow."), verdict.rule
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("我对青霉素过敏，请记住", "allow.fact"),  # a request beside the fact: request.zh overruled
+        ("Please remember I'm vegetarian", "allow.fact"),  # request.en overruled
+        ("Maybe I'm moving to Lisbon in spring", "allow.fact"),  # half_formed overruled
+        ("I just finished my first marathon!", "allow.fact"),  # progress.en overruled
+        ("I'm 34", "allow.fact"),  # shorter than the length bound
+    ],
+)
+def test_a_fact_overrules_requests_hedges_and_progress(text: str, rule: str) -> None:
+    verdict = FILTER.assess(text)
+    assert (verdict.keep, verdict.rule) == (True, rule), verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("Tests are passing now", "progress.en"),  # a capitalised word is no sure subject
+        ("still broken", "progress.en"),
+        ("I'm so happy for you!", None),
+        ("Thanks!", "chatter"),
+        ("Can you help me with something?", "question.mark"),
+    ],
+)
+def test_noise_is_not_rescued(text: str, rule: str | None) -> None:
+    verdict = FILTER.assess(text)
+    assert not verdict.keep or not verdict.rule.startswith("allow."), verdict.reason
+    if rule is not None:
+        assert (verdict.keep, verdict.rule) == (False, rule)
+
+
+def test_the_detector_can_be_switched_off() -> None:
+    off = QualityFilter(disabled=["allow.fact"])
+    assert off.assess("I'm 34").rule == "length.too_short"
+    assert off.assess("Please remember I'm vegetarian").rule == "request.en"
+
+
+@pytest.mark.parametrize(
+    ("text", "topic"),
+    [
+        ("My daughter is allergic to peanuts.", "personal"),
+        ("我女儿对花生过敏", "personal"),
+    ],
+)
+def test_a_fact_about_a_person_is_labelled_personal_by_the_rules(text: str, topic: str) -> None:
+    from memwarden.policies.pipeline import Pipeline
+
+    assert Pipeline().judge(0, text).topic == topic
+
+
+@pytest.mark.parametrize(
+    ("learned", "text", "topic"),
+    [
+        ("code", "My son is allergic to cats.", "personal"),  # about a person: never an engineering topic
+        ("infra", "我老婆怀孕了，预产期在五月", "personal"),
+        ("personal", "The CI runner image is pinned in the GitHub workflow.", "infra"),  # and back (a tie: infra first)
+        ("personal", "The billing service retries failed webhooks three times.", "personal"),  # no word decides
+        ("code", "Priya fixed the bug in the billing API; her daughter starts school in May.", "code"),  # both
+        ("business", "My son is allergic to cats.", "business"),  # only the engineering/personal line is guarded
+    ],
+)
+def test_people_and_engineering_are_kept_apart(learned: str, text: str, topic: str) -> None:
+    from memwarden.policies.pipeline import Pipeline
+
+    assert Pipeline()._people_apart(learned, prepare(text), None) == topic
