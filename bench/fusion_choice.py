@@ -3,8 +3,9 @@ set's **tune** split and every stratum, picked by the **worst** margin over the 
 
 Each question's two rankings (the semantic arm's cosine list, the keyword arm's BM25 list and the
 query's idf mass) are read once from the store, as recall reads them; each candidate then fuses
-them in pure Python. The margin of a candidate on a (set, stratum) is its R@5 minus the better arm's
-R@5 there; a candidate's score is its smallest margin anywhere (then its mean R@5, to break ties).
+them in pure Python. The margin of a candidate on a set, or on a stratum pooled over the sets (at least 60 questions), is
+its R@5 minus the better arm's R@5 there; a candidate's score is its smallest margin (then its mean
+R@5, to break ties).
 The eval splits are printed too, for the record, and never looked at by the choice.
 
 Usage: python -m bench.fusion_choice [--json FILE] [--embedder e5|hashing] [--sets a,b]
@@ -108,9 +109,12 @@ def candidates() -> dict[str, Fusion]:
         out[f"z(cosine) + {beta} x confidence x bm25/mass"] = partial(_adaptive, beta=beta)
     for beta in (0.25, 0.35, 0.75):
         out[f"z(cosine) + {beta} x bm25/mass"] = partial(_zsum, beta=beta, tau=0.0)
-    out["current (store/fusion.py)"] = lambda a: by_score(
-        fusion.fuse([i for i, _ in a.semantic], dict(a.semantic), [i for i, _ in a.keyword], dict(a.keyword), a.mass)
-    )
+    for weight in (0.5, 1.0, 2.0):
+        for floor in (0.0, 0.5, 1.0, 1.5):
+            out[f"z(cosine) + {weight} x max(0, z of the keyword's first hit - {floor}) x bm25/mass"] = partial(
+                _agreement, weight=weight, floor=floor
+            )
+    out["current (store/fusion.py)"] = lambda a: by_score(fusion.fuse(a.semantic, a.keyword, a.mass).scores)
     return out
 
 
@@ -126,6 +130,18 @@ def _gated(a: Arms, *, gate: float) -> list[str]:
 def _confident(a: Arms) -> list[str]:
     top = a.keyword[0][1] / a.mass if a.keyword and a.mass else 0.0
     return by_score(fusion.rrf([[i for i, _ in a.semantic], [i for i, _ in a.keyword]], weights=[1.0, min(1.0, top)]))
+
+
+def _agreement(a: Arms, *, weight: float, floor: float) -> list[str]:
+    if not a.semantic or not a.keyword or not a.mass:
+        return [i for i, _ in (a.semantic or a.keyword)]
+    mean, std = _z([s for _, s in a.semantic])
+    scores = {i: (s - mean) / std for i, s in a.semantic}
+    low = (min(s for _, s in a.semantic) - mean) / std
+    w = weight * max(0.0, scores.get(a.keyword[0][0], low) - floor)
+    for i, s in a.keyword:
+        scores[i] = scores.get(i, low) + w * s / a.mass
+    return by_score(scores)
 
 
 def _rrf_top(a: Arms, *, k: int, depth: int) -> list[str]:
@@ -250,14 +266,52 @@ def learned(model: Any) -> Fusion:
     return fuse
 
 
-MIN_STRATUM = 30  # questions: under it one question moves R@5 by more than 0.03 (reported, not chosen on)
+def fit_relevance(sets: dict[str, tuple[list[heldout.Asked], list[Arms]]]) -> tuple[float, float, float]:
+    """The relevance's coefficients (store/fusion.py: RELEVANCE_*): a logistic model of "an evidence
+    turn" over (cosine, min(1.5, BM25 / idf mass)) on the tune splits' candidates, the evidence and
+    the rest weighted alike; printed with the evaluation splits' medians."""
+    import numpy as np
+
+    def data(split: str) -> tuple[Any, Any]:
+        xs, ys = [], []
+        for questions, arms in sets.values():
+            for q, a in zip(questions, arms, strict=True):
+                if q.split != split:
+                    continue
+                cos, bm = dict(a.semantic), dict(a.keyword)
+                low = min(cos.values()) if cos else 0.0
+                ids = list(dict.fromkeys([*cos, *bm]))
+                xs.append([[cos.get(i, low), min(1.5, bm.get(i, 0.0) / a.mass) if a.mass else 0.0] for i in ids])
+                ys.append([i in q.evidence for i in ids])
+        return np.concatenate([np.asarray(x) for x in xs]), np.concatenate([np.asarray(y, dtype=float) for y in ys])
+
+    x, y = data("tune")
+    w = np.where(y == 1, 0.5 / y.sum(), 0.5 / (len(y) - y.sum()))
+    mu, sd = x.mean(axis=0), x.std(axis=0)
+    xn = (x - mu) / sd
+    theta, bias = np.zeros(2), 0.0
+    for _ in range(5000):
+        g = (1 / (1 + np.exp(-(xn @ theta + bias))) - y) * w
+        theta -= xn.T @ g
+        bias -= g.sum()
+    a, b = theta / sd
+    c = bias - float((mu / sd) @ theta)
+    ex, ey = data("eval")
+    p = 1 / (1 + np.exp(-(ex @ np.array([a, b]) + c)))
+    print(f"relevance: sigma({a:.2f} cosine + {b:.2f} min(1.5, bm25/mass) {c:+.2f});", end=" ")
+    print(f"eval medians: evidence {np.median(p[ey == 1]):.2f}, other {np.median(p[ey == 0]):.2f}")
+    return float(a), float(b), float(c)
+
+
+MIN_STRATUM = 60  # questions: under it one question moves R@5 by more than 0.017 (reported, not chosen on)
 
 
 def evaluate(
     sets: dict[str, tuple[list[heldout.Asked], list[Arms]]], fusions: dict[str, Fusion], split: str
 ) -> list[dict[str, Any]]:
-    """Each fusion's worst margin over the better arm, over every set's strata of at least
-    MIN_STRATUM questions and every stratum pooled over the sets."""
+    """Each fusion's worst margin over the better arm, over every set as a whole and every stratum
+    pooled over the sets that has at least MIN_STRATUM questions (a single set's strata are too
+    small to choose on: bench/heldout.py reports them)."""
     rows = []
     pooled_questions = [(q, a) for questions, arms in sets.values() for q, a in zip(questions, arms, strict=True)]
     groups = {name: list(zip(questions, arms, strict=True)) for name, (questions, arms) in sets.items()}
@@ -271,7 +325,7 @@ def evaluate(
             kw = {id(q): retrieval.first_hit([i for i, _ in a.keyword], q.evidence) for q, a in pairs}
             for stratum, test in heldout.STRATA.items():
                 sub = [q for q, _ in pairs if q.split == split and test(q)]
-                if len(sub) < MIN_STRATUM:
+                if (set_name != "all sets" and stratum != "all") or (len(sub) < MIN_STRATUM and stratum != "all"):
                     continue
 
                 def r5(table: dict[int, int | None], sub: list[heldout.Asked] = sub) -> float:
@@ -311,6 +365,7 @@ def main() -> int:
     sets = {name: sets[name] for name in args.sets.split(",")}
     if args.cache is not None:
         args.cache.write_bytes(pickle.dumps(sets))
+    fit_relevance(sets)
     fusions = candidates()
     model = fit_learned(sets)
     print(

@@ -23,11 +23,12 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-Kind = Literal["self", "person", "named", "thing", "instruction"]
+Kind = Literal["self", "person", "named", "thing", "elided", "instruction"]
 # The kinds sure enough to overrule a reject rule (a request, a hedge, a word of progress beside the
 # fact): a subject the sentence names by pronoun or role. A capitalised first word may be a name
-# ("Alice loves …") or not ("Tests are passing now"), and "the build is …" may be progress: those
-# keep a text no rule rejected, and overrule nothing.
+# ("Alice loves …") or not ("Tests are passing now"), "the build is …" may be progress, and a
+# sentence without its subject ("Finally started the pottery class!") may be work chatter ("started
+# the deploy"): those keep a text no rule rejected, and overrule nothing.
 OVERRULING: frozenset[Kind] = frozenset({"self", "person", "instruction"})
 
 # Openers that carry nothing: interjections, discourse markers, "just so you know".
@@ -135,6 +136,22 @@ _CONTENT_VERB = re.compile(
     r"allergic|diagnosed|pregnant|expecting|engaged|divorced|single|vegan|vegetarian|deaf|blind|"
     r"left-handed|lefty|gluten|lactose|diabetic|interested|into|from|based|originally|allergic|"
     r"responsible|in charge|a|an|the|\d)\b"
+)
+
+# Chat drops the subject: "Finally finished my first marathon!", "Started a pottery class on
+# Thursdays". A life event in the past tense, not work in progress (the object is not a deploy, a
+# test, a ticket …); no progressive form ("Reading config.yaml…" is an agent's tool log).
+_ELIDED = re.compile(
+    r"^(?:(?:just|finally|also|recently|officially|so|literally|actually)\s+)*"
+    r"(?:started|finished|got|bought|adopted|joined|visited|booked|signed up for|moved (?:to|into|in with)|quit|"
+    r"graduated|ran|training for|planning to|turned|won|passed|switched to|picked up|took up|gave up|spent|"
+    r"baked|cooked|painted|celebrated|thinking (?:of|about) (?:moving|getting|buying|switching|quitting))\s+"
+    r"(?P<rest>.+)$"
+)
+_WORK = re.compile(
+    r"\b(?:deploy\w*|merg\w*|pull request|pr|commit\w*|build|builds|tests?|testing|ticket|bug|fix|migration|"
+    r"release|script|code|server|logs?|pipeline|branch|staging|prod|ci|job|task|report|review|refactor\w*|"
+    r"patch|rollback|container|cluster|query|endpoint|it|that|this|the hang of it|back to you)\b"
 )
 
 # Standing instructions about how to answer.
@@ -271,6 +288,10 @@ def _en_clause(clause: str) -> Kind | None:
     owned = _POSSESSIVE.match(clause)
     if owned is not None and not _NOT_A_POSSESSIVE.match(owned["thing"]):
         return "self" if clause.startswith(("my ", "our ", "mine ", "ours ")) else "person"
+    elided = _ELIDED.match(clause)
+    if elided is not None:
+        rest = elided["rest"]
+        return "elided" if _content(rest) and not _WORK.search(rest) else None
     person = _PERSON.match(clause)
     if person is not None:
         rest = person["rest"]

@@ -469,17 +469,15 @@ class Pipeline:
         )
 
     def _people_apart(self, topic: str, prepared: str, hits: dict[str | int, int] | None) -> str:
-        """The learned topic, unless it puts a fact about a person in an engineering topic (the text
-        has words of people's lives and none of engineering) or an engineering fact in ``personal``
-        (the other way round): then the lexicons' choice."""
-        if topic not in ENGINEERING and topic != "personal":
+        """The learned topic, unless it puts a fact about a person in an engineering topic: the text
+        has words of people's lives (health, diet, family, pets, hobbies) and none of engineering.
+        (The other way round is left to the model: the engineering lexicons hold everyday words —
+        "user", "preferences", "emoji" — that would pull facts about people out of ``personal``.)"""
+        if topic not in ENGINEERING:
             return topic
         scores = self.labels.topic_scores(prepared, hits)
-        engineering = {t: scores.get(t, 0.0) for t in ENGINEERING}
-        if topic in ENGINEERING and scores.get("personal", 0.0) > 0 and not any(engineering.values()):
+        if scores.get("personal", 0.0) > 0 and not any(scores.get(t, 0.0) for t in ENGINEERING):
             return "personal"
-        if topic == "personal" and not scores.get("personal", 0.0) and any(engineering.values()):
-            return max(engineering, key=lambda t: engineering[t])
         return topic
 
     def _labels(

@@ -37,6 +37,7 @@ _FACT_REASONS: dict[Kind, str] = {
     "self": "a statement of fact about the speaker",
     "person": "a statement of fact about a person",
     "named": "a statement of fact about someone or something named",
+    "elided": "a statement of fact whose subject the speaker left out",
     "thing": "a statement of fact about a thing",
     "instruction": "a standing instruction about how to answer",
 }

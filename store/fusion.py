@@ -24,6 +24,7 @@ AGREEMENT_FLOOR = 1.0
 # weighted alike (bench/fusion_choice.py prints the fit). 0.5 is where a memory stops looking more
 # like the memories questions were about than like the rest; unlike the fused score, which ranks
 # within one query, it compares across queries, so a threshold can use it (the Mem0 front's score).
+CALIBRATED_FOR = "e5-small-q4"  # the embedder whose cosines the relevance was fitted on
 RELEVANCE_COSINE = 17.54
 RELEVANCE_KEYWORD = 6.76
 RELEVANCE_BIAS = -15.64

@@ -23,7 +23,16 @@ from memwarden.store.banks import require_bank
 from memwarden.store.embedder import Embedder, Vector
 from memwarden.store.explain import explain_recall
 from memwarden.store.feedback import Feedback
-from memwarden.store.fusion import AGREEMENT_FLOOR, AGREEMENT_WEIGHT, fill_budget, fuse, nudge, ranking, relevance
+from memwarden.store.fusion import (
+    AGREEMENT_FLOOR,
+    AGREEMENT_WEIGHT,
+    CALIBRATED_FOR,
+    fill_budget,
+    fuse,
+    nudge,
+    ranking,
+    relevance,
+)
 from memwarden.store.index_cache import IndexCache
 from memwarden.store.keyword import TermStats, keyword_arm
 from memwarden.store.shapes import loads
@@ -184,6 +193,7 @@ async def recall(
     chosen = await ledger.read(partial(fetch, picked=picked, seq_of=seq_of, index=index))
     used = sum(costs.get(r[0], 0) for r in chosen)
     results: list[Memory] = []
+    calibrated = embedder.name == CALIBRATED_FOR
     for (
         memory_id,
         text,
@@ -201,10 +211,13 @@ async def recall(
     ) in chosen:
         scores = {
             "final": round(fused[memory_id], 6),
-            # No cross-encoder: memwarden's calibrated relevance, 0..1 (store/fusion.py: relevance).
+            # No cross-encoder: memwarden's calibrated relevance, 0..1 (store/fusion.py: relevance),
+            # fitted on e5's cosines; with another embedder, none.
             "reranker": relevance(
                 sem.get(memory_id), lex[memory_id] / hits.mass if memory_id in lex and hits.mass else None
-            ),
+            )
+            if calibrated
+            else None,
             "semantic": sem.get(memory_id),
             "keyword": (lex[memory_id] / top_lex) if memory_id in lex else None,
         }
