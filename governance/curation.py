@@ -16,21 +16,25 @@ from memwarden.policies.tags import canonicalize_tags, tag_value
 
 def document_tags(state: AppState, tags: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     """A document's new tags as the backend should get them: canonical, its ``topic`` and
-    ``stage`` labels (one of each at most, aliases mapped) first; and those labels. Raises
-    :class:`Refused` (422) for two labels of a key or an unknown one."""
+    ``stage`` labels (one of each at most, aliases mapped) first; and those labels. A ``topic:`` or
+    ``stage:`` tag whose value the vocabulary does not know is the client's own tag, kept as sent
+    (as retain keeps it). Raises :class:`Refused` (422) for two labels of a key."""
     sep = state.settings.governance.tag_separator
     canonical = canonicalize_tags(tags, separator=sep)
     labels: dict[str, str] = {}
+    named: set[str] = set()
     for key in ("topic", "stage"):
-        values = [v for t in canonical if (v := tag_value([t], key)) is not None]
-        if len(values) > 1:
-            raise Refused(422, f"memwarden: a document carries one {key} label, got {values}")
-        if values:
-            resolved = state.pipeline.labels.resolve(key, values[0])
-            if isinstance(resolved, LabelError):
-                raise Refused(422, f"memwarden: {resolved.reason}")
-            labels[key] = resolved[0]
-    rest = [t for t in canonical if tag_value([t], "topic") is None and tag_value([t], "stage") is None]
+        known: list[tuple[str, str]] = []
+        for t in canonical:
+            value = tag_value([t], key)
+            if value is not None and not isinstance(resolved := state.pipeline.labels.resolve(key, value), LabelError):
+                known.append((t, resolved[0]))
+        if len(known) > 1:
+            raise Refused(422, f"memwarden: a document carries one {key} label, got {[v for v, _ in known]}")
+        if known:
+            named.add(known[0][0])
+            labels[key] = known[0][1]
+    rest = [t for t in canonical if t not in named]
     return [*(f"{k}{sep}{v}" for k, v in labels.items()), *rest], labels
 
 

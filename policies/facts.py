@@ -50,21 +50,55 @@ _ADVERBS = (
     r"a bit|a little|not|never|always|usually|often|sometimes|currently|officially|basically|literally|"
     r"definitely|probably|recently|already|even|only|mostly|kind|sort of|gonna be|going to be|quite)\s+)*"
 )
-# After "I'm" / "we're": what makes it a feeling, a reaction or the here and now, not a fact.
-_NOT_A_STATE = re.compile(
-    r"^(?:happy|glad|sorry|excited|thrilled|stoked|pumped|fine|good|great|ok|okay|alright|all right|well|"
-    r"tired|exhausted|sleepy|bored|sad|upset|jealous|proud of you|lucky|blessed|grateful|thankful|relieved|"
-    r"impressed|amazed|shocked|surprised|confused|lost|kidding|joking|dying|dead|serious|curious|wondering|"
-    r"thinking|looking|checking|trying|on it|here|there|back|home|done|ready|in|out|off|busy|late|away|"
-    r"about to|heading|going to (?:bed|sleep|check|try|look|ask|go)|gonna (?:check|try|look|ask|go)|listening|"
-    r"all good|all set|good to go|with you|all ears|so in|down|game|sure|not sure|unsure|afraid so|"
-    r"afraid not|right|wrong|with it|speechless|crying|screaming|obsessed|dead serious|honou?red|"
-    r"flattered|touched|sold|convinced|jealous|in love with (?:it|this|that)|a fan of (?:it|this|that)|"
-    r"(?:so )?happy for|glad you|sorry to hear|sorry for|excited for you|rooting for|still here|"
-    r"a bit|the best|the worst|it|that|this|you|yours|saying|just saying|asking|wondering|curious|"
-    r"working on it|on my way|almost there|almost done|finished|free now|around|available|hungry|starving|"
-    r"freezing|cold|hot|sick of|over it|feeling|doing (?:good|great|well|ok|okay|fine|alright))\b"
+# After "I'm" / "we're": what makes it a feeling, a reaction or the here and now, not a fact. A word
+# of these counts when it ends the clause or a filler follows ("I'm fine, thanks"), not when more is
+# said ("I'm fine with spicy food", "I'm in Berlin", "I'm good at chess").
+_STATE_WORDS = (
+    r"happy|glad|sorry|excited|thrilled|stoked|pumped|fine|good|great|ok|okay|alright|all right|well|"
+    r"tired|exhausted|sleepy|bored|sad|upset|jealous|lucky|blessed|grateful|thankful|relieved|"
+    r"impressed|amazed|shocked|surprised|confused|lost|kidding|joking|dying|dead|serious|curious|"
+    r"here|there|back|home|done|ready|in|out|off|busy|late|away|listening|all good|all set|good to go|"
+    r"all ears|so in|down|game|sure|not sure|unsure|right|wrong|speechless|crying|screaming|obsessed|"
+    r"flattered|touched|sold|convinced|finished|free now|around|available|hungry|starving|freezing|cold|hot|"
+    r"the best|the worst|it|that|this|you|yours"
 )
+_FILLER_AFTER = (
+    r"too|now|today|tonight|lol|haha|though|thanks|thx|again|already|for (?:you|now|sure|real)|"
+    r"to (?:hear|see|help|go|know)|with (?:that|it|you)"
+)
+_NOT_A_STATE = re.compile(
+    rf"^(?:(?:{_STATE_WORDS})(?=\s*$|\s+(?:{_FILLER_AFTER})\b)|"
+    r"proud of you|in love with (?:it|this|that)|a fan of (?:it|this|that)|(?:so )?happy for|glad you|"
+    r"sorry to hear|sorry for|excited for you|rooting for|still here|on it|on my way|almost there|almost done|"
+    r"about to|heading|going to (?:bed|sleep|check|try|look|ask|go)|gonna (?:check|try|look|ask|go)|"
+    r"with you|afraid so|afraid not|sick of|over it|feeling|a bit|just saying|saying|asking|wondering|"
+    r"thinking|looking|checking|trying|working on it|"
+    r"doing (?:good|great|well|ok|okay|fine|alright))\b"
+)
+# A progressive predicate is what someone is doing right now ("I'm deploying", "I'm running late"),
+# except the ones that tell a life ("I'm training for a marathon", "I'm moving to Osaka").
+_PROGRESSIVE = re.compile(r"^\w+ing\b")
+_LIFE_PROGRESSIVE = re.compile(
+    r"^(?:living|studying|learning|training|moving|expecting|dating|teaching|volunteering|retiring|"
+    r"graduating|reading|visiting|flying|travell?ing|planning|saving|starting (?:a|my|at|school|college|uni)|"
+    r"working (?:as|at|for|in|from|nights|days|part|full|remotely)|taking (?:a|classes|lessons|a class)|"
+    r"going to (?!(?:bed|sleep|check|try|look|ask|go|restart|deploy|run|fix|push|merge|update)\b)|getting married|"
+    r"having a (?:baby|girl|boy)|renovating|building (?:a|our|my) (?:house|home|deck|shed))\b"
+)
+_WORK_OBJECT = re.compile(
+    r"\b(?:deploy\w*|merg\w*|pull request|pr|commit\w*|build|builds|tests?|testing|ticket|bug|fix|migration|"
+    r"release|script|code|server|servers|logs?|pipeline|branch|staging|prod|ci|job|task|report|review|"
+    r"refactor\w*|patch|rollback|container|cluster|query|endpoint|database|file|files|service|api|repo)\b"
+)
+
+
+def _doing_now(rest: str) -> bool:
+    """Whether a predicate after "am/is/are" tells what someone is doing right now."""
+    if not _PROGRESSIVE.match(rest):
+        return False
+    return not _LIFE_PROGRESSIVE.match(rest) or _WORK_OBJECT.search(rest) is not None
+
+
 # Verbs after "I" / "we" that are conversation, not a fact about the speaker.
 _NOT_A_FACT_VERB = re.compile(
     r"^(?:know|see|think|guess|mean|hope|bet|agree|understand|wonder|suppose|believe|doubt|feel|felt|"
@@ -78,7 +112,8 @@ _NOT_A_FACT_VERB = re.compile(
     r"would love|wish|wanted to (?:say|ask|check|let)|want to (?:know|ask|say|check|see|hear)|"
     r"need to (?:go|run|check|ask|think)|have to (?:go|run|check|ask)|gotta|got (?:it|you|this|ya)|"
     r"get it|see what you mean|just (?:wanted|checked|saw|realized|noticed|thought|meant)|"
-    r"(?:just )?(?:pushed|deployed|merged|fixed|checked|ran|restarted|tried|updated|uploaded|committed|"
+    r"(?:(?:have|has|had) )?(?:just )?(?:pushed|deployed|merged|fixed|checked|ran|restarted|tried|updated|"
+    r"uploaded|committed|"
     r"rebased|installed|reran|re-ran|rolled back|reverted|looked|read through|skimmed)|"
     r"remember (?:that|when|you)|forgot|told you|said|asked|meant|was (?:just|only) (?:kidding|joking|saying)|"
     r"do(?:n't|n’t| not)? (?:know|think|get it|mind|care|remember|see)|"
@@ -196,8 +231,8 @@ _ZH_NOT_A_FACT = re.compile(
     r"(?:他|她|他们|她们)(?:说|问|觉得|知道|也是|好|太)|我们(?:走|去|来|聊|开始吧|下次聊|改天))"
 )
 _ZH_PREDICATE = re.compile(
-    r"^(?:是(?!说|吧|啊|呀|嘛|的[。！!～~]*$)|在.{1,12}(?:工作|上班|上学|读|念|住|做|当|实习|教)|住|有(?!点|些|空|时间|事|道理)|养|"
-    r"喜欢|爱(?!你|死|了)|讨厌|不吃|不喝|吃素|忌口|对.{1,12}过敏|过敏|患|确诊|得了|打算|准备|计划|要去|想去|决定|"
+    r"^(?:是(?!说|吧|啊|呀|嘛|的[。！!～~]*$)|在.{1,12}(?:工作|上班|上学|读|念|住|做|当|实习|教)|住|有(?!点|些|空|时间|事|道理|个问题|问题|个事)|养|"
+    r"喜欢|爱(?!你|死|了)|讨厌|不吃|不喝|吃(?!了|饭|吧|完|过)|喝(?!了|吧|完)|抽烟|吃素|忌口|对.{1,12}过敏|过敏|患|确诊|得了|打算|准备|计划|要去|想去|决定|"
     r"买了|换了|搬|开始|报了|报名|怀孕|生了|在学|在练|在读|在备考|在准备|学|练|读|考|当|做|开|用|叫|属|毕业|结婚|"
     r"离婚|退休|辞职|入职|跳槽|加入|参加|去了|来自|老家|出生|生日|今年|[0-9一二三四五六七八九十两]+(?:岁|个|只|套|辆)|"
     r"每天|每周|每个|每年|周末|一般|平时|从来不|从不|不能|不会|会|能|擅长|负责|管|带|跑|游泳|健身|减肥|戒|"
@@ -216,11 +251,16 @@ _ZH_HABIT = re.compile(r"每天|每周|每个月|每年|打算|准备|计划|决
 _CJK = re.compile(r"[\u3400-\u9fff]")
 # A question, however it is asked: a question mark, a Chinese question particle at the end, an
 # A-not-A question ("他是不是搬家了").
+_QUESTION_MARK = re.compile(r"[?？][\"'”’」』)]*$")
 _QUESTION = re.compile(
-    r"[?？]\s*[\"'”’」』)]*$|(?:吗|么|呢|嘛)[\s。.!！~～]*$"
-    r"|是不是|有没有|要不要|能不能|会不会|对不对|好不好|行不行|可不可以|是否"
+    r"(?:吗|么|呢|嘛)[。.!！~～]*$|是不是|有没有|要不要|能不能|会不会|对不对|好不好|行不行|可不可以|是否"
 )
-_CLAUSES = re.compile(r"\s*(?:[,;:!，；：！。～~—–]+|\s-\s|\.\s)\s*")
+_SPACES = re.compile(r"\s+")
+_CLAUSES = re.compile(r"[,;:!，；：！。～~—–]+|\s-\s|\.\s")
+# What is read of a text: a statement of fact is made early or not at all (a long document is judged
+# sentence by sentence: policies/segments.py), and the bounds keep every pattern's cost linear.
+MAX_CHARS = 600
+MAX_CLAUSES = 12
 
 
 _CONTRACTIONS = (
@@ -245,13 +285,18 @@ def _expand(prepared: str) -> str:
 def statement_kind(prepared: str, text: str = "") -> Kind | None:
     """The kind of statement of fact ``prepared`` makes (``text``: the same sentence as written,
     for a name as its subject), or None when it makes none. A question is never a statement."""
-    body = _expand(_EMOJI.sub(" ", prepared)).strip()
-    if not body or _QUESTION.search(body):
+    body = _SPACES.sub(" ", _expand(_EMOJI.sub(" ", prepared[:MAX_CHARS]))).strip()
+    if not body or _QUESTION_MARK.search(body):
         return None
     if _INSTRUCTION.search(_strip_lead(body)) or _ZH_INSTRUCTION.search(body):
         return "instruction"
-    original = [c for c in _CLAUSES.split(_EMOJI.sub(" ", text)) if c] if text else []
-    for n, clause in enumerate(c for c in _CLAUSES.split(body) if c):
+    if _QUESTION.search(body):
+        return None
+    written = _SPACES.sub(" ", _EMOJI.sub(" ", text[:MAX_CHARS])) if text else ""
+    original = [c.strip() for c in _CLAUSES.split(written)][:MAX_CLAUSES] if written else []
+    original = [c for c in original if c]
+    clauses = [c.strip() for c in _CLAUSES.split(body)][:MAX_CLAUSES]
+    for n, clause in enumerate(c for c in clauses if c):
         clause = _strip_lead(clause)
         if not clause:
             continue
@@ -261,6 +306,26 @@ def statement_kind(prepared: str, text: str = "") -> Kind | None:
         if kind is not None:
             return kind
     return None
+
+
+# Where a statement that overrules a reject can begin: a first- or third-person subject, or the words
+# of a standing instruction (a cheap gate before the clause patterns).
+_OVERRULING_CUES = re.compile(
+    r"\b(?:i|im|me|we|my|our|mine|ours|he|she|they|his|her|their|user|customer|client|owner|team|family|"
+    r"always|never|from|going|by|every|whenever|reply|respond|answer|write|talk|speak|call|address|keep|"
+    r"don't|dont|do|stop|use|prefer|metric|imperial|celsius|fahrenheit|answers|replies|responses)\b"
+    r"|我|咱|他|她|用户|客户|以后|今后|从现在|之后|往后|每次|一律|始终|总是|永远|默认|叫我|称呼|别|不要|不许|不准|用中文|用英文|回答|回复"
+)
+
+
+def overruling_kind(prepared: str, text: str = "") -> Kind | None:
+    """:func:`statement_kind` where only a kind that overrules a reject matters (``OVERRULING``):
+    the same answer for those, None for the others, and no clause pattern run on a text without a
+    subject or an instruction's words in it (most noise)."""
+    if not _OVERRULING_CUES.search(prepared[:MAX_CHARS]):
+        return None
+    kind = statement_kind(prepared, text)
+    return kind if kind in OVERRULING else None
 
 
 def _strip_lead(clause: str) -> str:
@@ -276,7 +341,7 @@ def _en_clause(clause: str) -> Kind | None:
     be = _SELF_BE.match(clause)
     if be is not None and re.match(r"^(?:i am|we are|i was|we were|i have been|we have been)\b", clause):
         rest = be["rest"]
-        if _NOT_A_STATE.match(rest) or _NOT_A_FACT_VERB.match(rest):
+        if _NOT_A_STATE.match(rest) or _NOT_A_FACT_VERB.match(rest) or _doing_now(rest):
             return None
         return "self" if _content(rest) else None
     verb = _SELF_VERB.match(clause)
@@ -286,7 +351,10 @@ def _en_clause(clause: str) -> Kind | None:
             return None
         return "self" if _CONTENT_VERB.match(rest) and _content(rest) else None
     owned = _POSSESSIVE.match(clause)
-    if owned is not None and not _NOT_A_POSSESSIVE.match(owned["thing"]):
+    if owned is not None and not _NOT_A_POSSESSIVE.match(owned["thing"]) and not _WORK_OBJECT.search(owned["thing"]):
+        state = _BE_PREFIX.sub("", owned["rest"])
+        if state != owned["rest"] and (_NOT_A_STATE.match(state) or _doing_now(state)):
+            return None
         return "self" if clause.startswith(("my ", "our ", "mine ", "ours ")) else "person"
     elided = _ELIDED.match(clause)
     if elided is not None:
@@ -297,8 +365,25 @@ def _en_clause(clause: str) -> Kind | None:
         rest = person["rest"]
         if _NOT_A_FACT_VERB.match(rest) or re.match(r"^(?:said|says|asked|asks|told|thinks|thought)\b", rest):
             return None
+        state = _BE_PREFIX.sub("", rest)
+        if state != rest and (_NOT_A_STATE.match(state) or _doing_now(state)):
+            return None
         return "person" if _CONTENT_VERB.match(rest) and _content(rest) else None
     return None
+
+
+_BE_PREFIX = re.compile(r"^(?:is|are|was|were|am|'s|'re|has been|have been)\s+" + _ADVERBS)
+# A name is a capitalised word that is not a verb or a word a tool log or a heading starts with
+# ("Started the deploy", "Restart the server", "Found 3 matches"), and what follows it is a verb
+# in the third person ("Alice loves …", "Charlie is …", "Bob moved …").
+_NOT_A_NAME_SHAPE = re.compile(r"^(?:\w+ed|\w+ing)$")
+_IMPERATIVES = frozenset(
+    """restart open update found run check read merge fix add remove use try set make see let go get put
+    call send tool note step error warning output result done next todo install start stop build test
+    deploy create delete write edit move copy review close reply ask tell show find search fetch load
+    save print log summary status task goal plan action agenda attendees decision decisions notes""".split()
+)
+_THIRD_PERSON = re.compile(r"^(?:is|was|'s|has|had|\w+s|\w+ed)\b")
 
 
 def _named_clause(clause: str) -> Kind | None:
@@ -313,10 +398,15 @@ def _named_clause(clause: str) -> Kind | None:
         r"^(?:one|thing|point|idea|problem|question|best|worst)$", thing["what"], re.I
     ):
         rest = thing["rest"].casefold()
-        if not _NOT_A_STATE.match(re.sub(r"^(?:is|are|was|were|has|have)\s+" + _ADVERBS, "", rest)):
+        state = re.sub(r"^(?:is|are|was|were|has|have)\s+" + _ADVERBS, "", rest)
+        if not _NOT_A_STATE.match(state) and not _doing_now(state):
             return "thing" if _content(rest) else None
+        return None
     named = _NAME.match(clause)
-    if named is None or named["name"].split()[0].casefold() in _NOT_A_NAME:
+    if named is None:
+        return None
+    first = named["name"].split()[0].casefold()
+    if first in _NOT_A_NAME or first in _IMPERATIVES or _NOT_A_NAME_SHAPE.match(first):
         return None
     rest = named["rest"].casefold()
     if re.match(r"^(?:are|were|have|do|don't|did|can|will|would|should|could)\b", rest):
@@ -324,8 +414,10 @@ def _named_clause(clause: str) -> Kind | None:
     rest = re.sub(r"^(?:" + _ADVERBS + r")", "", rest)
     if _NOT_A_FACT_VERB.match(rest) or re.match(r"^(?:said|says|asked|asks|told|thinks|thought)\b", rest):
         return None
+    if not _THIRD_PERSON.match(rest):
+        return None
     state = re.sub(r"^(?:is|was|'s|’s)\s+" + _ADVERBS, "", rest)
-    if state != rest and _NOT_A_STATE.match(state):
+    if state != rest and (_NOT_A_STATE.match(state) or _doing_now(state)):
         return None
     return "named" if _CONTENT_VERB.match(rest) and _content(rest) else None
 

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from memwarden.policies.facts import statement_kind
 from memwarden.policies.fastre import PatternSet
 from memwarden.policies.labels import ENGINEERING, LabelClassifier, LabelError, Labels
 from memwarden.policies.normalize import content_hash, content_hash_prepared
@@ -240,7 +241,7 @@ class Pipeline:
         if segments is not None and len(segments) > 1:
             return self._judge_segments(index, text, segments, tags, verdict, kinds, non_text, forward, embed)
         hits = self._scan(prepared)
-        quality = self.quality.assess(text, prepared=prepared, hits=hits)
+        quality = self.quality.assess(text, prepared=prepared, hits=hits, name_facts=self.learned is not None)
         vector = None
         if self.learned is not None and (quality.keep or not _sure(quality.rule)):  # one embedding an item
             vector = (embed or self.learned.embed)([text])[0]
@@ -402,7 +403,11 @@ class Pipeline:
         verdicts = []
         for part in parts:
             prepared = prepare(part)
-            verdicts.append(self.quality.assess(part, prepared=prepared, hits=self._scan(prepared)))
+            verdicts.append(
+                self.quality.assess(
+                    part, prepared=prepared, hits=self._scan(prepared), name_facts=self.learned is not None
+                )
+            )
         vectors = None
         if self.learned is not None:
             # Segments a sure rule took as noise need no embedding (their verdict stands).
@@ -468,15 +473,24 @@ class Pipeline:
             stored != text,
         )
 
+    def _names_a_label(self, tag: str) -> bool:
+        """Whether ``tag`` is a topic/stage tag whose value the vocabulary knows (or an alias)."""
+        split = split_tag(tag)
+        return split is not None and split[0] in LABEL_KEYS and not isinstance(self.labels.resolve(*split), LabelError)
+
     def _people_apart(self, topic: str, prepared: str, hits: dict[str | int, int] | None) -> str:
         """The learned topic, unless it puts a fact about a person in an engineering topic: the text
         has words of people's lives (health, diet, family, pets, hobbies) and none of engineering.
-        (The other way round is left to the model: the engineering lexicons hold everyday words —
-        "user", "preferences", "emoji" — that would pull facts about people out of ``personal``.)"""
+        The text must also state something about someone (``policies/facts.py``). (The other way
+        round is left to the model: the engineering lexicons hold everyday words — "user",
+        "preferences", "emoji" — that would pull facts about people out of ``personal``.)"""
         if topic not in ENGINEERING:
             return topic
         scores = self.labels.topic_scores(prepared, hits)
-        if scores.get("personal", 0.0) > 0 and not any(scores.get(t, 0.0) for t in ENGINEERING):
+        personal = scores.get("personal", 0.0) > 0 and not any(scores.get(t, 0.0) for t in ENGINEERING)
+        # …and it is a statement about someone ("my wife is pregnant"), not engineering text that
+        # uses a word of people's lives ("the parent process's children").
+        if personal and statement_kind(prepared) in ("self", "person", "named"):
             return "personal"
         return topic
 
@@ -513,5 +527,8 @@ class Pipeline:
                 labels = labels._replace(stage=stage, stage_source="learned")
         sep = self.tag_separator
         label_tags = (f"topic{sep}{labels.topic}", f"stage{sep}{labels.stage}")
-        others = [t for t in canonical if t not in chosen.values() and t not in label_tags]
+        # Kept beside the labels: the client's other tags, and its topic/stage tags the vocabulary
+        # does not know. A second known value (``topic:code`` and ``topic:infra``) is dropped: a
+        # memory carries one label of each, and a filter on the other would find it.
+        others = [t for t in canonical if t not in label_tags and not self._names_a_label(t)]
         return labels, (*label_tags, *others)

@@ -212,11 +212,12 @@ async def recall(
         scores = {
             "final": round(fused[memory_id], 6),
             # No cross-encoder: memwarden's calibrated relevance, 0..1 (store/fusion.py: relevance),
-            # fitted on e5's cosines; with another embedder, none.
+            # fitted on e5's cosines; with another embedder, or for a hit the semantic arm did not
+            # rank, none (the Mem0 front then falls back to the arms' own scores).
             "reranker": relevance(
-                sem.get(memory_id), lex[memory_id] / hits.mass if memory_id in lex and hits.mass else None
+                sem[memory_id], lex[memory_id] / hits.mass if memory_id in lex and hits.mass else None
             )
-            if calibrated
+            if calibrated and memory_id in sem
             else None,
             "semantic": sem.get(memory_id),
             "keyword": (lex[memory_id] / top_lex) if memory_id in lex else None,

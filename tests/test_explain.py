@@ -68,7 +68,7 @@ def test_explain_accounts_for_every_candidate_and_agrees_with_recall(url: str) -
     assert "port(df " in account["fts_query"]
     assert "servic(df " in account["fts_query"]
     assert account["fts_query"].endswith("stopwords: which doe the")
-    assert account["fusion"].startswith("reciprocal rank fusion, k=60")
+    assert account["fusion"].startswith("the semantic arm's cosines as z-scores")
     # Every memory the retrievers produced is there once; the returned ones are recall's answer.
     assert len(account["candidates"]) == len({c["id"] for c in account["candidates"]}) == len(FACTS)
     returned = [c for c in account["candidates"] if c["outcome"] == "returned"]

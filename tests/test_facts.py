@@ -38,6 +38,10 @@ FACTS = [
     ("我跟男朋友分手了", "self"),
     ("Finally finished my first half marathon!!", "elided"),
     ("started a pottery class on thursdays", "elided"),
+    ("I'm in Berlin this year", "self"),
+    ("I'm fine with spicy food", "self"),
+    ("我不吃香菜", "self"),
+    ("以后不用问我要不要继续", "instruction"),
     ("她下周三回成都", "person"),
 ]
 
@@ -65,6 +69,17 @@ NOT_FACTS = [
     "finally fixed the flaky test",
     "just started the deploy",
     "got it, thanks",
+    # the here and now, and an agent's or a developer's work chatter
+    "We're deploying now",
+    "I'm running late",
+    "My build is failing",
+    "The user is typing",
+    "I've pushed the changes to the branch",
+    "Started the deploy",
+    "Merged the PR",
+    "Found 3 matches in src/",
+    "Reading file src/app.py",
+    "我有个问题",
     "他是不是搬家了",
 ]
 
@@ -152,3 +167,24 @@ def test_facts_about_people_are_never_in_an_engineering_topic(learned: str, text
     from memwarden.policies.pipeline import Pipeline
 
     assert Pipeline()._people_apart(learned, prepare(text), None) == topic
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize(
+    "text",
+    ["a" + " " * 200_000 + "b", "😀 " * 50_000, "I'm " + "so " * 50_000 + "happy", "我" + "也" * 100_000 + "是"],
+)
+def test_a_long_hostile_text_is_judged_in_linear_time(text: str) -> None:
+    """The detector reads a bounded prefix and splits without backtracking (a whitespace run once
+    cost quadratic time: 10 s for 20,000 spaces)."""
+    assert statement_kind(prepare(text), text) is None or FILTER.assess(text).keep
+
+
+def test_a_second_known_label_from_the_client_is_dropped_an_unknown_one_kept() -> None:
+    from memwarden.policies.pipeline import Pipeline
+
+    judged = Pipeline().judge(
+        0, "The billing service is written in Go.", ["topic:code", "topic:infra", "topic:homelab"]
+    )
+    topics = [t for t in judged.tags if t.startswith("topic:")]
+    assert topics == ["topic:code", "topic:homelab"]

@@ -75,7 +75,7 @@ def test_allow_rule_does_not_vouch_for_its_counter_examples(rule: Rule, text: st
     [
         ("ok", False, "chatter"),
         ("短句", False, "length.too_short"),
-        ("We keep the nightly backups for 30 days on the NAS. " * 100, True, "allow.fact"),  # long: no reason
+        ("We keep the nightly backups for 30 days on the NAS. " * 100, True, "allow.fact"),  # a fact, however long
         ("active_context: 正在推进 P1 改造", True, "allow.structured_prefix"),
         ("偏好: 是这个", False, "structured.fragment"),
         ("偏好：有没有？", False, "structured.fragment"),
