@@ -22,14 +22,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from memwarden.policies.facts import statement_kind
 from memwarden.policies.fastre import PatternSet
-from memwarden.policies.labels import ENGINEERING, LabelClassifier, LabelError, Labels
+from memwarden.policies.labelling import label
+from memwarden.policies.labels import LabelClassifier, Labels
 from memwarden.policies.normalize import content_hash, content_hash_prepared
 from memwarden.policies.quality import QualityFilter, QualityVerdict, prepare
 from memwarden.policies.secrets import find_secrets, mask
 from memwarden.policies.segments import Segment, split, trim
-from memwarden.policies.tags import LABEL_KEYS, canonicalize_tags, split_tag, tag_value
 from memwarden.policies.topic_keys import Cardinality, TopicKey, derive_topic_key
 
 if TYPE_CHECKING:  # numpy and the model: only where the learned layer is on (the `local` extra)
@@ -473,62 +472,8 @@ class Pipeline:
             stored != text,
         )
 
-    def _names_a_label(self, tag: str) -> bool:
-        """Whether ``tag`` is a topic/stage tag whose value the vocabulary knows (or an alias)."""
-        split = split_tag(tag)
-        return split is not None and split[0] in LABEL_KEYS and not isinstance(self.labels.resolve(*split), LabelError)
-
-    def _people_apart(self, topic: str, prepared: str, hits: dict[str | int, int] | None) -> str:
-        """The learned topic, unless it puts a fact about a person in an engineering topic: the text
-        has words of people's lives (health, diet, family, pets, hobbies) and none of engineering.
-        The text must also state something about someone (``policies/facts.py``). (The other way
-        round is left to the model: the engineering lexicons hold everyday words — "user",
-        "preferences", "emoji" — that would pull facts about people out of ``personal``.)"""
-        if topic not in ENGINEERING:
-            return topic
-        scores = self.labels.topic_scores(prepared, hits)
-        personal = scores.get("personal", 0.0) > 0 and not any(scores.get(t, 0.0) for t in ENGINEERING)
-        # …and it is a statement about someone ("my wife is pregnant"), not engineering text that
-        # uses a word of people's lives ("the parent process's children").
-        if personal and statement_kind(prepared) in ("self", "person", "named"):
-            return "personal"
-        return topic
-
     def _labels(
         self, prepared: str, tags: Sequence[str], hits: dict[str | int, int] | None = None, vector: Any = None
     ) -> tuple[Labels, tuple[str, ...]]:
-        """Topic and stage (the client's where it names one the vocabulary knows, or an alias of one;
-        else inferred: by the learned layer from ``vector`` when there is one, else by the rules)
-        and the final tag list. A ``topic:``/``stage:`` tag whose value the vocabulary does not know
-        (``topic:homelab``) is the client's own tag: kept as it was sent, never a reason to refuse
-        the memory; memwarden's label beside it is inferred."""
-        canonical = canonicalize_tags(tags, separator=self.tag_separator)
-        chosen: dict[str, str] = {}  # label key -> the client tag that names a known value
-        for tag in canonical:
-            split = split_tag(tag)
-            if split is None or split[0] not in LABEL_KEYS or split[0] in chosen:
-                continue
-            if not isinstance(self.labels.resolve(*split), LabelError):
-                chosen[split[0]] = tag
-        labels = self.labels.classify(
-            prepared,
-            topic=tag_value([chosen["topic"]], "topic") if "topic" in chosen else None,
-            stage=tag_value([chosen["stage"]], "stage") if "stage" in chosen else None,
-            hits=hits,
-        )
-        assert not isinstance(labels, LabelError)  # only known values and aliases were given
-        if vector is not None and self.learned is not None:
-            if labels.topic_source not in ("client", "alias"):
-                topic, confidence = self.learned.topic(vector)
-                topic = self._people_apart(topic, prepared, hits)
-                labels = labels._replace(topic=topic, topic_source="learned", confidence=confidence)
-            if labels.stage_source not in ("client", "alias"):
-                stage, _ = self.learned.stage(vector)
-                labels = labels._replace(stage=stage, stage_source="learned")
-        sep = self.tag_separator
-        label_tags = (f"topic{sep}{labels.topic}", f"stage{sep}{labels.stage}")
-        # Kept beside the labels: the client's other tags, and its topic/stage tags the vocabulary
-        # does not know. A second known value (``topic:code`` and ``topic:infra``) is dropped: a
-        # memory carries one label of each, and a filter on the other would find it.
-        others = [t for t in canonical if t not in label_tags and not self._names_a_label(t)]
-        return labels, (*label_tags, *others)
+        """Topic, stage and the final tag list (:func:`~memwarden.policies.labelling.label`)."""
+        return label(self.labels, self.learned, self.tag_separator, prepared, tags, hits, vector)

@@ -164,9 +164,10 @@ def test_a_fact_about_a_person_is_labelled_personal_by_the_rules(text: str, topi
     ],
 )
 def test_facts_about_people_are_never_in_an_engineering_topic(learned: str, text: str, topic: str) -> None:
-    from memwarden.policies.pipeline import Pipeline
+    from memwarden.policies.labelling import people_apart
+    from memwarden.policies.labels import LabelClassifier
 
-    assert Pipeline()._people_apart(learned, prepare(text), None) == topic
+    assert people_apart(LabelClassifier(), learned, prepare(text), None) == topic
 
 
 @pytest.mark.timeout(20)
