@@ -10,8 +10,9 @@ from memwarden.db.memories import retag_document
 from memwarden.db.memory_reads import memory_row
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
+from memwarden.policies.labelling import names_a_label
 from memwarden.policies.labels import LabelError
-from memwarden.policies.tags import canonicalize_tags, tag_value
+from memwarden.policies.tags import canonicalize_tags, split_tag, tag_value
 
 
 def document_tags(state: AppState, tags: Sequence[str]) -> tuple[list[str], dict[str, str]]:
@@ -24,16 +25,16 @@ def document_tags(state: AppState, tags: Sequence[str]) -> tuple[list[str], dict
     labels: dict[str, str] = {}
     named: set[str] = set()
     for key in ("topic", "stage"):
-        known: list[tuple[str, str]] = []
-        for t in canonical:
-            value = tag_value([t], key)
-            if value is not None and not isinstance(resolved := state.pipeline.labels.resolve(key, value), LabelError):
-                known.append((t, resolved[0]))
+        # The same reading as retain's (policies/labelling.py): only a value the vocabulary knows
+        # (or an alias of one) is a label; any other is the client's tag.
+        known = [t for t in canonical if (split_tag(t) or ("",))[0] == key and names_a_label(state.pipeline.labels, t)]
         if len(known) > 1:
-            raise Refused(422, f"memwarden: a document carries one {key} label, got {[v for v, _ in known]}")
+            raise Refused(422, f"memwarden: a document carries one {key} label, got {known}")
         if known:
-            named.add(known[0][0])
-            labels[key] = known[0][1]
+            resolved = state.pipeline.labels.resolve(key, tag_value(known, key) or "")
+            assert not isinstance(resolved, LabelError)  # names_a_label said it resolves
+            named.add(known[0])
+            labels[key] = resolved[0]
     rest = [t for t in canonical if t not in named]
     return [*(f"{k}{sep}{v}" for k, v in labels.items()), *rest], labels
 
