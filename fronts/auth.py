@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from urllib.parse import parse_qsl
 
 from starlette.types import Scope, Send
 
 from memwarden.db.keys import KeyRecord
 from memwarden.fronts.asgi import send_json
+from memwarden.fronts.query import query_params
 from memwarden.governance.keys import KeyRing
 from memwarden.policies.keys import Level, split_token
 
@@ -87,7 +87,7 @@ def by_method(scope: Scope, bank: str | None) -> Need:
 
 def admin_of_query_bank(scope: Scope, bank: str | None) -> Need:
     """memwarden's audit: ``admin`` on the bank its ``bank`` query parameter names, else on every bank."""
-    query = dict(parse_qsl(scope.get("query_string", b"").decode("utf-8", "replace")))  # as the audit reads it
+    query = query_params(scope)  # as the audit reads it
     return "admin", query.get("bank") or None
 
 

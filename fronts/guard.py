@@ -6,7 +6,11 @@ browser sends, checked before any route runs.
   — by default the loopback names (``localhost``, ``127.0.0.1``, ``::1``) and the address memwarden
   is bound to; bound to every address (``0.0.0.0``/``::``, as in a container), the loopback names
   and any IP address (rebinding needs a DNS name; other names must be listed); ``*``: any.
-  Otherwise ``403``. A request with no ``Host`` (HTTP/1.0, a health probe) is answered.
+  Otherwise ``403``. A request with no ``Host`` (HTTP/1.0, a health probe) is answered. A ``Host``
+  that is not a host name or address with an optional port (``127.0.0.1:8890@evil.example``), or
+  more than one ``Host`` header, is refused (``400``): what is checked is what every reader sees.
+* **Query strings** where a parameter that takes one value is given more than once are refused
+  (``400``, ``fronts/query.py``): the key check and the handler must never read two values.
 * **Paths** with a ``.`` or ``..`` segment anywhere are refused (``400``): a normalising HTTP
   client would send them to another route than the one memwarden judged.
 * **Origin** (a page on another site posting to a local memwarden: a ``text/plain`` POST is a
@@ -25,14 +29,18 @@ write.
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from memwarden.fronts import query
 from memwarden.fronts.asgi import send_json
 
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 WILDCARD = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 - names, compared with the bound address
+# A host name (letters, digits, ``.``, ``-``, ``_``) or a bracketed IPv6 address, with an optional port.
+HOST_HEADER = re.compile(r"^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::[0-9]{1,5})?$")
 EXPOSED = b"x-request-id, x-warden-decisions, x-warden-outbox, x-warden-snapshot, x-warden-excluded, retry-after"
 
 
@@ -78,6 +86,16 @@ def has_dot_segment(path: str) -> bool:
     return any(segment in (".", "..") for segment in path.split("/"))
 
 
+def request_shape_problem(scope: Scope, host: str) -> str | None:
+    """Why a request is refused before its Host is even compared (None: it is not): two ``Host``
+    headers, a ``Host`` that is not a host with a port, a query parameter given twice."""
+    if sum(1 for k, _ in scope["headers"] if k == b"host") > 1:
+        return "A request must carry one Host header"
+    if host and not HOST_HEADER.match(host.strip()):
+        return "The Host header must be a host name or address with an optional port"
+    return query.problem(scope.get("query_string", b""))
+
+
 class OriginGuard:
     def __init__(self, app: ASGIApp, *, bound: str, allowed_hosts: Iterable[str], allowed_origins: Iterable[str]):
         self.app = app
@@ -92,6 +110,10 @@ class OriginGuard:
             return
         headers = {k.decode(): v.decode("latin-1") for k, v in scope["headers"] if k in (b"host", b"origin")}
         host = headers.get("host", "")
+        refused = request_shape_problem(scope, host)
+        if refused is not None:
+            await send_json(send, 400, {"detail": refused})
+            return
         if not host_allowed(host, self.hosts, any_ip=self.any_ip):
             await send_json(send, 403, {"detail": f"Host {host[:200]!r} is not allowed (server.allowed_hosts)"})
             return

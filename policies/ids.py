@@ -6,7 +6,9 @@ A bank id is refused when it is empty or only whitespace; is a dot segment (``.`
 that means something else to every server behind); holds a control character (``\\n``, NUL …) or
 a bidirectional-text control (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C: they make a
 log line or a listing read differently from what is stored); is percent-encoded bytes that are not
-UTF-8 (``%ff%fe``, which a server would otherwise decode lossily into U+FFFD); is longer than
+UTF-8 (``%ff%fe``, which a server would otherwise decode lossily into U+FFFD); holds ``*`` (the
+wildcard of API keys' scopes: a bank ``team*`` would read like a pattern in every key listing and
+audit event); is longer than
 :data:`MAX_BYTES` bytes of UTF-8; or holds what looks like a secret (an id is stored, logged and
 listed in clear).
 """
@@ -40,6 +42,8 @@ def bank_id_problem(bank: str, raw: str | None = None) -> str | None:
         return "Bank id must not contain control characters"
     if any(ch in BIDI_CONTROLS for ch in bank):
         return "Bank id must not contain bidirectional-text control characters"
+    if "*" in bank:
+        return "Bank id must not contain '*': it is the wildcard of API keys' scopes"
     if len(bank.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         return f"Bank id is too long: at most {MAX_BYTES} bytes of UTF-8 are allowed"
     return id_secret_problem("Bank id", bank)

@@ -7,8 +7,6 @@ delete_all) ``write``; erasing the whole bank (a delete_all naming no entity, ``
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl
-
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
@@ -18,6 +16,7 @@ from memwarden.fronts.mem0 import platform as p
 from memwarden.fronts.mem0.context import bank_for, need
 from memwarden.fronts.mem0.models import ENTITY_FIELDS
 from memwarden.fronts.mem0.rest import HANDLERS as REST
+from memwarden.fronts.query import query_params
 from memwarden.governance.state import AppState
 from memwarden.proxy.routes import Endpoint, Handler
 
@@ -26,7 +25,7 @@ PREFIX = "/mem0"
 
 def _delete_all(scope: Scope, bank: str | None) -> auth.Need:
     """An entity's memories: ``write``; every memory of the bank (no entity named): ``admin``."""
-    query = dict(parse_qsl(scope.get("query_string", b"").decode("utf-8", "replace")))
+    query = query_params(scope)
     named = any(query.get(name) for name in ENTITY_FIELDS)
     return ("write" if named else "admin"), bank_for(scope["app"].state.warden, scope)
 

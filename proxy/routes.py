@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import unquote
 
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
@@ -52,6 +52,7 @@ from memwarden.fronts.hindsight.retain import governed_retain
 from memwarden.fronts.hindsight.transfer import bank_import
 from memwarden.fronts.hindsight.writes import document_patch, files_retain, mcp
 from memwarden.fronts.openapi import openapi_document
+from memwarden.fronts.query import query_params
 from memwarden.fronts.ui.routes import ui_asset, ui_page, ui_redirect
 from memwarden.governance.state import AppState
 from memwarden.policies.ids import bank_id_problem, id_secret_problem
@@ -162,7 +163,7 @@ def _transfer_import(scope: Scope, bank: str | None) -> auth.Need:
     """An import writes a bank: ``admin`` on it — the path's bank for a merge; for a restore the
     bank it creates (``target_bank_id``, else the archive's own: not known before the body is read,
     so ``admin`` on every bank)."""
-    query = dict(parse_qsl(scope.get("query_string", b"").decode("utf-8", "replace")))  # as the route reads it
+    query = query_params(scope)  # as the route reads it
     if query.get("mode") == "merge":
         return "admin", bank
     return "admin", query.get("target_bank_id") or None

@@ -6,6 +6,7 @@ retain refused by Hindsight still seeded missions into a new bank)."""
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -172,3 +173,58 @@ def test_the_host_rule() -> None:
     assert allowed_host_names("0.0.0.0", []) == {"localhost", "127.0.0.1", "::1"}  # and any IP (above)
     assert allowed_host_names("127.0.0.1", ["memory.internal"]) == {"memory.internal"}
     assert allowed_host_names("127.0.0.1", ["*"]) is None
+
+
+def raw_request(url: str, head: str) -> tuple[int, bytes]:
+    """One request written by hand (two ``Host`` headers: no HTTP client sends them); its status and
+    body."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(head.encode("latin-1"))
+        data = b""
+        while chunk := conn.recv(65536):
+            data += chunk
+    status = int(data.split(b" ", 2)[1])
+    return status, data.partition(b"\r\n\r\n")[2]
+
+
+def test_a_host_that_is_not_a_host_or_two_hosts_are_refused_and_do_nothing(rig: Rig) -> None:
+    """Issue #33: ``Host: 127.0.0.1:PORT@evil.example`` passed (its host was read as 127.0.0.1), and
+    of two ``Host`` headers only the last was checked."""
+    port = rig.url.rsplit(":", 1)[1]
+    body = json.dumps(FACT)
+    for hosts in (
+        [f"127.0.0.1:{port}@evil.example"],
+        [f"evil.example#@127.0.0.1:{port}"],
+        [f"127.0.0.1:{port}/evil"],
+        ["127.0.0.1 evil.example"],
+        [f"evil.example:{port}", f"127.0.0.1:{port}"],
+        [f"127.0.0.1:{port}", f"evil.example:{port}"],
+    ):
+        head = "".join(f"Host: {h}\r\n" for h in hosts)
+        status, answer = raw_request(
+            rig.url,
+            f"POST /v1/default/banks/ops/memories HTTP/1.1\r\n{head}Content-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n{body}",
+        )
+        assert status in (400, 403), (hosts, status, answer)
+    nothing_happened(rig)
+    assert (
+        raw_request(rig.url, f"GET /warden/health HTTP/1.1\r\nHost: [::1]:{port}\r\nConnection: close\r\n\r\n")[0]
+        == 200
+    )
+
+
+def test_a_parameter_given_twice_is_refused_before_any_route_reads_it(rig: Rig) -> None:
+    for path in (
+        "/v1/default/banks/ops/memories?async=true&async=false",
+        "/v1/default/banks/ops/memories/list?limit=5&limit=",
+        "/warden/v1/audit?bank=ops&bank=other",
+    ):
+        r = httpx.request("POST" if path.endswith("false") else "GET", rig.url + path, json=FACT)
+        assert r.status_code == 400, (path, r.text)
+        assert "given 2 times; it takes one value" in r.json()["detail"]
+    nothing_happened(rig)
+    # A list parameter may repeat, as Hindsight's clients send it.
+    r = httpx.get(f"{rig.url}/v1/default/banks/ops/memories/list?tags=a&tags=b")
+    assert r.status_code != 400, r.text

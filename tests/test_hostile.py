@@ -114,6 +114,22 @@ CASES: list[tuple[str, str, str, dict[str, Any], int, str]] = [
         "bidirectional",
     ),
     (
+        "bank named like a key scope's wildcard",
+        "POST",
+        "/v1/default/banks/team%2A/memories",
+        {"json": {"items": [{"content": FACT}]}},
+        400,
+        "wildcard",
+    ),
+    (
+        "bank named '*'",
+        "PUT",
+        "/v1/default/banks/*",
+        {"json": {}},
+        400,
+        "wildcard",
+    ),
+    (
         "bank of lossy bytes",
         "POST",
         "/v1/default/banks/%ff%fe/memories",

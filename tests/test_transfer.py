@@ -599,6 +599,38 @@ async def test_the_auth_an_export_and_an_import_need(tmp_path: Path) -> None:
         assert (await a.post(f"{B}/transfer/import", files=files, headers=owner)).status_code == 403
 
 
+async def test_a_query_read_twice_cannot_carry_an_import_to_another_bank(tmp_path: Path) -> None:
+    """Issue #33's escalation: a key with admin on team-a alone sent ``target_bank_id`` twice (team-a,
+    then blank). The key check read team-a; the import read the blank one and restored the
+    archive's own bank (team-c) — created and filled by a key with no right to it. Now a parameter
+    that takes one value, given twice, is refused before anything reads it."""
+    async with local(tmp_path) as a:
+        await fill(a)
+        data = await export(a)
+        victim = "team-c"
+        # An archive naming team-c: team-a's export restored as team-c, exported, then team-c deleted.
+        assert (await restore(a, data, target=victim, landing=BANK)).status_code == 202
+        data_c = await export(a, bank=victim)
+        gone = await a.delete(f"/v1/default/banks/{victim}", headers={"x-warden-confirm": victim})
+        assert gone.status_code == 200, gone.text
+        root = (await a.post("/warden/v1/keys", json={"name": "root", "admin": ["*"]})).json()["token"]
+        made = await a.post("/warden/v1/keys", json={"name": "a-admin", "admin": [BANK]}, headers=_bearer(root))
+        owner = _bearer(made.json()["token"])
+        files = {"file": ("bank.zip", data_c, "application/zip")}
+        for query in (
+            f"target_bank_id={BANK}&target_bank_id=",
+            f"target_bank_id=&target_bank_id={BANK}",
+            f"target_bank_id={BANK}&target_bank_id={victim}",
+            f"mode=merge&mode=restore&target_bank_id={victim}",
+        ):
+            r = await a.post(f"{B}/transfer/import?{query}", files=files, headers=owner)
+            assert r.status_code == 400, (query, r.text)
+            assert "given 2 times" in r.json()["detail"]
+        assert (await a.get(f"/v1/default/banks/{victim}/stats", headers=_bearer(root))).status_code == 404
+        banks = (await a.get("/v1/default/banks", headers=_bearer(root))).json()["banks"]
+        assert victim not in {b["bank_id"] for b in banks}
+
+
 def _bearer(token: str) -> dict[str, str]:
     return {"authorization": f"Bearer {token}"}
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import parse_qsl
 
 import anyio
 from starlette.types import Receive, Scope, Send
@@ -30,6 +29,7 @@ from memwarden.db.audit import (
 )
 from memwarden.db.common import Connection
 from memwarden.fronts.asgi import send_json
+from memwarden.fronts.query import query_params
 from memwarden.governance.state import AppState
 
 MAX_LIMIT = 1000
@@ -44,7 +44,7 @@ _SEQ = re.compile(r"[0-9]{1,18}")  # a sequence number SQLite can hold
 _COUNT = re.compile(r"[0-9]{1,4}")  # ASCII digits: str.isdigit() also says yes to "²", which int() refuses
 
 
-def parse_filters(query: dict[str, str]) -> tuple[EventFilter, int]:
+def parse_filters(query: Mapping[str, str]) -> tuple[EventFilter, int]:
     """The audit filters (the events' ``WHERE``), and the row limit."""
     actions = None
     if query.get("action"):
@@ -71,8 +71,8 @@ def parse_filters(query: dict[str, str]) -> tuple[EventFilter, int]:
     return where, int(raw_limit)
 
 
-def _query(scope: Scope) -> dict[str, str]:
-    return dict(parse_qsl(scope.get("query_string", b"").decode("utf-8", "replace")))
+def _query(scope: Scope) -> Mapping[str, str]:
+    return query_params(scope)
 
 
 async def list_audit(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
@@ -100,7 +100,7 @@ async def list_audit(state: AppState, scope: Scope, receive: Receive, send: Send
 async def verify_audit(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     """The whole chain, keyed, and against the last checkpoint (and ``?checkpoint=`` — one copied
     from the log)."""
-    raw = dict(parse_qsl(scope.get("query_string", b"").decode("utf-8", "replace"))).get("checkpoint")
+    raw = query_params(scope).get("checkpoint")
     given = None
     if raw:
         try:

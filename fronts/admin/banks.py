@@ -11,13 +11,13 @@
 from __future__ import annotations
 
 import re
-from urllib.parse import parse_qsl
 
 from starlette.types import Receive, Scope, Send
 
 from memwarden.db.bank_stats import bank_overview, bank_summaries
 from memwarden.db.memory_reads import STATUSES
 from memwarden.fronts.asgi import send_json
+from memwarden.fronts.query import query_params
 from memwarden.governance.state import AppState
 
 MAX_DAYS = 366
@@ -31,7 +31,7 @@ async def list_banks(state: AppState, scope: Scope, receive: Receive, send: Send
 
 async def overview(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank: str = scope["path_params"]["bank_id"]
-    query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+    query = query_params(scope)
     raw_days = query.get("days", "30")
     if not (_DAYS.fullmatch(raw_days) and 1 <= int(raw_days) <= MAX_DAYS):
         bad = {"type": "value_error", "loc": ["query", "days"], "msg": f"days must be 1..{MAX_DAYS}", "input": raw_days}

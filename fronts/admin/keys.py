@@ -10,11 +10,11 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qsl
 
 from starlette.types import Receive, Scope, Send
 
 from memwarden.fronts.asgi import read_object, send_json
+from memwarden.fronts.query import query_params
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import masked
@@ -72,7 +72,7 @@ async def show_key(state: AppState, scope: Scope, receive: Receive, send: Send) 
 
 async def revoke_key(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     key_id: str = scope["path_params"]["key_id"]
-    reason = dict(parse_qsl(scope.get("query_string", b"").decode("utf-8", "replace"))).get("reason") or None
+    reason = query_params(scope).get("reason") or None
     if reason is not None and len(reason) > 500:
         await send_json(send, 422, {"detail": "reason: at most 500 characters"})
         return

@@ -21,13 +21,13 @@ can be and reported exactly; the ledger changes only once the backend has.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qsl
 
 from starlette.types import Receive, Scope, Send
 
 from memwarden.db.memory_reads import FilterError, list_memories, memory_account
 from memwarden.fronts.asgi import answer, read_object, send_json
 from memwarden.fronts.middleware import request_id_of
+from memwarden.fronts.query import query_pairs
 from memwarden.governance.archive import (
     archive,
     restore,
@@ -44,7 +44,7 @@ def _bad(loc: str, msg: str, value: Any) -> dict[str, Any]:
 
 async def list_ledger_memories(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank: str = scope["path_params"]["bank_id"]
-    query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    query = query_pairs(scope)
     try:
         page = await state.ledger.read(lambda db: list_memories(db, bank, query))
     except FilterError as exc:

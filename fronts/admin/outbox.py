@@ -13,8 +13,6 @@ Self-hosted, there is no outbox (the store shares memwarden's database): 404 wit
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl
-
 from starlette.types import Receive, Scope, Send
 
 from memwarden.db import outbox as outbox_rows
@@ -22,6 +20,7 @@ from memwarden.db.audit import current_actor
 from memwarden.fronts.asgi import send_json
 from memwarden.fronts.auth import key_allows
 from memwarden.fronts.middleware import request_id_of
+from memwarden.fronts.query import query_params
 from memwarden.governance.errors import Refused
 from memwarden.governance.outbox import Outbox
 from memwarden.governance.state import AppState
@@ -44,7 +43,7 @@ async def list_outbox(state: AppState, scope: Scope, receive: Receive, send: Sen
     outbox = await _outbox(state, send)
     if outbox is None:
         return
-    query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
+    query = query_params(scope)
     wanted = query.get("state") or None
     if wanted is not None and wanted not in outbox_rows.STATES:
         await send_json(send, 422, _bad("state", f"state must be one of {', '.join(outbox_rows.STATES)}", wanted))

@@ -15,11 +15,10 @@
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl
-
 from starlette.types import Receive, Scope, Send
 
 from memwarden.fronts.asgi import send_json
+from memwarden.fronts.query import query_params
 from memwarden.governance.reports import cleanup_candidates, health
 from memwarden.governance.state import AppState
 
@@ -29,7 +28,7 @@ async def cleanup_route(state: AppState, scope: Scope, receive: Receive, send: S
 
 
 async def health_route(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+    query = query_params(scope)
     try:
         days = int(query.get("days", "7"))
         if not 1 <= days <= 3650:

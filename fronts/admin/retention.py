@@ -14,19 +14,18 @@ minute after start), by ``POST /warden/v1/retention/run[?dry_run=true&bank=]`` a
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl
-
 from starlette.types import Receive, Scope, Send
 
 from memwarden.fronts.asgi import send_json
 from memwarden.fronts.middleware import request_id_of
+from memwarden.fronts.query import query_params
 from memwarden.governance.retention import run
 from memwarden.governance.state import AppState
 
 
 async def run_retention(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     """``POST /warden/v1/retention/run[?dry_run=true][&bank=B]``."""
-    query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+    query = query_params(scope)
     flag = query.get("dry_run", "false").lower()
     if flag not in ("true", "false", "1", "0", "yes", "no"):
         await send_json(

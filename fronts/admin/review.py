@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import parse_qsl
 
 from starlette.types import Receive, Scope, Send
 
@@ -22,6 +21,7 @@ from memwarden.db.common import Connection
 from memwarden.db.memory_reads import review_count, review_queue
 from memwarden.fronts.asgi import answer, send_json
 from memwarden.fronts.middleware import request_id_of
+from memwarden.fronts.query import query_params
 from memwarden.governance.review import approve, reject
 from memwarden.governance.state import AppState
 
@@ -33,7 +33,7 @@ _NUMBER = {"limit": re.compile(r"[0-9]{1,4}"), "offset": re.compile(r"[0-9]{1,18
 
 async def list_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank: str = scope["path_params"]["bank_id"]
-    query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+    query = query_params(scope)
     raw = {"limit": query.get("limit", "100"), "offset": query.get("offset", "0")}
     for name, msg in (("limit", f"limit must be an integer from 1 to {MAX_LIMIT}"), ("offset", OFFSET_MSG)):
         if not _NUMBER[name].fullmatch(raw[name]) or (name == "limit" and not 1 <= int(raw[name]) <= MAX_LIMIT):

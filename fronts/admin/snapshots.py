@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl
-
 from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendError
@@ -11,6 +9,7 @@ from memwarden.db.snapshots import get_snapshot, list_snapshots
 from memwarden.fronts.asgi import send_json
 from memwarden.fronts.errors import backend_failed
 from memwarden.fronts.middleware import request_id_of
+from memwarden.fronts.query import query_params
 from memwarden.governance.config_guard import (
     apply_rollback,
     plan_rollback,
@@ -47,7 +46,7 @@ async def rollback_snapshot(state: AppState, scope: Scope, receive: Receive, sen
     """``?preview=true``: what a rollback would do; otherwise do it (resumes an incomplete one)."""
     bank: str = scope["path_params"]["bank_id"]
     snapshot_id: str = scope["path_params"]["snapshot_id"]
-    query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+    query = query_params(scope)
     preview = query.get("preview", "").lower() in ("1", "true", "yes")
     cfg = state.settings.config_guard
     snap = await state.ledger.read(lambda db: get_snapshot(db, bank, snapshot_id))

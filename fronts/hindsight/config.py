@@ -17,7 +17,6 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import parse_qsl
 
 import structlog
 from starlette.types import Message, Receive, Scope, Send
@@ -43,6 +42,7 @@ from memwarden.fronts.auth import key_allows
 from memwarden.fronts.errors import backend_failed, problem
 from memwarden.fronts.hindsight.passthrough import forward
 from memwarden.fronts.middleware import request_id_of
+from memwarden.fronts.query import query_params
 from memwarden.governance.config_changes import (
     ChangeFailed,
     Repair,
@@ -293,7 +293,7 @@ async def destructive(state: AppState, scope: Scope, receive: Receive, send: Sen
     if document_id is not None:
         what, reason = f"delete document '{document_id}'", "delete_document"
     elif path.rstrip("/").endswith("/memories"):
-        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        query = query_params(scope)
         kind = query.get("type")
         what, reason = (f"delete every {kind} memory" if kind else "delete every memory"), "delete_memories"
     else:

@@ -28,7 +28,7 @@ import contextlib
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import urlencode
 
 import structlog
 from starlette.types import Receive, Scope, Send
@@ -50,6 +50,7 @@ from memwarden.fronts.asgi import (
     send_json,
 )
 from memwarden.fronts.hindsight.passthrough import forward, request_headers
+from memwarden.fronts.query import query_pairs
 from memwarden.governance import reads
 from memwarden.governance.state import AppState
 from memwarden.policies.tag_query import TagQueryError, list_filters, normalize_request, spellings
@@ -207,7 +208,7 @@ async def governed_reflect(state: AppState, scope: Scope, receive: Receive, send
 async def governed_list(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     """``GET .../memories/list``: tag filters in both spellings (fanned out where needed)."""
     bank: str = scope["path_params"]["bank_id"]
-    query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    query = query_pairs(scope)
     tags = [v for k, v in query if k == "tags"]
     mode = next((v for k, v in query if k == "tags_match"), "any")
     if state.settings.governance.mode_for(bank) == "off" or not tags:
@@ -256,7 +257,7 @@ async def governed_entities(state: AppState, scope: Scope, receive: Receive, sen
     does not name them — rewritten into the ``tag_groups`` query parameter Hindsight takes here
     (a JSON list, the shape a recall body's takes): one backend read, no fan-out."""
     bank: str = scope["path_params"]["bank_id"]
-    query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    query = query_pairs(scope)
     tags = [v for k, v in query if k == "tags"]
     mode = next((v for k, v in query if k == "tags_match"), "any")
     if state.settings.governance.mode_for(bank) == "off" or not tags or any(k == "tag_groups" for k, _ in query):
@@ -375,7 +376,7 @@ async def governed_tags(state: AppState, scope: Scope, receive: Receive, send: S
     """``GET .../tags?q=``: a ``key:value`` pattern also finds ``key=value`` tags (and back);
     both spellings are listed as stored, merged and paged here."""
     bank: str = scope["path_params"]["bank_id"]
-    query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    query = query_pairs(scope)
     q = next((v for k, v in query if k == "q"), "")
     patterns = spellings(q) if q else [q]
     if state.settings.governance.mode_for(bank) == "off" or len(patterns) == 1:

@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Annotated, Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import urlencode
 
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -37,6 +37,7 @@ from memwarden.fronts.asgi import (
 from memwarden.fronts.hindsight.models import MAX_TAG_CHARS, MemoryItem
 from memwarden.fronts.hindsight.passthrough import forward, request_headers
 from memwarden.fronts.middleware import request_id_of
+from memwarden.fronts.query import query_pairs
 from memwarden.governance.config_changes import seed_in_background
 from memwarden.governance.locks import GateClosed
 from memwarden.governance.outbox import OutboxFull
@@ -74,7 +75,7 @@ def warden_object(retained: Retained, mode: str, dry_run: bool) -> dict[str, Any
 
 
 def _query(scope: Scope) -> list[tuple[str, str]]:
-    return parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    return query_pairs(scope)
 
 
 def _flag(scope: Scope, param: str, header: bytes, on: tuple[str, ...]) -> bool:

@@ -1,0 +1,52 @@
+"""A request's query string, read one way everywhere: by the key check that decides what a request
+may do, by the audit, and by the handler that does it.
+
+Two readings of one query string were an escalation (issue #33): the key check read
+``?target_bank_id=bankA&target_bank_id=`` with ``parse_qsl`` (blank values dropped: bank A, which
+the key may administer), the handler with Starlette (the last value: blank, so the archive's own
+bank C). Now:
+
+* every reader parses with :func:`query_params` — Starlette's own parser (``latin-1`` bytes,
+  ``parse_qsl`` with blank values kept), which the Starlette handlers read too;
+* a parameter that is not a list (:data:`LIST_PARAMETERS`) given more than once is refused by the
+  guard (``fronts/guard.py``) before any route runs — first, last or blank, every reading then
+  agrees; :func:`problem` says why.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from starlette.datastructures import QueryParams
+from starlette.types import Scope
+
+# Parameters that may repeat: Hindsight's array parameters (``tags``, ``document_id``), and
+# memwarden's ledger listing's (``tag``, ``status``).
+LIST_PARAMETERS = frozenset({"tags", "document_id", "tag", "status"})
+MAX_PARAMETERS = 1000  # more is not a client's request
+
+
+def query_params(scope: Scope) -> QueryParams:
+    """The query's parameters as every reader sees them (blank values kept; a list parameter's
+    values in order: ``getlist``)."""
+    return QueryParams(scope.get("query_string", b""))
+
+
+def query_pairs(scope: Scope) -> list[tuple[str, str]]:
+    """The query's ``(name, value)`` pairs in order, blank values kept."""
+    return query_params(scope).multi_items()
+
+
+def problem(query_string: bytes) -> str | None:
+    """Why a query string is refused (None: it is not): a parameter that takes one value given more
+    than once, or more than :data:`MAX_PARAMETERS` parameters."""
+    if not query_string:
+        return None
+    names = Counter(name for name, _ in QueryParams(query_string).multi_items())
+    if sum(names.values()) > MAX_PARAMETERS:
+        return f"The query has more than {MAX_PARAMETERS} parameters"
+    repeated = sorted(name for name, n in names.items() if n > 1 and name not in LIST_PARAMETERS)
+    if repeated:
+        shown = repeated[0][:100]
+        return f"Query parameter {shown!r} is given {names[repeated[0]]} times; it takes one value"
+    return None
