@@ -50,7 +50,7 @@ from memwarden.fronts.hindsight.recall import (
 )
 from memwarden.fronts.hindsight.retain import governed_retain
 from memwarden.fronts.hindsight.transfer import bank_import
-from memwarden.fronts.hindsight.writes import document_patch, files_retain, mcp
+from memwarden.fronts.hindsight.writes import document_patch, files_retain, mcp, scanned_write
 from memwarden.fronts.openapi import openapi_document
 from memwarden.fronts.query import query_params
 from memwarden.fronts.ui.routes import ui_asset, ui_page, ui_redirect
@@ -261,6 +261,10 @@ def build_routes() -> list[BaseRoute]:
         route(f"{BANK}/profile", "bank_profile_write", pass_through, admin, ["PUT"]),  # a config change: 410
         route(f"{BANK}/background", "bank_background", pass_through, admin, post),  # a config change: 410
         route(f"{BANK}/memories/list", "list_memories", governed_list, read, get),
+        # A memory unit's curation (new text, or invalidated: out of recall) is what memwarden's
+        # own archive is: admin; its fields are scanned like every write's.
+        route(f"{BANK}/memories/{{memory_id}}", "curate_memory", scanned_write, admin, ["PATCH"]),
+        route(f"{BANK}/memories/dry-run-extract", "dry_run_extract", scanned_write, write, post),
         route(f"{BANK}/tags", "list_tags", governed_tags, read, get),
         route(f"{BANK}/config", "bank_config", bank_config, _read_or_admin, ["GET", "PATCH", "DELETE"]),
         route(BANK, "bank_profile", bank_profile, admin, ["PUT", "PATCH"]),
@@ -270,10 +274,11 @@ def build_routes() -> list[BaseRoute]:
         # Reflect reads the bank. Directives steer every reflect of the bank (config-like: changing
         # one needs admin); mental models are written like memories (write), deleted or cleared by admin.
         route(f"{BANK}/reflect", "reflect", governed_reflect, read, post),
-        route(f"{BANK}/directives", "directives", pass_through, _changes_need("admin"), ["GET", "POST"]),
-        route(f"{BANK}/directives/{{directive_id}}", "directive", pass_through, _changes_need("admin"), gpd),
-        route(f"{BANK}/mental-models", "mental_models", pass_through, _changes_need("write"), ["GET", "POST"]),
-        route(mm, "mental_model", pass_through, _changes_need("write"), gpd),
+        # Their fields reach the backend's database and log: refused when one holds a secret.
+        route(f"{BANK}/directives", "directives", scanned_write, _changes_need("admin"), ["GET", "POST"]),
+        route(f"{BANK}/directives/{{directive_id}}", "directive", scanned_write, _changes_need("admin"), gpd),
+        route(f"{BANK}/mental-models", "mental_models", scanned_write, _changes_need("write"), ["GET", "POST"]),
+        route(mm, "mental_model", scanned_write, _changes_need("write"), gpd),
         route(f"{mm}/history", "mental_model_history", pass_through, read, get),
         route(f"{mm}/refresh", "mental_model_refresh", pass_through, write, post),
         route(f"{mm}/clear", "mental_model_clear", pass_through, admin, post),

@@ -1,6 +1,9 @@
 """The read path: tag filters that find both spellings, and status on the way back.
 
 ``POST .../reflect`` gets the same tag filters as a recall (its answer is passed back as given).
+A recall or reflect whose body memwarden cannot read (nested too deep, not Unicode) is a ``422``,
+and one with what looks like a secret in any field (the query included: the backend logs it) is a
+``422`` naming the field, never forwarded.
 
 ``POST .../memories/recall``:
 
@@ -24,7 +27,6 @@ With ``governance.mode = "off"`` for the bank, both pass through untouched.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -53,6 +55,7 @@ from memwarden.fronts.hindsight.passthrough import forward, request_headers
 from memwarden.fronts.query import query_pairs
 from memwarden.governance import reads
 from memwarden.governance.state import AppState
+from memwarden.policies.field_secrets import field_secrets
 from memwarden.policies.tag_query import TagQueryError, list_filters, normalize_request, spellings
 from memwarden.store.errors import StoreError
 
@@ -140,6 +143,10 @@ async def governed_recall(state: AppState, scope: Scope, receive: Receive, send:
     if got is None:
         return
     raw, payload = got
+    found = field_secrets(payload)  # the backend logs a query, and may keep it
+    if found:
+        await send_json(send, 422, {"detail": [f.detail() for f in found]})
+        return
     if not isinstance(payload, dict):
         await forward(state.backend, scope, replay(raw, receive), send, retries=state.read_retries)
         return
@@ -191,8 +198,15 @@ async def governed_reflect(state: AppState, scope: Scope, receive: Receive, send
         return
     payload = None
     if is_json_type(content_type_of(scope)):
-        with contextlib.suppress(BodyError):
+        try:
             payload = await parse_json_async(raw)
+        except BodyError as exc:  # what memwarden cannot read is never forwarded unjudged
+            await send_json(send, 422, {"detail": exc.detail})
+            return
+    found = field_secrets(payload)  # the backend logs a reflect's query and sends it to its LLM
+    if found:
+        await send_json(send, 422, {"detail": [f.detail() for f in found]})
+        return
     try:
         body, normalized = normalize_request(payload, state.label_space) if isinstance(payload, dict) else ({}, False)
     except TagQueryError as exc:

@@ -8,6 +8,11 @@
 * ``PATCH …/documents/{id}`` (re-tagging) — tags are canonicalized, ``topic``/``stage`` labels
   validated like retain's (one of each at most, aliases mapped, unknown refused), the ledger's
   rows of that document follow, and the change is audited.
+* The writes memwarden does not judge field by field — a memory unit's curation (``PATCH
+  …/memories/{id}``: new text, context, entities, or its state), a directive, a mental model
+  (:func:`scanned_write`) — are read as memwarden reads every body (a body it cannot read is a
+  ``422``, never forwarded) and refused (``422``, the field named, the value never echoed) when any
+  field holds what looks like a secret: the backend would store it, and log it.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from memwarden.fronts.asgi import (
     not_json_detail,
     parse_json_async,
     read_body,
+    read_json,
     replay,
     send_json,
     set_body_length,
@@ -103,6 +109,25 @@ async def mcp(state: AppState, scope: Scope, receive: Receive, send: Send) -> No
         return
     if calls:
         log.warning("ungoverned_write", route="mcp", tools=[c["params"]["name"] for c in calls])
+    await forward(state.backend, scope, replay(body, receive), send, retries=0)
+
+
+async def scanned_write(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    """A write memwarden passes on once no field holds a secret (a read or a delete: as sent)."""
+    if (
+        scope["method"] in ("GET", "HEAD", "DELETE")
+        or state.settings.governance.mode_for(scope["path_params"]["bank_id"]) == "off"
+    ):
+        await forward(state.backend, scope, receive, send, retries=0)
+        return
+    got = await read_json(scope, receive, send)
+    if got is None:
+        return
+    body, payload = got
+    found = field_secrets(payload)
+    if found:
+        await send_json(send, 422, {"detail": [f.detail() for f in found]})
+        return
     await forward(state.backend, scope, replay(body, receive), send, retries=0)
 
 
