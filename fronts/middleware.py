@@ -66,11 +66,18 @@ def request_id_of(scope: Scope) -> str:
 
 def masked_path(path: str) -> str:
     """The path as the log writes it: a secret in it (a document id, a bank id refused for holding
-    one) masked."""
+    one) masked — each segment on its own (base64 holds ``/``: read whole, ``…/operations/<an
+    encoded key>`` is one token that decodes to nothing), then the whole path (a secret that spans
+    segments)."""
     if not _MAY_HIDE.search(path):  # no long segment, no assignment, no space: nothing to mask
         return path
-    found = find_secrets(path, random_tokens=False)
-    return mask(path, found) if found else path
+    segments = []
+    for segment in path.split("/"):
+        found = find_secrets(segment, random_tokens=False) if _MAY_HIDE.search(segment) else []
+        segments.append(mask(segment, found) if found else segment)
+    joined = "/".join(segments)
+    found = find_secrets(joined, random_tokens=False)
+    return mask(joined, found) if found else joined
 
 
 class RequestContextMiddleware:

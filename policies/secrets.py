@@ -82,6 +82,9 @@ _SET_TO = (
 )
 _B32_GROUPS = r"((?=[A-Za-z ]*[2-7])(?:[A-Za-z2-7]{4} ?){4,}[A-Za-z2-7]*)"
 _CODES = r"((?=[\w \-]*\d)(?:[A-Za-z0-9]{4,10}(?:-[A-Za-z0-9]{4,10})?[\s,;，、]+){2,}[A-Za-z0-9]{4,10}(?:-[A-Za-z0-9]{4,10})?)"
+# The end of a token that may end in "-": a word boundary, or a "-" with no word character or "-" after.
+_END = r"(?:\b|(?<=-)(?![\w\-]))"
+
 SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     _p(
         "private_key",
@@ -102,7 +105,8 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         needs=("akia", "asia", "agpa", "aida", "aroa"),
     ),
     _p("memwarden_key", r"\bmwk_[0-9a-f]{12}_[A-Za-z0-9_\-]{20,}", needs=("mwk_",)),
-    _p("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b", needs=("aiza",)),
+    # A token may end in "-": there ``\b`` never matches (issue #33: such a Google key passed as an id).
+    _p("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}" + _END, needs=("aiza",)),
     _p("slack_token", r"\bx(?:ox[abposr]|app)-[A-Za-z0-9\-]{10,}", needs=("xox", "xapp-")),
     # Secret and restricted keys; a publishable key (pk_) is public by design.
     _p(
@@ -127,7 +131,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         r"|sntr[ysu]_[\w=+/]{40,}|sq0(?:atp|csp)-[\w\-]{22,}|AGE-SECRET-KEY-1[0-9A-Z]{58}|ya29\.[\w\-]{24,}"
         r"|AAAA[\w\-]{7}:APA91b[\w\-]{100,}|sk\.eyJ[\w\-]{21,}\.[\w\-]{20,}|[A-Za-z0-9]{14}\.atlasv1\.[\w\-]{60,}"
         r"|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}|SK[0-9a-f]{32}|\d{8,10}:AA[\w\-]{33}"
-        r"|[MNO][A-Za-z\d]{23,25}\.[\w\-]{6}\.[\w\-]{27,38})\b",
+        r"|[MNO][A-Za-z\d]{23,25}\.[\w\-]{6}\.[\w\-]{27,38})" + _END,
     ),
     # Chinese clouds' access key ids and secrets: Tencent (AKID), Alibaba (LTAI), Volcengine
     # (AKLT), Baidu (ALTAK, bce-v3), JD Cloud (JDC_), DingTalk's signing secret (SEC + 64 hex).

@@ -94,7 +94,9 @@ class Endpoint:
             info["bank_id"] = bank_id
         for name, value in scope.get("path_params", {}).items():  # document, operation, memory … ids
             if name == "path":  # the pass-through: any segment of the backend's path is an id of its own
-                problem = id_secret_problem("A path segment", value)
+                problem = next(
+                    (p for part in value.split("/") if (p := id_secret_problem("A path segment", part))), None
+                ) or id_secret_problem("A path segment", value)
             elif name.endswith("_id") and name != "bank_id":
                 problem = id_secret_problem(name, value)
             else:

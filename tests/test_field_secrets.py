@@ -313,3 +313,37 @@ def test_an_unreachable_backend_is_logged_without_the_secret_in_its_url(tmp_path
     assert key not in r.text
     assert '"event": "backend_unreachable"' in logged
     assert key not in logged
+
+
+def test_encoded_secrets_and_keys_ending_in_a_dash_are_kept_out_of_ids_and_the_log(server: Served) -> None:
+    """Issue #33: a base64 ``aws_secret_access_key=…`` as an operation, document or bank id was
+    refused (400) but written to the access log verbatim; a Google API key ending in ``-`` passed as
+    a document id, bank id, tag and ``X-Request-Id`` (its pattern ended in ``\\b``)."""
+    url = server.url
+    encoded = base64.b64encode(b"aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY").decode()
+    google = "AIzaSyD" + "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(31)) + "-"
+    bank = f"{url}/v1/default/banks/ops"
+    with httpx.Client(timeout=60) as http:
+        for value in (encoded, encoded.rstrip("="), google):
+            for method, path in (
+                ("GET", f"{bank}/operations/{value}"),
+                ("PATCH", f"{bank}/documents/{value}"),
+                ("POST", f"{url}/v1/default/banks/{value}/memories"),
+                ("GET", f"{bank}/some/{value}/thing"),  # a pass-through segment
+            ):
+                r = http.request(method, path, json={"tags": ["a"]} if method == "PATCH" else None)
+                assert r.status_code == 400, (method, path, r.text)
+                assert value not in r.text
+        fact = {"content": "The staging cluster has 3 nodes."}
+        r = http.post(f"{bank}/memories", json={"items": [{**fact, "tags": [f"key:{google}"]}]})
+        assert r.status_code == 422, r.text
+        r = http.post(f"{bank}/memories", json={"items": [{**fact, "document_id": google}]})
+        assert r.status_code == 422, r.text
+        r = http.get(f"{url}/warden/health", headers={"x-request-id": google})
+        assert r.headers["x-request-id"] != google
+    logged = server.log()
+    assert '"path": "/v1/default/banks/ops/operations/[REDACTED:' in logged  # the log was read
+    stored = every_byte(server.data)
+    for value in (encoded, encoded.rstrip("="), google):
+        assert value not in logged
+        assert value.encode() not in stored
