@@ -10,7 +10,10 @@ browser sends, checked before any route runs.
   that is not a host name or address with an optional port (``127.0.0.1:8890@evil.example``), or
   more than one ``Host`` header, is refused (``400``): what is checked is what every reader sees.
 * **Query strings** where a parameter that takes one value is given more than once are refused
-  (``400``, ``fronts/query.py``): the key check and the handler must never read two values.
+  (``400``, ``fronts/query.py``): the key check and the handler must never read two values; a
+  ``limit``/``offset``/``min_count`` past PostgreSQL's integer is a ``422`` (it was the backend's 500).
+* **Header values** must be ASCII (``400``): a value in another encoding broke the pass-through
+  (a 500, the value in the log); browsers and HTTP clients encode such values themselves.
 * **Paths** with a ``.`` or ``..`` segment anywhere are refused (``400``): a normalising HTTP
   client would send them to another route than the one memwarden judged.
 * **Origin** (a page on another site posting to a local memwarden: a ``text/plain`` POST is a
@@ -89,7 +92,12 @@ def has_dot_segment(path: str) -> bool:
 def request_shape_problem(scope: Scope, host: str) -> str | None:
     """Why a request is refused before its Host is even compared (None: it is not): two ``Host``
     headers, a ``Host`` that is not a host with a port, a query parameter given twice."""
-    if sum(1 for k, _ in scope["headers"] if k == b"host") > 1:
+    hosts = 0
+    for name, value in scope["headers"]:
+        hosts += name == b"host"
+        if not value.isascii():  # the value is neither echoed nor logged: it may be anything
+            return f"Header {name.decode('latin-1')[:64]!r} must be ASCII (encode other characters, RFC 8187)"
+    if hosts > 1:
         return "A request must carry one Host header"
     if host and not HOST_HEADER.match(host.strip()):
         return "The Host header must be a host name or address with an optional port"
@@ -113,6 +121,10 @@ class OriginGuard:
         refused = request_shape_problem(scope, host)
         if refused is not None:
             await send_json(send, 400, {"detail": refused})
+            return
+        too_large = query.count_problem(scope.get("query_string", b""))
+        if too_large is not None:  # Hindsight's own 422 for a number out of range
+            await send_json(send, 422, too_large)
             return
         if not host_allowed(host, self.hosts, any_ip=self.any_ip):
             await send_json(send, 403, {"detail": f"Host {host[:200]!r} is not allowed (server.allowed_hosts)"})

@@ -10,12 +10,17 @@ bank C). Now:
   ``parse_qsl`` with blank values kept), which the Starlette handlers read too;
 * a parameter that is not a list (:data:`LIST_PARAMETERS`) given more than once is refused by the
   guard (``fronts/guard.py``) before any route runs — first, last or blank, every reading then
-  agrees; :func:`problem` says why.
+  agrees; :func:`problem` says why;
+* a count (``limit``, ``offset``, ``min_count``) past :data:`MAX_COUNT` is refused there too, in
+  FastAPI's validation shape (:func:`count_problem`): Hindsight takes any integer and PostgreSQL
+  then fails (``?limit=99999999999999999999999`` was Hindsight's 500, relayed with PostgreSQL's
+  text).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from starlette.datastructures import QueryParams
 from starlette.types import Scope
@@ -24,6 +29,8 @@ from starlette.types import Scope
 # memwarden's ledger listing's (``tag``, ``status``).
 LIST_PARAMETERS = frozenset({"tags", "document_id", "tag", "status"})
 MAX_PARAMETERS = 1000  # more is not a client's request
+COUNT_PARAMETERS = ("limit", "offset", "min_count")
+MAX_COUNT = 2**31 - 1  # PostgreSQL's integer
 
 
 def query_params(scope: Scope) -> QueryParams:
@@ -49,4 +56,27 @@ def problem(query_string: bytes) -> str | None:
     if repeated:
         shown = repeated[0][:100]
         return f"Query parameter {shown!r} is given {names[repeated[0]]} times; it takes one value"
+    return None
+
+
+def count_problem(query_string: bytes) -> dict[str, Any] | None:
+    """The 422 body for a count past :data:`MAX_COUNT` (or below ``-MAX_COUNT``), None when there is
+    none. A value that is no integer at all is left to the route (Hindsight's own 422)."""
+    if not query_string or not any(name.encode() in query_string for name in COUNT_PARAMETERS):
+        return None
+    for name, value in QueryParams(query_string).multi_items():
+        if name in COUNT_PARAMETERS and len(value) > 9:
+            text = value.strip()
+            digits = text[1:] if text[:1] in "+-" else text
+            if digits.isascii() and digits.isdigit() and abs(int(text)) > MAX_COUNT:
+                bound = "less" if not text.startswith("-") else "greater"
+                limit = MAX_COUNT if bound == "less" else -MAX_COUNT
+                error = {
+                    "type": f"{bound}_than_equal",
+                    "loc": ["query", name],
+                    "msg": f"Input should be {bound} than or equal to {limit}",
+                    "input": value[:40],
+                    "ctx": {"le" if bound == "less" else "ge": limit},
+                }
+                return {"detail": [error]}
     return None

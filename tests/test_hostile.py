@@ -114,6 +114,34 @@ CASES: list[tuple[str, str, str, dict[str, Any], int, str]] = [
         "bidirectional",
     ),
     (
+        "a header value that is not ASCII (a list, passed through)",
+        "GET",
+        "/v1/default/banks/h/memories/list",
+        {"headers": {"user-agent": "数据库的密码是 hunter2".encode()}},
+        400,
+        "must be ASCII",
+    ),
+    (
+        "a Latin-1 Accept-Language on a bank's stats",
+        "GET",
+        "/v1/default/banks/h/stats",
+        {"headers": {"accept-language": "é".encode("latin-1")}},
+        400,
+        "must be ASCII",
+    ),
+    *(
+        (
+            f"{name} past PostgreSQL's integer on {path.rsplit('/', 1)[1]}",
+            "GET",
+            f"/v1/default/banks/h/{path.rsplit('/', 1)[1]}?{name}=99999999999999999999999",
+            {},
+            422,
+            "less than or equal to 2147483647",
+        )
+        for name in ("limit", "offset")
+        for path in ("/memories/list", "/documents", "/tags", "/entities", "/operations")
+    ),
+    (
         "bank named like a key scope's wildcard",
         "POST",
         "/v1/default/banks/team%2A/memories",

@@ -381,3 +381,36 @@ def test_memwardens_labels_are_invisible_to_filters_that_do_not_name_them(hindsi
         finally:
             for bank in (direct, governed):
                 http.delete(f"{hindsight_url}/v1/default/banks/{bank}")
+
+
+def test_what_hindsight_answers_with_a_500_is_memwardens_4xx(
+    hindsight_url: str, warden: str, banks: tuple[str, str]
+) -> None:
+    """Issue #33: a count past PostgreSQL's integer, a body nested 1,000 deep to reflect and
+    dry-run-extract, and curating with a secret reached the real Hindsight (its 500, PostgreSQL's
+    text relayed, or the secret stored). memwarden answers them itself; Hindsight alone shows why."""
+    mixed, _ = banks
+    huge = "99999999999999999999999"
+    with httpx.Client(timeout=120) as http:
+        direct = http.get(f"{hindsight_url}/v1/default/banks/{mixed}/memories/list", params={"limit": huge})
+        assert direct.status_code >= 500  # what the attack found: the reason for the check
+        for path in ("memories/list", "documents", "tags", "entities"):
+            for name in ("limit", "offset"):
+                r = http.get(f"{warden}/v1/default/banks/{mixed}/{path}", params={name: huge})
+                assert r.status_code == 422, (path, name, r.text)
+                assert r.json()["detail"][0]["loc"] == ["query", name]
+        deep = "[" * 1000 + "]" * 1000
+        for path in ("reflect", "memories/dry-run-extract"):
+            r = http.post(
+                f"{warden}/v1/default/banks/{mixed}/{path}", content=deep, headers={"content-type": "application/json"}
+            )
+            assert r.status_code == 422, (path, r.text)
+        listed = http.get(f"{warden}/v1/default/banks/{mixed}/memories/list", params={"limit": 1}).json()["items"]
+        unit = listed[0]["id"]
+        planted = "sk-proj-" + "Qz7" * 10
+        r = http.patch(f"{warden}/v1/default/banks/{mixed}/memories/{unit}", json={"text": f"key {planted}"})
+        assert r.status_code == 422, r.text
+        stored = http.get(f"{hindsight_url}/v1/default/banks/{mixed}/memories/{unit}").json()
+        assert planted not in json.dumps(stored)
+        r = http.get(f"{warden}/v1/default/banks/{mixed}/stats", headers={"user-agent": "数据库".encode()})
+        assert r.status_code == 400, r.text
