@@ -266,3 +266,26 @@ def verify_chain(
             problems.append(ChainProblem(seq, "event edited: its hash does not match its content"))
         expected_seq, prev = seq + 1, row["hash"]
     return problems
+
+
+def unacknowledged_alarms(db: sqlite3.Connection) -> list[tuple[int, str]]:
+    """The ``audit_tamper`` events no operator has acknowledged since (``audit_acknowledged``): an
+    alarm stays until someone says they looked — a start that finds the chain consistent again
+    (the tail and its newest checkpoint deleted, then a checkpoint written over them) does not
+    forget it. ``(seq, reason)``, oldest first."""
+    rows = db.execute(
+        "SELECT seq, reason FROM audit_events WHERE action = 'audit_tamper' AND seq > ? ORDER BY seq",
+        (last_acknowledged(db),),
+    ).fetchall()
+    return [(int(r[0]), str(r[1] or "")) for r in rows]
+
+
+def acknowledgement(reason: str) -> AuditEvent:
+    """The event that ends the alarms before it (:func:`unacknowledged_alarms`); its actor the caller's."""
+    return AuditEvent("audit_acknowledged", source="audit", reason=reason[:2000])
+
+
+def last_acknowledged(db: sqlite3.Connection) -> int:
+    """The seq of the newest ``audit_acknowledged`` event (0: none)."""
+    row = db.execute("SELECT MAX(seq) FROM audit_events WHERE action = 'audit_acknowledged'").fetchone()
+    return int(row[0] or 0)

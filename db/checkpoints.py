@@ -183,15 +183,30 @@ def write_meta(db: sqlite3.Connection, key: bytes, keyed_from: int, checkpoint_s
         db.execute("INSERT OR REPLACE INTO audit_meta (name, value) VALUES (?, ?)", (name, value))
 
 
-def keyed_start(db: sqlite3.Connection, key: bytes) -> ChainMeta:
+def keyed_start(db: sqlite3.Connection, key: bytes, recorded: int | None) -> tuple[ChainMeta, list[ChainProblem]]:
     """The chain facts, set the first time a ledger is opened by a memwarden that keys its chain
-    (keyed from the next event). Call inside a write transaction."""
+    (keyed from the next event), and what is wrong with them. ``recorded`` is where the
+    installation's key file says the keyed part starts (``db/installation.py``): it wins over the
+    database, which an attacker without the key can still edit — facts deleted, or a start that
+    disagrees, are problems, and the chain is checked from the recorded start. Call inside a write
+    transaction."""
     meta = read_meta(db, key)
-    if meta is not None:
-        return meta
-    start = last_seq(db) + 1
-    write_meta(db, key, start, 0)
-    return ChainMeta(start, 0, True)
+    if meta is None and recorded is None:  # a ledger from before the keyed chain: keyed from now on
+        start = last_seq(db) + 1
+        write_meta(db, key, start, 0)
+        return ChainMeta(start, 0, True), []
+    if meta is None:
+        assert recorded is not None
+        write_meta(db, key, recorded, 0)
+        said = f"installation.key records a chain keyed from event {recorded}"
+        return ChainMeta(recorded, 0, True), [
+            ChainProblem(recorded, f"the chain's facts (audit_meta) were deleted ({said})")
+        ]
+    if recorded is not None and meta.keyed_from != recorded:
+        said = f"audit_meta says {meta.keyed_from}, installation.key records {recorded}"
+        problem = ChainProblem(min(recorded, meta.keyed_from), f"the keyed chain's start was moved ({said})")
+        return ChainMeta(recorded, meta.checkpoint_seq, meta.sealed), [problem]
+    return meta, []
 
 
 def meta_problems(meta: ChainMeta | None, found: list[Checkpoint], end: int) -> list[ChainProblem]:
@@ -271,19 +286,36 @@ class Checkpointer:
 
 
 def verify_all(
-    db: sqlite3.Connection, *, installation_key: bytes | None, folder: Path, given: Checkpoint | None = None
+    db: sqlite3.Connection,
+    *,
+    installation_key: bytes | None,
+    folder: Path,
+    given: Checkpoint | None = None,
+    recorded: int | None = None,
+    checkpoints_after: int = 0,
 ) -> list[ChainProblem]:
-    """The whole chain checked (keyed where it is), then against the folder's last checkpoint and
-    ``given`` (one copied from the log). Empty: intact."""
+    """The whole chain checked (keyed where it is: from ``recorded``, the key file's record, when
+    there is one), then against the folder's last checkpoint and ``given`` (one copied from the
+    log), the folder's checkpoints after ``checkpoints_after`` only (an acknowledgement's seq: the
+    server's own check after a start). Empty: intact."""
     key = audit_key(installation_key) if installation_key else None
     meta = read_meta(db, key)
     keyed_from = meta.keyed_from if meta is not None else None
-    problems = verify_chain(all_event_rows(db), key=key, keyed_from=keyed_from)
+    problems: list[ChainProblem] = []
+    if recorded is not None and keyed_from != recorded:  # the key file's record wins (keyed_start)
+        said = f"audit_meta says {keyed_from}" if keyed_from is not None else "audit_meta was deleted"
+        problems.append(
+            ChainProblem(recorded, f"the keyed chain's start was moved ({said}, installation.key records {recorded})")
+        )
+        keyed_from = recorded
+        if meta is not None:
+            meta = ChainMeta(recorded, meta.checkpoint_seq, meta.sealed)
+    problems += verify_chain(all_event_rows(db), key=key, keyed_from=keyed_from)
     if key is None and keyed_from is not None and keyed_from <= last_seq(db):
         problems.append(ChainProblem(keyed_from, "the installation key is missing: the keyed chain cannot be checked"))
     if key is not None and keyed_from is not None:
         found = every(folder)
         problems.extend(meta_problems(meta, found, last_seq(db)))
-        found += [given] if given is not None else []
+        found = [c for c in found if c.seq > checkpoints_after] + ([given] if given is not None else [])
         problems.extend(against_all(db, found, key=key, keyed_from=keyed_from))
     return list(dict.fromkeys(problems))  # the same problem found twice (two checkpoints) said once

@@ -28,15 +28,24 @@ import structlog
 from memwarden.db.audit import (
     AuditEvent,
     LedgerConnection,
+    acknowledgement,
     append_events,
     audit_key,
     collecting,
     event_from_row,
+    last_acknowledged,
     last_seq,
+    unacknowledged_alarms,
 )
 from memwarden.db.checkpoints import Checkpointer, against_all, keyed_start, meta_problems, missing_triggers
 from memwarden.db.checkpoints import every as every_checkpoint
-from memwarden.db.installation import KeyFileError, installation_key
+from memwarden.db.installation import (
+    KEY_FILE,
+    KeyFileError,
+    installation_key,
+    record_chain_start,
+    recorded_chain_start,
+)
 from memwarden.db.migrations import LEDGER_MIGRATIONS, Migration, migrate
 
 READER_MMAP_BYTES = 1 << 30  # address space only: SQLite maps no more than the file
@@ -82,7 +91,8 @@ class Database:
         self.installation_key = b""  # set by open(): keys the hashes of rejected content and the audit chain
         self.checkpoint_dir = path.parent / "checkpoints"
         self.checkpoints: Checkpointer | None = None  # set by the writer's opening
-        self.alarms: list[str] = []  # what the start found wrong with the audit chain (health: critical)
+        self.alarms: list[str] = []  # the audit chain's unacknowledged alarms (health: critical)
+        self._key_made_now = False  # open() made installation.key
         self._checkpoint_every, self._checkpoint_interval = 1000, 60.0
 
     @classmethod
@@ -108,6 +118,7 @@ class Database:
         if checkpoint_dir is not None:
             ledger.checkpoint_dir = checkpoint_dir
         ledger._checkpoint_every, ledger._checkpoint_interval = checkpoint_every, checkpoint_interval
+        ledger._key_made_now = not (data_dir / KEY_FILE).exists()
         try:
             ledger.installation_key = installation_key(data_dir)
         except (OSError, KeyFileError) as exc:
@@ -145,19 +156,32 @@ class Database:
         (recreated), or a chain that disagrees with its last checkpoint, are alarms — audited (an
         ``audit_tamper`` event), logged, and health says ``critical``. Then a checkpoint of the head."""
         key = audit_key(self.installation_key)
+        data_dir = self.path.parent
         db.execute("BEGIN IMMEDIATE")
         try:
-            meta = keyed_start(db, key)
+            meta, moved = keyed_start(db, key, recorded_chain_start(data_dir))
             missing = missing_triggers(db)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
+        record_chain_start(data_dir, meta.keyed_from)  # the key file keeps it too (once)
         keyed_from = meta.keyed_from
         db.audit_key, db.keyed_from = key, keyed_from
+        earlier = [f"event {seq} (unacknowledged): {reason}" for seq, reason in unacknowledged_alarms(db)]
         alarms = [f"the append-only trigger {name} was missing (recreated)" for name in missing]
-        found = every_checkpoint(self.checkpoint_dir)
-        problems = meta_problems(meta, found, last_seq(db))
+        if self._key_made_now and last_seq(db) > 0:
+            alarms.append(
+                f"installation.key was made at this start for a ledger that holds {last_seq(db)} audit events:"
+                " restore it from a backup (acknowledge only if this ledger comes from a memwarden older than the"
+                " installation key)"
+            )
+        # An acknowledgement accepted the chain as it then was: a start checks the checkpoints written
+        # since (``memwarden audit verify`` checks every one).
+        every = every_checkpoint(self.checkpoint_dir)
+        acknowledged = last_acknowledged(db)
+        found = [c for c in every if c.seq > acknowledged]
+        problems = moved + meta_problems(meta, every, last_seq(db))
         # The newest checkpoints at start (each an indexed look-up; ``audit verify`` checks them all).
         problems += against_all(db, found[-START_CHECKPOINTS:], key=key, keyed_from=keyed_from)
         alarms += [f"event {p.seq}: {p.problem}" for p in problems]
@@ -172,14 +196,39 @@ class Database:
         if found and not alarms:
             self.checkpoints.seq = found[-1].seq
         if alarms:
-            self.alarms = alarms
             log.error("audit_tampered", alarms=alarms)
             self._transaction(
                 lambda tx: append_events(
                     tx, [AuditEvent("audit_tamper", actor="memwarden", source="audit", reason="; ".join(alarms)[:4000])]
                 )
             )
+        if earlier:
+            log.error("audit_alarms_unacknowledged", alarms=earlier)
+        self.alarms = earlier + alarms
         self._checkpoint_head(db)
+
+    def recorded_chain_start(self) -> int | None:
+        """Where installation.key says the audit chain's keyed part starts (``db/installation.py``)."""
+        return recorded_chain_start(self.path.parent)
+
+    def acknowledge(self, reason: str) -> int:
+        """An operator has looked at the audit chain's alarms: an ``audit_acknowledged`` event (its
+        actor the caller's key) ends them; health is no longer critical for them. The number of
+        alarms acknowledged."""
+        count = len(self.alarms)
+        self.write_sync(lambda tx: append_events(tx, [acknowledgement(reason)]))
+        return self._acknowledged(count)
+
+    async def acknowledge_async(self, reason: str) -> int:
+        """:meth:`acknowledge`, from the event loop."""
+        count = len(self.alarms)
+        await self.write(lambda tx: append_events(tx, [acknowledgement(reason)]))
+        return self._acknowledged(count)
+
+    def _acknowledged(self, count: int) -> int:
+        self.alarms = []
+        log.warning("audit_alarms_acknowledged", count=count)
+        return count
 
     def _checkpoint_head(self, db: sqlite3.Connection) -> None:
         head = db.execute("SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1").fetchone()

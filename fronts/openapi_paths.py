@@ -201,6 +201,19 @@ def warden_paths() -> dict[str, Json]:
                 "warden_verify_audit", "Recompute the hash chain", json_answer(OBJECT, "ok, events, problems")
             )
         },
+        f"{W}/audit/acknowledge": {
+            "post": operation(
+                "warden_acknowledge_audit",
+                "End the audit chain's alarms, once looked at (audited)",
+                json_answer(OBJECT, "acknowledged: how many alarms"),
+                body={
+                    "type": "object",
+                    "required": ["reason"],
+                    "properties": {"reason": {"type": "string", "minLength": 1, "maxLength": 2000}},
+                },
+                errors={422: "No reason, or another field"},
+            )
+        },
         f"{WBANK}/review": {
             "get": operation(
                 "warden_list_review",

@@ -147,10 +147,18 @@ async def _checkpoint_timer(ledger: Database, interval: float) -> None:
 async def _verify_in_background(ledger: Database) -> None:
     """The whole chain re-hashed once after the start (the start itself checks the checkpoints and
     the tail only): an edit before the last checkpoint that was not re-chained raises the alarm too."""
+    from memwarden.db.audit import last_acknowledged
     from memwarden.db.checkpoints import verify_all
 
+    recorded = ledger.recorded_chain_start()
     found = await ledger.read(
-        lambda db: verify_all(db, installation_key=ledger.installation_key, folder=ledger.checkpoint_dir)
+        lambda db: verify_all(
+            db,
+            installation_key=ledger.installation_key,
+            folder=ledger.checkpoint_dir,
+            recorded=recorded,
+            checkpoints_after=last_acknowledged(db),
+        )
     )
     fresh = [f"event {p.seq}: {p.problem}" for p in found]
     fresh = [alarm for alarm in fresh if alarm not in ledger.alarms]

@@ -16,7 +16,7 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.db.audit import ACTOR
 from memwarden.fronts import auth
-from memwarden.fronts.admin.audit import list_audit, stream_audit, verify_audit
+from memwarden.fronts.admin.audit import acknowledge_alarms, list_audit, stream_audit, verify_audit
 from memwarden.fronts.admin.banks import list_banks, overview
 from memwarden.fronts.admin.explain import explain
 from memwarden.fronts.admin.health import warden_health
@@ -224,6 +224,7 @@ def build_routes() -> list[BaseRoute]:
         route(f"{w}/audit", "list_audit", list_audit, auth.admin_of_query_bank, get),
         route(f"{w}/audit/stream", "stream_audit", stream_audit, auth.admin_of_query_bank, get),
         route(f"{w}/audit/verify", "verify_audit", verify_audit, admin, get),
+        route(f"{w}/audit/acknowledge", "acknowledge_audit", acknowledge_alarms, admin, post),
         route(f"{wbank}/review", "list_review", list_review, admin, get),
         route(f"{wbank}/review/{{memory_id}}/approve", "approve_review", approve_review, admin, post),
         route(f"{wbank}/review/{{memory_id}}/reject", "reject_review", reject_review, admin, post),

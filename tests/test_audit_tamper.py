@@ -17,7 +17,7 @@ from memwarden.db.audit import EVENT_FIELDS, GENESIS, TRIGGERS, AuditEvent, appe
 from memwarden.db.checkpoints import CHECKPOINT_FILE
 from memwarden.db.checkpoints import every as every_checkpoint
 from memwarden.db.database import Database
-from memwarden.db.installation import KEY_FILE
+from memwarden.db.installation import KEY_FILE, read_installation_key
 from memwarden.settings import Settings
 from tests.conftest import running_warden
 from tests.servers import MAIN
@@ -48,7 +48,9 @@ def tamper(
     """What an attacker with the files does: triggers dropped, an event edited (or the tail cut),
     every hash after it recomputed — with the key read from the data folder (``keyed``) or as plain
     SHA-256 — and the triggers put back."""
-    key = audit_key(bytes.fromhex((data / KEY_FILE).read_text().strip())) if keyed else None
+    stolen = read_installation_key(data)
+    assert stolen is not None
+    key = audit_key(stolen) if keyed else None
     db = sqlite3.connect(data / "memwarden.db", isolation_level=None)
     db.row_factory = sqlite3.Row
     try:
@@ -160,12 +162,15 @@ def test_the_server_starts_critical_on_dropped_triggers_and_a_chain_that_disagre
 def test_a_ledger_from_before_the_keyed_chain_keeps_verifying(tmp_path: Path) -> None:
     data = tmp_path / "data"
     make_ledger(data, events=5)
-    # As an older memwarden left it: plain hashes, no keyed start, no checkpoints.
+    # As an older memwarden left it: plain hashes, no keyed start, no checkpoints, and a key file
+    # with the key alone (no record of a keyed chain).
     tamper(data, keyed=False)
     db = sqlite3.connect(data / "memwarden.db", isolation_level=None)
     db.execute("DELETE FROM audit_meta")
     db.close()
     (data / "checkpoints" / CHECKPOINT_FILE).unlink()
+    key_file = data / KEY_FILE
+    key_file.write_text(key_file.read_text().splitlines()[0] + "\n")
     make_ledger(data, events=3)  # opened by this memwarden: keyed from event 6 on
     result = verify(data)
     assert result.returncode == 0, result.stderr
@@ -248,3 +253,110 @@ def test_a_checkpoint_that_cannot_be_written_does_not_fail_the_write(tmp_path: P
         assert "cannot write an audit checkpoint" in health["audit"]["checkpoints"]
         listed = httpx.get(f"{url}/v1/default/banks/ops/memories/list").json()["items"]
         assert len(listed) == 2
+
+
+# -- issue #33: the audit chain forged without the installation key ------------------------------
+
+
+def downgrade(data: Path) -> None:
+    """The attack: triggers dropped, an event edited, the chain re-hashed with plain SHA-256 (no
+    key), ``DELETE FROM audit_meta`` (so the chain looks older than the keyed one), triggers back."""
+    tamper(data, "nothing happened here", keyed=False)
+    db = sqlite3.connect(data / "memwarden.db", isolation_level=None)
+    db.execute("DELETE FROM audit_meta")
+    db.close()
+
+
+def test_a_chain_passed_off_as_unkeyed_by_deleting_its_facts_is_caught(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    make_ledger(data)
+    shipped = (data / "checkpoints" / CHECKPOINT_FILE).read_text().splitlines()[-1]
+    downgrade(data)
+    for extra in ((), ("--checkpoint", shipped)):
+        result = verify(data, *extra)
+        assert result.returncode == 1, (extra, result.stdout)
+        assert "audit_meta was deleted, installation.key records 1" in result.stderr
+    (data / "checkpoints" / CHECKPOINT_FILE).unlink()  # the checkpoint file too
+    (data / "audit.jsonl").unlink()
+    result = verify(data)
+    assert result.returncode == 1
+    assert "event edited" in result.stderr
+    for _ in range(2):  # every start says so, not just the first
+        with running_warden(local_settings(data)) as url:
+            health = httpx.get(f"{url}/warden/health").json()
+        assert health["status"] == "critical"
+        assert any("audit_meta) were deleted" in alarm for alarm in health["audit"]["alarms"])
+
+
+def test_an_alarm_stays_until_an_operator_acknowledges_it(tmp_path: Path) -> None:
+    """Before: the tail and the newest checkpoint line deleted — the first start raised the alarm,
+    the second had forgotten it (a checkpoint written over the gap)."""
+    data = tmp_path / "data"
+    make_ledger(data)
+    db = sqlite3.connect(data / "memwarden.db", isolation_level=None)
+    db.execute("DROP TRIGGER audit_no_delete")
+    db.execute("DELETE FROM audit_events WHERE seq > 9")
+    db.execute(TRIGGERS["audit_no_delete"])
+    db.close()
+    checkpoint_file = data / "checkpoints" / CHECKPOINT_FILE
+    checkpoint_file.write_text("".join(checkpoint_file.read_text().splitlines(keepends=True)[:-1]))
+    for start in range(2):
+        with running_warden(local_settings(data)) as url:
+            health = httpx.get(f"{url}/warden/health").json()
+            assert health["status"] == "critical", start
+            assert any("checkpoints are missing" in alarm for alarm in health["audit"]["alarms"]), start
+    with running_warden(local_settings(data)) as url:
+        r = httpx.post(f"{url}/warden/v1/audit/acknowledge", json={})
+        assert r.status_code == 422
+        assert httpx.get(f"{url}/warden/health").json()["status"] == "critical"  # a refusal changes nothing
+        r = httpx.post(f"{url}/warden/v1/audit/acknowledge", json={"reason": "tail restored from the shipped log"})
+        assert r.status_code == 200, r.text
+        assert r.json()["acknowledged"] >= 1
+        assert httpx.get(f"{url}/warden/health").json()["status"] == "ok"
+        events = httpx.get(f"{url}/warden/v1/audit", params={"action": "audit_acknowledged"}).json()["events"]
+        assert [e["reason"] for e in events] == ["tail restored from the shipped log"]
+    with running_warden(local_settings(data)) as url:  # and it stays acknowledged
+        assert httpx.get(f"{url}/warden/health").json()["status"] == "ok"
+    result = verify(data)  # the forensic check still tells what happened
+    assert result.returncode == 1
+    assert "deleted from the end (still in audit.jsonl)" in result.stderr
+
+
+def test_the_key_file_deleted_with_the_chains_facts_is_an_alarm(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    make_ledger(data)
+    downgrade(data)
+    (data / KEY_FILE).unlink()  # the record of the keyed chain goes with the key
+    ledger = Database.open(data)
+    try:
+        assert any("installation.key was made at this start" in alarm for alarm in ledger.alarms)
+    finally:
+        ledger.close()
+    ledger = Database.open(data)  # and the next start still says so
+    try:
+        assert any("installation.key was made at this start" in alarm for alarm in ledger.alarms)
+    finally:
+        ledger.close()
+    done = subprocess.run(
+        [sys.executable, "-c", MAIN, "audit", "acknowledge", "--data-dir", str(data), "--reason", "key lost; compared"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("acknowledged ")
+    ledger = Database.open(data)
+    try:
+        assert ledger.alarms == []
+    finally:
+        ledger.close()
+
+
+def test_a_moved_start_in_the_key_files_record_is_believed_over_the_database(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    make_ledger(data)
+    assert (data / KEY_FILE).read_text().splitlines()[1] == "keyed_from 1"
+    tamper(data, "nothing happened here", keyed=False, keyed_from="1000000000")
+    result = verify(data)
+    assert result.returncode == 1
+    assert "installation.key records 1" in result.stderr

@@ -28,9 +28,10 @@ from memwarden.db.audit import (
     latest_events,
 )
 from memwarden.db.common import Connection
-from memwarden.fronts.asgi import send_json
+from memwarden.fronts.asgi import read_object, send_json
 from memwarden.fronts.query import query_params
 from memwarden.governance.state import AppState
+from memwarden.policies.field_secrets import masked
 
 MAX_LIMIT = 1000
 HEARTBEAT_SECONDS = 15.0
@@ -109,10 +110,15 @@ async def verify_audit(state: AppState, scope: Scope, receive: Receive, send: Se
             await send_json(send, 422, {"detail": f"checkpoint: {exc}"})
             return
     ledger = state.ledger
+    recorded = ledger.recorded_chain_start()
 
     def check(db: Connection) -> tuple[int, list[dict[str, Any]]]:
         found = checkpoints.verify_all(
-            db, installation_key=ledger.installation_key, folder=ledger.checkpoint_dir, given=given
+            db,
+            installation_key=ledger.installation_key,
+            folder=ledger.checkpoint_dir,
+            given=given,
+            recorded=recorded,
         )
         return last_seq(db), [{"seq": p.seq, "problem": p.problem} for p in found]
 
@@ -184,3 +190,20 @@ async def stream_audit(state: AppState, scope: Scope, receive: Receive, send: Se
             if event["seq"] > sent and wanted(event):
                 await send({"type": "http.response.body", "body": _sse(event), "more_body": True})
                 sent = event["seq"]
+
+
+async def acknowledge_alarms(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    """``POST /warden/v1/audit/acknowledge`` ``{"reason": "…"}``: an operator has looked at the audit
+    chain's alarms. They stay — health ``critical``, every start — until this; the acknowledgement is
+    an audit event of its own (its actor the key, the reason masked)."""
+    payload = await read_object(scope, receive, send)
+    if payload is None:
+        return
+    reason = payload.get("reason")
+    unknown = sorted(set(payload) - {"reason"})
+    if unknown or not isinstance(reason, str) or not reason.strip() or len(reason) > 2000:
+        detail = f"unknown field {unknown[0]!r}" if unknown else "reason: what was looked at, 1 to 2000 characters"
+        await send_json(send, 422, {"detail": detail})
+        return
+    count = await state.ledger.acknowledge_async(masked(reason.strip()))
+    await send_json(send, 200, {"acknowledged": count})

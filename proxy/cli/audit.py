@@ -135,6 +135,43 @@ def audit_verify(config: Path | None, data_dir: Path | None, url: str | None, ch
     click.echo(f"audit log intact: {count} events, hash chain verified")
 
 
+@audit_group.command("acknowledge")
+@CONFIG_FILE_OPTION
+@click.option("--reason", required=True, help="What was looked at (audited).")
+@click.option(
+    "--data-dir", type=click.Path(path_type=Path), help="Acknowledge in this data directory (memwarden stopped)."
+)
+@click.option("--url", help="Acknowledge through a running memwarden (admin on every bank).")
+def audit_acknowledge(config: Path | None, reason: str, data_dir: Path | None, url: str | None) -> None:
+    """End the audit chain's alarms once you have looked at them: until then health is critical
+    and every start repeats them. The acknowledgement is an audit event of its own.
+
+    \b
+    Examples:
+        memwarden audit acknowledge --url http://127.0.0.1:8890 --reason "restored events 40-52 from backup"
+        memwarden audit acknowledge --data-dir ./memwarden-data --reason "old ledger, key made anew"
+    """
+    from memwarden.db.database import Database, DatabaseError
+    from memwarden.policies.field_secrets import masked
+
+    if not reason.strip() or len(reason) > 2000:
+        raise click.ClickException("--reason: what was looked at, 1 to 2000 characters")
+    if url:
+        result = Client(url).call("POST", "audit", "acknowledge", json={"reason": reason})
+        count = result["acknowledged"]
+    else:
+        resolved = settings(config, {"data_dir": str(data_dir)} if data_dir else {})
+        try:
+            ledger = Database.open(resolved.data_dir, checkpoint_dir=resolved.audit.checkpoint_dir)
+        except DatabaseError as exc:
+            raise click.ClickException(f"{exc} (a running memwarden: use --url)") from None
+        try:
+            count = ledger.acknowledge(masked(reason.strip()))
+        finally:
+            ledger.close()
+    click.echo(f"acknowledged {count} audit alarm(s)")
+
+
 def _verify_db(
     directory: Path, checkpoint_dir: Path | None, checkpoint: str | None
 ) -> tuple[int, list[dict[str, Any]]]:
@@ -142,7 +179,7 @@ def _verify_db(
     deleted from its end that ``audit.jsonl`` still mirrors."""
     from memwarden.db import checkpoints
     from memwarden.db.audit import last_seq
-    from memwarden.db.installation import read_installation_key
+    from memwarden.db.installation import read_installation_key, recorded_chain_start
 
     try:
         given = checkpoints.parse(checkpoint) if checkpoint else None
@@ -154,6 +191,7 @@ def _verify_db(
         installation_key=read_installation_key(directory),
         folder=checkpoint_dir or directory / "checkpoints",
         given=given,
+        recorded=recorded_chain_start(directory),
     )
     problems = [{"seq": p.seq, "problem": p.problem} for p in found]
     count = last_seq(db)
