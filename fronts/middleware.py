@@ -42,8 +42,9 @@ class BodyTimeout(Exception):
     """Raised from ``receive`` when the rest of a request body does not come within the timeout (a
     body shorter than its ``Content-Length``, a client that stalls): the connection is not held."""
 
-    def __init__(self, seconds: float) -> None:
-        super().__init__(f"the request body did not arrive: nothing received for {seconds:g} s")
+    def __init__(self, seconds: float, *, whole: bool = False) -> None:
+        said = f"it took longer than {seconds:g} s in all" if whole else f"nothing received for {seconds:g} s"
+        super().__init__(f"the request body did not arrive: {said}")
         self.seconds = seconds
 
 
@@ -82,12 +83,19 @@ def masked_path(path: str) -> str:
 
 class RequestContextMiddleware:
     def __init__(
-        self, app: ASGIApp, *, max_body_bytes: int, access_log: bool = True, body_timeout: float = 10.0
+        self,
+        app: ASGIApp,
+        *,
+        max_body_bytes: int,
+        access_log: bool = True,
+        body_timeout: float = 10.0,
+        body_deadline: float = 60.0,
     ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
         self.access_log = access_log
         self.body_timeout = body_timeout
+        self.body_deadline = body_deadline
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -124,6 +132,7 @@ class RequestContextMiddleware:
             await send(message)
 
         limit, timeout = self.max_body_bytes, self.body_timeout
+        deadline = started + self.body_deadline  # the whole body, however it trickles in
         received = 0
         body_done = False
 
@@ -131,9 +140,12 @@ class RequestContextMiddleware:
             nonlocal received, body_done
             if body_done:  # after the body: waiting for a disconnect (a stream) has no time limit
                 return await receive()
+            left = deadline - time.perf_counter()
             try:
-                message = await asyncio.wait_for(receive(), timeout)
+                message = await asyncio.wait_for(receive(), max(0.0, min(timeout, left)))
             except TimeoutError:
+                if left <= timeout:
+                    raise BodyTimeout(self.body_deadline, whole=True) from None
                 raise BodyTimeout(timeout) from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))

@@ -298,6 +298,7 @@ def create_app(
                 max_body_bytes=settings.server.max_body_bytes,
                 access_log=settings.server.access_log,
                 body_timeout=settings.server.body_timeout,
+                body_deadline=settings.server.body_deadline,
             ),
             Middleware(
                 OriginGuard,

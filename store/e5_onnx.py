@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -412,6 +413,43 @@ class E5OnnxEncoder:
             batches.append(batch)
         return batches
 
+    def _spread(self, fn: Callable[[Any], None], jobs: list[Any]) -> None:
+        """``fn`` over ``jobs`` on the cores' pool, fairly: one chain of jobs a core, each job putting
+        the chain's next at the back of the pool's queue when it is done. A call with thousands of
+        jobs (a 2-MB retain's segments) then takes turns with a later call (one query, one short
+        retain) instead of queueing every job ahead of it (issue #33: a one-item retain to another
+        bank waited for a large one's whole embedding)."""
+        if not jobs:
+            return
+        lock = threading.Lock()
+        state = {"next": 0, "left": len(jobs)}
+        finished = threading.Event()
+        errors: list[BaseException] = []
+
+        def step() -> None:
+            with lock:
+                i = state["next"]
+                state["next"] += 1
+            if i >= len(jobs):
+                return
+            try:
+                fn(jobs[i])
+            except BaseException as exc:  # raised in the caller once every job has run
+                errors.append(exc)
+            with lock:
+                state["left"] -= 1
+                last = state["left"] == 0
+            if last:
+                finished.set()
+            else:
+                self._pool.submit(step)
+
+        for _ in range(min(self._cores, len(jobs))):
+            self._pool.submit(step)
+        finished.wait()
+        if errors:
+            raise errors[0]
+
     def _encode(self, texts: Sequence[str], prefix: str, *, whole: bool = True, alone: bool = False) -> Vector:
         sequences, owners = self._sequences(texts, prefix, whole=whole)
         pooled = np.empty((len(sequences), self.dim), dtype=np.float32)
@@ -420,7 +458,7 @@ class E5OnnxEncoder:
             def run_one(j: int) -> None:
                 pooled[j] = self._run(self._batch_session, [sequences[j]])[0]
 
-            list(self._pool.map(run_one, range(len(sequences))))
+            self._spread(run_one, list(range(len(sequences))))
         elif len(sequences) == 1:
             pooled[:] = self._run(self._query_session, sequences)
         else:
@@ -431,7 +469,7 @@ class E5OnnxEncoder:
             def run(batch: list[int]) -> None:
                 pooled[batch] = self._run(self._batch_session, [sequences[j] for j in batch])
 
-            list(self._pool.map(run, batches))
+            self._spread(run, batches)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for (text_index, weight), vector in zip(owners, pooled, strict=True):
             out[text_index] += weight * vector

@@ -142,6 +142,41 @@ CASES: list[tuple[str, str, str, dict[str, Any], int, str]] = [
         for path in ("/memories/list", "/documents", "/tags", "/entities", "/operations")
     ),
     (
+        "700,000 items: counted before anything reads them",
+        "POST",
+        "/v1/default/banks/h/memories",
+        {
+            "content": b'{"items": [' + b",".join([b'{"content": "x"}'] * 700_000) + b"]}",
+            "headers": {"content-type": "application/json"},
+        },
+        413,
+        "Too many items in one request: 700000, limit 1000",
+    ),
+    (
+        "100,000 tags on one item",
+        "POST",
+        "/v1/default/banks/h/memories",
+        {"json": {"items": [{"content": FACT, "tags": ["t"] * 100_000}]}},
+        422,
+        "At most 64 tags per item",
+    ),
+    (
+        "65 document tags",
+        "POST",
+        "/v1/default/banks/h/memories",
+        {"json": {"items": [{"content": FACT}], "document_tags": [f"t{i}" for i in range(65)]}},
+        422,
+        "At most 64 tags on a request",
+    ),
+    (
+        "more text in all than one request may ask the judge to read",
+        "POST",
+        "/v1/default/banks/h/memories",
+        {"json": {"items": [{"content": "The cache has four shards. " * 26_000} for _ in range(3)]}},
+        413,
+        "more than 2000000 characters in all",
+    ),
+    (
         "bank named like a key scope's wildcard",
         "POST",
         "/v1/default/banks/team%2A/memories",
@@ -303,12 +338,12 @@ def counts(data_dir: Path) -> tuple[int, int]:
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     tmp = tmp_path_factory.mktemp("hostile")
     if request.param == "self-hosted":
-        with running_warden(local_settings(tmp / "data", body_timeout=0.5)) as url:
+        with running_warden(local_settings(tmp / "data", body_timeout=0.5, server={"body_deadline": 2.0})) as url:
             _seed(url)
             yield url, tmp / "data"
         return
     with running_standin(tmp / "backend") as backend:
-        settings = make_settings(backend.url, data_dir=tmp / "data", server={"body_timeout": 0.5})
+        settings = make_settings(backend.url, data_dir=tmp / "data", server={"body_timeout": 0.5, "body_deadline": 2.0})
         with running_warden(settings) as url:
             _seed(url)
             yield url, tmp / "data"
@@ -345,6 +380,40 @@ def test_a_body_shorter_than_its_content_length_is_408_within_the_timeout(server
         answer = s.recv(4096)
     assert answer.startswith(b"HTTP/1.1 408"), answer[:100]
     assert time.monotonic() - started < 20  # not held: answered once the body stalls (0.5 s here)
+    assert counts(data_dir) == before
+
+
+def test_a_body_drip_fed_a_byte_at_a_time_is_cut_off_at_the_deadline(server: tuple[str, Path]) -> None:
+    """Issue #33: one byte every few seconds never stalled long enough for ``body_timeout``, and the
+    connection was held for ever. Now the whole body has ``body_deadline`` (2 s here) to arrive."""
+    url, data_dir = server
+    before = counts(data_dir)
+    host, port = url.removeprefix("http://").split(":")
+    body = json.dumps({"items": [{"content": FACT}]}).encode()
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        s.sendall(
+            b"POST /v1/default/banks/h/memories HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n"
+        )
+        started = time.monotonic()
+        s.settimeout(0.3)  # a byte every 0.3 s: under the 0.5 s stall timeout every time
+        answer = b""
+        for byte in body:
+            try:
+                s.sendall(bytes([byte]))
+                answer += s.recv(4096)
+            except TimeoutError:
+                continue
+            except OSError:  # the server answered and closed
+                break
+            if answer:
+                break
+        if not answer:
+            s.settimeout(10)
+            answer = s.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+    assert b"longer than 2 s in all" in answer
+    assert time.monotonic() - started < 10
     assert counts(data_dir) == before
 
 

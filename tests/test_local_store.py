@@ -18,13 +18,19 @@ from tests.conftest import running_warden
 
 
 def local_settings(
-    data_dir: Path, *, governance: str = "enforce", body_timeout: float | None = None, **local: Any
+    data_dir: Path,
+    *,
+    governance: str = "enforce",
+    body_timeout: float | None = None,
+    server: dict[str, Any] | None = None,
+    **local: Any,
 ) -> Settings:
+    served = {**({"body_timeout": body_timeout} if body_timeout is not None else {}), **(server or {})}
     return load_settings(
         environ={},
         overrides={
             "data_dir": str(data_dir),
-            **({"server": {"body_timeout": body_timeout}} if body_timeout is not None else {}),
+            **({"server": served} if served else {}),
             "local": {"embedder": "hashing", **local},
             "governance": {"mode": governance},
             "config_guard": {"settle_interval": 0.05, "missions": {"mode": "off"}},

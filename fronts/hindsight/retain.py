@@ -12,6 +12,7 @@ and forwards the request unchanged; ``off`` is a plain pass-through.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import replace
@@ -27,6 +28,7 @@ from memwarden.backends.hindsight_json import receipt_json
 from memwarden.backends.transport import BodyBrokenError
 from memwarden.backends.types import Item
 from memwarden.fronts.asgi import (
+    OFF_LOOP_BYTES,
     dumps,
     note_backend_status,
     read_json,
@@ -43,7 +45,7 @@ from memwarden.governance.locks import GateClosed
 from memwarden.governance.outbox import OutboxFull
 from memwarden.governance.retain import Batch, Delivered, Retained, enforce, judge, shadow
 from memwarden.governance.state import AppState
-from memwarden.policies.field_secrets import locations, retain_secrets
+from memwarden.policies.field_secrets import FieldSecret, locations, retain_secrets
 from memwarden.policies.pipeline import ACCEPTED, Judgement, extract_text
 
 log = structlog.get_logger("memwarden.retain")
@@ -74,6 +76,40 @@ def warden_object(retained: Retained, mode: str, dry_run: bool) -> dict[str, Any
     return {"mode": mode, "dry_run": dry_run, "decisions": decisions}
 
 
+def shape_problem(payload: Any, max_items: int, max_tags: int) -> tuple[int, dict[str, Any]] | None:
+    """The status and answer for a retain whose counts are past the limits — items in the request,
+    tags on an item or on the request — read from the bare JSON, before any item is scanned or
+    validated; None when they are within them."""
+    if not isinstance(payload, dict):
+        return None
+    items = payload.get("items")
+    if isinstance(items, list) and len(items) > max_items:
+        return 413, {"detail": f"Too many items in one request: {len(items)}, limit {max_items}"}
+    places: list[tuple[list[str | int], Any]] = [(["body", "document_tags"], payload.get("document_tags"))]
+    if isinstance(items, list):
+        places += [
+            (["body", "items", i, "tags"], item.get("tags")) for i, item in enumerate(items) if isinstance(item, dict)
+        ]
+    for loc, tags in places:
+        if isinstance(tags, list) and len(tags) > max_tags:
+            where = "per item" if loc[1] == "items" else "on a request"
+            msg = f"At most {max_tags} tags {where}"
+            return 422, {"detail": [{"type": "too_long", "loc": loc, "msg": msg, "input": len(tags)}]}
+    return None
+
+
+def _checked(payload: Any) -> list[FieldSecret] | ValidationError | RetainRequest:
+    """The request's secrets outside the memory text (refused first: the model's 422 would quote
+    them), else its validation error, else the request."""
+    found = retain_secrets(payload) if isinstance(payload, dict) else []
+    if found:
+        return found
+    try:
+        return RetainRequest.model_validate(payload)
+    except ValidationError as exc:
+        return exc
+
+
 def _query(scope: Scope) -> list[tuple[str, str]]:
     return query_pairs(scope)
 
@@ -102,36 +138,32 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
     if got is None:
         return
     raw_body, payload = got
-    found = retain_secrets(payload) if isinstance(payload, dict) else []
-    if found:  # before the request model: its 422 would quote the value
-        log.warning("secret_in_fields", bank=bank, fields=locations(found))
-        await send_json(send, 422, {"detail": [f.detail() for f in found]})
+    # Counts first, from the bare JSON (no item read one by one): a request past the limits costs
+    # nothing more (700,000 items were scanned and validated on the event loop before their 413).
+    refused = shape_problem(payload, governance.max_items, governance.max_tags)
+    if refused is not None:
+        await send_json(send, *refused)
         return
-    try:
-        request = RetainRequest.model_validate(payload)
-    except ValidationError as exc:
-        await send_json(send, 422, {"detail": validation_detail(exc)})
+    checked = await asyncio.to_thread(_checked, payload) if len(raw_body) > OFF_LOOP_BYTES else _checked(payload)
+    if isinstance(checked, list):  # before the request model: its 422 would quote the value
+        log.warning("secret_in_fields", bank=bank, fields=locations(checked))
+        await send_json(send, 422, {"detail": [f.detail() for f in checked]})
         return
-    if len(request.items) > governance.max_items:
-        await send_json(
-            send, 413, {"detail": f"Too many items in one request: {len(request.items)}, limit {governance.max_items}"}
-        )
+    if isinstance(checked, ValidationError):
+        await send_json(send, 422, {"detail": validation_detail(checked)})
         return
+    request = checked
+    total = 0
     for i, item in enumerate(request.items):
         size = len(extract_text(item.content)[0])
         if size > governance.max_length:
             await send_json(send, 413, {"detail": f"Item {i} is {size} characters long, limit {governance.max_length}"})
             return
-        if item.tags is not None and len(item.tags) > governance.max_tags:
-            too_many: list[dict[str, Any]] = [
-                {
-                    "type": "too_long",
-                    "loc": ["body", "items", i, "tags"],
-                    "msg": f"At most {governance.max_tags} tags per item",
-                    "input": len(item.tags),
-                }
-            ]
-            await send_json(send, 422, {"detail": too_many})
+        total += size
+        if total > governance.max_request_chars:
+            limit = governance.max_request_chars
+            detail = f"The items' text is more than {limit} characters in all: split the request (max_request_chars)"
+            await send_json(send, 413, {"detail": detail})
             return
     batch = Batch(
         bank=bank,

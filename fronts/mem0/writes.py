@@ -152,6 +152,10 @@ def _summary(j: Judgement, ids: Mapping[int, str], items: Sequence[Mapping[str, 
 
 async def add(call: Call, payload: Any, *, kind: str = "add") -> Added:
     """Govern an add. Raises :class:`Mem0Error` (nothing written) for a request Mem0 refuses."""
+    limit = call.state.settings.governance.max_items
+    messages = payload.get("messages") if isinstance(payload, dict) else None
+    if isinstance(messages, list) and len(messages) > limit:  # counted before anything reads them one by one
+        raise Mem0Error(413, f"too many messages: {len(messages)}, limit {limit}")
     request: AddRequest = validated(AddRequest, payload, status=call.invalid)
     entities = entities_of(request)
     if not entities:

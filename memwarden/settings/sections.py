@@ -50,6 +50,12 @@ class ServerSettings(_Section):
     body_timeout: float = Field(
         10.0, gt=0, description="Seconds a request body may stall between two chunks before 408."
     )
+    body_deadline: float = Field(
+        60.0,
+        gt=0,
+        description="Seconds a whole request body may take to arrive before 408 (a body drip-fed a byte at a"
+        " time never stalls long enough for body_timeout).",
+    )
     allowed_hosts: list[str] = Field(
         default_factory=list,
         description="Host names memwarden answers to (the Host header; '*' for any). Empty: the loopback names"
@@ -153,6 +159,12 @@ class GovernanceSettings(_Section):
         1_000_000, gt=0, description="Longest item's text, in characters (longer: 413; length alone never rejects)."
     )
     max_items: int = Field(1000, gt=0, description="Most items in one retain request (more: 413).")
+    max_request_chars: int = Field(
+        2_000_000,
+        gt=0,
+        description="Most characters of memory text in one retain request, all items together (more: 413):"
+        " the work one request may ask of the judge.",
+    )
     max_tags: int = Field(64, gt=0, description="Most tags on one item (more: 422).")
     disabled_rules: list[str] = Field(default_factory=list, description="Quality rule ids switched off.")
     extra_rules: list[QualityRuleSettings] = Field(default_factory=list, description="More reject rules.")
