@@ -58,7 +58,7 @@ _RANDOM = r"((?=[\w\-.+/=]*\d)(?=[\w\-.+/=]*[A-Za-z])[\w\-.+/=]{16,})"
 _START = r"(?<![A-Za-z0-9])"
 # Between a name and its value: a closing quote (JSON, YAML), a note in brackets ("secret
 # (base32) ="), "is"/"为"/"是", the sign, an opening quote.
-_ASSIGN = r"[\"']?(?:\s*\([^()\n]{0,24}\))?\s*(?:is|为|是)?\s*[:：=]\s*[\"']?"
+_ASSIGN = r"[\"']?(?:\s*\([^()\n]{0,24}\))?[ \t]*(?:is|为|是)?[ \t]*[:：=][ \t]*[\"']?"
 # "… for the staging box", "… of our NAS": what a credential belongs to, between name and value.
 _OWNER = r"(?:\s+(?:for|of|to|on|at|in)\s+(?:the\s+|my\s+|our\s+|this\s+)?[\w.@'-]+(?:\s+[\w.@'-]+){0,3})?"
 _LOGIN_WORDS = r"(?:password|passwd|passphrase|passcode|pwd|pw|pass|密码|口令)"
@@ -73,15 +73,31 @@ _CREDENTIAL_NAMES = (
 # ("the mountain pass is 2300m" is not one).
 _SPOKEN = (
     r"(?i)(?:\b(?:password|passwd|passphrase|passcode|pwd)|\b(?:login|wifi|wi-fi|admin|root|account|user|ssh|vpn"
-    r"|\w*mail|server|router|sudo|db|database)\s+(?:pass|pw)\b)" + _OWNER + r"\s+(?:is|was|are|=)\s+(?:now\s+)?"
+    r"|\w*mail|server|router|sudo|db|database)\s+(?:pass|pw)\b)" + _OWNER + r"(?:\s*\([^()\n]{0,24}\))?"
+    r"\s+(?:is|was|are|=)\s+(?:now\s+)?"
 )
 # "changed the password to …", "set the VPN password to …": a new password given.
 _SET_TO = (
     r"(?i)(?:\bset\s+(?:the\s+|my\s+|our\s+|his\s+|her\s+)?(?:[\w-]+\s+){0,2}(?:password|passphrase|passcode|PIN)"
-    r"|\b(?:password|passphrase|passcode)\s+(?:was\s+|is\s+|has\s+been\s+)?(?:changed|reset|updated|set))\s+to\s+"
+    r"|\b(?:password|passphrase|passcode)\s+(?:was\s+|is\s+|has\s+been\s+|got\s+|just\s+)?(?:changed|reset|updated|set))"
+    r"\s+to\s*:?\s+"
 )
 _B32_GROUPS = r"((?=[A-Za-z ]*[2-7])(?:[A-Za-z2-7]{4} ?){4,}[A-Za-z2-7]*)"
 _CODES = r"((?=[\w \-]*\d)(?:[A-Za-z0-9]{4,10}(?:-[A-Za-z0-9]{4,10})?[\s,;，、]+){2,}[A-Za-z0-9]{4,10}(?:-[A-Za-z0-9]{4,10})?)"
+# A password's characters (ASCII only: "至少8位包含字母A" after 密码 is a rule, not a value), and a
+# value of them with a letter and a digit.
+_PW = r"[A-Za-z0-9_!@#$%^&*+\-.=?~]"
+_PW_VALUE = rf"((?={_PW}*\d)(?={_PW}*[A-Za-z]){_PW}{{6,}})"
+# A command line that takes a password as an option: database clients, sshpass, registry logins,
+# redis-cli, curl's user, any --password.
+_CLI_OPTIONS = (
+    r"\b(?:mysql|mysqldump|mysqladmin|mariadb(?:-dump)?)\b[^\n]*?\s-p([^\s'\"]{4,})",
+    r"\bsshpass\s+-p\s*['\"]?([^\s'\"]{4,})",
+    r"\b(?:docker|podman|helm|nerdctl|buildah|skopeo|oras)\s+(?:registry\s+)?login\b[^\n]*?\s-p[=\s]+['\"]?([^\s'\"]{4,})",
+    r"\bredis-cli\b[^\n]*?\s-a\s+['\"]?([^\s'\"]{4,})",
+    r"\bcurl\b[^\n]*?\s(?:-u|--user)[=\s]+['\"]?[^\s:'\"]+:([^\s'\"@]{4,})",
+    r"--password(?:=|\s+)['\"]?([^\s'\"-][^\s'\"]{3,})",
+)
 # The end of a token that may end in "-": a word boundary, or a "-" with no word character or "-" after.
 _END = r"(?:\b|(?<=-)(?![\w\-]))"
 
@@ -190,8 +206,46 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         group=1,
         needs=("pass", "密码", "口令"),
     ),
-    _p("password", _SPOKEN + _STRICT_VALUE, group=1, needs=("pass", "pw")),
-    _p("password", _SPOKEN + r"[\"'“‘]([^\"'”’\s]{4,64})[\"'”’]", group=1, needs=("pass", "pw")),
+    _p("password", _SPOKEN + r"[`'\"“‘]?" + _STRICT_VALUE, group=1, needs=("pass", "pw")),
+    # A passphrase of one long run of letters: "the password is purplemonkeydishwasher".
+    _p("password", _SPOKEN + r"([a-z]{14,})\b", group=1, needs=("pass", "pw")),
+    # A password straight after its name, no "is": "password hunter2-Build-77", "密码 Zw@19880615",
+    # "密码改成了 Jmp!8848Qz" (a letter and a digit in it: "password reset" is words).
+    _p(
+        "password",
+        r"(?i)(?:\bpassword|\bpasswd|\bpwd|密码|口令|授权码)[ \t]*(?:改成了?|换成了?|改为|设为|设成了?|更新为|to)?[ \t]*[`'\"“‘]?"
+        + _PW_VALUE,
+        group=1,
+        needs=("pass", "pwd", "密码", "口令", "授权码"),
+    ),
+    # A login and its password side by side: "admin / Kp!77router", "user jchen, pass Bl0ss0m#Tr33",
+    # "design@acme.io / Pixel-Perfect-2024" after a word that says it is a login.
+    _p(
+        "password",
+        r"(?i)\b(?:login|logs?\s+in\s+as|log\s+in\s+with|creds?|credentials|account|user(?:name)?)\b[^\n]{0,40}?"
+        r"[\w.@+\-]{2,64}[ \t]*(?:/|,?[ \t]*(?:pass(?:word)?|pw|pwd)[ \t]*:?)[ \t]*[`'\"]?" + _PW_VALUE,
+        group=1,
+        needs=("login", "log", "cred", "account", "user"),
+    ),
+    # An app password or mail authorization code: random letters, no digit needed.
+    _p(
+        "password",
+        r"(?i)(?:授权码|客户端专用密码|应用专用密码|app[ \-]specific password|app password)[ \t]*(?:是|为|is|[:：=])?[ \t]*"
+        r"([A-Za-z0-9]{12,24}|[a-z]{4}(?: [a-z]{4}){3})\b",
+        group=1,
+        needs=("授权码", "专用密码", "app"),
+    ),
+    *(_p("cli_password", option, group=1, needs=("-p", "-a", "-u", "--user", "--password")) for option in _CLI_OPTIONS),
+    # A password in an environment variable named for one: "PGPASSWORD=…", "MYSQL_PWD=…".
+    _p(
+        "password",
+        r"\b[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|PWD)[ \t]*=[ \t]*['\"]?([^\s'\"]{4,})",
+        group=1,
+        needs=("password", "passwd", "pwd"),
+    ),
+    # .netrc: "machine … login … password <value>".
+    _p("password", r"(?m)^[ \t]*password[ \t]+(\S{6,})[ \t]*$", group=1, needs=("password",)),
+    _p("password", _SPOKEN + r"[\"'“‘]([^\"'”’\n]{4,64})[\"'”’]", group=1, needs=("pass", "pw")),
     _p("password", _SET_TO + r"[\"'“‘]?" + _STRICT_VALUE, group=1, needs=("pass", "pin")),
     _p(
         "pin",
@@ -202,15 +256,31 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # Codes that open something: "the alarm disarm code is 5590", "door code: 4821".
     _p(
         "pin",
-        r"(?i)\b(?:door|gate|alarm|disarm|safe|keypad|lock|garage|entry|building)\s+code\s*(?:is|was|:|=)\s*(\d{4,8})\b",
+        r"(?i)\b(?:door|gate|alarm|disarm|safe|keypad|lock|lockbox|garage|entry|building)\s+(?:code|pin|combo|combination)"
+        r"\s*(?:is|was|:|=)?\s*(\d(?:[ \-]?\d){3,7})\b(?![ \-]?\d)",
         group=1,
-        needs=("code",),
+        needs=("code", "pin", "combo"),
+    ),
+    # "keypad at the user's place is 7 3 9 1 then #"
+    _p(
+        "pin",
+        r"(?i)\b(?:keypad|door|gate|garage|lockbox|alarm)\b[^\n.]{0,40}?\b(?:is|was|:)\s*(\d(?:[ \-]?\d){3,7})\b",
+        group=1,
+        needs=("keypad", "door", "gate", "garage", "lockbox", "alarm"),
+    ),
+    # 门禁 / 车库 / 保险柜 codes: "门禁 4396#", "车库卷帘门 0815".
+    _p(
+        "pin",
+        r"(?:门禁|门锁|车库|保险柜|保险箱|密码锁|开门)[^\d\n，。；]{0,6}?(?:密码|码)?\s*(?:是|为|[:：])?\s*(\d{4,8})(?![\d年月日号位个层楼次天])",
+        group=1,
+        needs=("门禁", "门锁", "车库", "保险", "密码锁", "开门"),
     ),
     # Digits after 密码/口令/验证码 (with or without 是/为/：): "取款密码 604218", "验证码是 482913".
     # Not a length ("密码 12 位" has too few digits; "6 位" follows no name).
     _p(
         "password",
-        r"(?:密码|口令|验证码|校验码|动态码)\s*(?:是|为|[:：])?\s*(\d{4,8})(?![\d位个次年天])",
+        r"(?:密码|口令|验证码|校验码|动态码)\s*(?:是|为|[:：])?\s*(\d{4,8})(?![\d位个次年天])"
+        r"(?![^。\n]{0,12}(?:已过期|过期了|已失效|失效了|已使用|用过了))",
         group=1,
         needs=("码", "口令"),
     ),
@@ -259,7 +329,8 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # Recovery (backup) codes: a list of codes after their name.
     _p(
         "recovery_codes",
-        r"(?i)\b(?:recovery|backup|scratch|emergency)\s+codes?" + _OWNER + r"\s*(?:are|is|[:：=—–-])+\s*" + _CODES,
+        r"(?i)\b(?:recovery|backup|scratch|emergency)\s+codes?(?:" + _OWNER[3:-2] + r"|[^\n:：]{0,80})"
+        r"\s*(?:are|is|[:：=—–-])+\s*" + _CODES,
         group=1,
         needs=("code",),
     ),
@@ -268,8 +339,14 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
 
 PLACEHOLDER = re.compile(
     r"^(?:\*+|x+|\.+|<[^>]*>|\$\{?[A-Za-z_]+\}?|%[A-Za-z_]+%|changeme|redacted|\[redacted.*"
+    r"|(?:my|your)?(?:password|passwd|pass|pwd|secret)"
     r"|(?:your|insert|enter|replace)[_\-]\w*|\w*[_\-]here)$",
     re.I,
+)
+# A value that names where the secret is, in code: "os.environ[…]", "settings.OPENAI_API_KEY".
+_REFERENCE = re.compile(
+    r"^(?:os\.(?:environ|getenv)|process\.env|settings\.|config\.|env\.|ENV\[|System\.getenv|getenv\(|secrets\."
+    r"|vault:|self\.|this\.|import\.meta\.env)"
 )
 # Masked or elided anywhere in the value: "ghp_XXXXXXXXXXXX", "sk-…", "AKIA****", "${{ secrets.X }}".
 _MASKED = re.compile(r"\*{3,}|[xX]{6,}|•{3,}|…|\.{3}|\[redacted|\$\{", re.I)
@@ -287,7 +364,8 @@ _PUBLIC_ID = re.compile(
 _PUBLIC_SPANS = re.compile(
     r"-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE)(?: BLOCK)?-----[\s\S]*?-----END[^\n]*?-----"
     r"|\b(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\S+|sk-ssh-\S+)\s+AAAA[A-Za-z0-9+/=]+"
-    r"|\bsha(?:1|256|384|512)[:\-][A-Za-z0-9+/=]+"
+    r"|\b(?i:sha)(?:1|256|384|512)[:\-][A-Za-z0-9+/=]+"
+    r"|\bdata:[\w/+.\-]+;base64,[A-Za-z0-9+/=]+"
     r"|\bhttps?://(?:[^\s/?#@]*@)?([^\s/?#@]+/[^\s?#]*)"
 )
 
@@ -440,9 +518,16 @@ def _joined(text: str) -> list[SecretFinding]:
 _PREFILTER_LITERALS = (
     "private key|sk-|sk_|rk_|pk_|mwk_|pin|pw|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|akia|asia|agpa|aida|aroa|aiza|"
     "xox|eyj|://|pass|pwd|密码|口令|key|secret|token|bearer|密钥|秘钥|私钥|令牌|authorization|jdbc:|ltai|seed|"
-    "sid=|aspxauth|cookie:|sess"
+    "sid=|aspxauth|cookie:|sess|"
+    # Command lines that take a password, door codes, app passwords (their detectors' words).
+    "mysql|mariadb|sshpass|docker login|podman login|registry login| login -u|redis-cli| -a |curl -u|curl --user|"
+    "--password|keypad|lockbox|garage|alarm|door|gate code|safe code|lock code|entry code|combo|combination|"
+    "门禁|门锁|车库|保险柜|保险箱|密码锁|开门|授权码|专用密码|app password|app-specific"
 ).split("|")
 _PREFILTER_PATTERNS = re.compile(r"sess[a-z_.\-]*=|[?&](?:sig|signature|auth)=")
+# What the login-pair detector needs (casefolded): a login word, then a "/" or "pass" — searched only
+# when the text has either.
+_PREFILTER_PAIR = re.compile(r"(?:log(?:s|ged)? ?in|creds?\b|credential|account|user)[^\n]{0,80}?(?:\S\s*/\s*\S|pass)")
 
 
 def _literal_automaton() -> Any:
@@ -489,6 +574,7 @@ def may_hold_secrets(folded: str) -> bool:
     """False when no detector can match: ``folded`` is the casefolded text."""
     return (
         _prefilter_words(folded)
+        or (("/" in folded or "pass" in folded) and _PREFILTER_PAIR.search(folded) is not None)
         or _PREFILTER_TOKEN.search(folded) is not None
         or (_PREFILTER_LETTER_DIGIT.search(folded) is not None and _PREFILTER_GROUPS.search(folded) is not None)
         or _PREFILTER_SPELLED.search(folded) is not None
@@ -520,7 +606,7 @@ def find_secrets(
             continue
         for m in detector.pattern.finditer(text):
             value = m.group(detector.group)
-            if detector.group and PLACEHOLDER.match(value):
+            if detector.group and (PLACEHOLDER.match(value) or _REFERENCE.match(value)):
                 continue
             if detector.kind != "private_key" and _MASKED.search(value):
                 continue
