@@ -40,7 +40,7 @@ def prose(chars: int, seed: int) -> str:
 
 
 def cases(quick: bool) -> list[tuple[str, Callable[[], bytes]]]:
-    big = 50 if quick else 99
+    big = 25 if quick else 49
     return [
         ("700,000 one-character items (12.6 MB)", lambda: json.dumps({"items": [{"content": "x"}] * 700_000}).encode()),
         (
@@ -55,7 +55,7 @@ def cases(quick: bool) -> list[tuple[str, Callable[[], bytes]]]:
             "3 items of 700,000 characters (past max_request_chars)",
             lambda: json.dumps({"items": [{"content": prose(700_000, i)} for i in range(3)]}).encode(),
         ),
-        ("a body past max_body_bytes (33 MB)", lambda: b'{"items": [' + b" " * 33_000_000 + b"]}"),
+        ("a body past max_body_bytes (34 MB)", lambda: b'{"items": [' + b" " * 34_000_000 + b"]}"),
         ("JSON nested 100,000 deep", lambda: b"[" * 100_000 + b"]" * 100_000),
     ]
 

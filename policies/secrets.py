@@ -72,7 +72,7 @@ _CREDENTIAL_NAMES = (
 # hunter2", "the passphrase was 'sunshine'". A bare "pass" needs a word that makes it a login's
 # ("the mountain pass is 2300m" is not one).
 _SPOKEN = (
-    r"(?i)(?:\b(?:password|passwd|passphrase|passcode|pwd)|\b(?:login|wifi|wi-fi|admin|root|account|user|ssh|vpn"
+    r"(?i)(?:\b(?:password|passwd|passphrase|passcode|pwd|pw)|\b(?:login|wifi|wi-fi|admin|root|account|user|ssh|vpn"
     r"|\w*mail|server|router|sudo|db|database)\s+(?:pass|pw)\b)" + _OWNER + r"(?:\s*\([^()\n]{0,24}\))?"
     r"\s+(?:is|was|are|=)\s+(?:now\s+)?"
 )
@@ -91,7 +91,7 @@ _PW_VALUE = rf"((?={_PW}*\d)(?={_PW}*[A-Za-z]){_PW}{{6,}})"
 # A command line that takes a password as an option: database clients, sshpass, registry logins,
 # redis-cli, curl's user, any --password.
 _CLI_OPTIONS = (
-    r"\b(?:mysql|mysqldump|mysqladmin|mariadb(?:-dump)?)\b[^\n]*?\s-p([^\s'\"]{4,})",
+    r"\b(?:mysql|mysqldump|mysqladmin|mariadb(?:-dump)?)\b[^\n]*?\s-p['\"]?([^\s'\"]{4,})",
     r"\bsshpass\s+-p\s*['\"]?([^\s'\"]{4,})",
     r"\b(?:docker|podman|helm|nerdctl|buildah|skopeo|oras)\s+(?:registry\s+)?login\b[^\n]*?\s-p[=\s]+['\"]?([^\s'\"]{4,})",
     r"\bredis-cli\b[^\n]*?\s-a\s+['\"]?([^\s'\"]{4,})",
@@ -236,6 +236,28 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         needs=("授权码", "专用密码", "app"),
     ),
     *(_p("cli_password", option, group=1, needs=("-p", "-a", "-u", "--user", "--password")) for option in _CLI_OPTIONS),
+    # Go's MySQL DSN ("user:pass@tcp(host:3306)/db") and a JDBC call given the password.
+    _p("connection_string", r"\b[\w.\-]+:([^\s@:/'\"]{4,})@(?:tcp|unix)\(", group=1, needs=("@tcp(", "@unix(")),
+    _p(
+        "password",
+        r"\bgetConnection\(\s*[^,()]+,\s*\"[^\"]*\",\s*\"([^\"]{4,})\"",
+        group=1,
+        needs=("getconnection",),
+    ),
+    # XML and .config files: <add key="ClearTextPassword" value="…" />, <Password>…</Password>.
+    _p(
+        "password",
+        r"(?i)key=\"(?:cleartext)?(?:password|passwd|pwd|secret|apikey|api_key|token)\"\s+value=\"([^\"]{4,})\"",
+        group=1,
+        needs=("key=",),
+    ),
+    # An authenticator's setup key read out: "the setup key was ru42 yfjm dqkq …".
+    _p(
+        "totp_seed",
+        r"(?i)\b(?:setup|secret)\s+key\b[^\n]{0,60}?\b(?:is|was|[:：])\s*" + _B32_GROUPS,
+        group=1,
+        needs=("setup", "secret"),
+    ),
     # A password in an environment variable named for one: "PGPASSWORD=…", "MYSQL_PWD=…".
     _p(
         "password",
@@ -346,8 +368,9 @@ PLACEHOLDER = re.compile(
 # A value that names where the secret is, in code: "os.environ[…]", "settings.OPENAI_API_KEY".
 _REFERENCE = re.compile(
     r"^(?:os\.(?:environ|getenv)|process\.env|settings\.|config\.|env\.|ENV\[|System\.getenv|getenv\(|secrets\."
-    r"|vault:|self\.|this\.|import\.meta\.env)"
+    r"|vault:|self\.|this\.|import\.meta\.env|var\.|data\.|local\.|module\.|jsondecode\(|lookup\(|arn:)"
 )
+_IN_ARN = re.compile(r"\barn:aws[\w\-]*:[^\s\"']*$")
 # Masked or elided anywhere in the value: "ghp_XXXXXXXXXXXX", "sk-…", "AKIA****", "${{ secrets.X }}".
 _MASKED = re.compile(r"\*{3,}|[xX]{6,}|•{3,}|…|\.{3}|\[redacted|\$\{", re.I)
 _TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{24,}={0,2}")
@@ -495,6 +518,31 @@ def _url_encoded(text: str) -> list[SecretFinding]:
 # character at a time ("A K I A M K U Q …"): the pieces are joined and scanned again.
 _CONCAT = re.compile(r"""['"][^'"\s]{1,100}['"](?:\s*\+\s*['"][^'"\s]{1,100}['"])+""")
 _PIECE = re.compile(r"""['"]([^'"\s]*)['"]""")
+# Digits said aloud (a call's transcript, a voicemail): "four nine one six", "五 五 幺 八",
+# "two-two-six-eight-one". A run of 4+ digit words after a word that names a code is one.
+_DIGIT_WORDS = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine|[0-9]|零|〇|幺|一|二|两|三|四|五|六|七|八|九)"
+_SAID_DIGITS = re.compile(rf"(?i)(?<![a-z]){_DIGIT_WORDS}(?:(?:[ \t,、，\-]|\s*,\s*)+{_DIGIT_WORDS}){{3,11}}(?![a-z])")
+_SAID_NAMES = re.compile(
+    r"(?i)(?:\bpin\b|\bpuk\b|passcode|password|passwd|pass code|\bcode\b|combination|密码|口令|PIN码|PUK码|门禁|保险柜)"
+)
+
+
+def _said_digits(text: str) -> list[SecretFinding]:
+    """Four or more digits said as words after a code's name on the same line, within 80 characters:
+    "the PIN is four nine one six", "交易密码是 幺 九 八 七 零 六"."""
+    found = []
+    for m in _SAID_DIGITS.finditer(text):
+        if not any((c.isalpha() and not c.isascii()) or c.isalpha() for c in m.group(0)):
+            continue  # plain digits: the other detectors' (a number written, not said)
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        before = text[max(line_start, m.start() - 80) : m.start()]
+        if _SAID_NAMES.search(before) and not re.search(
+            r"(?:后四位|last four|ending in|尾号|卡号|card number)", before, re.I
+        ):
+            found.append(SecretFinding("spoken_pin", m.start(), m.end()))
+    return found
+
+
 _SPELLED = re.compile(r"(?<![\w-])[A-Za-z0-9][ \-][A-Za-z0-9][ \-](?:[A-Za-z0-9][ \-]){10,}[A-Za-z0-9](?![\w-])")
 
 
@@ -522,7 +570,8 @@ _PREFILTER_LITERALS = (
     # Command lines that take a password, door codes, app passwords (their detectors' words).
     "mysql|mariadb|sshpass|docker login|podman login|registry login| login -u|redis-cli| -a |curl -u|curl --user|"
     "--password|keypad|lockbox|garage|alarm|door|gate code|safe code|lock code|entry code|combo|combination|"
-    "门禁|门锁|车库|保险柜|保险箱|密码锁|开门|授权码|专用密码|app password|app-specific"
+    "门禁|门锁|车库|保险柜|保险箱|密码锁|开门|授权码|专用密码|app password|app-specific|"
+    "@tcp(|@unix(|getconnection|key=|setup key|puk"
 ).split("|")
 _PREFILTER_PATTERNS = re.compile(r"sess[a-z_.\-]*=|[?&](?:sig|signature|auth)=")
 # What the login-pair detector needs (casefolded): a login word, then a "/" or "pass" — searched only
@@ -608,6 +657,8 @@ def find_secrets(
             value = m.group(detector.group)
             if detector.group and (PLACEHOLDER.match(value) or _REFERENCE.match(value)):
                 continue
+            if detector.group and _IN_ARN.search(text, max(0, m.start(detector.group) - 120), m.start(detector.group)):
+                continue  # an AWS resource's name ("…:secret:prod/orders/db-Xk29Qa"): where a secret is
             if detector.kind != "private_key" and _MASKED.search(value):
                 continue
             if detector.kind == "aws_access_key" and not _aws_whole_or_digits(value):
@@ -620,6 +671,8 @@ def find_secrets(
         spans.extend(_encoded(text))
         spans.extend(_url_encoded(text))
         spans.extend(_joined(text))
+    if _SAID_NAMES.search(text):
+        spans.extend(_said_digits(text))
     spans.sort(key=lambda f: (f.start, -(f.end - f.start)))
     merged: list[SecretFinding] = []
     for span in spans:

@@ -174,7 +174,7 @@ CASES: list[tuple[str, str, str, dict[str, Any], int, str]] = [
         "/v1/default/banks/h/memories",
         {"json": {"items": [{"content": "The cache has four shards. " * 26_000} for _ in range(3)]}},
         413,
-        "more than 2000000 characters in all",
+        "more than 1000000 characters in all",
     ),
     (
         "bank named like a key scope's wildcard",

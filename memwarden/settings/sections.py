@@ -160,7 +160,7 @@ class GovernanceSettings(_Section):
     )
     max_items: int = Field(1000, gt=0, description="Most items in one retain request (more: 413).")
     max_request_chars: int = Field(
-        2_000_000,
+        1_000_000,
         gt=0,
         description="Most characters of memory text in one retain request, all items together (more: 413):"
         " the work one request may ask of the judge.",
