@@ -340,6 +340,7 @@ def test_kill_9_mid_batch_loses_nothing_acknowledged_and_leaves_nothing_half_ind
         # A batch large enough to kill in the middle of its write on a fast CPU too (a batch of
         # 900 was all written within 0.3 s on a Xeon with AVX-512).
         "MEMWARDEN_GOVERNANCE__MAX_ITEMS": "20000",
+        "MEMWARDEN_GOVERNANCE__MAX_REQUEST_CHARS": "5000000",  # the batch is 1.1 M characters
     }
     proc = spawn_memwarden(*args, cwd=tmp_path, env=env)
     acknowledged: list[str] = []
