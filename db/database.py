@@ -165,7 +165,10 @@ class Database:
         except BaseException:
             db.execute("ROLLBACK")
             raise
-        record_chain_start(data_dir, meta.keyed_from)  # the key file keeps it too (once)
+        try:
+            record_chain_start(data_dir, meta.keyed_from)  # the key file keeps it too (once)
+        except OSError as exc:  # a full or read-only disk: the next start writes it
+            log.warning("audit_chain_start_not_recorded", error=str(exc))
         keyed_from = meta.keyed_from
         db.audit_key, db.keyed_from = key, keyed_from
         earlier = [f"event {seq} (unacknowledged): {reason}" for seq, reason in unacknowledged_alarms(db)]
