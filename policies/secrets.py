@@ -532,7 +532,7 @@ def _said_digits(text: str) -> list[SecretFinding]:
     "the PIN is four nine one six", "交易密码是 幺 九 八 七 零 六"."""
     found = []
     for m in _SAID_DIGITS.finditer(text):
-        if not any((c.isalpha() and not c.isascii()) or c.isalpha() for c in m.group(0)):
+        if not any(c.isalpha() for c in m.group(0)):  # digit words, English or Chinese
             continue  # plain digits: the other detectors' (a number written, not said)
         line_start = text.rfind("\n", 0, m.start()) + 1
         before = text[max(line_start, m.start() - 80) : m.start()]
