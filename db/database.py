@@ -157,16 +157,18 @@ class Database:
         ``audit_tamper`` event), logged, and health says ``critical``. Then a checkpoint of the head."""
         key = audit_key(self.installation_key)
         data_dir = self.path.parent
+        recorded = recorded_chain_start(data_dir)
         db.execute("BEGIN IMMEDIATE")
         try:
-            meta, moved = keyed_start(db, key, recorded_chain_start(data_dir))
+            meta, moved = keyed_start(db, key, recorded)
             missing = missing_triggers(db)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
         try:
-            record_chain_start(data_dir, meta.keyed_from)  # the key file keeps it too (once)
+            if recorded is None:  # the key file keeps it too (once)
+                record_chain_start(data_dir, meta.keyed_from)
         except OSError as exc:  # a full or read-only disk: the next start writes it
             log.warning("audit_chain_start_not_recorded", error=str(exc))
         keyed_from = meta.keyed_from
