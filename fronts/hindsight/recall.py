@@ -51,11 +51,11 @@ from memwarden.fronts.asgi import (
     replay,
     send_json,
 )
+from memwarden.fronts.errors import refused_for_secrets
 from memwarden.fronts.hindsight.passthrough import forward, request_headers
 from memwarden.fronts.query import query_pairs
 from memwarden.governance import reads
 from memwarden.governance.state import AppState
-from memwarden.policies.field_secrets import field_secrets
 from memwarden.policies.tag_query import TagQueryError, list_filters, normalize_request, spellings
 from memwarden.store.errors import StoreError
 
@@ -143,9 +143,7 @@ async def governed_recall(state: AppState, scope: Scope, receive: Receive, send:
     if got is None:
         return
     raw, payload = got
-    found = field_secrets(payload)  # the backend logs a query, and may keep it
-    if found:
-        await send_json(send, 422, {"detail": [f.detail() for f in found]})
+    if await refused_for_secrets(send, payload):  # the backend logs a query, and may keep it
         return
     if not isinstance(payload, dict):
         await forward(state.backend, scope, replay(raw, receive), send, retries=state.read_retries)
@@ -203,9 +201,7 @@ async def governed_reflect(state: AppState, scope: Scope, receive: Receive, send
         except BodyError as exc:  # what memwarden cannot read is never forwarded unjudged
             await send_json(send, 422, {"detail": exc.detail})
             return
-    found = field_secrets(payload)  # the backend logs a reflect's query and sends it to its LLM
-    if found:
-        await send_json(send, 422, {"detail": [f.detail() for f in found]})
+    if await refused_for_secrets(send, payload):  # the backend logs a reflect's query and sends it to its LLM
         return
     try:
         body, normalized = normalize_request(payload, state.label_space) if isinstance(payload, dict) else ({}, False)

@@ -36,12 +36,12 @@ from memwarden.fronts.asgi import (
     send_json,
     set_body_length,
 )
+from memwarden.fronts.errors import refused_for_secrets
 from memwarden.fronts.hindsight.passthrough import forward
 from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.curation import document_retagged, document_tags
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
-from memwarden.policies.field_secrets import field_secrets
 
 log = structlog.get_logger("memwarden.governance")
 MCP_RETAIN_TOOLS = frozenset({"retain", "sync_retain"})
@@ -124,9 +124,7 @@ async def scanned_write(state: AppState, scope: Scope, receive: Receive, send: S
     if got is None:
         return
     body, payload = got
-    found = field_secrets(payload)
-    if found:
-        await send_json(send, 422, {"detail": [f.detail() for f in found]})
+    if await refused_for_secrets(send, payload):
         return
     await forward(state.backend, scope, replay(body, receive), send, retries=0)
 
@@ -151,9 +149,7 @@ async def document_patch(state: AppState, scope: Scope, receive: Receive, send: 
     except BodyError as exc:
         await send_json(send, 422, {"detail": exc.detail})
         return
-    found = field_secrets(payload)  # a document's tags and other fields: no secrets
-    if found:
-        await send_json(send, 422, {"detail": [f.detail() for f in found]})
+    if await refused_for_secrets(send, payload):  # a document's tags and other fields: no secrets
         return
     if not isinstance(payload, dict) or not isinstance(payload.get("tags"), list):
         await forward(state.backend, scope, replay(body, receive), send, retries=0)  # not a re-tag: Hindsight judges it
