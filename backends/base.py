@@ -119,6 +119,10 @@ class MemoryBackend(Protocol):
 
     async def list_documents(self, bank_id: str, *, limit: int, offset: int) -> Page[Document]: ...
 
+    async def get_memory(self, bank_id: str, memory_id: str) -> Memory:
+        """One memory by its id, with its document and state."""
+        ...
+
     async def set_memory_state(self, bank_id: str, memory_id: str, state: str, *, reason: str | None = None) -> None:
         """``valid`` or ``invalidated`` (with why): a memory taken out of recall and put back."""
         ...

@@ -217,6 +217,9 @@ class HindsightBackend:
             await self._call("GET", bank_path(bank_id, "/documents"), params=params), hj.document_from_json
         )
 
+    async def get_memory(self, bank_id: str, memory_id: str) -> Memory:
+        return hj.listed_memory(await self._call("GET", bank_path(bank_id, f"/memories/{quote(memory_id, safe='')}")))
+
     async def set_memory_state(self, bank_id: str, memory_id: str, state: str, *, reason: str | None = None) -> None:
         changes: JSON = {"state": state}
         if reason is not None:

@@ -69,6 +69,9 @@ class RetryingBackend:
     async def list_memories(self, bank_id: str, query: MemoryQuery) -> Page[Memory]:
         return await self._read(lambda: self.inner.list_memories(bank_id, query))
 
+    async def get_memory(self, bank_id: str, memory_id: str) -> Memory:
+        return await self._read(lambda: self.inner.get_memory(bank_id, memory_id))
+
     async def list_documents(self, bank_id: str, *, limit: int, offset: int) -> Page[Document]:
         return await self._read(lambda: self.inner.list_documents(bank_id, limit=limit, offset=offset))
 

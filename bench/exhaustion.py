@@ -119,6 +119,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--quick", action="store_true", help="a 1-MB request within the limits instead of 2 MB")
+    parser.add_argument("--only", default="", help="run the requests whose name holds this text")
     args = parser.parse_args()
     print(f"machine: {machine()}\n")
     rows = []
@@ -132,6 +133,8 @@ def main() -> int:
             warm = {"items": [{"content": "The cache has 4 shards."}]}
             httpx.post(f"{url}/v1/default/banks/other/memories", json=warm, timeout=600).raise_for_status()
             for name, make in cases(args.quick):
+                if args.only not in name:
+                    continue
                 rows.append(run(name, make, url))
                 print(f"  {rows[-1]}", file=sys.stderr)
         finally:

@@ -196,6 +196,14 @@ def restorable_rows(db: sqlite3.Connection, bank: str, document_ids: Sequence[st
     return out
 
 
+def document_memory_ids(db: sqlite3.Connection, bank: str, document_id: str, status: str) -> list[str]:
+    """The ids of the ledger's memories of one document in ``status``."""
+    rows = db.execute(
+        "SELECT id FROM memories WHERE bank = ? AND document_id = ? AND status = ?", (bank, document_id, status)
+    ).fetchall()
+    return [row["id"] for row in rows]
+
+
 def active_ids(db: sqlite3.Connection, bank: str, document_id: str | None = None) -> list[str]:
     """The ids of the bank's active memories (those of one document, when given)."""
     query, args = "SELECT id FROM memories WHERE bank = ? AND status = 'active'", [bank]

@@ -5,14 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 import orjson
 from pydantic import ValidationError
 from starlette.types import Message, Receive, Scope, Send
 
+from memwarden.fronts import json_budget
 from memwarden.governance.errors import Refused
+from memwarden.policies.field_secrets import masked
 
 
 class ClientGone(Exception):
@@ -47,6 +49,45 @@ def replay(body: bytes, then: Receive) -> Receive:
     return receive
 
 
+async def starts_like_json(receive: Receive) -> tuple[bool, Receive]:
+    """Whether the body's first byte that is not whitespace opens a JSON object or array, read from
+    as few of its first messages as that takes; and a ``receive`` that hands those messages out
+    again, then the rest (an upload goes on streaming). Raises :class:`ClientGone`."""
+    seen: list[Message] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone
+        seen.append(message)
+        head = message.get("body", b"").lstrip()
+        if head or not message.get("more_body", False):
+            break
+
+    async def again() -> Message:
+        return seen.pop(0) if seen else await receive()
+
+    return head[:1] in (b"{", b"["), again
+
+
+def hold_end(send: Send) -> tuple[Send, Callable[[], Awaitable[None]]]:
+    """A ``send`` that passes on all of an answer but its last body message, and the call that
+    sends that one: for what must be done before the client has its whole answer (the ledger
+    following a change the backend made — a client reading right after sees both)."""
+    held: list[Message] = []
+
+    async def holding(message: Message) -> None:
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            held.append(message)
+            return
+        await send(message)
+
+    async def release() -> None:
+        for message in held:
+            await send(message)
+
+    return holding, release
+
+
 def dumps(payload: Any) -> bytes:
     """JSON bytes, compact and in UTF-8: orjson (a recall answer of ~200 memories, ~110 KB, in
     0.17 ms vs 2.7 with the standard library, measured), the standard library for what orjson
@@ -75,8 +116,10 @@ async def send_json(
     headers: Iterable[tuple[bytes, bytes]] = (),
     content_type: bytes = b"application/json",
 ) -> None:
-    """Answer ``payload`` as JSON in one piece."""
-    body = dumps(payload)
+    """Answer ``payload`` as JSON in one piece; a refusal (4xx, 5xx) with any secret it quotes
+    masked — the value a client sent, echoed in an error message (a key's pattern, a memory id, a
+    validation error's ``input``)."""
+    body = dumps(_unquoted(payload) if status >= 400 else payload)
     await send(
         {
             "type": "http.response.start",
@@ -89,6 +132,18 @@ async def send_json(
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+def _unquoted(value: Any, depth: int = 0) -> Any:
+    if isinstance(value, str):
+        return masked(value)
+    if depth > MAX_JSON_DEPTH:
+        return value
+    if isinstance(value, dict):
+        return {k: _unquoted(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_unquoted(v, depth + 1) for v in value]
+    return value
 
 
 def validation_detail(exc: ValidationError, where: tuple[str, ...] = ("body",)) -> list[dict[str, Any]]:
@@ -113,12 +168,14 @@ def validation_detail(exc: ValidationError, where: tuple[str, ...] = ("body",)) 
 
 
 class BodyError(ValueError):
-    """A request body that is not usable JSON; ``detail`` is the 422 detail in FastAPI's shape
-    (what Hindsight answers)."""
+    """A request body that is not usable JSON; ``detail`` is the error detail in FastAPI's shape
+    (what Hindsight answers), ``status`` the answer's: 422, or 413 for a body holding more values
+    than any request needs."""
 
-    def __init__(self, detail: list[dict[str, Any]]) -> None:
+    def __init__(self, detail: list[dict[str, Any]], status: int = 422) -> None:
         super().__init__(detail[0]["msg"])
         self.detail = detail
+        self.status = status
 
 
 # A string that is not Unicode text can only come in through a \uD800-\uDFFF escape.
@@ -269,7 +326,12 @@ def content_type_of(scope: Scope) -> str | None:
 
 
 async def parse_json_async(raw: bytes) -> Any:
-    """:func:`parse_json`, in a worker thread for a large body (the event loop keeps serving)."""
+    """:func:`parse_json`, in a worker thread for a large body (the event loop keeps serving), after
+    the body's values are counted against :data:`~memwarden.fronts.json_budget.MAX_JSON_VALUES`
+    (past it: :class:`BodyError` with status 413, nothing parsed)."""
+    if await json_budget.past_budget(raw):
+        msg = f"JSON body holds more than {json_budget.MAX_JSON_VALUES:,} values"
+        raise BodyError([{"type": "too_many_values", "loc": ["body"], "msg": msg, "input": None}], status=413)
     if len(raw) > OFF_LOOP_BYTES:
         return await asyncio.to_thread(parse_json, raw)
     return parse_json(raw)
@@ -290,7 +352,7 @@ async def read_json(scope: Scope, receive: Receive, send: Send) -> tuple[bytes, 
     try:
         return raw, await parse_json_async(raw)
     except BodyError as exc:
-        await send_json(send, 422, {"detail": exc.detail})
+        await send_json(send, exc.status, {"detail": exc.detail})
         return None
 
 
@@ -309,7 +371,7 @@ async def read_object(scope: Scope, receive: Receive, send: Send) -> dict[str, A
     try:
         payload = await parse_json_async(raw)
     except BodyError as exc:
-        await send_json(send, 422, {"detail": exc.detail})
+        await send_json(send, exc.status, {"detail": exc.detail})
         return None
     if not isinstance(payload, dict):
         detail = [{"type": "dict_type", "loc": ["body"], "msg": "Input should be an object"}]

@@ -3,22 +3,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from starlette.types import Scope, Send
 
 from memwarden.backends.base import BackendError, BackendRejected
 from memwarden.fronts.asgi import note_backend_status, send_json
-from memwarden.policies.field_secrets import field_secrets
+from memwarden.policies.field_secrets import Loc, field_secrets
 
 PROBLEM = "https://memwarden.dev/problems/"
 
 
-async def refused_for_secrets(send: Send, payload: Any) -> bool:
+async def refused_for_secrets(send: Send, payload: Any, *, skip: Callable[[Loc], bool] = lambda loc: False) -> bool:
     """Answer ``422`` (Hindsight's validation shape, each field named, no value echoed) when any field
     of ``payload`` holds what looks like a secret; whether it did. For the bodies memwarden passes
     on without judging them item by item: the backend would store, log or send them on."""
-    found = field_secrets(payload)
+    found = field_secrets(payload, skip=skip)
     if found:
         await send_json(send, 422, {"detail": [f.detail() for f in found]})
     return bool(found)

@@ -19,7 +19,7 @@ CURATABLE = ("world", "experience")  # Hindsight curates only these fact types
 UNIT_PAGE = 1000
 
 
-async def _document_units(state: AppState, bank: str, document_id: str, which: str) -> list[str]:
+async def document_units(state: AppState, bank: str, document_id: str, which: str) -> list[str]:
     """The ids of the backend's curatable facts of one document, ``valid`` or ``invalidated`` ones
     (Hindsight lists one state at a time)."""
     query = MemoryQuery(document_id=document_id, state=which, limit=UNIT_PAGE)
@@ -97,7 +97,7 @@ async def archive(
             " archiving it would take theirs too (archive them together with a plan)",
         )
     try:
-        units = await _document_units(state, bank, document_id, "valid") if document_id else []
+        units = await document_units(state, bank, document_id, "valid") if document_id else []
         done = await _set_state(state, bank, units, "invalidated", reason)
     except StateChangeFailed as exc:
         raise Refused(502, exc.detail("archive", "the ledger still says active")) from exc
@@ -118,10 +118,10 @@ async def restore(
     row = await _locked_row(state, bank, memory_id, "archived", "restored")
     document_id = row["document_id"]
     try:
-        units = await _document_units(state, bank, document_id, "invalidated") if document_id else []
+        units = await document_units(state, bank, document_id, "invalidated") if document_id else []
         if units:
             backend: dict[str, Any] = {"revalidated": await _set_state(state, bank, units, "valid", "")}
-        elif document_id and await _document_units(state, bank, document_id, "valid"):
+        elif document_id and await document_units(state, bank, document_id, "valid"):
             backend = {"revalidated": []}  # already back (restored around memwarden)
         else:  # the facts are gone: retain the memory again, as memwarden forwarded it
             item = json.loads(row["item"] or "{}") or {"content": row["content"], "tags": json.loads(row["tags"])}

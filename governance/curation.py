@@ -5,14 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import structlog
+
+from memwarden.backends.base import BackendError
 from memwarden.db.audit import AuditEvent, append_events
-from memwarden.db.memories import retag_document
-from memwarden.db.memory_reads import memory_row
+from memwarden.db.memories import Change, move, retag_document
+from memwarden.db.memory_reads import document_memory_ids, memory_row
+from memwarden.governance.archive import document_units
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
 from memwarden.policies.labelling import names_a_label
 from memwarden.policies.labels import LabelError
 from memwarden.policies.tags import canonicalize_tags, split_tag, tag_value
+
+log = structlog.get_logger("memwarden.governance")
 
 
 def document_tags(state: AppState, tags: Sequence[str]) -> tuple[list[str], dict[str, str]]:
@@ -44,6 +50,27 @@ async def document_retagged(
 ) -> None:
     """The backend re-tagged the document: its ledger rows follow, audited."""
     await state.ledger.write(lambda db: retag_document(db, bank, document_id, tags, labels, request_id))
+
+
+async def fact_curated(state: AppState, bank: str, memory_id: str, *, reason: str | None, request_id: str) -> None:
+    """The backend invalidated or put back one of its facts (a client's ``PATCH …/memories/{id}``
+    with a ``state``): the ledger's memories of the fact's document follow — archived once none of
+    the document's facts is valid, active again once one is — audited as ``archive``/``restore``
+    from ``curate``. A backend that cannot say (unreachable, the fact gone) leaves the ledger as it
+    was, logged."""
+    try:
+        fact = await state.memory.get_memory(bank, memory_id)
+        document_id = fact.document_id
+        valid = await document_units(state, bank, document_id, "valid") if document_id else []
+    except BackendError as exc:
+        log.warning("curate_not_followed", bank=bank, memory_id=memory_id, error=str(exc))
+        return
+    if not document_id:
+        return
+    frm, to, action = ("archived", "active", "restore") if valid else ("active", "archived", "archive")
+    note = reason or f"fact {memory_id} {'put back' if valid else 'invalidated'} by curation"
+    change = Change(frm, to, action, "curate", request_id, reason=note)
+    await state.ledger.write(lambda db: move(db, bank, document_memory_ids(db, bank, document_id, frm), change))
 
 
 async def feedback(

@@ -18,14 +18,11 @@ import re
 import urllib.parse
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
 
+from memwarden.policies.secret_cues import EXPIRED, NEW, cued_secrets, expired_after
+from memwarden.policies.secret_kinds import SecretFinding, word_automaton
 
-@dataclass(frozen=True)
-class SecretFinding:
-    kind: str
-    start: int
-    end: int
+__all__ = ["PLACEHOLDER", "SecretFinding", "SecretPattern", "find_secrets", "mask", "may_hold_secrets"]
 
 
 @dataclass(frozen=True)
@@ -372,7 +369,7 @@ _REFERENCE = re.compile(
 )
 _IN_ARN = re.compile(r"\barn:aws[\w\-]*:[^\s\"']*$")
 # Masked or elided anywhere in the value: "ghp_XXXXXXXXXXXX", "sk-…", "AKIA****", "${{ secrets.X }}".
-_MASKED = re.compile(r"\*{3,}|[xX]{6,}|•{3,}|…|\.{3}|\[redacted|\$\{", re.I)
+_MASKED = re.compile(r"\*{3,}|[xX]{6,}|•{3,}|…|\.{3}|\[(?:redacted|filtered|masked|hidden|removed)|\$\{|\$\(", re.I)
 _TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{24,}={0,2}")
 _HEX_OR_UUID = re.compile(r"^(?:[0-9a-fA-F]+|[0-9a-fA-F\-]{36})$")
 # Random by design and public: Stripe's object ids and publishable keys, integrity digests.
@@ -389,6 +386,7 @@ _PUBLIC_SPANS = re.compile(
     r"|\b(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\S+|sk-ssh-\S+)\s+AAAA[A-Za-z0-9+/=]+"
     r"|\b(?i:sha)(?:1|256|384|512)[:\-][A-Za-z0-9+/=]+"
     r"|\bdata:[\w/+.\-]+;base64,[A-Za-z0-9+/=]+"
+    r"|\$2[abxy]?\$\d\d\$[./A-Za-z0-9]{53}"  # a bcrypt hash: what a password is checked against
     r"|\bhttps?://(?:[^\s/?#@]*@)?([^\s/?#@]+/[^\s?#]*)"
 )
 
@@ -579,17 +577,7 @@ _PREFILTER_PATTERNS = re.compile(r"sess[a-z_.\-]*=|[?&](?:sig|signature|auth)=")
 _PREFILTER_PAIR = re.compile(r"(?:log(?:s|ged)? ?in|creds?\b|credential|account|user)[^\n]{0,80}?(?:\S\s*/\s*\S|pass)")
 
 
-def _literal_automaton() -> Any:
-    import ahocorasick
-
-    automaton = ahocorasick.Automaton()
-    for word in _PREFILTER_LITERALS:
-        automaton.add_word(word, word)
-    automaton.make_automaton()
-    return automaton
-
-
-_AUTOMATON = _literal_automaton()
+_AUTOMATON = word_automaton(_PREFILTER_LITERALS)
 
 
 def _prefilter_words(folded: str) -> bool:
@@ -634,6 +622,71 @@ def may_hold_secrets(folded: str) -> bool:
     )
 
 
+_SAID_KINDS = frozenset({"password", "pin", "spoken_pin"})
+
+
+def _expired(text: str, f: SecretFinding) -> bool:
+    """Whether the sentence around a code says it is expired, used, or the old one (not when it
+    calls it the new one)."""
+    start = max(text.rfind("\n", 0, f.start), text.rfind("。", 0, f.start)) + 1
+    before = EXPIRED.search(text, start, f.start) is not None and not NEW.search(text, start, f.start)
+    return before or expired_after(text, start, (f.start, f.end))
+
+
+# What protects a password rather than discloses it: a hash (bcrypt, argon2, crypt(3), hex named as
+# an MD5/SHA/hash), an encrypted value (an Ansible vault, sops, a Bitnami SealedSecret's "Ag…").
+_PROTECTED = re.compile(
+    r"\$2[abxy]?\$\d\d\$[./A-Za-z0-9]{53}|\$argon2(?:id|i|d)\$[^\s'\"]+|\$[156y]\$[^\s'\"]{8,}"
+    r"|\$ANSIBLE_VAULT;[^\n]*(?:\n[ \t]*[0-9a-f]+)*|!vault\b|\bENC\[[^\]]+\]|\bENC\([^)]+\)"
+    r"|(?i:md5|sha-?(?:1|256|512)|hash|哈希|摘要|加盐)[^\n]{0,20}?\b[0-9a-f]{32,128}\b"
+    r"|\b[0-9a-f]{32,128}\b(?=[^\n]{0,8}(?i:md5|sha|hash|哈希|加盐))"
+)
+_SEALED = re.compile(r"\bAg[A-Za-z0-9+/=]{40,}")
+# A constant's name in code (FAKE_PWD, DB_PASSWORD): where the value comes from, not the value.
+_CONSTANT = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+[)}\],;]*$")
+
+
+def _protected(text: str) -> list[tuple[int, int]]:
+    spans = (
+        [m.span() for m in _PROTECTED.finditer(text)]
+        if ("$" in text or "!vault" in text or "ENC[" in text or "ENC(" in text or re.search(r"[0-9a-f]{32}", text))
+        else []
+    )
+    if "SealedSecret" in text:
+        spans += [m.span() for m in _SEALED.finditer(text)]
+    return spans
+
+
+def _not_disclosed(text: str, findings: list[SecretFinding]) -> list[SecretFinding]:
+    """The findings that disclose: not inside a hash or an encrypted value, not a constant's name."""
+    protected = _protected(text)
+    kept = []
+    for f in findings:
+        value = text[f.start : f.end]
+        if any(start < f.end and f.start < end for start, end in protected):
+            continue
+        if _CONSTANT.match(value):
+            continue
+        kept.append(f)
+    return kept
+
+
+_WRAPPED = re.compile(r"[<{\[$%]")
+
+
+def _unless_placeholder(text: str, findings: list[SecretFinding]) -> list[SecretFinding]:
+    """The cued findings whose value is not a placeholder, a reference or masked, nor inside
+    ``<…>``, ``{{…}}``, ``${…}``, ``[…]``."""
+    kept = []
+    for f in findings:
+        value = text[f.start : f.end]
+        wrapped = f.start > 0 and _WRAPPED.match(text, f.start - 1) is not None
+        if wrapped or PLACEHOLDER.match(value) or _REFERENCE.match(value) or _MASKED.search(value) or "{{" in value:
+            continue
+        kept.append(f)
+    return kept
+
+
 def find_secrets(
     text: str,
     *,
@@ -648,7 +701,7 @@ def find_secrets(
     (a document id may be random by design); ``decode``: also base64 that decodes to a secret."""
     folded = text.casefold() if folded is None else folded
     if not extra and not may_hold_secrets(folded):
-        return []
+        return _unless_placeholder(text, cued_secrets(text))
     spans: list[SecretFinding] = []
     for detector in (*SECRET_PATTERNS, *extra):
         if detector.needs and not any(word in folded for word in detector.needs):
@@ -663,6 +716,10 @@ def find_secrets(
                 continue
             if detector.kind == "aws_access_key" and not _aws_whole_or_digits(value):
                 continue
+            if detector.group and value.endswith("("):
+                continue  # a call that asks for it: password = input(…)
+            if "EXAMPLE" in value:
+                continue  # AWS's documented example keys (AKIAIOSFODNN7EXAMPLE, …EXAMPLEKEY)
             spans.append(SecretFinding(detector.kind, m.start(detector.group), m.end(detector.group)))
     if random_tokens:
         spans.extend(_high_entropy(text))
@@ -673,6 +730,8 @@ def find_secrets(
         spans.extend(_joined(text))
     if _SAID_NAMES.search(text):
         spans.extend(_said_digits(text))
+    spans.extend(_unless_placeholder(text, cued_secrets(text)))
+    spans = [f for f in _not_disclosed(text, spans) if f.kind not in _SAID_KINDS or not _expired(text, f)]
     spans.sort(key=lambda f: (f.start, -(f.end - f.start)))
     merged: list[SecretFinding] = []
     for span in spans:

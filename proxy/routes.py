@@ -50,7 +50,7 @@ from memwarden.fronts.hindsight.recall import (
 )
 from memwarden.fronts.hindsight.retain import governed_retain
 from memwarden.fronts.hindsight.transfer import bank_import
-from memwarden.fronts.hindsight.writes import document_patch, files_retain, mcp, scanned_write
+from memwarden.fronts.hindsight.writes import curate_memory, document_patch, files_retain, mcp, scanned_write
 from memwarden.fronts.openapi import openapi_document
 from memwarden.fronts.query import query_params
 from memwarden.fronts.ui.routes import ui_asset, ui_page, ui_redirect
@@ -127,6 +127,11 @@ def _raw_bank_segment(scope: Scope) -> str | None:
 
 
 async def pass_through(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    """A route memwarden does not govern: a read as sent (retried), a write once no field of its
+    body holds a secret (:func:`scanned_write`)."""
+    if scope["method"] in ("POST", "PUT", "PATCH"):
+        await scanned_write(state, scope, receive, send)
+        return
     await forward(state.backend, scope, receive, send, retries=state.read_retries)
 
 
@@ -266,7 +271,7 @@ def build_routes() -> list[BaseRoute]:
         route(f"{BANK}/memories/list", "list_memories", governed_list, read, get),
         # A memory unit's curation (new text, or invalidated: out of recall) is what memwarden's
         # own archive is: admin; its fields are scanned like every write's.
-        route(f"{BANK}/memories/{{memory_id}}", "curate_memory", scanned_write, admin, ["PATCH"]),
+        route(f"{BANK}/memories/{{memory_id}}", "curate_memory", curate_memory, admin, ["PATCH"]),
         route(f"{BANK}/memories/dry-run-extract", "dry_run_extract", scanned_write, write, post),
         route(f"{BANK}/tags", "list_tags", governed_tags, read, get),
         route(f"{BANK}/config", "bank_config", bank_config, _read_or_admin, ["GET", "PATCH", "DELETE"]),

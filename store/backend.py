@@ -88,7 +88,7 @@ class LocalBackend:
     async def health(self) -> BackendHealth:
         start = time.perf_counter()
         try:
-            await self.store.list_banks(None, 1, 0)  # the database answers
+            await self.store.ping()
         except Exception as exc:  # the report says what failed; it never raises
             return BackendHealth(kind=self.kind, healthy=False, detail=f"the store failed: {exc}")
         latency = (time.perf_counter() - start) * 1000
@@ -132,6 +132,9 @@ class LocalBackend:
     async def list_documents(self, bank_id: str, *, limit: int, offset: int) -> Page[Document]:
         params: dict[str, Any] = {"q": None, "limit": limit, "offset": offset, "tags": [], "tags_match": None}
         return hj.page_from_json(await _called(self.store.list_documents(bank_id, params)), hj.document_from_json)
+
+    async def get_memory(self, bank_id: str, memory_id: str) -> Memory:
+        return hj.listed_memory(await _called(self.store.get_unit(bank_id, memory_id)))
 
     async def set_memory_state(self, bank_id: str, memory_id: str, state: str, *, reason: str | None = None) -> None:
         changes: dict[str, Any] = {"state": state}

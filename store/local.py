@@ -81,6 +81,10 @@ class LocalStore:
         """Create or update a bank (``PUT``/``PATCH`` a bank): profile fields, and the flat config subset."""
         return await banks.put_bank(self.ledger, bank, fields)
 
+    async def ping(self) -> None:
+        """The database answers a read (what a health check asks: not a count over every memory)."""
+        await self.ledger.read(lambda db: db.execute("SELECT 1").fetchone())
+
     async def list_banks(self, q: str | None, limit: int, offset: int) -> dict[str, Any]:
         return await banks.list_banks(self.ledger, q, limit, offset)
 

@@ -320,7 +320,7 @@ def test_encoded_secrets_and_keys_ending_in_a_dash_are_kept_out_of_ids_and_the_l
     refused (400) but written to the access log verbatim; a Google API key ending in ``-`` passed as
     a document id, bank id, tag and ``X-Request-Id`` (its pattern ended in ``\\b``)."""
     url = server.url
-    encoded = base64.b64encode(b"aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY").decode()
+    encoded = base64.b64encode(b"aws_secret_access_key=qH7mVb2Lk9Tz4WcN8rXp1JdF6sYe3GuA0oKiZt5M").decode()
     google = "AIzaSyD" + "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(31)) + "-"
     bank = f"{url}/v1/default/banks/ops"
     with httpx.Client(timeout=60) as http:

@@ -37,3 +37,25 @@ def test_invalid_json_is_a_value_error() -> None:
     for body in (b"", b"{", b'{"a": }', b"\xff"):
         with pytest.raises((json.JSONDecodeError, UnicodeDecodeError)):
             loads(body)
+
+
+# -- issue #33: a body's values are counted before it is parsed (fronts/json_budget.py) ------------
+
+
+def test_a_body_past_the_value_budget_is_a_413_counted_in_another_process() -> None:
+    import asyncio
+
+    from memwarden.fronts import json_budget
+    from memwarden.fronts.asgi import BodyError, parse_json_async
+
+    many = b"[" + b",".join([b"{}"] * 250_000) + b"]"
+    assert json_budget.marks_here(many) > json_budget.MAX_JSON_VALUES
+    with pytest.raises(BodyError) as refused:
+        asyncio.run(parse_json_async(many))
+    assert refused.value.status == 413
+    assert "more than 200,000 values" in str(refused.value)
+    # Commas in prose are not values: 300,000 of them in one string is one value, parsed.
+    prose = json.dumps({"items": [{"content": "a, b, " * 150_000}]}).encode()
+    assert json_budget.marks_upper_bound(prose) > json_budget.MAX_JSON_VALUES  # so it is counted apart
+    assert asyncio.run(json_budget.marks_apart(prose)) == json_budget.marks_here(prose) < 10
+    assert asyncio.run(parse_json_async(prose))["items"][0]["content"].count(",") == 300_000

@@ -92,6 +92,28 @@ def test_archive_and_restore_take_it_out_of_recall_and_back(http: httpx.Client) 
     assert detail["status"] == "active"
 
 
+def test_curating_a_fact_moves_the_ledger_with_it(http: httpx.Client) -> None:
+    """Issue #33: a fact hidden through Hindsight's curation route left the ledger saying active."""
+    memory = ledger(http, q="coffee")["items"][0]
+    units = http.get("/v1/default/banks/b/memories/list", params={"q": "coffee"}).json()["items"]
+    assert len(units) == 1
+    fact = f"/v1/default/banks/b/memories/{units[0]['id']}"
+
+    r = http.patch(fact, json={"state": "invalidated", "reason": "moved to tea"})
+    assert r.status_code == 200, r.text
+    assert FACTS[1][0] not in recalled(http, "coffee")
+    assert ledger(http, status="archived")["items"][0]["id"] == memory["id"]
+
+    assert http.patch(fact, json={"state": "valid"}).status_code == 200
+    detail = http.get(f"/warden/v1/banks/b/memories/{memory['id']}").json()
+    assert detail["status"] == "active", detail
+    assert [(e["action"], e["source"]) for e in detail["events"]][1:] == [("archive", "curate"), ("restore", "curate")]
+    assert detail["events"][1]["reason"] == "moved to tea"
+    # An edit that leaves the state alone moves nothing.
+    assert http.patch(fact, json={"text": "Alice prefers green tea."}).status_code == 200
+    assert len(http.get(f"/warden/v1/banks/b/memories/{memory['id']}").json()["events"]) == 3
+
+
 def test_restore_recreates_a_memory_whose_facts_are_gone(http: httpx.Client) -> None:
     memory = ledger(http, q="9200")["items"][0]
     assert http.post(f"/warden/v1/banks/b/memories/{memory['id']}/archive").status_code == 200

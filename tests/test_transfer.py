@@ -260,7 +260,7 @@ async def test_an_export_is_audited_and_says_what_it_holds(tmp_path: Path) -> No
 
 
 async def test_secrets_are_not_in_an_export(tmp_path: Path) -> None:
-    secret = "AKIAIOSFODNN7EXAMPLE"
+    secret = "AKIAQ3EGRT5LZ7YXK2PB"
     async with local(tmp_path, secrets="redact") as a:
         r = await a.post(
             f"{B}/memories",

@@ -10,7 +10,7 @@ from starlette.types import Receive, Scope, Send
 from memwarden.backends.base import BackendError
 from memwarden.backends.hindsight_json import recall_query_from_json
 from memwarden.fronts.asgi import read_json, send_json
-from memwarden.fronts.errors import backend_failed
+from memwarden.fronts.errors import backend_failed, refused_for_secrets
 from memwarden.governance import reads
 from memwarden.governance.state import AppState
 from memwarden.policies.tag_query import TagQueryError, normalize_request
@@ -37,6 +37,8 @@ async def explain(state: AppState, scope: Scope, receive: Receive, send: Send) -
     if got is None:
         return
     _, payload = got
+    if await refused_for_secrets(send, payload):  # as recall: in front of a backend the query goes to it
+        return
     try:
         if state.local is not None:
             from memwarden.fronts.hindsight.store_app import recall_request  # the store's stack: only when it serves

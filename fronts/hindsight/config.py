@@ -133,7 +133,7 @@ async def bank_config(state: AppState, scope: Scope, receive: Receive, send: Sen
     try:
         payload = await parse_json_async(raw)
     except BodyError as exc:
-        await send_json(send, 422, {"detail": exc.detail})
+        await send_json(send, exc.status, {"detail": exc.detail})
         return
     try:
         updates, _ = parse_updates(payload)
@@ -358,7 +358,7 @@ async def bank_profile(state: AppState, scope: Scope, receive: Receive, send: Se
                 body = json.dumps(profile, ensure_ascii=False).encode()
                 set_body_length(scope, len(body))
     except BodyError as exc:
-        await send_json(send, 422, {"detail": exc.detail})
+        await send_json(send, exc.status, {"detail": exc.detail})
         return
     except ConfigInputError as exc:
         await send_json(send, exc.status, {"detail": exc.detail})

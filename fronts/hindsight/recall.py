@@ -199,7 +199,7 @@ async def governed_reflect(state: AppState, scope: Scope, receive: Receive, send
         try:
             payload = await parse_json_async(raw)
         except BodyError as exc:  # what memwarden cannot read is never forwarded unjudged
-            await send_json(send, 422, {"detail": exc.detail})
+            await send_json(send, exc.status, {"detail": exc.detail})
             return
     if await refused_for_secrets(send, payload):  # the backend logs a reflect's query and sends it to its LLM
         return

@@ -161,7 +161,7 @@ async def _body(request: Request) -> Any:
     try:
         return await parse_json_async(raw) if raw else {}
     except BodyError as exc:
-        raise StoreError(422, exc.detail) from None
+        raise StoreError(exc.status, exc.detail) from None
 
 
 def _model(cls: type[BaseModel], payload: Any) -> Any:

@@ -170,7 +170,7 @@ async def _required_body(request: Request, model: type[BaseModel]) -> None:
     try:
         payload = await parse_json_async(raw)
     except BodyError as exc:
-        raise StoreError(422, exc.detail) from None
+        raise StoreError(exc.status, exc.detail) from None
     try:
         model.model_validate(payload)
     except ValidationError as exc:

@@ -18,6 +18,8 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -27,6 +29,7 @@ from memwarden.fronts.asgi import (
     BodyError,
     ClientGone,
     content_type_of,
+    hold_end,
     is_json_type,
     not_json_detail,
     parse_json_async,
@@ -35,11 +38,12 @@ from memwarden.fronts.asgi import (
     replay,
     send_json,
     set_body_length,
+    starts_like_json,
 )
 from memwarden.fronts.errors import refused_for_secrets
 from memwarden.fronts.hindsight.passthrough import forward
 from memwarden.fronts.middleware import request_id_of
-from memwarden.governance.curation import document_retagged, document_tags
+from memwarden.governance.curation import document_retagged, document_tags, fact_curated
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
 
@@ -96,7 +100,7 @@ async def mcp(state: AppState, scope: Scope, receive: Receive, send: Send) -> No
         return
     except BodyError as exc:  # JSON-RPC's parse error, for a body memwarden cannot judge
         error = {"code": -32700, "message": f"Parse error: {exc}"}
-        await send_json(send, 400, {"jsonrpc": "2.0", "id": None, "error": error})
+        await send_json(send, 400 if exc.status == 422 else exc.status, {"jsonrpc": "2.0", "id": None, "error": error})
         return
     calls = _mcp_retain_calls(payload)
     if calls and governance.mode == "enforce":
@@ -112,12 +116,54 @@ async def mcp(state: AppState, scope: Scope, receive: Receive, send: Send) -> No
     await forward(state.backend, scope, replay(body, receive), send, retries=0)
 
 
+# A webhook's own credentials — the secret it signs with, the headers it sends — are given to the
+# backend so that it can call the hook: those fields hold a secret by design.
+_WEBHOOK = re.compile(r"/webhooks(?:/[^/]+)?$")
+
+
+def _credential_field(path: str) -> Callable[[tuple[str | int, ...]], bool]:
+    if not _WEBHOOK.search(path):
+        return lambda loc: False
+    return lambda loc: loc[:1] == ("secret",) or loc[:2] == ("http_config", "headers")
+
+
 async def scanned_write(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    """A write memwarden passes on once no field holds a secret (a read or a delete: as sent)."""
+    """A write memwarden passes on once no field of its JSON body holds a secret (a read, a delete,
+    an empty body or an upload: as sent). Every route memwarden does not govern otherwise comes
+    here for its writes: the backend would store them, log them or send them on."""
+    bank = scope.get("path_params", {}).get("bank_id")
     if (
-        scope["method"] in ("GET", "HEAD", "DELETE")
-        or state.settings.governance.mode_for(scope["path_params"]["bank_id"]) == "off"
+        scope["method"] in ("GET", "HEAD", "DELETE", "OPTIONS")
+        or not is_json_type(content_type_of(scope))
+        or (isinstance(bank, str) and state.settings.governance.mode_for(bank) == "off")
     ):
+        await forward(state.backend, scope, receive, send, retries=0)
+        return
+    try:
+        if content_type_of(scope) is None:  # JSON to the backend if it parses: looked at, not trusted
+            json_like, receive = await starts_like_json(receive)
+            if not json_like:  # an upload sent bare: streamed through as it comes
+                await forward(state.backend, scope, receive, send, retries=0)
+                return
+        body = await read_body(receive)
+    except ClientGone:
+        return
+    if body.strip():
+        try:
+            payload = await parse_json_async(body)
+        except BodyError as exc:  # what memwarden cannot read is never forwarded unjudged
+            await send_json(send, exc.status, {"detail": exc.detail})
+            return
+        if await refused_for_secrets(send, payload, skip=_credential_field(scope["path"])):
+            return
+    await forward(state.backend, scope, replay(body, receive), send, retries=0)
+
+
+async def curate_memory(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    """A fact's curation (:func:`scanned_write`); when it moved the fact's ``state`` and the backend
+    took it, the ledger's memories of its document follow (:func:`~memwarden.governance.curation.fact_curated`)."""
+    bank: str = scope["path_params"]["bank_id"]
+    if state.settings.governance.mode_for(bank) == "off":
         await forward(state.backend, scope, receive, send, retries=0)
         return
     got = await read_json(scope, receive, send)
@@ -126,7 +172,22 @@ async def scanned_write(state: AppState, scope: Scope, receive: Receive, send: S
     body, payload = got
     if await refused_for_secrets(send, payload):
         return
-    await forward(state.backend, scope, replay(body, receive), send, retries=0)
+    holding, release = hold_end(send)
+    await forward(state.backend, scope, replay(body, receive), holding, retries=0)
+    status = scope.get("state", {}).get("backend_status")
+    moved = isinstance(payload, dict) and payload.get("state") in ("valid", "invalidated")
+    try:
+        if moved and isinstance(status, int) and 200 <= status < 300:
+            reason = payload.get("reason")
+            await fact_curated(
+                state,
+                bank,
+                scope["path_params"]["memory_id"],
+                reason=reason[:500] if isinstance(reason, str) else None,
+                request_id=request_id_of(scope),
+            )
+    finally:
+        await release()
 
 
 async def document_patch(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
@@ -147,7 +208,7 @@ async def document_patch(state: AppState, scope: Scope, receive: Receive, send: 
     except ClientGone:
         return
     except BodyError as exc:
-        await send_json(send, 422, {"detail": exc.detail})
+        await send_json(send, exc.status, {"detail": exc.detail})
         return
     if await refused_for_secrets(send, payload):  # a document's tags and other fields: no secrets
         return
@@ -168,7 +229,11 @@ async def document_patch(state: AppState, scope: Scope, receive: Receive, send: 
         return
     new_body = json.dumps({**payload, "tags": canonical}, ensure_ascii=False).encode()
     set_body_length(scope, len(new_body))
-    await forward(state.backend, scope, replay(new_body, receive), send, retries=0)
+    holding, release = hold_end(send)
+    await forward(state.backend, scope, replay(new_body, receive), holding, retries=0)
     status = scope.get("state", {}).get("backend_status")
-    if isinstance(status, int) and 200 <= status < 300:  # the ledger follows only what the backend did
-        await document_retagged(state, bank, document_id, canonical, labels, request_id_of(scope))
+    try:
+        if isinstance(status, int) and 200 <= status < 300:  # the ledger follows only what the backend did
+            await document_retagged(state, bank, document_id, canonical, labels, request_id_of(scope))
+    finally:
+        await release()

@@ -112,6 +112,8 @@ async def body_of(call: Call, receive: Receive, *, empty: Any = None) -> Any:
         return await parse_json_async(raw)
     except BodyError as exc:
         detail = exc.detail if isinstance(exc.detail, list) else None
+        if exc.status == 413:
+            raise Mem0Error(413, str(exc), detail) from None
         raise Mem0Error(call.invalid, f"the body is not valid JSON: {exc}", detail) from None
 
 

@@ -5,59 +5,96 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
+from memwarden.fronts.mem0.models import AddRequest, BatchRequest, ListRequest, Message, SearchRequest, UpdateRequest
 from memwarden.fronts.openapi_paths import json_answer, operation, path_id
 
 Json = dict[str, Any]
 ANY: Json = {"type": "object", "additionalProperties": True}
-# (path, method, operation id, summary, the ids in the path, whether it takes a body)
+
+
+def _schema(model: type[BaseModel]) -> Json:
+    """A request model's JSON schema, its definitions inlined (the document's components are
+    Hindsight's and memwarden's own); a message list as Mem0 documents it."""
+    schema = model.model_json_schema()
+    defs = schema.pop("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            if isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/$defs/"):
+                return inline(defs[node["$ref"].rsplit("/", 1)[-1]])
+            return {k: inline(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [inline(v) for v in node]
+        return node
+
+    out: Json = inline(schema)
+    if "messages" in out.get("properties", {}):
+        messages = {"type": "array", "minItems": 1, "items": inline(Message.model_json_schema())}
+        out["properties"]["messages"] = {**messages, "description": "The conversation to remember"}
+    return out
+
+
+ADD, UPDATE, SEARCH, LIST, BATCH = (
+    _schema(m) for m in (AddRequest, UpdateRequest, SearchRequest, ListRequest, BatchRequest)
+)
+# (path, method, operation id, summary, the ids in the path, its body's schema, if it takes one)
 OPERATIONS = [
-    ("/mem0/v1/ping/", "get", "mem0_ping", "Mem0: the key's project (the Mem0 bank)", (), False),
-    ("/mem0/v3/memories/add/", "post", "mem0_add", "Mem0: add messages, governed (answers the event)", (), True),
-    ("/mem0/v1/memories/", "post", "mem0_add_v1", "Mem0 1.x: add messages, governed", (), True),
-    ("/mem0/v1/memories/", "delete", "mem0_delete_all", "Mem0: erase an entity's memories", (), False),
-    ("/mem0/v1/event/{event_id}/", "get", "mem0_event", "Mem0: an add's event and verdicts", ("event_id",), False),
-    ("/mem0/v3/memories/", "post", "mem0_list", "Mem0: memories by filter, paged", (), True),
-    ("/mem0/v2/memories/", "post", "mem0_list_v2", "Mem0 1.x: memories by filter", (), True),
-    ("/mem0/v3/memories/search/", "post", "mem0_search", "Mem0: search by filter", (), True),
-    ("/mem0/v2/memories/search/", "post", "mem0_search_v2", "Mem0 1.x: search by filter", (), True),
-    ("/mem0/v1/memories/{memory_id}/", "get", "mem0_get", "Mem0: one memory", ("memory_id",), False),
-    ("/mem0/v1/memories/{memory_id}/", "put", "mem0_update", "Mem0: a governed re-write", ("memory_id",), True),
-    ("/mem0/v1/memories/{memory_id}/", "delete", "mem0_delete", "Mem0: archive (or erase) one", ("memory_id",), False),
+    ("/mem0/v1/ping/", "get", "mem0_ping", "Mem0: the key's project (the Mem0 bank)", (), None),
+    ("/mem0/v3/memories/add/", "post", "mem0_add", "Mem0: add messages, governed (answers the event)", (), ADD),
+    ("/mem0/v1/memories/", "post", "mem0_add_v1", "Mem0 1.x: add messages, governed", (), ADD),
+    ("/mem0/v1/memories/", "delete", "mem0_delete_all", "Mem0: erase an entity's memories", (), None),
+    ("/mem0/v1/event/{event_id}/", "get", "mem0_event", "Mem0: an add's event and verdicts", ("event_id",), None),
+    ("/mem0/v3/memories/", "post", "mem0_list", "Mem0: memories by filter, paged", (), LIST),
+    ("/mem0/v2/memories/", "post", "mem0_list_v2", "Mem0 1.x: memories by filter", (), LIST),
+    ("/mem0/v3/memories/search/", "post", "mem0_search", "Mem0: search by filter", (), SEARCH),
+    ("/mem0/v2/memories/search/", "post", "mem0_search_v2", "Mem0 1.x: search by filter", (), SEARCH),
+    ("/mem0/v1/memories/{memory_id}/", "get", "mem0_get", "Mem0: one memory", ("memory_id",), None),
+    ("/mem0/v1/memories/{memory_id}/", "put", "mem0_update", "Mem0: a governed re-write", ("memory_id",), UPDATE),
+    ("/mem0/v1/memories/{memory_id}/", "delete", "mem0_delete", "Mem0: archive (or erase) one", ("memory_id",), None),
     (
         "/mem0/v1/memories/{memory_id}/history/",
         "get",
         "mem0_history",
         "Mem0: a memory's history",
         ("memory_id",),
-        False,
+        None,
     ),
-    ("/mem0/v1/entities/", "get", "mem0_entities", "Mem0: users, agents, apps, runs", (), False),
+    ("/mem0/v1/entities/", "get", "mem0_entities", "Mem0: users, agents, apps, runs", (), None),
     (
         "/mem0/v2/entities/{entity_type}/{entity_name}/",
         "delete",
         "mem0_delete_entity",
         "Mem0: erase an entity",
         ("entity_type", "entity_name"),
-        False,
+        None,
     ),
-    ("/mem0/v1/batch/", "put", "mem0_batch_update", "Mem0: update up to 1000", (), True),
-    ("/mem0/v1/batch/", "delete", "mem0_batch_delete", "Mem0: delete up to 1000", (), True),
-    ("/mem0/memories", "post", "mem0_rest_add", "Mem0 server: add messages, governed", (), True),
-    ("/mem0/memories", "get", "mem0_rest_list", "Mem0 server: memories of an entity", (), False),
-    ("/mem0/memories", "delete", "mem0_rest_delete_all", "Mem0 server: erase an entity's memories", (), False),
-    ("/mem0/memories/{memory_id}", "get", "mem0_rest_get", "Mem0 server: one memory", ("memory_id",), False),
-    ("/mem0/memories/{memory_id}", "put", "mem0_rest_update", "Mem0 server: a governed re-write", ("memory_id",), True),
+    ("/mem0/v1/batch/", "put", "mem0_batch_update", "Mem0: update up to 1000", (), BATCH),
+    ("/mem0/v1/batch/", "delete", "mem0_batch_delete", "Mem0: delete up to 1000", (), ANY),
+    ("/mem0/memories", "post", "mem0_rest_add", "Mem0 server: add messages, governed", (), ADD),
+    ("/mem0/memories", "get", "mem0_rest_list", "Mem0 server: memories of an entity", (), None),
+    ("/mem0/memories", "delete", "mem0_rest_delete_all", "Mem0 server: erase an entity's memories", (), None),
+    ("/mem0/memories/{memory_id}", "get", "mem0_rest_get", "Mem0 server: one memory", ("memory_id",), None),
+    (
+        "/mem0/memories/{memory_id}",
+        "put",
+        "mem0_rest_update",
+        "Mem0 server: a governed re-write",
+        ("memory_id",),
+        UPDATE,
+    ),
     (
         "/mem0/memories/{memory_id}",
         "delete",
         "mem0_rest_delete",
         "Mem0 server: archive (or erase) one",
         ("memory_id",),
-        False,
+        None,
     ),
-    ("/mem0/memories/{memory_id}/history", "get", "mem0_rest_history", "Mem0 server: history", ("memory_id",), False),
-    ("/mem0/search", "post", "mem0_rest_search", "Mem0 server: search", (), True),
-    ("/mem0/reset", "post", "mem0_rest_reset", "Mem0 server: erase the bank (admin)", (), False),
+    ("/mem0/memories/{memory_id}/history", "get", "mem0_rest_history", "Mem0 server: history", ("memory_id",), None),
+    ("/mem0/search", "post", "mem0_rest_search", "Mem0 server: search", (), SEARCH),
+    ("/mem0/reset", "post", "mem0_rest_reset", "Mem0 server: erase the bank (admin)", (), None),
 ]
 
 
@@ -69,7 +106,7 @@ def mem0_paths() -> dict[str, Json]:
             summary,
             json_answer(ANY, "Mem0's answer"),
             params=tuple(path_id(i, i.replace("_", " ")) for i in ids),
-            body=ANY if body else None,
+            body=body,
             errors={400: "Mem0's refusal (malformed filter, missing entity id, non-text message …)", 404: "Not found"},
         )
         op["tags"] = ["mem0"]
