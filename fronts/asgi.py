@@ -66,7 +66,12 @@ async def starts_like_json(receive: Receive) -> tuple[bool, Receive]:
     async def again() -> Message:
         return seen.pop(0) if seen else await receive()
 
-    return head[:1] in (b"{", b"["), again
+    # A byte-order mark, or UTF-16/32's NULs around the first bracket, may still be JSON to a lenient
+    # reader: judged as JSON too (and refused: memwarden reads UTF-8 only).
+    return _JSON_START.match(head) is not None, again
+
+
+_JSON_START = re.compile(rb"[{\[]|\xef\xbb\xbf|\xff\xfe|\xfe\xff|\x00{1,3}[{\[]|[{\[]\x00")
 
 
 def hold_end(send: Send) -> tuple[Send, Callable[[], Awaitable[None]]]:
@@ -134,16 +139,30 @@ async def send_json(
     await send({"type": "http.response.body", "body": body})
 
 
-def _unquoted(value: Any, depth: int = 0) -> Any:
-    if isinstance(value, str):
-        return masked(value)
-    if depth > MAX_JSON_DEPTH:
-        return value
-    if isinstance(value, dict):
-        return {k: _unquoted(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_unquoted(v, depth + 1) for v in value]
-    return value
+QUOTED_CHARS = 4096  # of one string in a refusal: the rest is cut
+QUOTED_BUDGET = 16_384  # characters a refusal's strings may hold in all: past it, "…"
+
+
+def _unquoted(value: Any) -> Any:
+    """A refusal with its strings masked, each cut to :data:`QUOTED_CHARS` and all of them to
+    :data:`QUOTED_BUDGET` (an echo of a huge body costs no more than that to scan)."""
+    left = QUOTED_BUDGET
+
+    def walk(node: Any, depth: int) -> Any:
+        nonlocal left
+        if isinstance(node, str):
+            cut = node[: min(QUOTED_CHARS, max(left, 0))]
+            left -= len(cut)
+            return (masked(cut) if cut else "") + ("…" if len(cut) < len(node) else "")
+        if depth > MAX_JSON_DEPTH:
+            return None
+        if isinstance(node, dict):
+            return {k: walk(v, depth + 1) for k, v in node.items()}
+        if isinstance(node, list | tuple):
+            return [walk(v, depth + 1) for v in node]
+        return node
+
+    return walk(value, 0)
 
 
 def validation_detail(exc: ValidationError, where: tuple[str, ...] = ("body",)) -> list[dict[str, Any]]:
@@ -233,7 +252,8 @@ def parse_json(raw: bytes) -> Any:
             raise _too_deep() from None
         fallback = True
         try:
-            payload = json.loads(raw)
+            # UTF-8 only: json.loads would read UTF-16 and UTF-32 too, past the budget's count.
+            payload = json.loads(raw.decode("utf-8", "surrogatepass"))
         except RecursionError:
             raise _too_deep() from None
         except (ValueError, UnicodeDecodeError) as exc:

@@ -31,15 +31,23 @@ MAX_JSON_VALUES = 200_000  # marks (commas and opening brackets outside strings)
 APART_AT_ONCE = 2  # bodies counted apart at the same time; more wait their turn
 APART_TIMEOUT_S = 30.0
 
-_STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
-# What the separate process runs: read the body, blank its strings, print the marks left.
+# A string, possessive (linear: an unterminated run of escaped quotes is not rescanned from each).
+_STRING = rb'"(?:[^"\\]++|\\.)*+(?:"|\\?\Z)'
+# What the separate process runs: limit its own CPU time and memory, read the body, blank its
+# strings, print the marks left.
 _COUNTER = (
     "import re,sys\n"
+    "try:\n"
+    " import resource\n"
+    f" resource.setrlimit(resource.RLIMIT_CPU,({int(APART_TIMEOUT_S)},{int(APART_TIMEOUT_S)}))\n"
+    " resource.setrlimit(resource.RLIMIT_AS,(1<<30,1<<30))\n"
+    "except Exception:\n"
+    " pass\n"
     "raw=sys.stdin.buffer.read()\n"
-    f"s=re.sub({_STRING!r},b'',raw)\n"
+    f"s=re.sub({_STRING!r},b'',raw,flags=re.S)\n"
     "sys.stdout.write(str(s.count(b',')+s.count(b'[')+s.count(b'{')))\n"
 )
-_STRINGS = re.compile(_STRING)
+_STRINGS = re.compile(_STRING, re.S)
 
 _turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
 
@@ -56,9 +64,9 @@ def marks_here(raw: bytes) -> int:
 
 
 async def marks_apart(raw: bytes) -> int:
-    """The marks outside strings, counted by a separate Python process; past
-    :data:`APART_TIMEOUT_S` the body counts as past the budget. Where no process can be started
-    (a sandbox without ``fork``), counted here in a worker thread."""
+    """The marks outside strings, counted by a separate Python process (30 s of CPU and 1 GiB at
+    most); past :data:`APART_TIMEOUT_S`, or when it fails, the body counts as past the budget.
+    Where no process can be started (a sandbox without ``fork``), counted here in a worker thread."""
     loop = asyncio.get_running_loop()
     turn = _turns.setdefault(loop, asyncio.Semaphore(APART_AT_ONCE))
     async with turn:
@@ -78,13 +86,18 @@ async def marks_apart(raw: bytes) -> int:
             return await asyncio.to_thread(marks_here, raw)
         try:
             out, _ = await asyncio.wait_for(proc.communicate(raw), APART_TIMEOUT_S)
-        except TimeoutError:
-            proc.kill()
-            await proc.wait()
-            return MAX_JSON_VALUES + 1
+        except BaseException:  # its time is up, or the request was cancelled: the count stops too
+            if proc.returncode is None:
+                proc.kill()
+                await asyncio.shield(proc.wait())
+            if sys.exc_info()[0] is TimeoutError:
+                return MAX_JSON_VALUES + 1
+            raise
         if proc.returncode != 0 or not out.strip().isdigit():
+            # Past its own limits (CPU time, memory) or failed: counted as past the budget, never
+            # counted again here, where it would hold the lock.
             log.warning("json_count_apart_failed", returncode=proc.returncode)
-            return await asyncio.to_thread(marks_here, raw)
+            return MAX_JSON_VALUES + 1
         return int(out)
 
 

@@ -58,19 +58,23 @@ async def fact_curated(state: AppState, bank: str, memory_id: str, *, reason: st
     the document's facts is valid, active again once one is — audited as ``archive``/``restore``
     from ``curate``. A backend that cannot say (unreachable, the fact gone) leaves the ledger as it
     was, logged."""
-    try:
-        fact = await state.memory.get_memory(bank, memory_id)
-        document_id = fact.document_id
-        valid = await document_units(state, bank, document_id, "valid") if document_id else []
-    except BackendError as exc:
-        log.warning("curate_not_followed", bank=bank, memory_id=memory_id, error=str(exc))
-        return
-    if not document_id:
-        return
-    frm, to, action = ("archived", "active", "restore") if valid else ("active", "archived", "archive")
-    note = reason or f"fact {memory_id} {'put back' if valid else 'invalidated'} by curation"
-    change = Change(frm, to, action, "curate", request_id, reason=note)
-    await state.ledger.write(lambda db: move(db, bank, document_memory_ids(db, bank, document_id, frm), change))
+    async with state.bank_locks(bank):  # not beside memwarden's own archive or restore of the bank
+        try:
+            fact = await state.memory.get_memory(bank, memory_id)
+            document_id = fact.document_id
+            valid = await document_units(state, bank, document_id, "valid") if document_id else []
+        except BackendError as exc:
+            log.warning("curate_not_followed", bank=bank, memory_id=memory_id, error=str(exc))
+            return
+        if not document_id:
+            return
+        frm, to, action = ("archived", "active", "restore") if valid else ("active", "archived", "archive")
+        note = reason or f"fact {memory_id} {'put back' if valid else 'invalidated'} by curation"
+        change = Change(frm, to, action, "curate", request_id, reason=note)
+        try:
+            await state.ledger.write(lambda db: move(db, bank, document_memory_ids(db, bank, document_id, frm), change))
+        except Exception as exc:  # the backend's change stands: said in the log, the ledger left as it was
+            log.error("curate_not_followed", bank=bank, memory_id=memory_id, error=type(exc).__name__)
 
 
 async def feedback(

@@ -108,6 +108,8 @@ def _walk(
     elif isinstance(value, Mapping):
         for key, item in value.items():
             key_text = str(key)
+            if skip((*loc, key_text)):  # a field left alone is left alone whatever its name says
+                continue
             kind = secret_kind(key_text, identifier=True) if scan else None
             if kind is not None:  # the key itself: named masked, in the answer and the log
                 yield FieldSecret((*loc, "[REDACTED]"), kind)

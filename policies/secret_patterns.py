@@ -47,7 +47,7 @@ _CREDENTIAL_NAMES = (
     r"(?:api[_\-\s]?key|apikey|access[_\-\s]?key(?:[_\-\s]?secret)?|secret[_\-\s]?access[_\-\s]?key"
     r"|secret(?:[_\-\s]?key)?|(?:app|client|consumer|shared|signing|webhook|jwt)[_\-\s]?secret"
     r"|(?:auth|access|refresh|session|bot|api)[_\-\s]?token|token|bearer"
-    r"|(?:private|signing|encryption|master|license)[_\-\s]?key|密钥|秘钥|私钥|令牌)"
+    r"|(?:private|signing|encryption|master|license|routing|integration)[_\-\s]?key|密钥|秘钥|私钥|令牌)"
 )
 # A password said in words: "the wifi password for the office is Tr0ub4dor", "login pass is
 # hunter2", "the passphrase was 'sunshine'". A bare "pass" needs a word that makes it a login's
@@ -170,7 +170,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # A credential in a URL's query ("?access_token=…", "&sig=…", "?key=…").
     _p(
         "url_credential",
-        r"(?i)[?&](?:access_token|auth_token|token|api_?key|apikey|key|secret|client_secret|sig|signature|auth)="
+        r"(?i)[?&](?:access_token|auth_token|token|api_?key|apikey|appid|app_key|key|secret|client_secret|sig|signature|auth)="
         r"((?=[\w\-.~%+/=]*\d)(?=[\w\-.~%+/=]*[A-Za-z])[\w\-.~%+/=]{16,})",
         group=1,
         needs=("=",),

@@ -20,7 +20,7 @@ import re
 import urllib.parse
 from collections import Counter
 
-from memwarden.policies.secret_cues import EXPIRED, NEW, cued_secrets, expired_after
+from memwarden.policies.secret_cues import EXPIRED, NEW, cued_secrets, expired_after, is_placeholder
 from memwarden.policies.secret_kinds import SecretFinding, word_automaton
 from memwarden.policies.secret_patterns import SECRET_PATTERNS, SecretPattern
 
@@ -299,7 +299,8 @@ _SAID_KINDS = frozenset({"password", "pin", "spoken_pin"})
 def _expired(text: str, f: SecretFinding) -> bool:
     """Whether the sentence around a code says it is expired, used, or the old one (not when it
     calls it the new one)."""
-    start = max(text.rfind("\n", 0, f.start), text.rfind("。", 0, f.start)) + 1
+    near = max(0, f.start - 200)  # the sentence, at most 200 characters back: bounded per finding
+    start = max(text.rfind("\n", near, f.start), text.rfind("。", near, f.start), near - 1) + 1
     before = EXPIRED.search(text, start, f.start) is not None and not NEW.search(text, start, f.start)
     return before or expired_after(text, start, (f.start, f.end))
 
@@ -307,7 +308,8 @@ def _expired(text: str, f: SecretFinding) -> bool:
 # What protects a password rather than discloses it: a hash (bcrypt, argon2, crypt(3), hex named as
 # an MD5/SHA/hash), an encrypted value (an Ansible vault, sops, a Bitnami SealedSecret's "Ag…").
 _PROTECTED = re.compile(
-    r"\$2[abxy]?\$\d\d\$[./A-Za-z0-9]{53}|\$argon2(?:id|i|d)\$[^\s'\"]+|\$[156y]\$[^\s'\"]{8,}"
+    r"\$2[abxy]?\$\d\d\$[./A-Za-z0-9]{53}|\$argon2(?:id|i|d)\$[^\s'\"]+|\$[156y]\$[^\s'\"]{8,}|\$apr1\$[^\s:'\"]+"
+    r"|\bpbkdf2_sha\d+\$\d+\$[^\s'\"]+|\bsha\d+\$[^\s'\"]{16,}"
     r"|\$ANSIBLE_VAULT;[^\n]*(?:\n[ \t]*[0-9a-f]+)*|!vault\b|\bENC\[[^\]]+\]|\bENC\([^)]+\)"
     r"|(?i:md5|sha-?(?:1|256|512)|hash|哈希|摘要|加盐)[^\n]{0,20}?\b[0-9a-f]{32,128}\b"
     r"|\b[0-9a-f]{32,128}\b(?=[^\n]{0,8}(?i:md5|sha|hash|哈希|加盐))"
@@ -354,6 +356,8 @@ def _unless_placeholder(text: str, findings: list[SecretFinding]) -> list[Secret
         wrapped = f.start > 0 and _WRAPPED.match(text, f.start - 1) is not None
         if wrapped or PLACEHOLDER.match(value) or _REFERENCE.match(value) or _MASKED.search(value) or "{{" in value:
             continue
+        if is_placeholder(value):
+            continue
         kept.append(f)
     return kept
 
@@ -389,7 +393,7 @@ def find_secrets(
                 continue
             if detector.group and value.endswith("("):
                 continue  # a call that asks for it: password = input(…)
-            if "EXAMPLE" in value:
+            if "EXAMPLE" in value or value == "JBSWY3DPEHPK3PXP" or (detector.group and is_placeholder(value)):
                 continue  # AWS's documented example keys (AKIAIOSFODNN7EXAMPLE, …EXAMPLEKEY)
             spans.append(SecretFinding(detector.kind, m.start(detector.group), m.end(detector.group)))
     if random_tokens:
@@ -402,7 +406,7 @@ def find_secrets(
     if _SAID_NAMES.search(text):
         spans.extend(_said_digits(text))
     spans.extend(_unless_placeholder(text, cued_secrets(text)))
-    spans = [f for f in _not_disclosed(text, spans) if f.kind not in _SAID_KINDS or not _expired(text, f)]
+    spans = [f for f in _not_disclosed(text, spans) if not _expired(text, f)]
     spans.sort(key=lambda f: (f.start, -(f.end - f.start)))
     merged: list[SecretFinding] = []
     for span in spans:

@@ -228,3 +228,16 @@ def test_a_parameter_given_twice_is_refused_before_any_route_reads_it(rig: Rig) 
     # A list parameter may repeat, as Hindsight's clients send it.
     r = httpx.get(f"{rig.url}/v1/default/banks/ops/memories/list?tags=a&tags=b")
     assert r.status_code != 400, r.text
+
+
+def test_a_hostile_origin_header_is_answered_at_once(tmp_path: Path) -> None:
+    """The refusal quotes the Origin with its secrets masked: a header shaped to make the spelled-
+    password detector backtrack ("password a b c" + spaces + "!") held the event loop for hours
+    (found by a review of issue #33's change)."""
+    from tests.test_local_store import local_settings
+
+    with running_warden(local_settings(tmp_path / "data")) as url:
+        origin = "password a b c" + " " * 60 + "!"
+        r = httpx.get(f"{url}/warden/health", headers={"origin": origin}, timeout=30)
+        assert r.status_code == 403
+        assert httpx.get(f"{url}/warden/health", timeout=30).status_code == 200

@@ -59,3 +59,33 @@ def test_a_body_past_the_value_budget_is_a_413_counted_in_another_process() -> N
     assert json_budget.marks_upper_bound(prose) > json_budget.MAX_JSON_VALUES  # so it is counted apart
     assert asyncio.run(json_budget.marks_apart(prose)) == json_budget.marks_here(prose) < 10
     assert asyncio.run(parse_json_async(prose))["items"][0]["content"].count(",") == 300_000
+
+
+def test_only_utf8_json_is_read() -> None:
+    """UTF-16 and UTF-32 bodies were read by the standard library's fallback: past the value budget,
+    which counts UTF-8 bytes (a review of issue #33's change found it)."""
+    import asyncio
+
+    from memwarden.fronts.asgi import BodyError, parse_json_async, starts_like_json
+
+    body = json.dumps({"items": [{"content": "The cache has 4 shards."}]})
+    for encoded in (
+        body.encode("utf-16-le"),
+        body.encode("utf-16"),
+        body.encode("utf-32"),
+        b"\xef\xbb\xbf" + body.encode(),
+    ):
+        with pytest.raises(BodyError):
+            asyncio.run(parse_json_async(encoded))
+
+        async def starts(raw: bytes = encoded) -> bool:
+            messages = [{"type": "http.request", "body": raw, "more_body": False}]
+
+            async def receive() -> dict[str, Any]:
+                return messages.pop(0)
+
+            like, _ = await starts_like_json(receive)  # type: ignore[arg-type]
+            return like
+
+        assert asyncio.run(starts())  # judged as JSON when sent without a Content-Type: refused, not passed on
+    assert asyncio.run(parse_json_async(body.encode()))["items"][0]["content"] == "The cache has 4 shards."

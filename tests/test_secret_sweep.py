@@ -257,3 +257,19 @@ def test_a_json_body_sent_without_a_content_type_is_scanned_too(rig: Rig) -> Non
     if rig.backend is not None:
         assert rig.backend.requests[seen:] == []
     assert rig.on_disk([secret]) == {}
+
+
+def test_a_webhooks_own_signing_secret_and_headers_go_through(rig: Rig) -> None:
+    """By design (the backend signs and calls the hook with them): not refused as a leak."""
+    hook = {
+        "url": "https://hooks.example.com/memwarden",
+        "secret": "whsec_4f9a1c0e7b2d8a6f3e5c9b1d7a2f8e4c",
+        "event_types": ["consolidation.completed"],
+        "http_config": {"headers": {"Authorization": "Bearer ghp_0123456789abcdefghijABCDEFGHIJ012345"}},
+    }
+    r = httpx.post(f"{rig.url}/v1/default/banks/{BANK}/webhooks", json=hook, timeout=30)
+    assert r.status_code != 422, r.text
+    hook["url"] = "https://hooks.example.com/x?token=ghp_0123456789abcdefghijABCDEFGHIJ012345"
+    r = httpx.post(f"{rig.url}/v1/default/banks/{BANK}/webhooks", json=hook, timeout=30)
+    assert r.status_code == 422, r.text
+    assert [d["loc"] for d in r.json()["detail"]] == [["body", "url"]]

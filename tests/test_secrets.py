@@ -62,7 +62,7 @@ from memwarden.policies.secrets import find_secrets, mask
         # Sessions, 2FA seeds, recovery codes.
         ("PHPSESSID=xheignd2p9pwhn19ohhxfa is logged in", "session_cookie"),
         ("Cookie: theme=dark; _app_auth=Zk29xLmQ81vBnT4wRp7s", "session_cookie"),
-        ("otpauth://totp/ACME:alice?secret=JBSWY3DPEHPK3PXP&issuer=ACME", "totp_seed"),
+        ("otpauth://totp/ACME:alice?secret=KRUGS4ZANFZSA3DBNZTWKZLM&issuer=ACME", "totp_seed"),
         ("2FA setup key: jbsw y3dp ehpk 3pxp", "totp_seed"),
         ("GitHub recovery codes: 3f9a1-b7c2e 8d0e4-a1f96 55c1a-0be3d", "recovery_codes"),
         ("恢复码：csag-y6gi dx2r-jk63 uvoj-q123", "recovery_codes"),
