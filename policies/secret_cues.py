@@ -13,8 +13,10 @@ line and within a few words, by a *connector* (``is``, ``:``, ``=``, ``changed t
 * a token mixing kinds of characters (``Sunshine1952``, ``清风明月2024!``, ``hammockparade19``);
 * a quoted value, or three or more plain words (``juniper canoe rusty kettle``) after an explicit
   ``is``/``:``/``是`` and a password's name;
-* a login and its password side by side (``root / Kf#82mQzv1``), a password on the line under the
-  line that names it, a card number that passes the Luhn check beside the card's words.
+* the answer to a question about it, on the next speaker's line ("the PIN?" — "one nine eight oh").
+
+The secrets known by where they stand (a login beside its password, a table's column, a
+configuration directive, a seed phrase) are ``secret_layouts.py``'s.
 
 Not a value: a placeholder or a masked value, a call (``input("密码：")``), a sentence that says the
 code has expired or is the old one, a length or a count (``8 位``, ``12 characters``).
@@ -45,7 +47,7 @@ _CODE_CUE = (
     r"|gate|door|keypad|intercom|otp"
     r"|\b(?:use|enter|dial|punch\s+in)\s+code"
 )
-_CUE = re.compile(
+CUE = re.compile(
     r"(?i)(?<![A-Za-z0-9_<{$/.:@\-])(?:"
     r"passwords?|passwd|pwd|pw|passphrase|pass\s?code|pass(?=\s+(?:for|is|:|to\b))|pins?(?:\s+(?:code|number))?"
     r"|" + _CODE_CUE + r"|combo|combination|cvv|cvc|csc"
@@ -83,7 +85,7 @@ EXPIRED = re.compile(
     r"|已经?\s*(?:used|expired)|(?i:\b(?:no|doesn'?t\s+need\s+a|without\s+a|don'?t\s+need\s+a)\s+password\b)"
     r"|不需要密码|无需密码|没有密码"
 )
-_PLACEHOLDER_VALUE = re.compile(
+PLACEHOLDER_VALUE = re.compile(
     r"(?i)^(?:<[^>]*>|\{[^}]*\}|\[[^\]]*\]|\$\{?[\w.]+\}?|%\w*%|x{3,}|\*+|•+|\.{3}|…|_{3,}|-{3,}|your[\w\-]*|example[\w\-]*"
     r"|changeme|placeholder|redacted|none|null|nil|empty|unset|n/a|tbd|todo|same|hidden|secret|password\d*)$"
 )
@@ -137,10 +139,17 @@ _TOKEN = re.compile(r"[^\s，。；;,'\"“”‘’()（）<>\[\]{}]{4,64}")
 _QUOTED = re.compile(r"[\"'“‘「『]([^\"'”’」』\n]{3,64})[\"'”’」』]")
 _HYPHENATED = re.compile(r"[A-Za-z]{3,}(?:-[A-Za-z0-9]{2,}){2,5}\b")
 _WORDS = re.compile(r"[A-Za-z]{3,}(?:[ \-][A-Za-z]{3,}){2,5}\b")
-_CJK = re.compile(r"[\u4e00-\u9fff]")
+CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 NEW = re.compile(r"(?i)\bnew\b|\bnow\b|新|改成|换成|改为")
+
+
+def sentence_before(text: str, at: int) -> int:
+    """Where the sentence holding ``at`` starts (a line's start or after "。"), at most 200
+    characters back: every look around a cue or a finding stays bounded."""
+    near = max(0, at - 200)
+    return max(text.rfind("\n", near, at), text.rfind("。", near, at), near - 1) + 1
 
 
 def expired_after(text: str, sentence_start: int, span: tuple[int, int]) -> bool:
@@ -153,29 +162,29 @@ def expired_after(text: str, sentence_start: int, span: tuple[int, int]) -> bool
 
 def is_placeholder(value: str) -> bool:
     """``<token>``, ``{secret.Value}``, ``your-access-key``, ``***``, ``changeme`` …"""
-    return _PLACEHOLDER_VALUE.match(value) is not None
+    return PLACEHOLDER_VALUE.match(value) is not None
 
 
-def _classes(value: str) -> int:
+def classes(value: str) -> int:
     """Kinds of characters in ``value``: lower, upper, digit, symbol (not ``_ - .``), Chinese."""
     return (
         any(c.islower() for c in value)
         + any(c.isupper() for c in value)
         + any(c.isdigit() for c in value)
         + any(not c.isalnum() and c not in "_-." for c in value)
-        + bool(_CJK.search(value))
+        + bool(CJK.search(value))
     )
 
 
-def _token_value(value: str) -> bool:
+def token_value(value: str) -> bool:
     """A password-like token: two kinds of characters at least, 6+ long (4+ with three kinds), not
     a place, a call or a placeholder."""
     value = value.rstrip(".:!?")  # a sentence's end, not the password's (a "!" inside stays)
-    if "://" in value or value.count("/") > 1 or "(" in value or _PLACEHOLDER_VALUE.match(value):
+    if "://" in value or value.count("/") > 1 or "(" in value or PLACEHOLDER_VALUE.match(value):
         return False
     if any(value.lower().startswith(w) for w in ("http", "www.", "ssh", "sudo")):
         return False
-    kinds = _classes(value)
+    kinds = classes(value)
     return (kinds >= 2 and len(value) >= 6) or (kinds >= 3 and len(value) >= 4)
 
 
@@ -197,11 +206,11 @@ def _value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] |
         inner = m.group(1)
         if inner != inner.strip() or "(" in inner or "=" in inner:
             return None  # a closing quote and the next opening one, not a value
-        phrase_or_mixed = " " in inner or _classes(inner) >= 2
-        if (explicit or phrase_or_mixed) and not _PLACEHOLDER_VALUE.match(inner) and not inner.endswith((":", "：")):
+        phrase_or_mixed = " " in inner or classes(inner) >= 2
+        if (explicit or phrase_or_mixed) and not PLACEHOLDER_VALUE.match(inner) and not inner.endswith((":", "：")):
             # "is 'pancake'", not name="password" nor {'password': 'not-the-right-one'}
             spoken = len(inner) >= 6 and connector.strip() not in ("", "=", ":")
-            if _classes(inner) >= 2 or " " in inner or spoken or re.fullmatch(r"\d{4,}", inner):
+            if classes(inner) >= 2 or " " in inner or spoken or re.fullmatch(r"\d{4,}", inner):
                 return m.start(1), m.end(1)
         return None
     if m := _SPELLED.match(text, at):
@@ -221,15 +230,15 @@ def _value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] |
         called = text[m.end() : m.end() + 1] == "(" or re.fullmatch(r"[A-Za-z_]\w*(?:\.\w+)+", token)
         keyish = re.search(r"(?i)key|密钥|秘钥|私钥", cue) is not None
         # Not a field's assignment, a date or a time, nor the sentence going on ("密码已于…修改成功").
-        prose = len(_CJK.findall(token)) > 6 or re.search(r"\d+\s*(?:位|个|次|天|characters?|chars?|digits?)", token)
+        prose = len(CJK.findall(token)) > 6 or re.search(r"\d+\s*(?:位|个|次|天|characters?|chars?|digits?)", token)
         sentence = (
             bool(prose)
             or re.search(r"[=：]|\d{1,4}[年月日]|\d:\d\d", token) is not None
-            or (not connector and (":" in token or (bool(_CJK.match(token)) and text[m.start() - 1] not in " \t")))
+            or (not connector and (":" in token or (bool(CJK.match(token)) and text[m.start() - 1] not in " \t")))
         )
-        strong = bool(connector) or _classes(token) >= 3
-        key_like = not keyish or (len(token) >= 12 and _classes(token) >= 3)
-        if not called and not sentence and strong and key_like and _token_value(token):
+        strong = bool(connector) or classes(token) >= 3
+        key_like = not keyish or (len(token) >= 12 and classes(token) >= 3)
+        if not called and not sentence and strong and key_like and token_value(token):
             return m.start(), m.end()
     hyphenated = _PHRASE_CUE.match(cue.strip()) and (m := _HYPHENATED.match(text, at))
     if hyphenated and m is not None and not any(w in _NOT_A_PHRASE for w in m.group(0).lower().split("-")):
@@ -273,7 +282,7 @@ def _shaped_in(text: str, start: int, end: int, cue: str, *, said: bool = False)
         for m in _MIXED.finditer(text, after, field.start() if field else end):
             token = m.group(0)
             letters, digits = sum(c.isalpha() for c in token), sum(c.isdigit() for c in token)
-            if letters >= 2 and digits >= 2 and _token_value(token) and not re.search(r"[=:/?&]", token):
+            if letters >= 2 and digits >= 2 and token_value(token) and not re.search(r"[=:/?&]", token):
                 return m.start(), m.end()
     return None
 
@@ -308,21 +317,21 @@ def _cue_matches(text: str) -> Iterator[re.Match[str]]:
     never by trying the whole pattern at every position (1.6 µs a character)."""
     lower = text.lower()
     if len(lower) != len(text):  # a character whose lower case is longer: positions would not line up
-        yield from _CUE.finditer(text)
+        yield from CUE.finditer(text)
         return
     last_end = 0
-    for n, (end, word) in enumerate(_CUE_WORDS.iter(lower)):
+    for n, (end, word) in enumerate(CUE_WORDS.iter(lower)):
         if n == MAX_HITS:
             return
         start = end - len(word) + 1
         if start < last_end:
             continue
         # A Chinese cue ends in its word ("验证码", "单元门"): it may start up to three characters before.
-        chinese = [start - k for k in (3, 2, 1) if start - k >= 0 and _CJK.match(text, start - k)]
+        chinese = [start - k for k in (3, 2, 1) if start - k >= 0 and CJK.match(text, start - k)]
         for candidate in sorted({*_word_starts_before(text, start), *chinese, start}):
             if candidate < last_end:
                 continue
-            m = _CUE.match(text, candidate)
+            m = CUE.match(text, candidate)
             if m is not None and m.end() > start:
                 last_end = m.end()
                 yield m
@@ -337,8 +346,7 @@ def _cued(text: str) -> list[SecretFinding]:
         if _PROPERTY.match(text, cue.end()):
             continue
         # The cue's sentence, at most 200 characters either side: every look around it stays bounded.
-        near = max(0, cue.start() - 200)
-        sentence_start = max(text.rfind("\n", near, cue.start()), text.rfind("。", near, cue.start()), near - 1) + 1
+        sentence_start = sentence_before(text, cue.start())
         sentence_end = _BRIDGE_END.search(text, cue.end(), cue.end() + 200)
         sentence = text[sentence_start : sentence_end.start() if sentence_end else min(len(text), cue.end() + 200)]
         if EXPIRED.search(sentence) and not NEW.search(text, sentence_start, cue.start() + 1):
@@ -360,260 +368,24 @@ def _cued(text: str) -> list[SecretFinding]:
     return found
 
 
-# A login and its password side by side: "root / Kf#82mQzv1" (three kinds of characters in it).
-_PAIR = re.compile(r"(?<![\w/.:@])[\w.@+\-]{2,40}[ \t]+/[ \t]+([^\s/,，。;；'\"]{6,40})(?![\w/])")
-# A quoted "user:password" (a Basic header's input, a URL's userinfo): a symbol in the password.
-_QUOTED_PAIR = re.compile(r"[\"']([\w.@\-]{2,40}):([^\s:\"'/@]{6,40})[\"']")
-# A driver's call given a password as a literal: new PDO(dsn, 'user', 'Gv7#pQ2zLw').
-_CALL = re.compile(
-    r"(?i)\b(?:pdo|connect|login|authenticate|credentials?)\w*\s*\((?:[^()\n,]{0,200},){0,4}[^()\n,]{0,200}?['\"]([^'\"\s]{6,40})['\"]\s*\)"
-)
-_LUHN_CARD = re.compile(r"(?<![\d\-])(?:\d[ \-]?){12,18}\d(?![\d\-])")
-_CARD_WORDS = re.compile(r"(?i)\b(?:card|visa|mastercard|amex|cvv|cvc|exp(?:iry|ires)?)\b|卡号|信用卡|银行卡|有效期")
-
-
-# Configuration directives whose value is a password: redis, wpa_supplicant/hostapd, SNMP, a Cisco
-# "password 0 …" (type 0: clear text), SQL's IDENTIFIED BY, WordPress's DB_PASSWORD, an XML element
-# named for one, .npmrc's _auth.
-_DIRECTIVES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
-    (words, re.compile(pattern))
-    for words, pattern in (
-        (
-            ("requirepass", "masterauth", "passphrase", "psk", "community", "auth_pass"),
-            r"(?im)^[ \t]*+(?:requirepass|masterauth|wpa_passphrase|psk|snmp-server[ \t]+community|auth_pass)(?:[ \t]*+=[ \t]*+|[ \t]++)\"?([^\s\"]{6,})",
-        ),
-        ((" 0 ",), r"(?i)\b(?:password|secret)[ \t]+0[ \t]+(\S{6,})"),
-        (("identified",), r"(?i)\bIDENTIFIED\s+(?:WITH\s+\w+\s+)?BY\s+'([^'\n]{4,})'"),
-        (("define(",), r"(?i)\bdefine\(\s*['\"]\w*(?:PASSWORD|PASS|SECRET|KEY)\w*['\"]\s*,\s*['\"]([^'\"\n]{4,})['\"]"),
-        (("</",), r"(?i)<(?:pass|password|passwd|secret|token|api_?key)\b[^>]{0,200}>([^<\s]{4,})</"),
-        (("_auth",), r"(?i)\b_auth(?:Token)?\s*=\s*(\S{8,})"),
-        ((":",), r"(?m)^[^\s:#]{1,200}:\d{2,5}:[^\s:]{1,200}:[^\s:]{1,200}:(\S{6,})$"),  # ~/.pgpass
-        (("wifi:",), r"(?i)\bWIFI:[^\n]{0,200}?\bP:([^;\s]{6,});"),  # a Wi-Fi QR code's payload
-        (("0x",), r"(?i)(?:wallet\(|private[_\s-]?key|privkey)\W{0,6}(0x[0-9a-fA-F]{64})\b"),
-        (
-            ("提取码", "访问码", "extraction"),
-            r"(?i)(?:提取码|访问码|extraction\s+code)\s*[:：是为]?\s*([A-Za-z0-9]{4})\b",
-        ),
-        (
-            ("is your", "use ", "是您的", "为您的"),
-            # A one-time code named after it: "329-876 is your … security code", "Use 133194 to sign in".
-            r"(?i)\b(\d{3}[\s\-]?\d{3}|\d{4,8})\s+is\s+your\b[^.\n]{0,40}?\b(?:code|passcode|pin|password)\b"
-            r"|\buse\s+(\d{4,8})\s+to\s+(?:sign|log)\s+in\b|\b(\d{4,8})\s*(?:是您的|为您的)[^。\n]{0,12}验证码",
-        ),
-    )
-)
-
-
-# Four or more lines of codes alone (xxxxx-xxxxx, 1234-5678): recovery codes copied out.
-_ONE_CODE = r"(?:\d{1,2}[.)][ \t]*)?(?=[a-z0-9 -]*\d)[a-z0-9]{4,6}[- ][a-z0-9]{4,6}"
-_CODE_LINES = re.compile(
-    rf"(?m)(?:^[ \t]*{_ONE_CODE}(?:[ \t]+{_ONE_CODE})?[ \t]*\n){{2,}}^[ \t]*{_ONE_CODE}(?:[ \t]+{_ONE_CODE})?[ \t]*$"
-)
-
-
-_COLUMN = re.compile(r"(?i)^(?:password|passwd|pwd|pw|pass|secret|token|api[ _-]?key|pin|密码|口令|密钥)$")
-
-
-_HEADER = re.compile(
-    r"(?im)(?:^|[|,])[ \t]*(?:password|passwd|pwd|pw|pass|secret|token|api[ _-]?key|pin|密码|口令|密钥)[ \t]*(?:[|,]|$)"
-)
-
-
-def _columns(text: str) -> list[SecretFinding]:
-    """The cells under a column named for a password, in a Markdown table or a CSV export (a
-    password manager's)."""
-    found: list[SecretFinding] = []
-    if _HEADER.search(text) is None:
-        return found
-    lines = text.splitlines(keepends=True)
-    offset = 0
-    column: int | None = None
-    sep = ""
-    for line in lines:
-        stripped = line.strip()
-        if column is None:
-            for sep in ("|", ","):
-                cells = [c.strip() for c in stripped.strip("|").split(sep)] if sep in stripped else []
-                hits = [i for i, c in enumerate(cells) if _COLUMN.match(c)]
-                if hits and len(cells) >= 2:
-                    column = hits[0]
-                    break
-        elif sep in stripped and not re.fullmatch(r"[|\-: ]+", stripped):
-            cells = stripped.strip("|").split(sep) if sep == "|" else stripped.split(sep)
-            if column < len(cells):
-                value = cells[column].strip()
-                if len(value) >= 4 and _classes(value) >= 2 and not _PLACEHOLDER_VALUE.match(value):
-                    start = offset + line.index(value, line.index(cells[column])) if value else offset
-                    found.append(SecretFinding("password", start, start + len(value)))
-        offset += len(line)
-    return found
-
-
-def _directives(text: str, folded: str) -> list[SecretFinding]:
-    """Each directive's pattern, run only where one of its words is (a long text costs one look
-    for each word, not every pattern at every position)."""
-    found = []
-    for words, pattern in _DIRECTIVES:
-        if not any(w in folded for w in words):
-            continue
-        for m in pattern.finditer(text):
-            group = next(i for i in range(1, (pattern.groups or 0) + 1) if m.group(i) is not None)
-            if not _PLACEHOLDER_VALUE.match(m.group(group)):
-                found.append(SecretFinding("password", m.start(group), m.end(group)))
-    if "\n" in text:
-        found += [SecretFinding("recovery_codes", m.start(), m.end()) for m in _CODE_LINES.finditer(text)]
-    return found
-
-
-_BIP39: frozenset[str] | None = None
-_LOWER_WORDS = re.compile(r"(?<![\w-])[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23}(?![\w-])")
-
-
-_CN_WORDS = re.compile(r"(?<![\u4e00-\u9fff])[\u4e00-\u9fff](?:[ \t]+[\u4e00-\u9fff]){11,23}(?![\u4e00-\u9fff])")
-_SEED_CUE = re.compile(
-    r"(?i)seed|mnemonic|recovery (?:words|phrase)|backup (?:words|phrase)|metamask|ledger|wallet|助记词"
-)
-
-
-def _seed_phrases(text: str) -> list[SecretFinding]:
-    """A wallet's recovery (seed) phrase: 12 to 24 words of the BIP39 list in a row (prose has
-    words off the list — "the", "is", "of" — every few words), English or Chinese; after a name
-    for one ("seed", "助记词", "metamask"), three in four words of the list are enough."""
-    global _BIP39
-    found = []
-    if _BIP39 is None:
-        from importlib import resources
-
-        lists = resources.files("mnemonic").joinpath("wordlist")
-        _BIP39 = frozenset(
-            (lists / "english.txt").read_text().split()
-            + (lists / "chinese_simplified.txt").read_text(encoding="utf-8").split()
-        )
-    for pattern in (_LOWER_WORDS, _CN_WORDS):
-        for m in pattern.finditer(text):
-            words = m.group(0).split()
-            named = _SEED_CUE.search(text, max(0, m.start() - 80), m.start()) is not None
-            listed = sum(w in _BIP39 for w in words)
-            whole = listed == len(words) and len(words) in (12, 15, 18, 21, 24)
-            if whole or (named and listed >= 0.75 * len(words)):
-                found.append(SecretFinding("seed_phrase", m.start(), m.end()))
-    return found
-
-
-def _luhn(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch) * (2 if i % 2 else 1)
-        total += d - 9 if d > 9 else d
-    return total % 10 == 0
-
-
-def _paired(text: str) -> list[SecretFinding]:
-    found = []
-    if "/" in text:
-        for m in _PAIR.finditer(text):
-            value = m.group(1)
-            strong = _classes(value) >= 3 or (
-                len(value) >= 12 and any(c.isdigit() for c in value) and _classes(value) >= 2
-            )
-            if strong and not _PLACEHOLDER_VALUE.match(value):
-                found.append(SecretFinding("password", m.start(1), m.end(1)))
-    for m in _QUOTED_PAIR.finditer(text):
-        if _classes(m.group(2)) >= 3 and any(not c.isalnum() for c in m.group(2)):
-            found.append(SecretFinding("password", m.start(2), m.end(2)))
-    for m in _CALL.finditer(text):
-        if _classes(m.group(1)) >= 3:
-            found.append(SecretFinding("password", m.start(1), m.end(1)))
-    return found
-
-
-def _cards(text: str) -> list[SecretFinding]:
-    found = []
-    for m in _LUHN_CARD.finditer(text):
-        digits = re.sub(r"\D", "", m.group(0))
-        near = text[max(0, m.start() - 60) : m.end() + 60]
-        dated = re.search(r"(?i)\b(?:cvv|cvc|exp(?:iry|ires)?)\b|有效期", near) is not None
-        if re.search(r"(?i)\btest(?:ing)?\b|\bsandbox\b|测试", text[max(0, m.start() - 200) : m.end() + 60]):
-            continue  # a payment processor's documented test numbers
-        if 13 <= len(digits) <= 19 and digits[0] in "3456" and (_luhn(digits) or dated) and _CARD_WORDS.search(near):
-            found.append(SecretFinding("card_number", m.start(), m.end()))
-    return found
-
-
-_LOGIN_LINE = re.compile(
-    r"(?i)\b(?:creds?|credentials?|log\s?in(?:to)?|sign\s?in|account|admin|root|user(?:name)?|pat|token|key)\b|pass"
-    r"|账号|登录|^[ \t]*(?:[^\s@:]{1,30}:[ \t]*)?[\w.+\-]+@[\w\-]+\.[\w.\-]+[ \t]*$"
-)
-# A line holding one token, maybe after a chat's speaker ("Dad: …", "Agent (Marisol): …").
-_SPEAKER = r"(?:\[[\d:apm ]{3,12}\][ \t]*)?[A-Za-z\u4e00-\u9fff][A-Za-z\u4e00-\u9fff .()'\-]{0,29}[:：][ \t]*"
-_BARE_LINE = re.compile(rf"(?m)^[ \t]*(?:{_SPEAKER})?([^\s\"'“”‘’#][^\s\"'“”‘’]{{7,39}})[ \t]*$")
-
-
-def _under_its_name(text: str) -> list[SecretFinding]:
-    """A password alone on its line, under a line (of the two before) that names a credential: the
-    "password in my next message" split."""
-    found = []
-    for n, m in enumerate(_BARE_LINE.finditer(text)):
-        if n == MAX_CUES:
-            break
-        value = m.group(1)
-        # A status code or a short digest; a 16+ hex key under its name is a key.
-        hexadecimal = re.fullmatch(r"(?i)0x[0-9a-f]+|[0-9a-f]{1,15}", value) is not None
-        random_long = len(value) >= 20 and _classes(value) >= 2 and any(c.isdigit() for c in value)
-        if (
-            (_classes(value) < 3 and not random_long)
-            or hexadecimal
-            or not _token_value(value)
-            or re.search(r"[=:，。；、：！？（）]|^[\d.]+$", value)
-        ):
-            continue
-        top = m.start()
-        for _ in range(3):  # the three lines above, found without splitting all that comes before
-            top = text.rfind("\n", 0, max(0, top - 1)) + 1 if top > 0 else 0
-        above = text[max(top, m.start() - 600) : m.start()].splitlines()
-        if any(_CUE.search(line) or _LOGIN_LINE.search(line) for line in above):
-            found.append(SecretFinding("password", m.start(1), m.end(1)))
-    return found
-
-
-def _words(words: str) -> Any:
+def words_automaton(words: str) -> Any:
     return word_automaton(words.split("|"))
 
 
 # Every cue holds one of these (casefolded); every directive one of the second: one pass over the
 # text rules most texts out (a chat message: 92 µs with every detector run, 31 with this, measured).
-_CUE_WORDS = _words(
+CUE_WORDS = words_automaton(
     "pass|pw|pin|code|combo|combination|cvv|cvc|csc|key|gate|door|keypad|intercom|safe|lock|otp|master"
     "|密码|口令|暗号|密钥|秘钥|私钥|码|门|锁|保险"
 )
 
 
-def _any(automaton: Any, folded: str) -> bool:
+def any_word(automaton: Any, folded: str) -> bool:
     return next(automaton.iter(folded), None) is not None
 
 
-_LONE = re.compile(r"\s*(?=\S*[!@#$%^&*?~])(?=\S*\d)(?=\S*[A-Za-z])([^\s/.]{8,64})\s*")
-
-
-def _alone(text: str) -> list[SecretFinding]:
-    """A text that is nothing but a password: one token of letters, digits and a symbol (a chat
-    message pasted on its own)."""
-    m = _LONE.fullmatch(text)
-    if m is None or _classes(m.group(1)) < 3 or _CJK.search(m.group(1)) or _PLACEHOLDER_VALUE.match(m.group(1)):
-        return []
-    return [SecretFinding("password", m.start(1), m.end(1))]
-
-
-def cued_secrets(text: str) -> list[SecretFinding]:
-    """The secrets of this module in ``text`` (overlaps left to the caller)."""
-    folded = text.casefold()
-    return [
-        *(_cued(text) if _any(_CUE_WORDS, folded) else []),
-        *(_paired(text) if "/" in text or "'" in text or '"' in text else []),
-        *(_cards(text) if sum(c.isdigit() for c in text) >= 13 else []),
-        *_directives(text, folded),
-        *(_columns(text) if "\n" in text and _any(_CUE_WORDS, folded) else []),
-        *(_seed_phrases(text) if len(text) >= 23 else []),
-        *(_alone(text) if len(text) <= 70 else []),
-        *(_under_its_name(text) if "\n" in text else []),
-    ]
+def cued_secrets(text: str, folded: str | None = None) -> list[SecretFinding]:
+    """The secrets a cue names in ``text`` (overlaps left to the caller); ``folded`` is ``text``
+    casefolded, if the caller has it."""
+    folded = text.casefold() if folded is None else folded
+    return _cued(text) if any_word(CUE_WORDS, folded) else []

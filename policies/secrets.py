@@ -20,8 +20,16 @@ import re
 import urllib.parse
 from collections import Counter
 
-from memwarden.policies.secret_cues import EXPIRED, NEW, cued_secrets, expired_after, is_placeholder
+from memwarden.policies.secret_cues import (
+    EXPIRED,
+    NEW,
+    cued_secrets,
+    expired_after,
+    is_placeholder,
+    sentence_before,
+)
 from memwarden.policies.secret_kinds import SecretFinding, word_automaton
+from memwarden.policies.secret_layouts import laid_out_secrets
 from memwarden.policies.secret_patterns import SECRET_PATTERNS, SecretPattern
 
 __all__ = ["PLACEHOLDER", "SecretFinding", "SecretPattern", "find_secrets", "mask", "may_hold_secrets"]
@@ -299,8 +307,7 @@ _SAID_KINDS = frozenset({"password", "pin", "spoken_pin"})
 def _expired(text: str, f: SecretFinding) -> bool:
     """Whether the sentence around a code says it is expired, used, or the old one (not when it
     calls it the new one)."""
-    near = max(0, f.start - 200)  # the sentence, at most 200 characters back: bounded per finding
-    start = max(text.rfind("\n", near, f.start), text.rfind("。", near, f.start), near - 1) + 1
+    start = sentence_before(text, f.start)
     before = EXPIRED.search(text, start, f.start) is not None and not NEW.search(text, start, f.start)
     return before or expired_after(text, start, (f.start, f.end))
 
@@ -376,7 +383,7 @@ def find_secrets(
     (a document id may be random by design); ``decode``: also base64 that decodes to a secret."""
     folded = text.casefold() if folded is None else folded
     if not extra and not may_hold_secrets(folded):
-        return _unless_placeholder(text, cued_secrets(text))
+        return _unless_placeholder(text, [*cued_secrets(text, folded), *laid_out_secrets(text, folded)])
     spans: list[SecretFinding] = []
     for detector in (*SECRET_PATTERNS, *extra):
         if detector.needs and not any(word in folded for word in detector.needs):
@@ -405,7 +412,7 @@ def find_secrets(
         spans.extend(_joined(text))
     if _SAID_NAMES.search(text):
         spans.extend(_said_digits(text))
-    spans.extend(_unless_placeholder(text, cued_secrets(text)))
+    spans.extend(_unless_placeholder(text, [*cued_secrets(text, folded), *laid_out_secrets(text, folded)]))
     spans = [f for f in _not_disclosed(text, spans) if not _expired(text, f)]
     spans.sort(key=lambda f: (f.start, -(f.end - f.start)))
     merged: list[SecretFinding] = []
