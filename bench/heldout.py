@@ -8,11 +8,15 @@ measured; README *Held-out sets* says which choice an evaluation number moved):
 * **items** — one memory candidate an item: ``labelled_items`` (720: seven styles, work and life),
   ``oneliners`` (561 one-line user facts, preferences and instructions as assistants' users type
   them, and the pleasantries, questions and requests beside them; split by the text's SHA-256),
-  ``worklogs`` (support logs, an agent's tool-use log, meeting notes; split by document);
+  ``worklogs`` (support logs, an agent's tool-use log, meeting notes; split by document),
+  ``oneliners2`` (500 one-liners by a later writer: all ``eval``);
 * **turns** — long conversations retained one turn an item, as a Mem0 ``add`` or a per-message
   agent does: ``chat_friends_en`` (friends and family over months: exclamations, photos, thanks),
   ``chat_friends_zh`` (WeChat-style Chinese and Chinese/English code-switching), ``work_threads``
-  (a support desk, a coding agent's sessions, meeting minutes, a startup's mixed-language chat);
+  (a support desk, a coding agent's sessions, meeting minutes, a startup's mixed-language chat),
+  and, all ``eval``, by later writers: ``chat_personal_en2`` (a son and his widowed mother, gamer
+  friends in slang, two former coworkers' voice-to-text rambles) and ``assistant_chat2`` (a user and
+  an assistant over months, English, Chinese and code-switching: facts dropped in requests);
   each turn labelled fact or not, each question naming the turns that answer it; split by
   conversation. Reported: fact turns kept, the turns the questions are about kept, the other
   turns (pleasantries, reactions, questions back) rejected;
@@ -45,8 +49,8 @@ from memwarden.policies.labels import TOPICS
 from memwarden.policies.pipeline import Judgement, Pipeline
 from memwarden.settings import GovernanceSettings, LabelsSettings
 
-ITEM_SETS = ("labelled_items", "oneliners", "worklogs")
-TURN_SETS = ("chat_friends_en", "chat_friends_zh", "work_threads")
+ITEM_SETS = ("labelled_items", "oneliners", "worklogs", "oneliners2")
+TURN_SETS = ("chat_friends_en", "chat_friends_zh", "work_threads", "chat_personal_en2", "assistant_chat2")
 RETRIEVAL_SETS = ("recall_conversations", *TURN_SETS)
 ENGINEERING = frozenset({"infra", "dev_tools", "code"})
 

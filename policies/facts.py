@@ -92,11 +92,31 @@ _WORK_OBJECT = re.compile(
 )
 
 
+# When a progressive tells a plan or a habit rather than the here and now: a day or a date ahead, a
+# recurrence, a span ("we're getting dinner next friday", "I've been doing yoga every morning since
+# march", "she's visiting on the 14th").
+_WHEN = re.compile(
+    r"\b(?:every (?:other )?(?:day|night|morning|evening|week|weekend|month|year|summer|winter|\w+day)|"
+    r"(?:on|most|some) (?:mon|tues|wednes|thurs|fri|satur|sun)days|each (?:day|week|month|morning|year)|"
+    r"(?:next|this coming|the coming|this) (?:week|month|year|weekend|summer|spring|fall|autumn|winter|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|june|july|august|"
+    r"september|october|november|december)|"
+    r"(?:on|next|this) (?:mon|tues|wednes|thurs|fri|satur|sun)day|tomorrow|"
+    r"in (?:a|two|three|\d+) (?:weeks?|months?|years?)|"
+    r"(?:in|since|until|till|by) (?:january|february|march|april|may|june|july|august|september|october|"
+    r"november|december|the (?:spring|summer|fall|autumn|winter)|\d{4})|"
+    r"for (?:a|two|three|four|five|six|\d+|a few|a couple of|several) (?:years?|months?|weeks?)|"
+    r"(?:twice|once|three times) a (?:week|month|day|year)|on the \d+(?:st|nd|rd|th))\b"
+)
+
+
 def _doing_now(rest: str) -> bool:
     """Whether a predicate after "am/is/are" tells what someone is doing right now."""
     if not _PROGRESSIVE.match(rest):
         return False
-    return not _LIFE_PROGRESSIVE.match(rest) or _WORK_OBJECT.search(rest) is not None
+    if _WORK_OBJECT.search(rest) is not None:
+        return True
+    return _LIFE_PROGRESSIVE.match(rest) is None and _WHEN.search(rest[:200]) is None
 
 
 # Verbs after "I" / "we" that are conversation, not a fact about the speaker.
@@ -164,7 +184,7 @@ _CONTENT_VERB = re.compile(
     r"plans|planned|volunteer|volunteers|practice|practise|practices|speak|speaks|grew|grow|born|wake|"
     r"wakes|sleep|sleeps|ride|rides|hike|hikes|climb|climbs|paint|paints|draw|draws|sing|sings|dance|"
     r"dances|write|writes|wrote|make|makes|made|build|builds|built|fly|flies|flew|travel|travels|"
-    r"traveled|travelled|won|lost|broke|signed|booked|switched|changed|sold|rent|rents|rented|manage|"
+    r"traveled|travelled|won|lost|broke|signed|booked|switched|changed|sold|rent|rents|rented|manage|turn|turns|turned|"
     r"manages|lead|leads|belong|belongs|come|comes|came|attend|attends|attended|met|celebrate|"
     r"celebrated|named|call|calls|called|spend|spends|spent|save|saves|saved|invest|invested|avoid|avoids|"
     r"keep|keeps|kept|wear|wears|grow|grows|raise|raises|raised|care|cares|suffer|suffers|"
@@ -257,6 +277,8 @@ _QUESTION = re.compile(
 )
 _SPACES = re.compile(r"\s+")
 _CLAUSES = re.compile(r"[,;:!，；：！。～~—–]+|\s-\s|\.\s")
+# Sentences: after a full stop, an exclamation or a question mark (a question is judged on its own).
+_SENTENCES = re.compile(r"(?<=[?？!！。])\s*|(?<=\.)\s+")
 # What is read of a text: a statement of fact is made early or not at all (a long document is judged
 # sentence by sentence: policies/segments.py), and the bounds keep every pattern's cost linear.
 MAX_CHARS = 600
@@ -269,6 +291,7 @@ _CONTRACTIONS = (
     (re.compile(r"\b(i|we|you|they)'ll\b"), r"\1 will"),
     (re.compile(r"\b(we|you|they)'re\b"), r"\1 are"),
     (re.compile(r"\bi'?m\b"), "i am"),
+    (re.compile(r"\b(he|she)'s\b"), r"\1 is"),
 )
 
 
@@ -284,27 +307,44 @@ def _expand(prepared: str) -> str:
 
 def statement_kind(prepared: str, text: str = "") -> Kind | None:
     """The kind of statement of fact ``prepared`` makes (``text``: the same sentence as written,
-    for a name as its subject), or None when it makes none. A question is never a statement."""
+    for a name as its subject), or None when it makes none. A question is never a statement, but a
+    question does not hide the statements before it ("Tom turns 40 next week. any gift ideas?",
+    "我下个月想试试，你们在哪儿打？"): a question's last clause is dropped, the rest judged."""
     body = _SPACES.sub(" ", _expand(_EMOJI.sub(" ", prepared[:MAX_CHARS]))).strip()
-    if not body or _QUESTION_MARK.search(body):
+    if not body:
         return None
-    if _INSTRUCTION.search(_strip_lead(body)) or _ZH_INSTRUCTION.search(body):
-        return "instruction"
-    if _QUESTION.search(body):
-        return None
-    written = _SPACES.sub(" ", _EMOJI.sub(" ", text[:MAX_CHARS])) if text else ""
-    original = [c.strip() for c in _CLAUSES.split(written)][:MAX_CLAUSES] if written else []
-    original = [c for c in original if c]
-    clauses = [c.strip() for c in _CLAUSES.split(body)][:MAX_CLAUSES]
-    for n, clause in enumerate(c for c in clauses if c):
-        clause = _strip_lead(clause)
-        if not clause:
+    written = _SPACES.sub(" ", _EMOJI.sub(" ", text[:MAX_CHARS])).strip() if text else ""
+    sentences = _SENTENCES.split(body)
+    originals = _SENTENCES.split(written) if written else []
+    if len(originals) != len(sentences):  # the written text cannot be paired: no names from it
+        originals = []
+    budget = MAX_CLAUSES
+    for i, sentence in enumerate(sentences):
+        sentence = sentence.strip()
+        if not sentence:
             continue
-        kind = _zh_clause(clause) if _CJK.match(clause) else _en_clause(clause)
-        if kind is None and n < len(original) and not _CJK.match(clause):
-            kind = _named_clause(_strip_lead_original(original[n]))
-        if kind is not None:
-            return kind
+        asked = _QUESTION_MARK.search(sentence) is not None
+        if not asked and (_INSTRUCTION.search(_strip_lead(sentence)) or _ZH_INSTRUCTION.search(sentence)):
+            return "instruction"
+        asked = asked or _QUESTION.search(sentence) is not None
+        clauses = [c.strip() for c in _CLAUSES.split(sentence)]
+        original = [c.strip() for c in _CLAUSES.split(originals[i])] if originals else []
+        if len(original) != len(clauses):
+            original = []
+        if asked:  # the question itself is its last clause
+            clauses, original = clauses[:-1], original[:-1]
+        for n, clause in enumerate(clauses):
+            clause = _strip_lead(clause)
+            if not clause:
+                continue
+            budget -= 1
+            if budget < 0:
+                return None
+            kind = _zh_clause(clause) if _CJK.match(clause) else _en_clause(clause)
+            if kind is None and original and not _CJK.match(clause):
+                kind = _named_clause(_strip_lead_original(original[n]))
+            if kind is not None:
+                return kind
     return None
 
 
@@ -383,7 +423,12 @@ _IMPERATIVES = frozenset(
     deploy create delete write edit move copy review close reply ask tell show find search fetch load
     save print log summary status task goal plan action agenda attendees decision decisions notes""".split()
 )
-_THIRD_PERSON = re.compile(r"^(?:is|was|'s|has|had|\w+s|\w+ed)\b")
+_THIRD_PERSON = re.compile(
+    r"^(?:is|was|'s|has|had|\w+s|\w+ed|took|went|got|made|bought|began|ran|won|lost|found|gave|left|met|"
+    r"came|drove|flew|wrote|sold|built|broke|fell|grew|kept|spent|taught|brought|rode|swam|sang|quit|"
+    r"became|threw|caught|chose|wore|ate|drank|slept|sent|felt|paid|held|led|told|heard|sat|stood|won't|"
+    r"can't|doesn't|didn't|never|always|still|just|finally|also)\b"
+)
 
 
 def _named_clause(clause: str) -> Kind | None:

@@ -47,8 +47,18 @@ _MAYBE_SEGMENTS = re.compile(
 
 
 # Rules sure enough that the learned layer does not second-guess them: chatter, too short, a
-# structured record or its fragment, an allow marker (decision, root cause, preference …).
-SURE_RULES = frozenset({"chatter", "length.too_short", "structured.fragment", "content.empty"})
+# structured record or its fragment, a note of the conversation itself, a process under way and
+# nothing else, an allow marker (decision, root cause, preference …).
+SURE_RULES = frozenset(
+    {
+        "chatter",
+        "length.too_short",
+        "structured.fragment",
+        "content.empty",
+        "conversation_note",
+        "progress.under_way",
+    }
+)
 
 
 def _sure(rule: str) -> bool:

@@ -26,12 +26,22 @@ from memwarden.policies.fastre import PatternSet
 from memwarden.policies.quality_rules import ALLOW_RULES, CJK, REJECT_RULES, STRUCTURED_PREFIXES, Rule
 
 _SPACE = re.compile(r"\s+")
-# Rejects a statement of fact overrules: a fact told with a request, a question word, a hedge or a
-# word of progress beside it is still a fact ("我对青霉素过敏，请记住", "I just finished my first
-# marathon!"). Questions ending in "?", debugging residue, bare links and paths, and secret
-# breadcrumbs are never facts (``policies/facts.py`` finds none in them).
+# Rejects a statement of fact overrules: a fact told with a request, a question, a hedge or a word of
+# progress beside it is still a fact ("我对青霉素过敏，请记住", "I just finished my first marathon!",
+# "I'm moving to Oslo, what should I pack?"; a question alone states nothing: ``policies/facts.py``).
+# Debugging residue, bare links and paths, and secret breadcrumbs are never facts.
 FACT_OVERRULES = frozenset(
-    {"question.zh", "question.en", "request.zh", "request.en", "half_formed", "progress.zh", "progress.en"}
+    {
+        "question.mark",
+        "conversation_note",
+        "question.zh",
+        "question.en",
+        "request.zh",
+        "request.en",
+        "half_formed",
+        "progress.zh",
+        "progress.en",
+    }
 )
 _FACT_REASONS: dict[Kind, str] = {
     "self": "a statement of fact about the speaker",

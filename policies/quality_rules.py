@@ -277,6 +277,37 @@ REJECT_RULES: tuple[Rule, ...] = (
         spares=("The please-wait spinner shows after 300 ms", "Users ask for help menus in Chinese"),
     ),
     Rule(
+        "conversation_note",
+        "a note of the conversation itself (a question asked, a summary requested, thanks): nothing learned",
+        (
+            # the whole text one such note: nothing after a comma, no standing instruction in it
+            r"^(the )?(user|customer|client|caller)\s+(asked|asks|requested|requests|wanted to know|wants to know|"
+            r"inquired|enquired|thanked|greeted|said (thanks|thank you|hello|hi|goodbye|bye)|"
+            r"said (they|he|she)('d| would) be back|confirmed (that )?the (snippet|code|fix|answer|solution|steps?)\b)"
+            r"(?![^,;]*\b(always|never|from now on|going forward|in future|every time|by default)\b)[^,;]*$",
+            r"^用户(问|询问|咨询|请求|要求助手|让助手|请助手|想让助手|感谢|表示感谢|道谢|打招呼|说谢谢|"
+            r"确认(代码|代码片段|方案|修复|步骤)|对.{1,16}表示(不满|满意|感谢))(?![^，,；;]*(以后|今后|一直|总是|每次|默认))"
+            r"[^，,；;]*$",
+            r"^thank you for (your (message|email|patience)|contacting us|reaching out)\b.{0,60}"
+            r"\b(get back to you|respond|reply)",
+            r"^感谢您的(来信|留言|耐心).{0,16}(尽快|稍后)(回复|联系)",
+        ),
+        fires_on=(
+            "User asked for tomorrow's weather forecast.",
+            "User requested a summary of the previous message.",
+            "User said they'd be back in 10 minutes.",
+            "用户问东京现在几点。",
+            "用户对报错信息表示不满。",
+            "Thank you for your message; we will get back to you shortly.",
+        ),
+        spares=(
+            "User prefers answers in Spanish.",
+            "The user asked us to always reply in Spanish.",
+            "用户是素食者",
+            "用户问过两次退款政策，最后决定续费年付",
+        ),
+    ),
+    Rule(
         "secret_breadcrumb",
         "a secret breadcrumb with no context (which key, where, for what)",
         (
@@ -352,6 +383,32 @@ REJECT_RULES: tuple[Rule, ...] = (
             "todoist is the task app the team uses",
             "Deploys are done via Ansible playbooks",
             "Fixed the 502s: root cause was a stale keep-alive",
+        ),
+    ),
+    Rule(
+        "progress.under_way",
+        "a process under way, and nothing else: stale in minutes",
+        (
+            r"^(?![^,;]*\b(every|each|daily|weekly|nightly|monthly|since|on \w+days|a (day|week|month)|"
+            r"marathon|half|5k|10k|race|club|business|company|team|shop|store|restaurant|for (a|two|three|\d+) "
+            r"(years?|months?|weeks?))\b)"
+            r"[\d\s:./\-\[\]tz]*([\w\- ]{1,30} (done|finished|merged|pushed|fixed), )?(running|syncing|downloading|uploading|installing|building|compiling|deploying|"
+            r"rebooting|restarting|updating|upgrading|indexing|backing up|loading|processing|waiting for)\b"
+            r"[^.!?,;\n]{0,80}(\.\.\.|…|\d+ ?%|\bnow)\s*$",
+            r"^waiting for\b[^,;.!?]{0,40}\bto (propagate|finish|complete|come back|load|start|restart)\s*[.!…]*$",
+            r"^正在(下载|上传|安装|同步|编译|构建|部署|更新|升级|重启|备份|加载|处理)[^，,。；;]{0,30}(\d+ ?%|…|\.\.\.)?\s*$",
+        ),
+        fires_on=(
+            "syncing photos…",
+            "2024-06-03 14:22:10 running test suite...",
+            "waiting for DNS to propagate",
+            "正在下载更新 67%",
+            "refactor done, running the test suite now",
+        ),
+        spares=(
+            "I'm running the Berlin marathon in October",
+            "running 5k every morning now",
+            "Backups run nightly at 02:00",
         ),
     ),
     Rule(

@@ -8,6 +8,9 @@ Data, all written in the repository, none of it the evaluation split:
   ones — facts wrapped in chatter, fragments cut before a question, terse notes and log lines, and
   the chatter itself), ``tests/data/training_topics.jsonl`` (640 facts, 80 a topic, half Chinese, in
   eight styles, a quarter of them near the boundary of two topics; written by another writer again),
+  ``tests/data/training_terse.jsonl`` (terse notes, fragments and lowercase chat, and the chatter
+  and hard negatives beside them, with topics) and ``tests/data/training_turns.jsonl`` (single chat
+  turns from friends', assistants' and team chats, fact or not) — each by a writer of its own,
   and every turn of the ``tune`` split of ``tests/data/transcripts.jsonl`` (noise turns rejected,
   fact and mixed turns kept);
 * topic and stage — the kept items of the sets above that carry them (the chat-style items carry
@@ -68,8 +71,9 @@ def training_data() -> tuple[list[tuple[str, bool]], list[tuple[str, str]], list
     """(text, keep) pairs; (text, topic) and (text, stage) pairs; the tune split's texts."""
     tune = [r for r in rows("labelled_items.jsonl") if r["split"] == "tune"]
     items = rows("candidates.jsonl") + tune
-    items += rows("training_items.jsonl") + rows("training_topics.jsonl")
+    items += rows("training_items.jsonl") + rows("training_topics.jsonl") + rows("training_terse.jsonl")
     keep = [(r["text"], bool(r["keep"])) for r in items]
+    keep += [(r["text"], bool(r["fact"])) for r in rows("training_turns.jsonl")]
     tune_rows = list(tune)
     keep += [
         (t["text"], t["label"] != "noise")

@@ -43,6 +43,15 @@ FACTS = [
     ("我不吃香菜", "self"),
     ("以后不用问我要不要继续", "instruction"),
     ("她下周三回成都", "person"),
+    # a question after a statement does not hide it
+    ("I'm moving to Oslo, what should I pack?", "self"),
+    ("my brother turns 40 next week. any gift ideas?", "self"),
+    ("我下个月想试试，你们周二晚上在哪儿打？", "self"),
+    # a plan or a habit in the progressive, a lowercase chat's contractions and irregular pasts
+    ("we're getting dinner next friday", "self"),
+    ("I've been doing yoga every morning since march", "self"),
+    ("he's funny, you'd like him", "person"),
+    ("Nia took her first steps today!!", "named"),
 ]
 
 NOT_FACTS = [
@@ -59,7 +68,7 @@ NOT_FACTS = [
     "He said he'd call later",
     "Tests are passing now",
     "What is your name?",
-    "I'm moving to Oslo, what should I pack?",
+    "did I tell you we're moving to Bristol?",
     "我太开心了",
     "我知道了",
     "我看看",
@@ -81,6 +90,8 @@ NOT_FACTS = [
     "Reading file src/app.py",
     "我有个问题",
     "他是不是搬家了",
+    "I'm running the tests again tomorrow",
+    "how's work? still busy?",
 ]
 
 

@@ -51,7 +51,7 @@ def pipeline(e5: E5Embedder) -> Pipeline:
 @pytest.mark.parametrize(
     "text",
     [
-        "rebooting the router now",
+        "restarting the router again, one sec",
         "refactor done, running the test suite now",
         "Next: write tests",
         "trying again now, let me check the logs",
@@ -159,7 +159,7 @@ async def learned_warden(probe: UpstreamProbe, tmp_path: Path) -> AsyncIterator[
 
 @pytest.mark.anyio
 async def test_in_front_of_a_backend_the_learned_layer_judges_and_says_so(learned_warden: httpx.AsyncClient) -> None:
-    items = [{"content": "rebooting the router now"}, {"content": "Bob is allergic to peanuts."}]
+    items = [{"content": "restarting the router again, one sec"}, {"content": "Bob is allergic to peanuts."}]
     r = await learned_warden.post("/v1/default/banks/b/memories?warden=verbose", json={"items": items})
     assert r.status_code == 200
     noise, fact = r.json()["warden"]["decisions"]
@@ -214,7 +214,7 @@ async def test_self_hosted_one_embedding_serves_the_judge_and_the_store(tmp_path
 
 def test_a_request_is_embedded_in_one_batch_with_the_same_verdicts(pipeline: Pipeline) -> None:
     entries: list[tuple[object, list[str]]] = [
-        ("rebooting the router now", []),
+        ("restarting the router again, one sec", []),
         ("Bob is allergic to peanuts.", []),
         ("User: can you check the box?\nAssistant: Looking now.\nUser: my son is allergic to shellfish", []),
         ("ok", []),
@@ -241,7 +241,7 @@ def test_a_request_is_embedded_in_one_batch_with_the_same_verdicts(pipeline: Pip
 def test_past_the_embedding_budget_the_rules_alone_judge(pipeline: Pipeline) -> None:
     """A request may make the learned layer embed at most ``embed_budget`` texts: the items that fit,
     in the request's order, get the model; the rest the rules (which keep what they are unsure of)."""
-    chatter = "rebooting the router now"  # only the model takes this for noise
+    chatter = "restarting the router again, one sec"  # only the model takes this for noise
     transcript = "\n".join(f"User: note {i}: the box in rack {i} runs Debian 12." for i in range(6))
     entries: list[tuple[object, list[str]]] = [(chatter, []), (transcript, []), (chatter + " again", [])]
     embedded: list[int] = []
@@ -271,5 +271,7 @@ def test_a_sweep_over_a_bank_uses_the_rules_alone(pipeline: Pipeline) -> None:
     rules = pipeline.rules_only
     assert rules.learned is None
     assert rules is pipeline.rules_only  # built once
-    assert rules.judge(0, "rebooting the router now").verdict == "store"  # the rules miss what the model catches
-    assert pipeline.judge(0, "rebooting the router now").verdict == "reject"
+    assert (
+        rules.judge(0, "restarting the router again, one sec").verdict == "store"
+    )  # the rules miss what the model catches
+    assert pipeline.judge(0, "restarting the router again, one sec").verdict == "reject"
