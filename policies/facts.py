@@ -21,6 +21,7 @@ text where case matters (a name as subject). Each answer names the kind of state
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Literal
 
 Kind = Literal["self", "person", "named", "thing", "elided", "instruction"]
@@ -37,7 +38,9 @@ _LEAD = re.compile(
     r"anyway[s]?|actually|honestly|maybe|perhaps|probably|btw|fyi|ps|p\.s\.|hey|hi|hello|heya|hiya|dude|man|guess what|"
     r"oh my god|oh man|by the way|just so you know|for the record|for future reference|heads up|"
     r"remember(?: that)?|please remember(?: that)?|note(?: that)?|keep in mind(?: that)?|don't forget(?: that)?|"
-    r"quick update|update|random fact|fun fact|true story|same here|me too|thanks|thank you|ty|cool|nice|great)"
+    r"quick update|update|random fact|fun fact|true story|same here|me too|thanks|thank you|ty|cool|nice|great|"
+    r"did i (?:tell|mention to|mention|say to) you(?: that)?|have i (?:told|mentioned to) you(?: that)?|"
+    r"did you know(?: that)?)"
     r"(?:\s*[,:;.!~\-—–]+\s*|\s+))+"
 )
 _EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F]+")
@@ -99,7 +102,7 @@ _WHEN = re.compile(
     r"\b(?:every (?:other )?(?:day|night|morning|evening|week|weekend|month|year|summer|winter|\w+day)|"
     r"(?:on|most|some) (?:mon|tues|wednes|thurs|fri|satur|sun)days|each (?:day|week|month|morning|year)|"
     r"(?:next|this coming|the coming|this) (?:week|month|year|weekend|summer|spring|fall|autumn|winter|"
-    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|june|july|august|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|june|july|august|"
     r"september|october|november|december)|"
     r"(?:on|next|this) (?:mon|tues|wednes|thurs|fri|satur|sun)day|tomorrow|"
     r"in (?:a|two|three|\d+) (?:weeks?|months?|years?)|"
@@ -110,11 +113,19 @@ _WHEN = re.compile(
 )
 
 
+# Progressives that are the conversation itself, whenever they happen: "I'm getting back to you on
+# Monday", "she's calling you tomorrow", "I'm handling it next week".
+_TO_THE_LISTENER = re.compile(
+    r"^(?:getting back|following up|calling|texting|emailing|messaging|writing|replying|handling|looking into|"
+    r"checking|sending|coming back|circling back|touching base)\b"
+)
+
+
 def _doing_now(rest: str) -> bool:
     """Whether a predicate after "am/is/are" tells what someone is doing right now."""
     if not _PROGRESSIVE.match(rest):
         return False
-    if _WORK_OBJECT.search(rest) is not None:
+    if _WORK_OBJECT.search(rest) is not None or _TO_THE_LISTENER.match(rest):
         return True
     return _LIFE_PROGRESSIVE.match(rest) is None and _WHEN.search(rest[:200]) is None
 
@@ -279,6 +290,9 @@ _SPACES = re.compile(r"\s+")
 _CLAUSES = re.compile(r"[,;:!，；：！。～~—–]+|\s-\s|\.\s")
 # Sentences: after a full stop, an exclamation or a question mark (a question is judged on its own).
 _SENTENCES = re.compile(r"(?<=[?？!！。])\s*|(?<=\.)\s+")
+_TOLD_YOU = re.compile(
+    r"^(?:did i (?:tell|mention to|mention|say to) you|have i (?:told|mentioned to) you|did you know)\b"
+)
 # What is read of a text: a statement of fact is made early or not at all (a long document is judged
 # sentence by sentence: policies/segments.py), and the bounds keep every pattern's cost linear.
 MAX_CHARS = 600
@@ -308,14 +322,17 @@ def _expand(prepared: str) -> str:
 def statement_kind(prepared: str, text: str = "") -> Kind | None:
     """The kind of statement of fact ``prepared`` makes (``text``: the same sentence as written,
     for a name as its subject), or None when it makes none. A question is never a statement, but a
-    question does not hide the statements before it ("Tom turns 40 next week. any gift ideas?",
-    "我下个月想试试，你们在哪儿打？"): a question's last clause is dropped, the rest judged."""
+    question does not hide the statements beside it ("my brother turns 40 next week. any gift
+    ideas?", "我下个月想试试，你们在哪儿打？"): the clause that asks is dropped, the rest judged; and
+    "did I tell you we're moving?" tells."""
     body = _SPACES.sub(" ", _expand(_EMOJI.sub(" ", prepared[:MAX_CHARS]))).strip()
     if not body:
         return None
-    written = _SPACES.sub(" ", _EMOJI.sub(" ", text[:MAX_CHARS])).strip() if text else ""
-    sentences = _SENTENCES.split(body)
-    originals = _SENTENCES.split(written) if written else []
+    # The written text in the same normal form but for case, so that its sentences and clauses pair
+    # with the prepared text's ("…" is "..." in both).
+    written = _SPACES.sub(" ", _EMOJI.sub(" ", unicodedata.normalize("NFKC", text[:MAX_CHARS]))).strip()
+    sentences = _SENTENCES.split(body)[:MAX_CLAUSES]
+    originals = _SENTENCES.split(written)[:MAX_CLAUSES] if written else []
     if len(originals) != len(sentences):  # the written text cannot be paired: no names from it
         originals = []
     budget = MAX_CLAUSES
@@ -323,23 +340,23 @@ def statement_kind(prepared: str, text: str = "") -> Kind | None:
         sentence = sentence.strip()
         if not sentence:
             continue
-        asked = _QUESTION_MARK.search(sentence) is not None
-        if not asked and (_INSTRUCTION.search(_strip_lead(sentence)) or _ZH_INSTRUCTION.search(sentence)):
+        told = _TOLD_YOU.match(sentence) is not None
+        marked = not told and _QUESTION_MARK.search(sentence) is not None
+        if not marked and (_INSTRUCTION.search(_strip_lead(sentence)) or _ZH_INSTRUCTION.search(sentence)):
             return "instruction"
-        asked = asked or _QUESTION.search(sentence) is not None
         clauses = [c.strip() for c in _CLAUSES.split(sentence)]
         original = [c.strip() for c in _CLAUSES.split(originals[i])] if originals else []
         if len(original) != len(clauses):
             original = []
-        if asked:  # the question itself is its last clause
-            clauses, original = clauses[:-1], original[:-1]
         for n, clause in enumerate(clauses):
-            clause = _strip_lead(clause)
-            if not clause:
-                continue
             budget -= 1
             if budget < 0:
                 return None
+            if (marked and n == len(clauses) - 1) or (not told and _QUESTION.search(clause)):
+                continue  # the clause that asks
+            clause = _strip_lead(clause)
+            if not clause:
+                continue
             kind = _zh_clause(clause) if _CJK.match(clause) else _en_clause(clause)
             if kind is None and original and not _CJK.match(clause):
                 kind = _named_clause(_strip_lead_original(original[n]))
@@ -427,7 +444,7 @@ _THIRD_PERSON = re.compile(
     r"^(?:is|was|'s|has|had|\w+s|\w+ed|took|went|got|made|bought|began|ran|won|lost|found|gave|left|met|"
     r"came|drove|flew|wrote|sold|built|broke|fell|grew|kept|spent|taught|brought|rode|swam|sang|quit|"
     r"became|threw|caught|chose|wore|ate|drank|slept|sent|felt|paid|held|led|told|heard|sat|stood|won't|"
-    r"can't|doesn't|didn't|never|always|still|just|finally|also)\b"
+    r"can't|doesn't|didn't)\b"
 )
 
 
