@@ -116,8 +116,9 @@ _WHEN = re.compile(
 # Progressives that are the conversation itself, whenever they happen: "I'm getting back to you on
 # Monday", "she's calling you tomorrow", "I'm handling it next week".
 _TO_THE_LISTENER = re.compile(
-    r"^(?:getting back|following up|calling|texting|emailing|messaging|writing|replying|handling|looking into|"
-    r"checking|sending|coming back|circling back|touching base)\b"
+    r"^(?:getting back|following up|circling back|touching base|replying|"
+    r"(?:calling|texting|emailing|messaging|pinging|writing|sending|ringing) (?:you|u|y'all)|"
+    r"(?:handling|checking|looking into) (?:it|this|that|them))\b"
 )
 
 

@@ -10,7 +10,9 @@ Data, all written in the repository, none of it the evaluation split:
   eight styles, a quarter of them near the boundary of two topics; written by another writer again),
   ``tests/data/training_terse.jsonl`` (terse notes, fragments and lowercase chat, and the chatter
   and hard negatives beside them, with topics) and ``tests/data/training_turns.jsonl`` (single chat
-  turns from friends', assistants' and team chats, fact or not) — each by a writer of its own,
+  turns from friends', assistants' and team chats, fact or not) and ``tests/data/training_work.jsonl``
+  (700 lines of support tickets, tool-use logs, meeting notes, incidents, CRM and retrospectives from
+  many companies, with topics) — each by a writer of its own,
   and every turn of the ``tune`` split of ``tests/data/transcripts.jsonl`` (noise turns rejected,
   fact and mixed turns kept);
 * topic and stage — the kept items of the sets above that carry them (the chat-style items carry
@@ -72,6 +74,7 @@ def training_data() -> tuple[list[tuple[str, bool]], list[tuple[str, str]], list
     tune = [r for r in rows("labelled_items.jsonl") if r["split"] == "tune"]
     items = rows("candidates.jsonl") + tune
     items += rows("training_items.jsonl") + rows("training_topics.jsonl") + rows("training_terse.jsonl")
+    items += rows("training_work.jsonl")
     keep = [(r["text"], bool(r["keep"])) for r in items]
     keep += [(r["text"], bool(r["fact"])) for r in rows("training_turns.jsonl")]
     tune_rows = list(tune)
