@@ -23,7 +23,7 @@ from memwarden.policies.secret_cues import (
     classes,
     token_value,
 )
-from memwarden.policies.secret_kinds import SecretFinding
+from memwarden.policies.secret_kinds import SecretFinding, word_automaton
 
 # A login and its password side by side: "root / Kf#82mQzv1" (three kinds of characters in it).
 _PAIR = re.compile(r"(?<![\w/.:@])[\w.@+\-]{2,40}[ \t]+/[ \t]+([^\s/,，。;；'\"]{6,40})(?![\w/])")
@@ -114,13 +114,22 @@ def _columns(text: str) -> list[SecretFinding]:
     return found
 
 
+# Which directives a word calls for: one pass of an automaton over the text finds every directive
+# worth running (a look for each word of each directive cost ~20 µs a text, a third of the scan).
+_DIRECTIVES_OF: dict[str, list[int]] = {}
+for _i, (_words, _) in enumerate(_DIRECTIVES):
+    for _word in _words:
+        _DIRECTIVES_OF.setdefault(_word, []).append(_i)
+_DIRECTIVE_WORDS = word_automaton(_DIRECTIVES_OF)
+
+
 def _directives(text: str, folded: str) -> list[SecretFinding]:
-    """Each directive's pattern, run only where one of its words is (a long text costs one look
-    for each word, not every pattern at every position)."""
+    """Each directive's pattern, run only where one of its words is (a long text costs one pass
+    for all the words, not every pattern at every position)."""
     found = []
-    for words, pattern in _DIRECTIVES:
-        if not any(w in folded for w in words):
-            continue
+    called = {i for _, word in _DIRECTIVE_WORDS.iter(folded) for i in _DIRECTIVES_OF[word]}
+    for i in sorted(called):
+        pattern = _DIRECTIVES[i][1]
         for m in pattern.finditer(text):
             group = next(i for i in range(1, (pattern.groups or 0) + 1) if m.group(i) is not None)
             if not PLACEHOLDER_VALUE.match(m.group(group)):
@@ -253,11 +262,19 @@ def _alone(text: str) -> list[SecretFinding]:
     return [SecretFinding("password", m.start(1), m.end(1))]
 
 
+_DIGIT = re.compile(r"\d")
+
+
+def _digits(text: str) -> int:
+    """How many digits ``text`` holds (as ``\\d`` counts them: any script's)."""
+    return _DIGIT.subn("", text)[1]
+
+
 def laid_out_secrets(text: str, folded: str) -> list[SecretFinding]:
     """The secrets of this module in ``text`` (``folded``: it casefolded); overlaps left to the caller."""
     return [
         *(_paired(text) if "/" in text or "'" in text or '"' in text else []),
-        *(_cards(text) if sum(c.isdigit() for c in text) >= 13 else []),
+        *(_cards(text) if _digits(text) >= 13 else []),
         *_directives(text, folded),
         *(_columns(text) if "\n" in text and any_word(CUE_WORDS, folded) else []),
         *(_seed_phrases(text) if len(text) >= 23 else []),

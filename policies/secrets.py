@@ -369,6 +369,15 @@ def _unless_placeholder(text: str, findings: list[SecretFinding]) -> list[Secret
     return kept
 
 
+# Which shaped detectors a word calls for: one automaton pass over the text (a look for each word
+# of each detector cost more than the detectors that run).
+_DETECTORS_OF: dict[str, list[int]] = {}
+for _n, _detector in enumerate(SECRET_PATTERNS):
+    for _word in _detector.needs:
+        _DETECTORS_OF.setdefault(_word, []).append(_n)
+_NEEDED_WORDS = word_automaton(_DETECTORS_OF)
+
+
 def find_secrets(
     text: str,
     *,
@@ -385,8 +394,12 @@ def find_secrets(
     if not extra and not may_hold_secrets(folded):
         return _unless_placeholder(text, [*cued_secrets(text, folded), *laid_out_secrets(text, folded)])
     spans: list[SecretFinding] = []
-    for detector in (*SECRET_PATTERNS, *extra):
-        if detector.needs and not any(word in folded for word in detector.needs):
+    called = {i for _, word in _NEEDED_WORDS.iter(folded) for i in _DETECTORS_OF[word]}
+    for n, detector in enumerate((*SECRET_PATTERNS, *extra)):
+        if n < len(SECRET_PATTERNS):
+            if detector.needs and n not in called:
+                continue
+        elif detector.needs and not any(word in folded for word in detector.needs):
             continue
         for m in detector.pattern.finditer(text):
             value = m.group(detector.group)
