@@ -24,6 +24,8 @@ import re
 import unicodedata
 from typing import Literal
 
+from memwarden.policies.facts_zh import CJK, ZH_INSTRUCTION, zh_clause
+
 Kind = Literal["self", "person", "named", "thing", "elided", "instruction"]
 # The kinds sure enough to overrule a reject rule (a request, a hedge, a word of progress beside the
 # fact): a subject the sentence names by pronoun or role. A capitalised first word may be a name
@@ -241,46 +243,6 @@ _INSTRUCTION = re.compile(
     r")"
 )
 
-# --- Chinese ------------------------------------------------------------------------------------
-
-_ZH_SUBJECT = (
-    r"(?P<who>(?:我|他|她|我们|我们家|我家|用户|客户)(?:的)?(?:老公|老婆|妻子|丈夫|媳妇|对象|男朋友|女朋友|爸爸|妈妈|爸|妈|父母|"
-    r"儿子|女儿|孩子|哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|公婆|岳父|岳母|家人|朋友|同事|"
-    r"老板|领导|猫|狗|公司|团队)|我们家|我们|咱们|咱家|咱|我家|我的|我|用户的?|客户的?|他们|她们|他的|她的|他|她)"
-)
-_ZH_ADVERBS = (
-    r"(?:也|还|都|现在|已经|一直|平时|每天|每周|每个月|每年|最近|刚|刚刚|终于|下个?月|明年|今年|去年|上个?月|"
-    r"上周|下周[一二三四五六日天]?|这周[一二三四五六日天]?|其实|本来|从小|一般|经常|常|偶尔|总是|不|没|没有|不太|特别|很|挺|比较|真的|正式|马上就要|就要|快要|"
-    r"打算|准备|计划|决定|开始|又|才|就|只|基本上|主要|周末|晚上|早上|每天早上|每周[一二三四五六日天]|"
-    r"周[一二三四五六日天])*"
-)
-_ZH_NOT_A_FACT = re.compile(
-    r"^(?:我(?:也是|也觉得|也这么|知道|知道了|看看|看一下|想想|想一想|觉得(?:也是|是的|还行|可以|不错|挺好)|去|来|"
-    r"同意|的天|的妈|靠|在路上|在呢|在吗|在的|在忙|在看|在想|在听|在查|马上|先|再|等下|等会|一会|好(?:开心|高兴|累|困|饿|想你|羡慕)|"
-    r"太(?:开心|高兴|激动|感动|羡慕|喜欢这个|爱这个|难了|累了|惨了)|爱你|懂|懂了|明白|明白了|是说|就是说|也想|还想|"
-    r"刚看到|刚看|刚才|记得你|服了|哭了|笑死|晕|醉了|信你|错了|没事|没问题|没关系|不知道|不懂|不确定|随便|都行|可以|行|"
-    r"好了|好的|收到|谢谢|感谢|猜|猜的|以为|只是说|开玩笑|不是这个意思)|"
-    r"(?:他|她|他们|她们)(?:说|问|觉得|知道|也是|好|太)|我们(?:走|去|来|聊|开始吧|下次聊|改天))"
-)
-_ZH_PREDICATE = re.compile(
-    r"^(?:是(?!说|吧|啊|呀|嘛|的[。！!～~]*$)|在.{1,12}(?:工作|上班|上学|读|念|住|做|当|实习|教)|住|有(?!点|些|空|时间|事|道理|个问题|问题|个事)|养|"
-    r"喜欢|爱(?!你|死|了)|讨厌|不吃|不喝|吃(?!了|饭|吧|完|过)|喝(?!了|吧|完)|抽烟|吃素|忌口|对.{1,12}过敏|过敏|患|确诊|得了|打算|准备|计划|要去|想去|决定|"
-    r"买了|换了|搬|开始|报了|报名|怀孕|生了|在学|在练|在读|在备考|在准备|学|练|读|考|当|做|开|用|叫|属|毕业|结婚|"
-    r"离婚|退休|辞职|入职|跳槽|加入|参加|去了|来自|老家|出生|生日|今年|[0-9一二三四五六七八九十两]+(?:岁|个|只|套|辆)|"
-    r"每天|每周|每个|每年|周末|一般|平时|从来不|从不|不能|不会|会|能|擅长|负责|管|带|跑|游泳|健身|减肥|戒|"
-    r"(?:跟|和|与).{1,8}(?:分手|结婚|订婚|在一起|复合|离婚|同居)|回(?!复|答|头|来了吗)|想(?:去|学|试|买|换|搬|考|报|养)|迷上|爱上|入坑|追|看完|读完|在看|在追|最爱|最喜欢|口味|习惯|信|属于|姓|名字|上(?:班|学|初|高|小|大|幼)|来看|回来|回国|过来|去世|走了|住院|出院|升职|加薪|离职)"
-)
-_ZH_INSTRUCTION = re.compile(
-    r"(?:以后|今后|从现在起|从现在开始|之后|往后|每次|一律|始终|总是|永远|默认)(?:都|请|就|也)?(?:用|给我|跟我|和我|帮我|别|不要|"
-    r"称呼|叫我|回答|回复|说|写|以)"
-    r"|(?:请|麻烦)?(?:一直|始终|总是|永远)?用(?:中文|英文|英语|日语|粤语|繁体|简体|普通话)(?:回答|回复|跟我|和我|写|说|交流)"
-    r"|^(?:请)?叫我.{1,10}$|^(?:请)?称呼我|^我的名字(?:是|叫)|^我叫.{1,12}$"
-    r"|(?:别|不要|不许|不准|别再|不要再)(?:给我|跟我|对我|用|发|加|写|说|推荐|提|问)"
-    r"|回答(?:尽量|请|要|都)?(?:简短|简洁|短一点|详细|用)"
-    r"|(?:以后|今后|之后|往后)(?:都)?不(?:用|要|必)(?:再)?(?:问|提醒|解释|确认|加|用)"
-)
-_ZH_HABIT = re.compile(r"每天|每周|每个月|每年|打算|准备|计划|决定|开始|周[一二三四五六日天]")
-_CJK = re.compile(r"[\u3400-\u9fff]")
 # A question, however it is asked: a question mark, a Chinese question particle at the end, an
 # A-not-A question ("他是不是搬家了").
 _QUESTION_MARK = re.compile(r"[?？][\"'”’」』)]*$")
@@ -343,7 +305,7 @@ def statement_kind(prepared: str, text: str = "") -> Kind | None:
             continue
         told = _TOLD_YOU.match(sentence) is not None
         marked = not told and _QUESTION_MARK.search(sentence) is not None
-        if not marked and (_INSTRUCTION.search(_strip_lead(sentence)) or _ZH_INSTRUCTION.search(sentence)):
+        if not marked and (_INSTRUCTION.search(_strip_lead(sentence)) or ZH_INSTRUCTION.search(sentence)):
             return "instruction"
         clauses = [c.strip() for c in _CLAUSES.split(sentence)]
         original = [c.strip() for c in _CLAUSES.split(originals[i])] if originals else []
@@ -358,8 +320,8 @@ def statement_kind(prepared: str, text: str = "") -> Kind | None:
             clause = _strip_lead(clause)
             if not clause:
                 continue
-            kind = _zh_clause(clause) if _CJK.match(clause) else _en_clause(clause)
-            if kind is None and original and not _CJK.match(clause):
+            kind = zh_clause(clause) if CJK.match(clause) else _en_clause(clause)
+            if kind is None and original and not CJK.match(clause):
                 kind = _named_clause(_strip_lead_original(original[n]))
             if kind is not None:
                 return kind
@@ -490,18 +452,3 @@ def _content(rest: str) -> bool:
     the verb, or a number ("I'm 34")."""
     words = re.findall(r"[a-z][a-z'’\-]+|\d+", rest)
     return len(words) >= 2 or any(w.isdigit() for w in words) or (len(words) == 1 and len(words[0]) >= 4)
-
-
-def _zh_clause(clause: str) -> Kind | None:
-    if _ZH_NOT_A_FACT.match(clause):
-        return None
-    subject = re.match(_ZH_SUBJECT + _ZH_ADVERBS, clause)
-    if subject is None:
-        return None
-    rest = clause[subject.end() :]
-    if len(_CJK.findall(rest)) + len(re.findall(r"[a-z0-9]+", rest)) < 2:
-        return None
-    # The adverbs may hold the predicate itself ("我每周三打羽毛球", "我决定辞职").
-    if not _ZH_PREDICATE.match(rest) and not _ZH_HABIT.search(subject.group(0)):
-        return None
-    return "self" if subject["who"] in ("我", "我们", "咱们", "咱", "咱家", "我家", "我们家", "我的") else "person"
