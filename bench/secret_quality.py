@@ -2,16 +2,17 @@
 ``policies/secret_cues.py``), per language and overall, on every labelled set (``--data FILE``:
 one set alone), and the time per text:
 
-* ``secrets_tune.jsonl`` … ``secrets_tune7.jsonl`` — what the detectors were tuned on (the second to
-  fifth written for issue #33 by writers who saw no detector: chat, agent notes, shell, dotenv, logs,
-  group chats, to-dos; e-mails, meetings, code, configs, tickets, call transcripts; spoken and
+* ``secrets_tune.jsonl`` … ``secrets_tune10.jsonl`` — what the detectors were tuned on (the second
+  to tenth written for issue #33 by writers who saw no detector: chat, agent notes, shell, dotenv,
+  logs, group chats, to-dos; e-mails, meetings, code, configs, tickets, call transcripts; spoken and
   spelled passwords, PINs, door and safe codes, passphrases; forum posts, SMS, network configs;
-  everyday English with typos, sticky notes, seed phrases);
+  everyday English with typos, sticky notes, seed phrases; machines' logs and configs; people's
+  speech-to-text, parcel lockers and landlords; what an agent's memory is fed);
 * ``secrets_heldout.jsonl`` — 320 texts written apart from the rules; never tuned on until issue
   #33's second session, when its false positives were read (reported as "read", no longer held out);
-* ``secrets_heldout2.jsonl`` … ``secrets_heldout5.jsonl`` — 240 texts each by writers who saw no
-  detector and no other set, scored but never read: the held-out numbers (the fifth scored only
-  with the final detectors).
+* ``secrets_heldout2.jsonl`` … ``secrets_heldout6.jsonl`` — 240 texts each by writers who saw no
+  detector and no other set, scored but never read: the held-out numbers (the sixth scored only
+  with the third session's final detectors).
 
 Usage: python -m bench.secret_quality [--json FILE] [--misses] [--data FILE]
 """
@@ -36,11 +37,15 @@ SETS = (
     ("secrets_tune5", "tune"),
     ("secrets_tune6", "tune"),
     ("secrets_tune7", "tune"),
+    ("secrets_tune8", "tune"),
+    ("secrets_tune9", "tune"),
+    ("secrets_tune10", "tune"),
     ("secrets_heldout", "read"),
     ("secrets_heldout2", "held out"),
     ("secrets_heldout3", "held out"),
     ("secrets_heldout4", "held out"),
-    ("secrets_heldout5", "held out (final detectors only)"),
+    ("secrets_heldout5", "held out"),
+    ("secrets_heldout6", "held out (final detectors only)"),
 )
 
 

@@ -32,101 +32,47 @@ from collections.abc import Iterator
 from typing import Any
 
 from memwarden.policies.secret_kinds import SecretFinding, word_automaton
-
-_NUM_WORD = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine|niner)"
-_CN_DIGIT = "零〇洞幺一二两三四五六七八九"
-_CN_NUMBER = rf"[{_CN_DIGIT}十]{{1,4}}"
-
-# Cues: what names a credential. A code's name alone ("code") is too common: it needs a word that
-# says what the code opens or proves.
-_CODE_CUE = (
-    r"(?:door|gate|alarm|disarm|safe|keypad|lock|locker|lockbox|padlock|garage|entry|building|front\s+door"
-    r"|host|access|verification|security|one[\s\-]time|login|check[\s\-]in|confirmation|authentication|auth"
-    r"|otp|2fa|sms|unlock|bike\s+room|mailbox|voicemail|alarm\s+panel|kiosk|storage|room|elevator|parking|pool"
-    r"|gym|ipad|iphone|phone|screen|house|apartment|unit|complex|bike)(?:\s+\w{1,6})?\s+(?:pass)?(?:code|pin|combo|combination)"
-    r"|gate|door|keypad|intercom|otp"
-    r"|\b(?:use|enter|dial|punch\s+in)\s+code"
-)
-CUE = re.compile(
-    r"(?i)(?<![A-Za-z0-9_<{$/.:@\-])(?:"
-    r"passwords?|passwd|pwd|pw|passphrase|pass\s?code|pass(?=\s+(?:for|is|:|to\b))|pins?(?:\s+(?:code|number))?"
-    r"|" + _CODE_CUE + r"|combo|combination|cvv|cvc|csc"
-    r"|(?:host|master|admin|wi-?fi|wpa2?|network|encryption|aes|signing|secret|api|access|private)[\s_\-]?key"
-    r")(?![A-Za-z0-9_>}@\-])"
-    r"|密码|口令|暗号|密钥|秘钥|私钥|验证码|取件码|提货码|校验码|动态码|安全码|开锁码|门禁码?|门锁|保险柜|保险箱|PIN码"
-    r"|大门|单元门|车库门|密码锁|通行码|开门码"
-    # A safe, a locker, a padlock: their value must look like a dial's numbers (36-14-52).
-    r"|(?i:(?<![a-z])(?:safe|locker|lockbox|padlock)(?![a-z]))"
-    r"|(?i:(?<![a-z])(?:keepass\s+)?master\s+(?:password|pass|pw|key)?(?![a-z]))"
-)
-# A password's name (what may be followed by any kind of value); every other cue names a code.
-_PASSWORD_CUE = re.compile(r"(?i)pass|pw|密码(?!锁)|口令|暗号|.*key|密钥|秘钥|私钥")
-_CONNECTOR = re.compile(
-    r"(?i)(?:\b(?:is|was|are|now|changed\s+to|set\s+to|reset\s+to|updated\s+to|to|be|it'?s|that'?s"
-    r"|enter|dial|type|key\s+in|punch\s+in)\b|['’]s\b|输入|(?<!\d)[:=](?!//)|[：→]|->|是|为|為"
-    r"|改成了?|换成了?|改为|设为|设成了?|设置为|更新为|重置为|变成了?)"
-)
-# A bridge between the cue and its connector may not end a sentence or a line.
-_BRIDGE_END = re.compile(r"[\n。！？!?；;]|\.\s")
-_MAX_BRIDGE = 64
-# What a speaker says between "is" and the value: "is, uh,", "是……", "是，嗯，", "is the word".
-_FILLER = re.compile(
-    r"(?i)(?:[ \t\u3000,，…、:：]|\.{2,}|\b(?:uh|um|er|erm|like|so|okay|ok|well|just|the\s+word|actually"
-    r"|(?:a\s+|the\s+)?(?:new\s+|temporary\s+|temp\s+)?value)\b"
-    r"|嗯|呃|啊|那个|就是)*"
-)
-
-EXPIRED = re.compile(
-    r"(?i)\b(?:expired|no longer (?:valid|works?)|stopped working|used to be"
-    r"|(?<!not )(?<!not the )old(?:\s+[\w-]+)?\s+(?:one|code|pin|password|passcode|combo|key)"
-    r"|previous|former|revoked"
-    r"|invalidated|deactivated|used it|already used|was used|were used)\b"
-    r"|作废|已过期|过期了|已失效|失效了|已使用|已被使用|用过了|已经换了|以前的|旧的|老的|原来的|被取出|已取出|已取件"
-    r"|已经?\s*(?:used|expired)|(?i:\b(?:no|doesn'?t\s+need\s+a|without\s+a|don'?t\s+need\s+a)\s+password\b)"
-    r"|不需要密码|无需密码|没有密码"
-)
-PLACEHOLDER_VALUE = re.compile(
-    r"(?i)^(?:<[^>]*>|\{[^}]*\}|\[[^\]]*\]|\$\{?[\w.]+\}?|%\w*%|x{3,}|\*+|•+|\.{3}|…|_{3,}|-{3,}|your[\w\-]*|example[\w\-]*"
-    r"|changeme|placeholder|redacted|none|null|nil|empty|unset|n/a|tbd|todo|same|hidden|secret|password\d*)$"
-)
-# A phrase of plain words is a passphrase only after one of these names and an explicit "is"/":".
-_PHRASE_CUE = re.compile(r"(?i)^(?:passwords?|passphrase|pass|pwd|pw|wi-?fi\s+password|密码)$")
-_PHRASE_CONNECTOR = re.compile(r"(?i)^(?:is|was|now|it'?s|:|：|=|是|为)$")
-# Words that tell where or how a password is, not what it is.
-_NOT_A_PHRASE = frozenset(
-    "the a an in on at of to for and or is it be not no never with from my your our their his her its this that these"
-    " those stored saved kept written required needed changed reset rotated expired same still being set sent shared"
-    " encrypted hashed hidden masked wrong incorrect correct invalid valid weak strong long short case sensitive"
-    " managed handled generated available missing empty blank unknown different new old what where how who which"
-    " too very also just only please here there any all some into onto via using use paste send sent type typed"
-    " enter entered ask asked call called tell told give given get got will would should must can could may"
-    " have has had been did does do don doesn won isn wasn"
-    " user users account accounts login email mail manager vault file files note notes app".split()
+from memwarden.policies.secret_words import (
+    BRIDGE_END,
+    CN_DIGIT,
+    CN_NUMBER,
+    CONNECTOR,
+    CUE,
+    EXPIRED,
+    FILLER,
+    MAX_BRIDGE,
+    NOT_A_PHRASE,
+    NUM_WORD,
+    PASSWORD_CUE,
+    PHRASE_CONNECTOR,
+    PHRASE_CUE,
+    PLACEHOLDER_VALUE,
+    names_no_secret,
 )
 
 _DIGITS = re.compile(
-    r"[*#]?\d(?:[ \-]?\d){3,11}#?(?![\d.,:/]?\d)(?![A-Za-z])"
+    r"(?:[*#]|(?i:star|hash|pound)[ \t]+)?\d(?:[ \-]?\d){3,11}#?(?![\d.,:/]?\d)(?![A-Za-z])"
     r"(?!\s*(?:位|个|次|年|月|日|号|天|分钟|小时|秒|元|块|%|％|st\b|nd\b|rd\b|th\b"
     r"|am\b|pm\b|digits?|characters?|chars?|letters?|times|days?|hours?|min|mins|minutes|seconds|years?|km|mb|gb|px"
     r"|ms\b|m\b|ft\b|feet|meters?|metres?|miles?|kg|lbs?|cm|mm|people|users))"
 )
-_CN_DIGITS = re.compile(rf"[{_CN_DIGIT}]{{4,12}}")
+_CN_DIGITS = re.compile(rf"[{CN_DIGIT}]{{4,12}}")
 # Numbers said in groups: "三六，然后零八，最后是二十五", "36-14-52" (a dial's).
-_CN_GROUPS = re.compile(rf"{_CN_NUMBER}(?:[，、,\s]+(?:然后是?|再是?|最后是?)?{_CN_NUMBER}){{2,}}")
+_CN_GROUPS = re.compile(rf"{CN_NUMBER}(?:[，、,\s]+(?:然后是?|再是?|最后是?)?{CN_NUMBER}){{2,}}")
 # Digits said in two or three breaths: "四七零，二九一".
-_CN_SPLIT = re.compile(rf"[{_CN_DIGIT}]{{2,6}}(?:[，、,\s]+[{_CN_DIGIT}]{{2,6}}){{1,3}}")
+_CN_SPLIT = re.compile(rf"[{CN_DIGIT}]{{2,6}}(?:[，、,\s]+[{CN_DIGIT}]{{2,6}}){{1,3}}")
 _DIAL = re.compile(r"\d{1,2}(?:[\-\s]\d{1,2}){2,3}(?![\d\-])")
-_SAID_ONE = rf"(?:(?:double|triple)\s+)?{_NUM_WORD}"
+_SAID_ONE = rf"(?:(?:double|triple)\s+)?{NUM_WORD}"
 _SAID = re.compile(
     rf"(?i){_SAID_ONE}(?:[\s,，、\-]+{_SAID_ONE}){{3,11}}\b|{_SAID_ONE}(?:[\s,，、\-]+{_SAID_ONE}){{2,}}\b(?=.{{0,3}}$|[.!?])"
 )
 _COMBINATION = re.compile(
     rf"(?i)(?>(?:right|left|r|l|左|右)\s*+(?:转\s*+)?(?:(?:three\s+times\s+)?to\s*+|三圈到|到)?"
-    rf"(?:\d{{1,2}}|{_NUM_WORD}|[a-z]+ty(?:-[a-z]+)?|eleven|twelve|[a-z]+teen|{_CN_NUMBER})"
+    rf"(?:\d{{1,2}}|{NUM_WORD}|[a-z]+ty(?:-[a-z]+)?|eleven|twelve|[a-z]+teen|{CN_NUMBER})"
     r"[\s,，、;；.]*+(?:then\s+|and\s+|再|然后|最后)?){2,}"
 )
 _SPELL_ITEM = (
-    rf"(?:(?:capital|uppercase|upper|lowercase|lower|small|大写的?|小写的?)\s*)?(?:[A-Za-z0-9]|{_NUM_WORD}|[{_CN_DIGIT}]"
+    rf"(?:(?:capital|uppercase|upper|lowercase|lower|small|大写的?|小写的?)\s*)?(?:[A-Za-z0-9]|{NUM_WORD}|[{CN_DIGIT}]"
     r"|alpha|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliett?|kilo|lima|mike|november|oscar|papa|quebec"
     r"|romeo|sierra|tango|uniform|victor|whiskey|x-?ray|yankee|zulu|[A-Za-z]\s+as\s+in\s+[A-Za-z]+"
     r"|at\s+sign|at符号|下划线|underscore|dash|hyphen|exclamation\s+marks?|感叹号)(?![A-Za-z])"
@@ -191,8 +137,8 @@ def token_value(value: str) -> bool:
 def _value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] | None:
     """The span of the value starting at ``at`` (after spaces and an opening quote), or None."""
     explicit = bool(connector)
-    at = _FILLER.match(text, at).end()  # type: ignore[union-attr]  # it matches the empty string
-    code = not _PASSWORD_CUE.match(cue)
+    at = FILLER.match(text, at).end()  # type: ignore[union-attr]  # it matches the empty string
+    code = not PASSWORD_CUE.match(cue)
     safe = re.search(r"(?i)safe|combination|combo|lock|保险|锁", cue) is not None
     if safe and (m := _COMBINATION.match(text, at)) and m.end() - m.start() >= 6:
         return m.start(), m.end()
@@ -221,7 +167,7 @@ def _value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] |
         return m.start(), m.end()
     if (m := _CN_DIGITS.match(text, at)) or (m := _SAID.match(text, at)):
         return m.start(), m.end()
-    if (m := _CN_SPLIT.match(text, at)) and sum(c in _CN_DIGIT for c in m.group(0)) >= 4:
+    if (m := _CN_SPLIT.match(text, at)) and sum(c in CN_DIGIT for c in m.group(0)) >= 4:
         return m.start(), m.end()
     if code and not safe:
         return None  # a code is digits
@@ -240,13 +186,13 @@ def _value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] |
         key_like = not keyish or (len(token) >= 12 and classes(token) >= 3)
         if not called and not sentence and strong and key_like and token_value(token):
             return m.start(), m.end()
-    hyphenated = _PHRASE_CUE.match(cue.strip()) and (m := _HYPHENATED.match(text, at))
-    if hyphenated and m is not None and not any(w in _NOT_A_PHRASE for w in m.group(0).lower().split("-")):
+    hyphenated = PHRASE_CUE.match(cue.strip()) and (m := _HYPHENATED.match(text, at))
+    if hyphenated and m is not None and not any(w in NOT_A_PHRASE for w in m.group(0).lower().split("-")):
         return m.start(), m.end()
-    phrase = _PHRASE_CUE.match(cue.strip()) and _PHRASE_CONNECTOR.match(connector.strip())
+    phrase = PHRASE_CUE.match(cue.strip()) and PHRASE_CONNECTOR.match(connector.strip())
     if phrase and (m := _WORDS.match(text, at)):
         words = m.group(0).lower().replace("-", " ").split()
-        if not any(w in _NOT_A_PHRASE for w in words):
+        if not any(w in NOT_A_PHRASE for w in words):
             return m.start(), m.end()
     return None
 
@@ -275,8 +221,8 @@ def _shaped_in(text: str, start: int, end: int, cue: str, *, said: bool = False)
             if pattern is _COMBINATION and m.end() - m.start() < 6:
                 continue
             return m.start(), m.end()
-    connector = _CONNECTOR.search(window)
-    if connector is not None and _PASSWORD_CUE.match(cue):
+    connector = CONNECTOR.search(window)
+    if connector is not None and PASSWORD_CUE.match(cue):
         after = start + connector.end()
         field = re.compile(r"[=:：]").search(text, after, end)  # the next field's: not this value's words
         for m in _MIXED.finditer(text, after, field.start() if field else end):
@@ -343,18 +289,21 @@ def _cued(text: str) -> list[SecretFinding]:
     for n, cue in enumerate(_cue_matches(text)):
         if n == MAX_CUES:  # a text that names a credential this often is read this far (bounded work)
             break
-        if _PROPERTY.match(text, cue.end()):
+        if _PROPERTY.match(text, cue.end()) or names_no_secret(text, cue):
             continue
         # The cue's sentence, at most 200 characters either side: every look around it stays bounded.
         sentence_start = sentence_before(text, cue.start())
-        sentence_end = _BRIDGE_END.search(text, cue.end(), cue.end() + 200)
+        sentence_end = BRIDGE_END.search(text, cue.end(), cue.end() + 200)
         sentence = text[sentence_start : sentence_end.start() if sentence_end else min(len(text), cue.end() + 200)]
-        if EXPIRED.search(sentence) and not NEW.search(text, sentence_start, cue.start() + 1):
+        limit = min(cue.end() + MAX_BRIDGE, sentence_end.start() if sentence_end else len(text))
+        if (expired := EXPIRED.search(sentence)) and not NEW.search(text, sentence_start, cue.start() + 1):
+            # The old one named, then corrected: "2580 no wait that's the old one, it's 2851 now".
+            if (span := _corrected(text, sentence_start + expired.end(), limit, cue.group(0))) is not None:
+                found.append(SecretFinding("password", *span))
             continue
-        limit = min(cue.end() + _MAX_BRIDGE, sentence_end.start() if sentence_end else len(text))
         span = _value_at(text, cue.end(), cue.group(0), "")
         if span is None:
-            for conn in _CONNECTOR.finditer(text, cue.end(), limit):
+            for conn in CONNECTOR.finditer(text, cue.end(), limit):
                 span = _value_at(text, conn.end(), cue.group(0), conn.group(0))
                 if span is not None or conn.group(0) in ("=", ":", "：", "→", "->"):
                     break  # past an assignment, the next one is another field's
@@ -362,10 +311,96 @@ def _cued(text: str) -> list[SecretFinding]:
             span = _shaped_in(text, cue.end(), limit, cue.group(0))
         if span is None and (reply := _REPLY.match(text, cue.end())) is not None:
             # A question about it, answered in the next turn: "the PIN?\nCustomer: it's one nine eight oh".
-            span = _shaped_in(text, reply.end(), min(len(text), reply.end() + 120), cue.group(0), said=True)
+            span = _answer_in(text, reply.end(), min(len(text), reply.end() + 120), cue.group(0))
+        if span is None and sentence_end is not None and "\n" not in sentence_end.group(0):
+            span = _in_next_sentence(text, sentence_end.end(), cue.group(0))
+        if span is None and sentence_end is not None:
+            span = _in_later_turns(text, cue.end(), cue.group(0))
         if span is not None and not expired_after(text, sentence_start, span):
             found.append(SecretFinding("password", *span))
     return found
+
+
+def _corrected(text: str, at: int, limit: int, cue: str) -> tuple[int, int] | None:
+    """The value said after a sentence's "that's the old one" (from ``at``), past a connector."""
+    for conn in CONNECTOR.finditer(text, at, max(limit, at + 40)):
+        if (span := _value_at(text, conn.end(), cue, conn.group(0))) is not None:
+            return None if EXPIRED.search(text, span[1], span[1] + 12) else span
+    return None
+
+
+# A sentence that starts by saying what it is: "It is 2 2 1 9.", "It's 0-3-6-8 now".
+_IT_IS = re.compile(
+    r"(?i)[ \t]*(?:it\s+is|it['’]s|its|that['’]s|the\s+code\s+is|code\s+is"
+    r"|(?:the\s+)?(?:correct|right|new|actual|real)\s+one(?:\s+is|\s*[:：])|正确的是|新的是)(?!\w)"
+)
+
+
+def _in_next_sentence(text: str, at: int, cue: str) -> tuple[int, int] | None:
+    """A value in the sentence after the cue's, on the same line: by its shape ("The safe is a dial.
+    Turn left to thirty-two, right to fourteen …"), or any kind after "It is"."""
+    end = BRIDGE_END.search(text, at, at + 160)
+    stop = end.start() if end else min(len(text), at + 160)
+    if (it := _IT_IS.match(text, at, stop)) is not None and (span := _value_at(text, it.end(), cue, "is")):
+        return span
+    return _shaped_in(text, at, stop, cue)
+
+
+_TURN_START = re.compile(r"[ \t]*(?:\[[^\]\n]{1,20}\][ \t]*)?(?:[A-Za-z\u4e00-\u9fff][\w .()'\-]{0,29}[:：][ \t]*)?")
+# The cue's line asks for the value, or announces it: a question, "I'll need", "send", "请提供", "念一下".
+_ASKED = re.compile(
+    r"(?i)[?？]|\bwhat'?s\b|\bwhats\b|\bwhat\s+is\b|\bagain\b|\bneed\b|\bsend\b|\b(?:give|tell)\s+me\b"
+    r"|\bread\s+(?:it|you)\b|多少|提供|告诉|发一下|发我|念|报一下|说一下|是什么|是啥|说一遍|是好多|忘了"
+)
+# Digits after these in a reply are a time, an amount or a count ("around 2130", "about 1500").
+_WHEN_OR_HOW_MUCH = re.compile(
+    r"(?i)\b(?:around|at|by|until|till|before|after|since|about|in|on|for|over|under)\s+$|[~$€£¥]$"
+)
+
+
+def _answer_in(text: str, start: int, end: int, cue: str) -> tuple[int, int] | None:
+    """A value by its shape in a reply (digits too), not inside a word or after "=", nor a time or
+    an amount."""
+    span = _shaped_in(text, start, end, cue, said=True)
+    if span is None or re.match(r"[\w.\-/=:$\"`]", text[span[0] - 1]):
+        return None
+    return None if _WHEN_OR_HOW_MUCH.search(text, max(start, span[0] - 12), span[0]) else span
+
+
+_YEAR = re.compile(r"(?:19|20)\d\d")
+_LATER_TURNS = 4  # lines read after the cue's (blank ones not counted)
+_LATER_REACH = 240  # characters read after the cue's line
+
+
+def _in_later_turns(text: str, at: int, cue: str) -> tuple[int, int] | None:
+    """A value said in one of the next few turns of a conversation ("whats the ipad passcode
+    again" — "why" — "homework" — "779106 and it goes back on the charger"): read by its shape only
+    (digits, digits said as words, letters spelled), each line after its speaker's name."""
+    line_end = text.find("\n", at, at + 200)
+    if line_end < 0:
+        return None
+    # Asked for, or named on a line of its own ("Dad: the code for the storage unit", "保险柜密码").
+    line_start = text.rfind("\n", max(0, at - 200), at) + 1
+    asked = _ASKED.search(text, line_start, line_end) is not None
+    named = text[_TURN_START.match(text, line_start, line_end).end() : line_end]  # type: ignore[union-attr]
+    after = text[at:line_end]
+    alone = not re.search(r"\d", after) and len(after.split()) <= 4
+    if not asked and not (alone and (len(named) <= 15 if CJK.search(named) else len(named.split()) <= 6)):
+        return None
+    reach = min(len(text), line_end + _LATER_REACH)
+    start, lines = line_end + 1, 0
+    while start < reach and lines < _LATER_TURNS:
+        end = text.find("\n", start, reach)
+        end = reach if end < 0 else end
+        if text[start:end].strip():
+            lines += 1
+            turn = _TURN_START.match(text, start, end).end()  # type: ignore[union-attr]  # matches ""
+            span = _answer_in(text, turn, end, cue)
+            # Only named: the value opens a later turn, and is not a year.
+            if span is not None and (asked or (span[0] - turn <= 12 and not _YEAR.fullmatch(text, *span))):
+                return span
+        start = end + 1
+    return None
 
 
 def words_automaton(words: str) -> Any:
@@ -375,7 +410,7 @@ def words_automaton(words: str) -> Any:
 # Every cue holds one of these (casefolded); every directive one of the second: one pass over the
 # text rules most texts out (a chat message: 92 µs with every detector run, 31 with this, measured).
 CUE_WORDS = words_automaton(
-    "pass|pw|pin|code|combo|combination|cvv|cvc|csc|key|gate|door|keypad|intercom|safe|lock|otp|master"
+    "pass|pw|pin|code|combo|combination|cvv|cvc|csc|key|gate|door|keypad|intercom|safe|lock|otp|master|alarm"
     "|密码|口令|暗号|密钥|秘钥|私钥|码|门|锁|保险"
 )
 

@@ -15,15 +15,14 @@ import re
 
 from memwarden.policies.secret_cues import (
     CJK,
-    CUE,
     CUE_WORDS,
     MAX_CUES,
-    PLACEHOLDER_VALUE,
     any_word,
     classes,
     token_value,
 )
 from memwarden.policies.secret_kinds import SecretFinding, word_automaton
+from memwarden.policies.secret_words import CUE, PLACEHOLDER_VALUE
 
 # A login and its password side by side: "root / Kf#82mQzv1" (three kinds of characters in it).
 _PAIR = re.compile(r"(?<![\w/.:@])[\w.@+\-]{2,40}[ \t]+/[ \t]+([^\s/,，。;；'\"]{6,40})(?![\w/])")
@@ -220,7 +219,7 @@ _LOGIN_LINE = re.compile(
 )
 # A line holding one token, maybe after a chat's speaker ("Dad: …", "Agent (Marisol): …").
 _SPEAKER = r"(?:\[[\d:apm ]{3,12}\][ \t]*)?[A-Za-z\u4e00-\u9fff][A-Za-z\u4e00-\u9fff .()'\-]{0,29}[:：][ \t]*"
-_BARE_LINE = re.compile(rf"(?m)^[ \t]*(?:{_SPEAKER})?([^\s\"'“”‘’#][^\s\"'“”‘’]{{7,39}})[ \t]*$")
+_BARE_LINE = re.compile(rf"(?m)^[ \t]*(?:{_SPEAKER})?([^\s\"'“”‘’#][^\s\"'“”‘’]{{7,99}})[ \t]*$")
 
 
 def _under_its_name(text: str) -> list[SecretFinding]:
@@ -236,15 +235,18 @@ def _under_its_name(text: str) -> list[SecretFinding]:
         random_long = len(value) >= 20 and classes(value) >= 2 and any(c.isdigit() for c in value)
         if (
             (classes(value) < 3 and not random_long)
+            or (len(value) > 40 and not random_long)
             or hexadecimal
             or not token_value(value)
-            or re.search(r"[=:，。；、：！？（）]|^[\d.]+$", value)
+            or re.search(r"[=:，。；、：！？（）]|^[\d.]+$|^<.*>$", value)
         ):
             continue
         top = m.start()
         for _ in range(3):  # the three lines above, found without splitting all that comes before
             top = text.rfind("\n", 0, max(0, top - 1)) + 1 if top > 0 else 0
         above = text[max(top, m.start() - 600) : m.start()].splitlines()
+        if any(line.startswith("-----") for line in above):
+            continue  # an armoured block's body (a private key has its own detector)
         if any(CUE.search(line) or _LOGIN_LINE.search(line) for line in above):
             found.append(SecretFinding("password", m.start(1), m.end(1)))
     return found

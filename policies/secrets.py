@@ -21,7 +21,6 @@ import urllib.parse
 from collections import Counter
 
 from memwarden.policies.secret_cues import (
-    EXPIRED,
     NEW,
     cued_secrets,
     expired_after,
@@ -31,6 +30,7 @@ from memwarden.policies.secret_cues import (
 from memwarden.policies.secret_kinds import SecretFinding, word_automaton
 from memwarden.policies.secret_layouts import laid_out_secrets
 from memwarden.policies.secret_patterns import SECRET_PATTERNS, SecretPattern
+from memwarden.policies.secret_words import EXPIRED
 
 __all__ = ["PLACEHOLDER", "SecretFinding", "SecretPattern", "find_secrets", "mask", "may_hold_secrets"]
 
@@ -48,7 +48,9 @@ _REFERENCE = re.compile(
 )
 _IN_ARN = re.compile(r"\barn:aws[\w\-]*:[^\s\"']*$")
 # Masked or elided anywhere in the value: "ghp_XXXXXXXXXXXX", "sk-…", "AKIA****", "${{ secrets.X }}".
-_MASKED = re.compile(r"\*{3,}|[xX]{6,}|•{3,}|…|\.{3}|\[(?:redacted|filtered|masked|hidden|removed)|\$\{|\$\(", re.I)
+_MASKED = re.compile(
+    r"\*{3,}|[xX]{6,}|•{3,}|…|\.{3}|[\[(<](?:redacted|filtered|masked|hidden|removed|sensitive)|\$\{|\$\(", re.I
+)
 _TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{24,}={0,2}")
 _HEX_OR_UUID = re.compile(r"^(?:[0-9a-fA-F]+|[0-9a-fA-F\-]{36})$")
 # Random by design and public: Stripe's object ids and publishable keys, integrity digests.
@@ -65,6 +67,17 @@ _PUBLIC_SPANS = re.compile(
     r"|\b(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\S+|sk-ssh-\S+)\s+AAAA[A-Za-z0-9+/=]+"
     r"|\b(?i:sha)(?:1|256|384|512)[:\-][A-Za-z0-9+/=]+"
     r"|\bdata:[\w/+.\-]+;base64,[A-Za-z0-9+/=]+"
+    # Ids and signatures in headers, a JWK's public numbers, AWS's unique ids, WireGuard's public
+    # keys, OAuth client ids: random by design, and public.
+    r"|(?im:^[ \t]*(?:x-amz-(?:id-2|request-id|cf-id)|x-hub-signature(?:-256)?|x-github-delivery|x-request-id"
+    r"|x-correlation-id|etag)[ \t]*:[^\n]*)"
+    r'|"(?:n|e|x|y|x5c|x5t|x5t#S256)"\s*:\s*\[?"[^"]*"'
+    r"|\bA(?:ROA|IDA|GPA|NPA|NVA|SCA)[A-Z0-9]{16,}"
+    r"|(?i:\b(?:public[ \t]*key|peer)[ \t]*[:=][ \t]*)[A-Za-z0-9+/]{42,44}="
+    r"|[\w\-.]*googleusercontent\.com[\w\-.]*|\bcom\.googleusercontent\.apps\.[\w\-]+"
+    # Wallets' receiving addresses and extended public keys (a private key is 64 hex, or a seed).
+    r"|\b0x[0-9a-fA-F]{40}(?![0-9a-fA-F])|\bT[1-9A-HJ-NP-Za-km-z]{33}\b|\b[xyzt]pub[1-9A-HJ-NP-Za-km-z]{100,}"
+    r"|\b(?:bc1[02-9ac-hj-np-z]{25,87}|[13][1-9A-HJ-NP-Za-km-z]{25,34})\b"
     r"|\$2[abxy]?\$\d\d\$[./A-Za-z0-9]{53}"  # a bcrypt hash: what a password is checked against
     r"|\bhttps?://(?:[^\s/?#@]*@)?([^\s/?#@]+/[^\s?#]*)"
 )
@@ -308,8 +321,14 @@ def _expired(text: str, f: SecretFinding) -> bool:
     """Whether the sentence around a code says it is expired, used, or the old one (not when it
     calls it the new one)."""
     start = sentence_before(text, f.start)
-    before = EXPIRED.search(text, start, f.start) is not None and not NEW.search(text, start, f.start)
+    old = EXPIRED.search(text, start, f.start)
+    # "that's the old one, it's 1109 now", "那是以前的 新的是7703": corrected, not expired.
+    corrected = old is not None and _CORRECTION.search(text, old.end(), f.start) is not None
+    before = old is not None and not corrected and not NEW.search(text, start, f.start)
     return before or expired_after(text, start, (f.start, f.end))
+
+
+_CORRECTION = re.compile(r"(?i)\b(?:it\s+is|it['’]s|its|is\s+now|correct\s+one)\b|新的|现在是|应该是")
 
 
 # What protects a password rather than discloses it: a hash (bcrypt, argon2, crypt(3), hex named as
@@ -318,6 +337,7 @@ _PROTECTED = re.compile(
     r"\$2[abxy]?\$\d\d\$[./A-Za-z0-9]{53}|\$argon2(?:id|i|d)\$[^\s'\"]+|\$[156y]\$[^\s'\"]{8,}|\$apr1\$[^\s:'\"]+"
     r"|\bpbkdf2_sha\d+\$\d+\$[^\s'\"]+|\bsha\d+\$[^\s'\"]{16,}"
     r"|\$ANSIBLE_VAULT;[^\n]*(?:\n[ \t]*[0-9a-f]+)*|!vault\b|\bENC\[[^\]]+\]|\bENC\([^)]+\)"
+    r"|-----BEGIN PGP MESSAGE-----[\s\S]*?(?:-----END PGP MESSAGE-----|$)|\"encrypted_data\"\s*:\s*\"[^\"]*\""
     r"|(?i:md5|sha-?(?:1|256|512)|hash|哈希|摘要|加盐)[^\n]{0,20}?\b[0-9a-f]{32,128}\b"
     r"|\b[0-9a-f]{32,128}\b(?=[^\n]{0,8}(?i:md5|sha|hash|哈希|加盐))"
 )
@@ -329,7 +349,15 @@ _CONSTANT = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+[)}\],;]*$")
 def _protected(text: str) -> list[tuple[int, int]]:
     spans = (
         [m.span() for m in _PROTECTED.finditer(text)]
-        if ("$" in text or "!vault" in text or "ENC[" in text or "ENC(" in text or re.search(r"[0-9a-f]{32}", text))
+        if (
+            "$" in text
+            or "!vault" in text
+            or "ENC[" in text
+            or "ENC(" in text
+            or "PGP MESSAGE" in text
+            or "encrypted_data" in text
+            or re.search(r"[0-9a-f]{32}", text)
+        )
         else []
     )
     if "SealedSecret" in text:
@@ -392,7 +420,8 @@ def find_secrets(
     (a document id may be random by design); ``decode``: also base64 that decodes to a secret."""
     folded = text.casefold() if folded is None else folded
     if not extra and not may_hold_secrets(folded):
-        return _unless_placeholder(text, [*cued_secrets(text, folded), *laid_out_secrets(text, folded)])
+        found = _unless_placeholder(text, [*cued_secrets(text, folded), *laid_out_secrets(text, folded)])
+        return [f for f in _not_disclosed(text, found) if not _expired(text, f)] if found else []
     spans: list[SecretFinding] = []
     called = {i for _, word in _NEEDED_WORDS.iter(folded) for i in _DETECTORS_OF[word]}
     for n, detector in enumerate((*SECRET_PATTERNS, *extra)):

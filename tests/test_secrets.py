@@ -187,6 +187,32 @@ def test_non_secrets_are_left_alone(text: str) -> None:
         ("验证码是，嗯，五八一，三零六。", "五八一，三零六"),
         ("Ana: wifi pw?\n[09:14] Ben: its on the fridge but\n[09:14] Ben: Rk7dLw2Q", "Rk7dLw2Q"),
         ("wallet seed: hobby empower crop lyrics glide fuel swing valley ranch artist lunar merit", "crop lyrics"),
+        # Asked for in one turn, given in a later one.
+        ("Sam: what's the alarm code again?\nMia: why\nSam: locked out lol\nMia: 58213 then OFF", "58213"),
+        ("Clerk: I'll need the PIN on the account.\nCaller: sure, it's seven seven oh two.", "seven seven oh two"),
+        ("坐席：麻烦您报一下取款密码。\n客户：嗯，三八幺，六洞九。", "三八幺，六洞九"),
+        ("dad send me the verification code the bank texted you\n\n 771 204 \n\nok done", "771 204"),
+        # In the next sentence of the same line, by its shape.
+        ("The lockbox is a dial. Spin right to twelve, left to thirty, right to six.", "right to twelve"),
+        # Keypad codes said with star or pound, codes named in the plural.
+        ("the garage keypad code is now star 4 0 9 1", "4 0 9 1"),
+        ("the door keypad, code 66142, then push hard", "66142"),
+        ("my recovery codes: 4471 9023 — keep them offline", "4471 9023"),
+        # Any code, unless the words before say it opens nothing; a code cue alone ("alarm").
+        ("grab my parcel from the station locker, code 730418, before friday", "730418"),
+        ("快递到了 放在丰巢 开柜码 408871", "408871"),
+        ("the alarm is, um, four four one nine, then OFF", "four four one nine"),
+        # Corrected after the old one: the new value is still a secret.
+        ("door code is 1190 — no wait, that's the old one, it's 1109 now", "1109"),
+        ("密码是7730 不对 那是以前的 新的是7703", "7703"),
+        # Named, then said in the next sentence.
+        ("The app wants my PIN. It is 6 0 4 2. Is that safe?", "6 0 4 2"),
+        ("the wifi password on the card is wrong. Correct one: Juniper8Lane", "Juniper8Lane"),
+        # A long token on its own line under the line that names it.
+        (
+            "new deploy token below, expires in 90 days:\nq7x2mw9p4kz8r3t6v1n5b0c8j2h7g4f9d3s6a1",
+            "q7x2mw9p4kz8r3t6v1n5b0c8j2h7g4f9d3s6a1",
+        ),
     ],
 )
 def test_passwords_said_the_ways_people_say_them_are_found(text: str, value: str) -> None:
@@ -229,6 +255,20 @@ def test_passwords_said_the_ways_people_say_them_are_found(text: str, value: str
         "所有系统密码须满足：长度不少于12位，包含大小写字母、数字及特殊字符",
         "Incredible!",
         "the old garage code 4409 stopped working after they redid the keypad",
+        # A later turn or the next sentence with numbers that answer nothing.
+        "Password reset done for user 'kmiller'. Ticket 48213 closed.",
+        "Rita: did you change the wifi password?\nTom: yes, last night around 2130\nRita: ok",
+        "$ ssh-keygen -t ed25519\nEnter passphrase (empty for no passphrase):\nSaved in /home/u/.ssh/id_ed25519",
+        "-----BEGIN PGP PUBLIC KEY BLOCK-----\nmQINBGXnTOGiLvQTbAOHfotCbeV5h2oGDPM9MqAp9jPXEUdlu7dyDwZ5DONqsH9c\n-----END PGP PUBLIC KEY BLOCK-----",
+        # Revoked, encrypted, public by design, or a code that opens nothing.
+        "那个 token（ghp_Zq8vT2mXr7Tw4Nb1Yc9LdP3sHf6Ga0EuR2m）我已经 revoke 掉了，别再用",
+        "the deploy key glpat-Xr7Tw4Nb1Yc9LdP3sHf6G was disabled and deleted this morning",
+        "secret: |\n  -----BEGIN PGP MESSAGE-----\n  hQEMA8vQm2LxR9tW4AQf/Zq3vN8xR1pT6yL0wK4mB7cJ2hF9dS5gA1eU8iO3nQ0s\n  -----END PGP MESSAGE-----",
+        "x-amz-id-2: Qm2Lx9Rw4Nb7Yc1Kd5Hs0Jf3Ga6EuR2mL8wZ0pQ7Hn2QkVx9LpR4tWz0bYc8mFd3JsA=",
+        "tips welcome: 0x8bE3b2C9d14F7A08e6B9c3D21f0A4E8b7C6d5F19 (public address)",
+        "the zip code is 94110 and the area code 415",
+        '{"code":50013,"msg":"rate limited"}',
+        "the code was 1234 but they changed it yesterday, ask Raj for the new one",
     ],
 )
 def test_what_looks_like_those_but_discloses_nothing_is_left_alone(text: str) -> None:

@@ -1,0 +1,115 @@
+"""What names a credential, and what says a value is not one: the words ``secret_cues.py`` reads
+by (a cue, a connector, a speaker's fillers, the words of an expired or a placeholder value, the
+codes that open nothing)."""
+
+from __future__ import annotations
+
+import re
+
+NUM_WORD = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine|niner)"
+CN_DIGIT = "零〇洞幺一二两三四五六七八九"
+CN_NUMBER = rf"[{CN_DIGIT}十]{{1,4}}"
+
+# Cues: what names a credential. A code is named by what it opens or proves ("gate code"), or by
+# "code" alone unless the words before say it opens nothing (NOT_A_SECRET_CODE).
+CODE_CUE = (
+    r"(?:door|gate|alarm|disarm|safe|keypad|lock|locker|lockbox|padlock|garage|entry|building|front\s+door"
+    r"|host|access|verification|security|one[\s\-]time|login|check[\s\-]in|confirmation|authentication|auth"
+    r"|otp|2fa|sms|unlock|bike\s+room|mailbox|voicemail|alarm\s+panel|kiosk|storage|room|elevator|parking|pool"
+    r"|gym|ipad|iphone|phone|screen|house|apartment|unit|complex|bike|backup|recovery)(?:\s+\w{1,6})?\s+(?:pass)?(?:codes?|pin|combo|combination)"
+    r"|gate|door|keypad|intercom|otp|alarm|key\s?safe"
+    r"|\b(?:use|enter|dial|punch\s+in)\s+code"
+    # Any other code (a locker's, a parcel's, an app's): unless the words before say it is one that
+    # opens nothing (NOT_A_SECRET_CODE). Its value is digits.
+    r"|codes?"
+)
+CUE = re.compile(
+    r"(?i)(?<![A-Za-z0-9_<{$/.:@\-])(?:"
+    r"passwords?|passwd|pwd|pw|passphrase|pass\s?code|pass(?=\s+(?:for|is|:|to\b))|pins?(?:\s+(?:code|number))?"
+    r"|" + CODE_CUE + r"|combo|combination|cvv|cvc|csc"
+    r"|(?:host|master|admin|wi-?fi|wpa2?|network|encryption|aes|signing|secret|api|access|private)[\s_\-]?key"
+    r")(?![A-Za-z0-9_>}@\-])"
+    r"|密码|口令|暗号|密钥|秘钥|私钥|验证码|取件码|提货码|校验码|动态码|安全码|开锁码|门禁码?|门锁|保险柜|保险箱|PIN码"
+    r"|大门|单元门|车库门|密码锁|通行码|开门码|锁屏"
+    r"|(?:(?!密)[\u4e00-\u9fff]){1,2}码(?![头数])"
+    # A safe, a locker, a padlock: their value must look like a dial's numbers (36-14-52).
+    r"|(?i:(?<![a-z])(?:safe|locker|lockbox|padlock)(?![a-z]))"
+    r"|(?i:(?<![a-z])(?:(?:keepass(?:xc)?|bitwarden|1password|lastpass)\s+master|master\s+(?:password|pass|pw|key))(?![a-z]))"
+)
+# What a code is when it opens nothing: the words before "code", the characters before "码".
+NOT_A_SECRET_CODE = re.compile(
+    r"(?i)\b(?:zip|post(?:al)?|area|country|dial(?:l?ing)?|promo(?:tion(?:al)?)?|discount|coupon|vouchers?|gift|referral"
+    r"|invite|invitation|product|item|sku|hs|tax|tariff|sort|swift|bic|routing|branch|airport|iata|flight|booking"
+    r"|reservation|reference|ref|tracking|order|course|class|module|dress|colou?r|source|machine|byte|op|qr|bar"
+    r"|language|currency|medical|icd|cpt|diagnosis|billing|program|fault|trouble|diagnostic|obd|dtc|event|reason"
+    r"|result|type|status|error|exit|return|response|http|cost|budget|project|job|client|customer|account|the\s+same"
+    r"|sample|example|promotional|cheat|morse|shortcode|short)(?:\s+\w{1,12})?\s+$|[\"'`]$"
+)
+GENERIC_MA = re.compile(r"(?:(?!密)[\u4e00-\u9fff]){1,2}码")
+NOT_A_SECRET_MA = re.compile(
+    r"(?:二维|条形|条|代|号|编|源|乱|页|尺|筹|起|价|加|解|明|数|电|区|邮|识别|序列|型|色|状态|错误|返回|响应|邀请|优惠"
+    r"|折扣|兑换|推荐|批|单|货|工|学|车牌|运单|订单|身份|证件|健康|行程|场所|收款|机器|短|暗|译|标|内|外|国)$"
+)
+
+
+def names_no_secret(text: str, cue: re.Match[str]) -> bool:
+    """A generic code's cue ("code", "柜码") preceded by what says it opens nothing ("zip code",
+    "条码", a JSON key "code")."""
+    word = cue.group(0)
+    if word.lower() in ("code", "codes"):
+        return NOT_A_SECRET_CODE.search(text, max(0, cue.start() - 24), cue.start()) is not None
+    if GENERIC_MA.fullmatch(word):
+        return NOT_A_SECRET_MA.search(word[:-1]) is not None
+    return False
+
+
+# A password's name (what may be followed by any kind of value); every other cue names a code.
+PASSWORD_CUE = re.compile(r"(?i)pass|pw|密码(?!锁)|口令|暗号|.*key|密钥|秘钥|私钥|keepass|master")
+CONNECTOR = re.compile(
+    r"(?i)(?:\b(?:is|was|are|now|changed\s+to|set\s+to|reset\s+to|updated\s+to|to|be|it'?s|that'?s"
+    r"|enter|dial|type|key\s+in|punch\s+in)\b|['’]s\b|输入|(?<!\d)[:=](?!//)|[：→]|->|是|为|為"
+    r"|改成了?|换成了?|改为|设为|设成了?|设置为|更新为|重置为|变成了?)"
+)
+# A bridge between the cue and its connector may not end a sentence or a line.
+BRIDGE_END = re.compile(r"[\n。！？!?；;]|\.\s")
+MAX_BRIDGE = 64
+# What a speaker says between "is" and the value: "is, uh,", "是……", "是，嗯，", "is the word".
+FILLER = re.compile(
+    r"(?i)(?:[ \t\u3000,，…、:：]|\.{2,}|\b(?:uh|um|er|erm|like|so|okay|ok|well|just|the\s+word|actually"
+    r"|(?:a\s+|the\s+)?(?:new\s+|temporary\s+|temp\s+)?(?:value|code|pin))\b"
+    r"|嗯|呃|啊|那个|就是)*"
+)
+
+EXPIRED = re.compile(
+    r"(?i)\b(?:expired|no longer (?:valid|works?)|stopped working|used to be"
+    r"|(?<!not )(?<!not the )old(?:\s+[\w-]+)?\s+(?:one|code|pin|password|passcode|combo|key)"
+    r"|previous|former|revoked"
+    r"|invalidated|deactivated|used it|already used|was used|were used|(?:['’]s|has|have|had)\s+(?:already\s+)?been\s+used|is\s+used\s+now|used\s+up"
+    r"|(?:can|could)\s+no\s+longer\s+be\s+used)\b"
+    r"|作废|已过期|过期了|已失效|失效了|已使用|已被使用|用过了|已经换了|以前的|旧的|老的|原来的|被取出|已取出|已取件"
+    r"|(?<!不是)(?:原来|之前|以前)那个|输进去了|已经登上|登进去了|已经登录"
+    # Revoked: "已经禁用并删除了", "revoke 掉了", "我已经在 gitlab 里 revoke 了", "deactivated and deleted".
+    r"|已经?[^\n，。；]{0,16}?(?:revoke|禁用|删除|吊销|注销|停用)|(?:revoke|禁用|删除|吊销|停用)\s*(?:掉)?了"
+    r"|(?i:\b(?:disabled|deleted|rotated\s+out|has\s+been\s+rotated|timed\s+out\s+before|but\s+(?:i|we|they|he|she)\s+changed\s+it)\b)"
+    r"|(?:今天|即日|当天)起失效|已经过期|过期没用|用掉了|已经取了|已经取走|登录上了|登上了"
+    r"|已经?\s*(?:used|expired)|(?i:\b(?:no|doesn'?t\s+need\s+a|without\s+a|don'?t\s+need\s+a)\s+password\b)"
+    r"|不需要密码|无需密码|没有密码"
+)
+PLACEHOLDER_VALUE = re.compile(
+    r"(?i)^(?:<[^>]*>|\{[^}]*\}|\[[^\]]*\]|\$\{?[\w.]+\}?|%\w*%|x{3,}|\*+|•+|\.{3}|…|_{3,}|-{3,}|your[\w\-]*|example[\w\-]*"
+    r"|changeme|placeholder|redacted|none|null|nil|empty|unset|n/a|tbd|todo|same|hidden|secret|password\d*)$"
+)
+# A phrase of plain words is a passphrase only after one of these names and an explicit "is"/":".
+PHRASE_CUE = re.compile(r"(?i)^(?:passwords?|passphrase|pass|pwd|pw|wi-?fi\s+password|密码)$")
+PHRASE_CONNECTOR = re.compile(r"(?i)^(?:is|was|now|it'?s|:|：|=|是|为)$")
+# Words that tell where or how a password is, not what it is.
+NOT_A_PHRASE = frozenset(
+    "the a an in on at of to for and or is it be not no never with from my your our their his her its this that these"
+    " those stored saved kept written required needed changed reset rotated expired same still being set sent shared"
+    " encrypted hashed hidden masked wrong incorrect correct invalid valid weak strong long short case sensitive"
+    " managed handled generated available missing empty blank unknown different new old what where how who which"
+    " too very also just only please here there any all some into onto via using use paste send sent type typed"
+    " enter entered ask asked call called tell told give given get got will would should must can could may"
+    " have has had been did does do don doesn won isn wasn"
+    " user users account accounts login email mail manager vault file files note notes app".split()
+)
