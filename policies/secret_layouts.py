@@ -13,15 +13,10 @@ from __future__ import annotations
 
 import re
 
-from memwarden.policies.secret_cues import (
-    CJK,
-    CUE_WORDS,
-    MAX_CUES,
-    any_word,
-    classes,
-    token_value,
-)
+from memwarden.policies.secret_answers import security_answers
+from memwarden.policies.secret_cues import CUE_WORDS, MAX_CUES, any_word
 from memwarden.policies.secret_kinds import SecretFinding, word_automaton
+from memwarden.policies.secret_values import CJK, classes, token_value
 from memwarden.policies.secret_words import CUE, PLACEHOLDER_VALUE
 
 # A login and its password side by side: "root / Kf#82mQzv1" (three kinds of characters in it).
@@ -282,4 +277,11 @@ def laid_out_secrets(text: str, folded: str) -> list[SecretFinding]:
         *(_seed_phrases(text) if len(text) >= 23 else []),
         *(_alone(text) if len(text) <= 70 else []),
         *(_under_its_name(text) if "\n" in text else []),
+        *(security_answers(text) if any_word(_ANSWER_WORDS, folded) else []),
     ]
+
+
+# Every security question holds one of these (casefolded).
+_ANSWER_WORDS = word_automaton(
+    ["maiden", "first", "grew up", "born", "favorite", "favourite", "childhood", "密保", "安全问题"]
+)

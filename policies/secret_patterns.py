@@ -37,6 +37,8 @@ _RANDOM = r"((?=[\w\-.+/=]*\d)(?=[\w\-.+/=]*[A-Za-z])[\w\-.+/=]{16,})"
 # Names start after a non-alphanumeric: env and config names hold them ("MINIO_ROOT_PASSWORD=",
 # "DD_API_KEY="), words do not ("1Password", "bypass").
 _START = r"(?<![A-Za-z0-9])"
+# Or a camelCase name's last word: "adminPassword=", "keyStorePassword=".
+_START_OR_CAMEL = r"(?:(?<![A-Za-z0-9])|(?-i:(?<=[a-z0-9])(?=Pass|PASS|Pwd|PWD)))"
 # Between a name and its value: a closing quote (JSON, YAML), a note in brackets ("secret
 # (base32) ="), "is"/"为"/"是", the sign, an opening quote.
 _ASSIGN = r"[\"']?(?:\s*\([^()\n]{0,24}\))?[ \t]*(?:is|为|是)?[ \t]*[:：=][ \t]*[\"']?"
@@ -177,7 +179,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     ),
     _p(
         "password",
-        r"(?i)" + _START + _LOGIN_WORDS + _ASSIGN + _VALUE,
+        r"(?i)" + _START_OR_CAMEL + _LOGIN_WORDS + _ASSIGN + _VALUE,
         group=1,
         needs=("pass", "pw", "密码", "口令"),
     ),
@@ -217,6 +219,20 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         needs=("授权码", "专用密码", "app"),
     ),
     *(_p("cli_password", option, group=1, needs=("-p", "-a", "-u", "--user", "--password")) for option in _CLI_OPTIONS),
+    # Redis's AUTH at its prompt or said ("127.0.0.1:6379> AUTH 9c!Lr4#vZpW1", "redis 的 AUTH 是 …").
+    _p(
+        "cli_password",
+        r"(?:>[ \t]*AUTH[ \t]+(?:[\w.\-]+[ \t]+)?|\bAUTH[ \t]*(?:是|为|is|[:：])[ \t]*)" + _PW_VALUE,
+        group=1,
+        needs=("auth",),
+    ),
+    # A secret written into a file named for one: "echo 'marble tiger stapler seven' > ~/.vault_pass".
+    _p(
+        "password",
+        r"(?i)\becho[ \t]+(?:-n[ \t]+)?(['\"])([^'\"\n$]{4,80})\1[ \t]*>{1,2}[ \t]*\S*(?:pass|pwd|secret|token|cred|key)\S*",
+        group=2,
+        needs=("echo",),
+    ),
     # Go's MySQL DSN ("user:pass@tcp(host:3306)/db") and a JDBC call given the password.
     _p("connection_string", r"\b[\w.\-]+:([^\s@:/'\"]{4,})@(?:tcp|unix)\(", group=1, needs=("@tcp(", "@unix(")),
     _p(

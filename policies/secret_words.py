@@ -17,7 +17,7 @@ CODE_CUE = (
     r"|host|access|verification|security|one[\s\-]time|login|check[\s\-]in|confirmation|authentication|auth"
     r"|otp|2fa|sms|unlock|bike\s+room|mailbox|voicemail|alarm\s+panel|kiosk|storage|room|elevator|parking|pool"
     r"|gym|ipad|iphone|phone|screen|house|apartment|unit|complex|bike|backup|recovery)(?:\s+\w{1,6})?\s+(?:pass)?(?:codes?|pin|combo|combination)"
-    r"|gate|door|keypad|intercom|otp|alarm|key\s?safe"
+    r"|gate|door|keypad|intercom|otp|alarm|disarm|key\s?safe"
     r"|\b(?:use|enter|dial|punch\s+in)\s+code"
     # Any other code (a locker's, a parcel's, an app's): unless the words before say it is one that
     # opens nothing (NOT_A_SECRET_CODE). Its value is digits.
@@ -28,6 +28,7 @@ CUE = re.compile(
     r"passwords?|passwd|pwd|pw|passphrase|pass\s?code|pass(?=\s+(?:for|is|:|to\b))|pins?(?:\s+(?:code|number))?"
     r"|" + CODE_CUE + r"|combo|combination|cvv|cvc|csc"
     r"|(?:host|master|admin|wi-?fi|wpa2?|network|encryption|aes|signing|secret|api|access|private)[\s_\-]?key"
+    r"|psk|pre-?shared[\s_\-]?key"
     r")(?![A-Za-z0-9_>}@\-])"
     r"|密码|口令|暗号|密钥|秘钥|私钥|验证码|取件码|提货码|校验码|动态码|安全码|开锁码|门禁码?|门锁|保险柜|保险箱|PIN码"
     r"|大门|单元门|车库门|密码锁|通行码|开门码|锁屏"
@@ -64,7 +65,7 @@ def names_no_secret(text: str, cue: re.Match[str]) -> bool:
 
 
 # A password's name (what may be followed by any kind of value); every other cue names a code.
-PASSWORD_CUE = re.compile(r"(?i)pass|pw|密码(?!锁)|口令|暗号|.*key|密钥|秘钥|私钥|keepass|master")
+PASSWORD_CUE = re.compile(r"(?i)pass|pw|密码(?!锁)|口令|暗号|.*key|密钥|秘钥|私钥|keepass|master|psk")
 CONNECTOR = re.compile(
     r"(?i)(?:\b(?:is|was|are|now|changed\s+to|set\s+to|reset\s+to|updated\s+to|to|be|it'?s|that'?s"
     r"|enter|dial|type|key\s+in|punch\s+in)\b|['’]s\b|输入|(?<!\d)[:=](?!//)|[：→]|->|是|为|為"

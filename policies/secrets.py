@@ -20,16 +20,11 @@ import re
 import urllib.parse
 from collections import Counter
 
-from memwarden.policies.secret_cues import (
-    NEW,
-    cued_secrets,
-    expired_after,
-    is_placeholder,
-    sentence_before,
-)
+from memwarden.policies.secret_cues import cued_secrets, expired_after, sentence_before
 from memwarden.policies.secret_kinds import SecretFinding, word_automaton
 from memwarden.policies.secret_layouts import laid_out_secrets
 from memwarden.policies.secret_patterns import SECRET_PATTERNS, SecretPattern
+from memwarden.policies.secret_values import NEW, is_placeholder
 from memwarden.policies.secret_words import EXPIRED
 
 __all__ = ["PLACEHOLDER", "SecretFinding", "SecretPattern", "find_secrets", "mask", "may_hold_secrets"]
@@ -78,6 +73,8 @@ _PUBLIC_SPANS = re.compile(
     # Wallets' receiving addresses and extended public keys (a private key is 64 hex, or a seed).
     r"|\b0x[0-9a-fA-F]{40}(?![0-9a-fA-F])|\bT[1-9A-HJ-NP-Za-km-z]{33}\b|\b[xyzt]pub[1-9A-HJ-NP-Za-km-z]{100,}"
     r"|\b(?:bc1[02-9ac-hj-np-z]{25,87}|[13][1-9A-HJ-NP-Za-km-z]{25,34})\b"
+    # An AWS resource's name (ARN) and an RDS resource id: names, not credentials.
+    r"|\barn:aws[\w\-]*:[^\s\"']+|\b(?:db|cluster)-[A-Z0-9]{20,}\b"
     r"|\$2[abxy]?\$\d\d\$[./A-Za-z0-9]{53}"  # a bcrypt hash: what a password is checked against
     r"|\bhttps?://(?:[^\s/?#@]*@)?([^\s/?#@]+/[^\s?#]*)"
 )
@@ -261,7 +258,7 @@ _PREFILTER_LITERALS = (
     "mysql|mariadb|sshpass|docker login|podman login|registry login| login -u|redis-cli| -a |curl -u|curl --user|"
     "--password|keypad|lockbox|garage|alarm|door|gate code|safe code|lock code|entry code|combo|combination|"
     "门禁|门锁|车库|保险柜|保险箱|密码锁|开门|授权码|专用密码|app password|app-specific|"
-    "@tcp(|@unix(|getconnection|key=|setup key|puk"
+    "@tcp(|@unix(|getconnection|key=|setup key|puk|> auth|auth 是|auth是|auth:"
 ).split("|")
 _PREFILTER_PATTERNS = re.compile(r"sess[a-z_.\-]*=|[?&](?:sig|signature|auth)=")
 # What the login-pair detector needs (casefolded): a login word, then a "/" or "pass" — searched only
@@ -336,7 +333,7 @@ _CORRECTION = re.compile(r"(?i)\b(?:it\s+is|it['’]s|its|is\s+now|correct\s+one
 _PROTECTED = re.compile(
     r"\$2[abxy]?\$\d\d\$[./A-Za-z0-9]{53}|\$argon2(?:id|i|d)\$[^\s'\"]+|\$[156y]\$[^\s'\"]{8,}|\$apr1\$[^\s:'\"]+"
     r"|\bpbkdf2_sha\d+\$\d+\$[^\s'\"]+|\bsha\d+\$[^\s'\"]{16,}"
-    r"|\$ANSIBLE_VAULT;[^\n]*(?:\n[ \t]*[0-9a-f]+)*|!vault\b|\bENC\[[^\]]+\]|\bENC\([^)]+\)"
+    r"|\$ANSIBLE_VAULT;[^\n]*(?:\n[ \t]*[0-9a-f]+)*|!vault\b|\bENC\[[^\]]+\]|\bENC\([^)]+\)|SCRAM-SHA-256\$\S+"
     r"|-----BEGIN PGP MESSAGE-----[\s\S]*?(?:-----END PGP MESSAGE-----|$)|\"encrypted_data\"\s*:\s*\"[^\"]*\""
     r"|(?i:md5|sha-?(?:1|256|512)|hash|哈希|摘要|加盐)[^\n]{0,20}?\b[0-9a-f]{32,128}\b"
     r"|\b[0-9a-f]{32,128}\b(?=[^\n]{0,8}(?i:md5|sha|hash|哈希|加盐))"
@@ -366,17 +363,25 @@ def _protected(text: str) -> list[tuple[int, int]]:
 
 
 def _not_disclosed(text: str, findings: list[SecretFinding]) -> list[SecretFinding]:
-    """The findings that disclose: not inside a hash or an encrypted value, not a constant's name."""
+    """The findings that disclose: not inside a hash or an encrypted value, not a constant's name
+    nor an attribute in code (``random_password.db.result``), not inside a template's expression
+    (``{{ lookup('hashi_vault', 'secret=…') }}``)."""
     protected = _protected(text)
     kept = []
     for f in findings:
         value = text[f.start : f.end]
         if any(start < f.end and f.start < end for start, end in protected):
             continue
-        if _CONSTANT.match(value):
+        if _CONSTANT.match(value) or _ATTRIBUTE.match(value):
+            continue
+        line_start = max(text.rfind("\n", max(0, f.start - 400), f.start) + 1, f.start - 400)  # bounded
+        if text.rfind("{{", line_start, f.start) > text.rfind("}}", line_start, f.start):
             continue
         kept.append(f)
     return kept
+
+
+_ATTRIBUTE = re.compile(r"^(?=[^.]*_|.*\.[a-z0-9]*_)[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+$")
 
 
 _WRAPPED = re.compile(r"[<{\[$%]")

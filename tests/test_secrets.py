@@ -208,6 +208,24 @@ def test_non_secrets_are_left_alone(text: str) -> None:
         # Named, then said in the next sentence.
         ("The app wants my PIN. It is 6 0 4 2. Is that safe?", "6 0 4 2"),
         ("the wifi password on the card is wrong. Correct one: Juniper8Lane", "Juniper8Lane"),
+        # Machines: a camelCase name, redis's AUTH, a secret echoed into a file named for one, a PSK.
+        ("helm install db bitnami/postgresql --set auth.postgresPassword=Tarn-Heron-41", "Tarn-Heron-41"),
+        ("10.0.0.7:6379> AUTH Wq8!zr2LmP\nOK", "Wq8!zr2LmP"),
+        ("echo 'copper lantern mist nine' > ~/.ansible_vault_pass", "copper lantern mist nine"),
+        ("site-to-site PSK changed to Hq7-vpn-2291-Zt, update the branch router", "Hq7-vpn-2291-Zt"),
+        ("新来的同事 VPN 密码统一 Vp@Start2025，登录后自己改", "Vp@Start2025"),
+        # A webhook whose next line speaks of something else's being old.
+        (
+            "alerts go here now:\nhttps://hooks.slack.com/services/T01ABCDEF/B02GHIJKL/Zx8Yw7Vu6Ts5Rq4Po3Nm2Lk1\nthe old channel is archived",
+            "Zx8Yw7Vu6Ts5",
+        ),
+        # A code said further on in its clause, once "is"/"to" has been said.
+        ("the bike shed code is my birthday backwards so 3091, don't share it", "3091"),
+        ("locker's in the gym, I set the combo to our anniversary 1106", "1106"),
+        # The answer to a security question, where the text is about proving who someone is.
+        ("for the reset they asked my security question: first pet — Marzipan", "Marzipan"),
+        ("Agent: to verify, what is your mother's maiden name?\nCaller: um, Castellano", "Castellano"),
+        ("网银的密保问题\n问：您小学的名字？ 答：育才小学", "育才小学"),
         # A long token on its own line under the line that names it.
         (
             "new deploy token below, expires in 90 days:\nq7x2mw9p4kz8r3t6v1n5b0c8j2h7g4f9d3s6a1",
@@ -269,6 +287,19 @@ def test_passwords_said_the_ways_people_say_them_are_found(text: str, value: str
         "the zip code is 94110 and the area code 415",
         '{"code":50013,"msg":"rate limited"}',
         "the code was 1234 but they changed it yesterday, ask Raj for the new one",
+        "my first car was a Fiat and I drove it to the bank every day",
+        "It asked me the name of my first pet and I could not remember it, so I'm locked out",
+        "Security question: Mother's maiden name\nLast changed: 14 months ago",
+        "maya: got a login code for the console: 551902\nmaya: nvm, it already expired before I typed it",
+        "all our passwords live in 1Password now, ask Dana for access",
+        "> quoted reply with build 2024rc1 in it",
+        "Your new PIN must be 6 digits and not sequential (123456) or repeated (111111).",
+        "Locker 212 is broken, please use 214-230 until Friday",
+        'resource "random_password" "db" {\n  length = 24\n}\npassword = random_password.db_admin.result',
+        "db_password: \"{{ lookup('hashi_vault', 'secret=secret/data/app/db:password') }}\"",
+        "rolpassword\nSCRAM-SHA-256$4096:Uo9Ik2Pn7kO2r9Hx5Lz7Tc0Mj3Rh==$N8Lw7GpK1mQ9xV4bN7rT1wZ0cL5sY8dF3gJ6aE2uP9i=:Qm2Lx9Rw4Nb7Yc1Kd5Hs0Jf3Ga6EuR2mL8wZ0pQ7Hn2Q=",
+        '"Arn": "arn:aws:sts::482910337215:assumed-role/AWSReservedSSO_PlatformAdmin_7c1d9e4a2b8f03c6/ravi@example.com"',
+        "  private key: (hidden)\n  listening port: 51820",
     ],
 )
 def test_what_looks_like_those_but_discloses_nothing_is_left_alone(text: str) -> None:

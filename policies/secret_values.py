@@ -1,0 +1,289 @@
+"""What a credential's value looks like once a cue has named it (``secret_cues.py`` finds the cue):
+digits grouped, spaced, starred or in Chinese numerals; a dial's turns; letters spelled one by one;
+a token mixing kinds of characters; a quoted value; a passphrase of plain words; one plain word
+after "the password is"; capitals and digits after a code's name — and what only looks like one
+(a time, an amount, a year, an example, a placeholder, a password manager's name)."""
+
+from __future__ import annotations
+
+import re
+
+from memwarden.policies.secret_words import (
+    CN_DIGIT,
+    CN_NUMBER,
+    CONNECTOR,
+    FILLER,
+    NOT_A_PHRASE,
+    NUM_WORD,
+    PASSWORD_CUE,
+    PHRASE_CONNECTOR,
+    PHRASE_CUE,
+    PLACEHOLDER_VALUE,
+)
+
+DIGITS = re.compile(
+    r"(?:[*#]|(?i:star|hash|pound)[ \t]+)?\d(?:[ \-]?\d){3,11}#?(?![\d.,:/]?\d)(?![A-Za-z])"
+    r"(?!\s*(?:位|个|次|年|月|日|号|天|分钟|小时|秒|元|块|%|％|st\b|nd\b|rd\b|th\b"
+    r"|am\b|pm\b|digits?|characters?|chars?|letters?|times|days?|hours?|min|mins|minutes|seconds|years?|km|mb|gb|px"
+    r"|ms\b|m\b|ft\b|feet|meters?|metres?|miles?|kg|lbs?|cm|mm|people|users))"
+)
+
+CN_DIGITS = re.compile(rf"[{CN_DIGIT}]{{4,12}}")
+
+# Numbers said in groups: "三六，然后零八，最后是二十五", "36-14-52" (a dial's).
+CN_GROUPS = re.compile(rf"{CN_NUMBER}(?:[，、,\s]+(?:然后是?|再是?|最后是?)?{CN_NUMBER}){{2,}}")
+
+# Digits said in two or three breaths: "四七零，二九一".
+CN_SPLIT = re.compile(rf"[{CN_DIGIT}]{{2,6}}(?:[，、,\s]+[{CN_DIGIT}]{{2,6}}){{1,3}}")
+
+DIAL = re.compile(r"\d{1,2}(?:[\-\s]\d{1,2}){2,3}(?![\d\-])")
+
+SAID_ONE = rf"(?:(?:double|triple)\s+)?{NUM_WORD}"
+
+SAID = re.compile(
+    rf"(?i){SAID_ONE}(?:[\s,，、\-]+{SAID_ONE}){{3,11}}\b|{SAID_ONE}(?:[\s,，、\-]+{SAID_ONE}){{2,}}\b(?=.{{0,3}}$|[.!?])"
+)
+
+COMBINATION = re.compile(
+    rf"(?i)(?>(?:right|left|r|l|左|右)\s*+(?:转\s*+)?(?:(?:three\s+times\s+)?to\s*+|[一两二三四]圈(?:到|停在)?|到|停在)?\s*+"
+    rf"(?:\d{{1,2}}|{NUM_WORD}|[a-z]+ty(?:-[a-z]+)?|eleven|twelve|[a-z]+teen|{CN_NUMBER})"
+    r"[\s,，、;；.]*+(?:then\s+|and\s+|再|然后|最后)?){2,}"
+)
+
+CAPS_CODE = re.compile(r"(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z][A-Z0-9]*[A-Z])[A-Z0-9]{5,10}(?![\w\-])")
+
+PROMOTION = re.compile(r"(?i)%|\boff\b|discount|checkout|coupon|promo|\bsale\b|\bsave\b|折|优惠|满减")
+
+REFERENCE_CODE = re.compile(r"(?i)confirmation|check[\s\-]?in|booking|reference|order|tracking|promo|discount|coupon")
+
+# The turns written number first: "27 left, 14 right, 3 left".
+COMBINATION_AFTER = re.compile(
+    rf"(?i)(?>(?:\d{{1,2}}|{NUM_WORD}|[a-z]+ty(?:-[a-z]+)?|eleven|twelve|[a-z]+teen)\s*+(?:to\s+the\s+)?(?:left|right)\b"
+    r"[\s,，、;；.]*+(?:then\s+|and\s+)?){2,}"
+)
+
+SPELL_ITEM = (
+    rf"(?:(?:capital|uppercase|upper|lowercase|lower|small|大写的?|小写的?)\s*)?(?:[A-Za-z0-9]|{NUM_WORD}|[{CN_DIGIT}]"
+    r"|alpha|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliett?|kilo|lima|mike|november|oscar|papa|quebec"
+    r"|romeo|sierra|tango|uniform|victor|whiskey|x-?ray|yankee|zulu|[A-Za-z]\s+as\s+in\s+[A-Za-z]+"
+    r"|at\s+sign|at符号|下划线|underscore|dash|hyphen|exclamation\s+marks?|感叹号)(?![A-Za-z])"
+)
+
+SPELLED = re.compile(
+    # The separator is atomic: a run of spaces is never split again (it was exponential on "a b c    !").
+    rf"(?i)(?<![A-Za-z]){SPELL_ITEM}(?:(?>(?:[\s,，、]+|\s*(?:then|and|然后|再|，然后)\s*)+){SPELL_ITEM}){{3,}}"
+)
+
+TOKEN = re.compile(r"[^\s，。；;,'\"“”‘’()（）<>\[\]{}]{4,64}")
+
+QUOTED = re.compile(r"[\"'“‘「『]([^\"'”’」』\n]{3,64})[\"'”’」』]")
+
+HYPHENATED = re.compile(r"[A-Za-z]{3,}(?:-[A-Za-z0-9]{2,}){2,5}\b")
+
+WORDS = re.compile(r"[A-Za-z]{3,}(?:[ \-][A-Za-z]{3,}){2,5}\b")
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+NEW = re.compile(r"(?i)\bnew\b|\bnow\b|新|改成|换成|改为")
+
+
+def is_placeholder(value: str) -> bool:
+    """``<token>``, ``{secret.Value}``, ``your-access-key``, ``***``, ``changeme`` …"""
+    return PLACEHOLDER_VALUE.match(value) is not None
+
+
+def classes(value: str) -> int:
+    """Kinds of characters in ``value``: lower, upper, digit, symbol (not ``_ - .``), Chinese."""
+    return (
+        any(c.islower() for c in value)
+        + any(c.isupper() for c in value)
+        + any(c.isdigit() for c in value)
+        + any(not c.isalnum() and c not in "_-." for c in value)
+        + bool(CJK.search(value))
+    )
+
+
+def token_value(value: str) -> bool:
+    """A password-like token: two kinds of characters at least, 6+ long (4+ with three kinds), not
+    a place, a call or a placeholder."""
+    value = value.rstrip(".:!?")  # a sentence's end, not the password's (a "!" inside stays)
+    if "://" in value or value.count("/") > 1 or "(" in value or PLACEHOLDER_VALUE.match(value):
+        return False
+    if any(value.lower().startswith(w) for w in ("http", "www.", "ssh", "sudo")):
+        return False
+    kinds = classes(value)
+    return (kinds >= 2 and len(value) >= 6) or (kinds >= 3 and len(value) >= 4)
+
+
+def value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] | None:
+    """The span of the value starting at ``at`` (after spaces and an opening quote), or None."""
+    explicit = bool(connector)
+    at = FILLER.match(text, at).end()  # type: ignore[union-attr]  # it matches the empty string
+    code = not PASSWORD_CUE.match(cue)
+    safe = re.search(r"(?i)safe|combination|combo|lock|保险|锁", cue) is not None
+    if safe and (m := COMBINATION_AFTER.match(text, at)):
+        return m.start(), m.end()
+    if safe and (m := COMBINATION.match(text, at)) and m.end() - m.start() >= 6:
+        return m.start(), m.end()
+    if safe and ((m := DIAL.match(text, at)) or (m := CN_GROUPS.match(text, at))):
+        return m.start(), m.end()
+    if re.fullmatch(r"(?i)safe|locker|lockbox|padlock", cue):
+        # The word alone: a dial's numbers, or digits after "is"/"set to".
+        m = DIGITS.match(text, at) if explicit else None
+        return (m.start(), m.end()) if m else None
+    if (m := QUOTED.match(text, at)) and not (at > 0 and text[at - 1].isalnum()):  # not a closing quote
+        inner = m.group(1)
+        if inner != inner.strip() or "(" in inner or "=" in inner:
+            return None  # a closing quote and the next opening one, not a value
+        phrase_or_mixed = " " in inner or classes(inner) >= 2
+        if (explicit or phrase_or_mixed) and not PLACEHOLDER_VALUE.match(inner) and not inner.endswith((":", "：")):
+            # "is 'pancake'", not name="password" nor {'password': 'not-the-right-one'}
+            spoken = len(inner) >= 6 and connector.strip() not in ("", "=", ":")
+            if classes(inner) >= 2 or " " in inner or spoken or re.fullmatch(r"\d{4,}", inner):
+                return m.start(1), m.end(1)
+        return None
+    if m := SPELLED.match(text, at):
+        items = re.findall(SPELL_ITEM, m.group(0), flags=re.I)
+        if len(items) >= 4 and (not code or any(not i.isdigit() for i in items)):
+            return m.start(), m.end()
+    if m := DIGITS.match(text, at):
+        return m.start(), m.end()
+    if (m := CN_DIGITS.match(text, at)) or (m := SAID.match(text, at)):
+        return m.start(), m.end()
+    if (m := CN_SPLIT.match(text, at)) and sum(c in CN_DIGIT for c in m.group(0)) >= 4:
+        return m.start(), m.end()
+    if code and not safe:
+        # A code is digits — or letters and digits in capitals where it opens something: "pickup code
+        # 4KT7QZ", "access code HDFS4YIW" (not a booking's or an order's reference).
+        m = CAPS_CODE.match(text, at)
+        if m and not REFERENCE_CODE.search(cue) and not PROMOTION.search(text, m.end(), m.end() + 60):
+            return m.start(), m.end()
+        return None
+    if m := TOKEN.match(text, at):
+        token = m.group(0)
+        called = text[m.end() : m.end() + 1] == "(" or re.fullmatch(r"[A-Za-z_]\w*(?:\.\w+)+", token)
+        keyish = re.search(r"(?i)key|密钥|秘钥|私钥", cue) is not None
+        # Not a field's assignment, a date or a time, nor the sentence going on ("密码已于…修改成功").
+        prose = len(CJK.findall(token)) > 6 or re.search(r"\d+\s*(?:位|个|次|天|characters?|chars?|digits?)", token)
+        sentence = (
+            bool(prose)
+            or re.search(r"[=：]|\d{1,4}[年月日]|\d:\d\d", token) is not None
+            or (not connector and (":" in token or (bool(CJK.match(token)) and text[m.start() - 1] not in " \t")))
+        )
+        strong = bool(connector) or classes(token) >= 3
+        key_like = not keyish or (len(token) >= 12 and classes(token) >= 3)
+        if not called and not sentence and strong and key_like and token_value(token):
+            return m.start(), m.end()
+    hyphenated = PHRASE_CUE.match(cue.strip()) and (m := HYPHENATED.match(text, at))
+    if hyphenated and m is not None and not any(w in NOT_A_PHRASE for w in m.group(0).lower().split("-")):
+        return m.start(), m.end()
+    phrase = PHRASE_CUE.match(cue.strip()) and PHRASE_CONNECTOR.match(connector.strip())
+    if phrase and (m := WORDS.match(text, at)):
+        words = m.group(0).lower().replace("-", " ").split()
+        if not any(w in NOT_A_PHRASE for w in words):
+            return m.start(), m.end()
+    said = connector.strip() not in ("=", ":", "：")  # said, not assigned: code has its own detectors
+    if phrase and said and (m := ONE_WORD.match(text, at)) and a_password_word(m.group(1)):
+        return m.start(1), m.end(1)
+    return None
+
+
+# One plain word after "the password is" / "密码是", where its sentence or clause ends: "the password
+# for them is pineapple.", "开机密码是zxcvbnm 班主任自己设的".
+ONE_WORD = re.compile(
+    r"([A-Za-z]{5,24})(?=[ \t]*(?:$|[.!](?:\s|$)|[,;，。；！\n]|[\u4e00-\u9fff]|all\b|for\b|and\b|but\b))"
+)
+
+NOT_A_PASSWORD_WORD = frozenset(
+    "incorrect mandatory optional protected expired invalid empty blank unknown default simple complex"
+    " visible encrypted public private ready below above attached inside printed okay fine none"
+    " needed correct required wrong hidden secret changed different temporary sensitive strong"
+    " unchanged unique random secure insecure easy obvious right there here same".split()
+)
+
+
+def a_password_word(word: str) -> bool:
+    """A word that may be a password rather than say what a password is ("incorrect", "required",
+    "expiring", "changed")."""
+    lower = word.lower()
+    if lower in NOT_A_PHRASE or lower in NOT_A_PASSWORD_WORD:
+        return False
+    return not lower.endswith(("ing", "ed", "ly", "able", "ible", "ful", "less", "ous", "ive"))
+
+
+MIXED = re.compile(
+    r"(?<![\w@./:\-])(?=[^\s，。；;,'\"“”‘’()（）]*\d)(?=[^\s，。；;,'\"“”‘’()（）]*[A-Za-z])[^\s，。；;,'\"“”‘’()（）]{8,40}"
+)
+
+
+def shaped_in(
+    text: str, start: int, end: int, cue: str, *, said: bool = False, own: bool = True
+) -> tuple[int, int] | None:
+    """A value that says what it is by its shape, anywhere in the words after a cue: spelled out
+    letter by letter, digits said as words, a dial's turns; in the cue's ``own`` sentence, a token
+    of three kinds of characters a few words on ("密码统一 Js@Welcome88"); once a connector has been
+    said (or anywhere in a reply), a token of letters and digits (what follows a description: "the
+    pinyin of …, mingtian888")."""
+    safe = re.search(r"(?i)safe|combination|combo|lock|保险|锁", cue) is not None
+    window = text[start:end]
+    replies = (DIGITS, CN_SPLIT) if said else ()
+    dials = (COMBINATION, COMBINATION_AFTER, CN_GROUPS) if safe else ()
+    for pattern in (SPELLED, SAID, CN_DIGITS, *replies, *dials):
+        for m in pattern.finditer(text, start, end):
+            if pattern is SPELLED and not re.search(r"[A-Za-z]", m.group(0)):
+                continue
+            if pattern is COMBINATION and m.end() - m.start() < 6:
+                continue
+            return m.start(), m.end()
+    if not PASSWORD_CUE.match(cue):
+        # A code said further on in its clause, once a connector has been said: "code is the house
+        # number twice so 1717", "set the combo to my bday 0614".
+        bare = re.fullmatch(r"(?i)safe|locker|lockbox|padlock", cue) is not None  # a locker's number is not its code
+        if not bare and (connector := CONNECTOR.search(window)) is not None:
+            for m in DIGITS.finditer(text, start + connector.end(), end):
+                if plain_number(text, start, m.span()):
+                    return m.start(), m.end()
+        return None
+    # A token of three kinds of characters a few words after a password's name: "密码统一 Js@Welcome88".
+    for m in MIXED.finditer(text, start, min(end, start + 24) if own else start):
+        token = m.group(0)
+        if len(token) >= 8 and classes(token) >= 3 and token_value(token) and not NOT_STRONG.search(token):
+            return m.start(), m.end()
+    connector = CONNECTOR.search(window)
+    if connector is not None or said:  # in a reply, what is said is the value: "项目名拼音加年份，yunhe2024"
+        after = start + connector.end() if connector is not None else start
+        field = re.compile(r"[=:：]").search(text, after, end)  # the next field's: not this value's words
+        for m in MIXED.finditer(text, after, field.start() if field else end):
+            token = m.group(0)
+            letters, digits = sum(c.isalpha() for c in token), sum(c.isdigit() for c in token)
+            if letters >= 2 and digits >= 2 and token_value(token) and not re.search(r"[=:/?&]|^0x", token):
+                return m.start(), m.end()
+    return None
+
+
+# Not a password said a few words after its name: a password manager's name, a field, a path, a
+# status code, a placeholder.
+NOT_STRONG = re.compile(r"(?i)1password|bitwarden|lastpass|keepass|dashlane|[=/\[\]{}()<>*:：]|^0x[0-9a-f]+$|x{3,}")
+
+# Digits after these in a reply are a time, an amount or a count ("around 2130", "about 1500").
+WHEN_OR_HOW_MUCH = re.compile(
+    r"(?i)\b(?:around|at|by|until|till|before|after|since|about|in|on|for|over|under)\s+$|[~$€£¥]$"
+)
+
+
+def plain_number(text: str, start: int, span: tuple[int, int]) -> bool:
+    """Whether digits at ``span`` stand alone as a value: not inside a word or after "=", nor a
+    time, an amount or a year."""
+    if re.match(r"[A-Za-z0-9_.\-/=:$\"`(]", text[span[0] - 1]) or YEAR.fullmatch(text, *span):
+        return False
+    if re.match(r"[ \-]?\d", text[span[1] : span[1] + 2]) or re.search(
+        r"\d[ \-]$", text[max(0, span[0] - 2) : span[0]]
+    ):
+        return False  # part of a longer number (a card's)
+    before = text[max(start, span[0] - 16) : span[0]]
+    return WHEN_OR_HOW_MUCH.search(before) is None and EXAMPLE.search(before) is None
+
+
+EXAMPLE = re.compile(r"(?i)(?:e\.g\.|such\s+as|like|for\s+example|比如|例如|像)\s*$")
+
+YEAR = re.compile(r"(?:19|20)\d\d")
