@@ -12,7 +12,7 @@ one set alone), and the time per text:
   #33's second session, when its false positives were read (reported as "read", no longer held out);
 * ``secrets_heldout2.jsonl`` … ``secrets_heldout6.jsonl`` — 240 texts each by writers who saw no
   detector and no other set, scored but never read: the held-out numbers (the sixth new in #33's
-  third session, scored at the end of each of its two rounds).
+  third session, scored at the end of each of its three rounds).
 
 Usage: python -m bench.secret_quality [--json FILE] [--misses] [--data FILE]
 """

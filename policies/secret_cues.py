@@ -71,7 +71,10 @@ def expired_after(text: str, sentence_start: int, span: tuple[int, int]) -> bool
         return EXPIRED.search(text, span[1], span[1] + 80) is not None
     # On its line, any word of it; on the next line (a reply), only that it expired or was used:
     # "the old channel is archived" under a webhook speaks of something else.
-    return EXPIRED.search(text, span[1], end) is not None or _EXPIRED_REPLY.search(text, end, end + 60) is not None
+    if EXPIRED.search(text, span[1], end) is not None:
+        return True
+    clause = BRIDGE_END.search(text, end + 1, end + 60)  # the next line's first sentence
+    return _EXPIRED_REPLY.search(text, end, clause.start() if clause else end + 60) is not None
 
 
 _EXPIRED_REPLY = re.compile(
@@ -91,6 +94,9 @@ _PROPERTY = re.compile(
     r"|expires|change|changes|history|complexity|protected|less|protection)\b|提示|策略|要求|规则|长度|强度|重置|管理器"
 )
 
+
+# "密码 reset 好了：…", "password reset done: …": the new value follows.
+_DONE = re.compile(r"(?i)[ \t]*(?:好了|完成|成功|done)[ \t]*[:：]|[ \t]+to\b")
 
 MAX_CUES = 256  # cues read in one text: ~0.4 ms each at worst, so ~100 ms for a hostile text
 MAX_HITS = 4 * MAX_CUES  # cue words looked at
@@ -141,7 +147,8 @@ def _cued(text: str) -> list[SecretFinding]:
     for n, cue in enumerate(_cue_matches(text)):
         if n == MAX_CUES:  # a text that names a credential this often is read this far (bounded work)
             break
-        if _PROPERTY.match(text, cue.end()) or names_no_secret(text, cue):
+        prop = _PROPERTY.match(text, cue.end())
+        if (prop and not _DONE.match(text, prop.end())) or names_no_secret(text, cue):
             continue
         # The cue's sentence, at most 200 characters either side: every look around it stays bounded.
         sentence_start = sentence_before(text, cue.start())
@@ -211,7 +218,12 @@ def _answer_in(text: str, start: int, end: int, cue: str) -> tuple[int, int] | N
     span = shaped_in(text, start, end, cue, said=True)
     if span is None or re.match(r"[A-Za-z0-9_.\-/=:$\"`]", text[span[0] - 1]):
         return None
-    return None if WHEN_OR_HOW_MUCH.search(text, max(start, span[0] - 12), span[0]) else span
+    before = text[max(start, span[0] - 16) : span[0]]
+    return None if WHEN_OR_HOW_MUCH.search(before) or _LAST_DIGITS.search(before) else span
+
+
+# A card's last digits, which prove nothing: "last four 是 五 五 零 二", "尾号 4421".
+_LAST_DIGITS = re.compile(r"(?i)last\s+(?:four|4)|后四位|尾号|ending\s+(?:in|with)")
 
 
 _LATER_TURNS = 4  # lines read after the cue's (blank ones not counted)

@@ -213,12 +213,20 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # An app password or mail authorization code: random letters, no digit needed.
     _p(
         "password",
-        r"(?i)(?:授权码|客户端专用密码|应用专用密码|app[ \-]specific password|app password)[ \t]*(?:是|为|is|[:：=])?[ \t]*"
+        r"(?i)(?:授权码|客户端专用密码|应用专用密码|app[ \-]specific password|app password)[ \t]*"
+        r"(?:[^\n:：=，。]{0,8}?(?:是|为|is|[:：=]))?[ \t]*"
         r"([A-Za-z0-9]{12,24}|[a-z]{4}(?: [a-z]{4}){3})\b",
         group=1,
         needs=("授权码", "专用密码", "app"),
     ),
     *(_p("cli_password", option, group=1, needs=("-p", "-a", "-u", "--user", "--password")) for option in _CLI_OPTIONS),
+    # A keypad's code between a star and a hash, after "press": "后按 *5931# 即可抬杆".
+    _p(
+        "pin",
+        r"(?i)(?:按|摁|输入|press|punch\s+in|enter|dial)[ \t]*([*＊]\d{4,8}[#＃])",
+        group=1,
+        needs=("按", "摁", "输入", "press", "punch", "enter", "dial"),
+    ),
     # Redis's AUTH at its prompt or said ("127.0.0.1:6379> AUTH 9c!Lr4#vZpW1", "redis 的 AUTH 是 …").
     _p(
         "cli_password",

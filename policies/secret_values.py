@@ -28,7 +28,7 @@ DIGITS = re.compile(
     r"|ms\b|m\b|ft\b|feet|meters?|metres?|miles?|kg|lbs?|cm|mm|people|users))"
 )
 
-CN_DIGITS = re.compile(rf"[{CN_DIGIT}]{{4,12}}")
+CN_DIGITS = re.compile(rf"[{CN_DIGIT}]{{4,12}}|[{CN_DIGIT}](?:[ \t]+[{CN_DIGIT}]){{3,11}}(?![{CN_DIGIT}])")
 
 # Numbers said in groups: "三六，然后零八，最后是二十五", "36-14-52" (a dial's).
 CN_GROUPS = re.compile(rf"{CN_NUMBER}(?:[，、,\s]+(?:然后是?|再是?|最后是?)?{CN_NUMBER}){{2,}}")
@@ -56,7 +56,13 @@ PROMOTION = re.compile(r"(?i)%|\boff\b|discount|checkout|coupon|promo|\bsale\b|\
 
 REFERENCE_CODE = re.compile(r"(?i)confirmation|check[\s\-]?in|booking|reference|order|tracking|promo|discount|coupon")
 
+
 # The turns written number first: "27 left, 14 right, 3 left".
+def _turns(said: str) -> int:
+    """How many turns of a dial ``said`` holds ("左转三圈停在 17，右转停在 42，左转停在 8": three)."""
+    return len(re.findall(r"(?i)\b(?:left|right)\b|[左右]", said))
+
+
 COMBINATION_AFTER = re.compile(
     rf"(?i)(?>(?:\d{{1,2}}|{NUM_WORD}|[a-z]+ty(?:-[a-z]+)?|eleven|twelve|[a-z]+teen)\s*+(?:to\s+the\s+)?(?:left|right)\b"
     r"[\s,，、;；.]*+(?:then\s+|and\s+)?){2,}"
@@ -123,7 +129,7 @@ def value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] | 
     safe = re.search(r"(?i)safe|combination|combo|lock|保险|锁", cue) is not None
     if safe and (m := COMBINATION_AFTER.match(text, at)):
         return m.start(), m.end()
-    if safe and (m := COMBINATION.match(text, at)) and m.end() - m.start() >= 6:
+    if (m := COMBINATION.match(text, at)) and m.end() - m.start() >= 6 and (safe or _turns(m.group(0)) >= 3):
         return m.start(), m.end()
     if safe and ((m := DIAL.match(text, at)) or (m := CN_GROUPS.match(text, at))):
         return m.start(), m.end()

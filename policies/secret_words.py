@@ -31,7 +31,7 @@ CUE = re.compile(
     r"|psk|pre-?shared[\s_\-]?key"
     r")(?![A-Za-z0-9_>}@\-])"
     r"|密码|口令|暗号|密钥|秘钥|私钥|验证码|取件码|提货码|校验码|动态码|安全码|开锁码|门禁码?|门锁|保险柜|保险箱|PIN码"
-    r"|大门|单元门|车库门|密码锁|通行码|开门码|锁屏"
+    r"|大门|单元门|车库门|密码锁|通行码|开门码|锁屏|门口键盘"
     r"|(?:(?!密)[\u4e00-\u9fff]){1,2}码(?![头数])"
     # A safe, a locker, a padlock: their value must look like a dial's numbers (36-14-52).
     r"|(?i:(?<![a-z])(?:safe|locker|lockbox|padlock)(?![a-z]))"
@@ -72,7 +72,7 @@ CONNECTOR = re.compile(
     r"|改成了?|换成了?|改为|设为|设成了?|设置为|更新为|重置为|变成了?)"
 )
 # A bridge between the cue and its connector may not end a sentence or a line.
-BRIDGE_END = re.compile(r"[\n。！？!?；;]|\.\s")
+BRIDGE_END = re.compile(r"[\n。！？；;]|[.!?](?:\s|$)")
 MAX_BRIDGE = 64
 # What a speaker says between "is" and the value: "is, uh,", "是……", "是，嗯，", "is the word".
 FILLER = re.compile(

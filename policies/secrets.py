@@ -293,6 +293,7 @@ _PREFILTER_CODES = re.compile(
 _PREFILTER_MA = re.compile(r"[证验态复用援份]码")
 # Percent-encoding and quoted pieces joined with "+": looked for only when "%" or "+" is there.
 _PREFILTER_PERCENT = re.compile(r"%[0-9a-f]{2}")
+_PREFILTER_STARRED = re.compile(r"[*＊]\d{4,8}#")
 _PREFILTER_CONCAT = re.compile(r"""['"]\s*\+\s*['"]""")
 
 
@@ -308,6 +309,7 @@ def may_hold_secrets(folded: str) -> bool:
         or ("码" in folded and _PREFILTER_MA.search(folded) is not None)
         or ("%" in folded and _PREFILTER_PERCENT.search(folded) is not None)
         or ("+" in folded and _PREFILTER_CONCAT.search(folded) is not None)
+        or ("#" in folded and _PREFILTER_STARRED.search(folded) is not None)
     )
 
 

@@ -222,6 +222,13 @@ def test_non_secrets_are_left_alone(text: str) -> None:
         # A code said further on in its clause, once "is"/"to" has been said.
         ("the bike shed code is my birthday backwards so 3091, don't share it", "3091"),
         ("locker's in the gym, I set the combo to our anniversary 1106", "1106"),
+        # A dial's turns after a password's name on their own line; a keypad's starred code after
+        # "press"; a 授权码 handed over; digits said one by one in Chinese; a value with a "!" in it.
+        ("机房保险柜\n密码：右转两圈停在 33，左转停在 8，右转停在 21", "右转两圈停在 33"),
+        ("小区东门没带卡的话，按 *7720# 就能开", "*7720#"),
+        ("QQ 邮箱的授权码发你了：PQWMZKTRBXNHLDAE，别外传", "PQWMZKTRBXNHLDAE"),
+        ("坐席：请说一下新密码\n用户：八 三 幺 七 二 零", "八 三 幺 七 二 零"),
+        ("wiki 管理员密码 reset 好了：Wk!adm_2031", "Wk!adm_2031"),
         # The answer to a security question, where the text is about proving who someone is.
         ("for the reset they asked my security question: first pet — Marzipan", "Marzipan"),
         ("Agent: to verify, what is your mother's maiden name?\nCaller: um, Castellano", "Castellano"),
@@ -300,6 +307,9 @@ def test_passwords_said_the_ways_people_say_them_are_found(text: str, value: str
         "rolpassword\nSCRAM-SHA-256$4096:Uo9Ik2Pn7kO2r9Hx5Lz7Tc0Mj3Rh==$N8Lw7GpK1mQ9xV4bN7rT1wZ0cL5sY8dF3gJ6aE2uP9i=:Qm2Lx9Rw4Nb7Yc1Kd5Hs0Jf3Ga6EuR2mL8wZ0pQ7Hn2Q=",
         '"Arn": "arn:aws:sts::482910337215:assumed-role/AWSReservedSSO_PlatformAdmin_7c1d9e4a2b8f03c6/ravi@example.com"',
         "  private key: (hidden)\n  listening port: 51820",
+        "客服：请不要告诉我 PIN，只要卡号后四位。\n客户：后四位是 五 五 零 二",
+        'Password hint: "first dog + street we grew up on"',
+        "拨打客服热线后按 *1 转人工，不要在群里发任何密码",
     ],
 )
 def test_what_looks_like_those_but_discloses_nothing_is_left_alone(text: str) -> None:
