@@ -50,6 +50,7 @@ from memwarden.policies.secret_words import (
     CUE,
     EXPIRED,
     MAX_BRIDGE,
+    REVOKED,
     names_no_secret,
 )
 
@@ -68,7 +69,10 @@ def expired_after(text: str, sentence_start: int, span: tuple[int, int]) -> bool
         return False
     end = text.find("\n", span[1], span[1] + 80)
     if end < 0:
-        return EXPIRED.search(text, span[1], span[1] + 80) is not None
+        stop = span[1] + 80
+        return EXPIRED.search(text, span[1], stop) is not None or REVOKED.search(text, span[1], stop) is not None
+    if REVOKED.search(text, span[1], end) is not None:
+        return True
     # On its line, any word of it; on the next line (a reply), only that it expired or was used:
     # "the old channel is archived" under a webhook speaks of something else.
     if EXPIRED.search(text, span[1], end) is not None:
@@ -91,7 +95,7 @@ _REPLY = re.compile(
 # "password hint", "password policy", "PIN length": the cue names a property of it, not it.
 _PROPERTY = re.compile(
     r"(?i)[ \t]*(?:hint|policy|policies|requirements?|rules?|reset|manager|strength|length|field|prompt|hash|expiry"
-    r"|expires|change|changes|history|complexity|protected|less|protection)\b|提示|策略|要求|规则|长度|强度|重置|管理器"
+    r"|expires|change|changes|history|complexity|protected|less|protection|mode)\b|提示|策略|要求|规则|长度|强度|重置|管理器"
 )
 
 
@@ -195,12 +199,17 @@ _IT_IS = re.compile(
 )
 
 
+_SPECIFIC = re.compile(r"(?i)pass|pw|pin|code|combo|combination|key|lock|safe|密码|口令|码|锁|保险")
+
+
 def _in_next_sentence(text: str, at: int, cue: str) -> tuple[int, int] | None:
     """A value in the sentence after the cue's, on the same line: by its shape ("The safe is a dial.
     Turn left to thirty-two, right to fourteen …"), or any kind after "It is"."""
     end = BRIDGE_END.search(text, at, at + 160)
     stop = end.start() if end else min(len(text), at + 160)
-    if (it := _IT_IS.match(text, at, stop)) is not None and (span := value_at(text, it.end(), cue, "is")):
+    specific = _SPECIFIC.search(cue) is not None  # not a bare "door", "gate", "safe"
+    it = _IT_IS.match(text, at, stop) if specific else None
+    if it is not None and (span := value_at(text, it.end(), cue, "is")) and not YEAR.fullmatch(text, *span):
         return span
     return shaped_in(text, at, stop, cue, own=False)
 
@@ -219,9 +228,19 @@ def _answer_in(text: str, start: int, end: int, cue: str) -> tuple[int, int] | N
     if span is None or re.match(r"[A-Za-z0-9_.\-/=:$\"`]", text[span[0] - 1]):
         return None
     before = text[max(start, span[0] - 16) : span[0]]
-    return None if WHEN_OR_HOW_MUCH.search(before) or _LAST_DIGITS.search(before) else span
+    if WHEN_OR_HOW_MUCH.search(before) or _LAST_DIGITS.search(before) or _NAMED_NUMBER.search(before):
+        return None
+    return None if _NAMED_AFTER.match(text, span[1]) else span
 
 
+# A number named as something else: "room 4012", "table 1204", "PR 48213", "20931 is the ticket number".
+_NAMED_NUMBER = re.compile(
+    r"(?i)\b(?:room|table|line|ticket|build|version|pr|issue|order|flight|bus|no\.?|number|#|step|page|unit|apt|suite)"
+    r"\s*#?\s*$|(?:工号|房间|桌|单号|订单号?|房号)\s*$"
+)
+_NAMED_AFTER = re.compile(
+    r"(?i)\s+(?:is\s+(?:the|my|your|our)\s+)?(?:ticket|order|room|table|build|case|reference|tracking|employee|flight)\b"
+)
 # A card's last digits, which prove nothing: "last four 是 五 五 零 二", "尾号 4421".
 _LAST_DIGITS = re.compile(r"(?i)last\s+(?:four|4)|后四位|尾号|ending\s+(?:in|with)")
 
@@ -272,7 +291,7 @@ def words_automaton(words: str) -> Any:
 # Every cue holds one of these (casefolded); every directive one of the second: one pass over the
 # text rules most texts out (a chat message: 92 µs with every detector run, 31 with this, measured).
 CUE_WORDS = words_automaton(
-    "pass|pw|pin|code|combo|combination|cvv|cvc|csc|key|gate|door|keypad|intercom|safe|lock|otp|master|alarm|psk"
+    "pass|pw|pin|code|combo|combination|cvv|cvc|csc|key|gate|door|keypad|intercom|safe|lock|otp|master|alarm|disarm|psk"
     "|密码|口令|暗号|密钥|秘钥|私钥|码|门|锁|保险"
 )
 

@@ -38,7 +38,12 @@ _RANDOM = r"((?=[\w\-.+/=]*\d)(?=[\w\-.+/=]*[A-Za-z])[\w\-.+/=]{16,})"
 # "DD_API_KEY="), words do not ("1Password", "bypass").
 _START = r"(?<![A-Za-z0-9])"
 # Or a camelCase name's last word: "adminPassword=", "keyStorePassword=".
-_START_OR_CAMEL = r"(?:(?<![A-Za-z0-9])|(?-i:(?<=[a-z0-9])(?=Pass|PASS|Pwd|PWD)))"
+# A camelCase name's last word ("adminPassword=", "keyStorePassword="): its value must look like one
+# (a letter and a digit, no call, no attribute): "confirmPassword=newPassword" is code.
+_CAMEL_PASSWORD = (
+    r"(?-i:(?<=[a-z])(?:Password|PASSWORD|Passwd|Pwd|Passphrase))" + r"[\"']?[ \t]*[:=][ \t]*[\"']?"
+    r"((?=[^\s'\"`,;]*\d)(?=[^\s'\"`,;]*[A-Za-z])(?![\w.]*\()(?![A-Za-z_]\w*\.\w)[^\s'\"`,;()\[\]{}]{6,})"
+)
 # Between a name and its value: a closing quote (JSON, YAML), a note in brackets ("secret
 # (base32) ="), "is"/"为"/"是", the sign, an opening quote.
 _ASSIGN = r"[\"']?(?:\s*\([^()\n]{0,24}\))?[ \t]*(?:is|为|是)?[ \t]*[:：=][ \t]*[\"']?"
@@ -179,7 +184,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     ),
     _p(
         "password",
-        r"(?i)" + _START_OR_CAMEL + _LOGIN_WORDS + _ASSIGN + _VALUE,
+        r"(?i)" + _START + _LOGIN_WORDS + _ASSIGN + _VALUE,
         group=1,
         needs=("pass", "pw", "密码", "口令"),
     ),
@@ -220,24 +225,29 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         needs=("授权码", "专用密码", "app"),
     ),
     *(_p("cli_password", option, group=1, needs=("-p", "-a", "-u", "--user", "--password")) for option in _CLI_OPTIONS),
-    # A keypad's code between a star and a hash, after "press": "后按 *5931# 即可抬杆".
+    _p("password", _CAMEL_PASSWORD, group=1, needs=("password", "passwd", "pwd", "passphrase")),
+    # A keypad's code between a star and a hash, after "press": "后按 *5931# 即可抬杆" — not a
+    # carrier's service code ("按 *1234# 查询余额", "*3001#12345#*").
     _p(
         "pin",
-        r"(?i)(?:按|摁|输入|press|punch\s+in|enter|dial)[ \t]*([*＊]\d{4,8}[#＃])",
+        r"(?i)(?:按|摁|press|punch\s+in)[ \t]*([*＊]\d{4,8}[#＃])(?![\d*#＃])"
+        r"(?![^\n]{0,24}(?:查询|余额|话费|流量|信号|查一下|balance|check|test|mode|menu|data|minutes))",
         group=1,
-        needs=("按", "摁", "输入", "press", "punch", "enter", "dial"),
+        needs=("按", "摁", "press", "punch"),
     ),
     # Redis's AUTH at its prompt or said ("127.0.0.1:6379> AUTH 9c!Lr4#vZpW1", "redis 的 AUTH 是 …").
     _p(
         "cli_password",
-        r"(?:>[ \t]*AUTH[ \t]+(?:[\w.\-]+[ \t]+)?|\bAUTH[ \t]*(?:是|为|is|[:：])[ \t]*)" + _PW_VALUE,
+        r"(?:>[ \t]*(?i:auth)[ \t]+(?:[\w.\-]+[ \t]+)?|\bAUTH[ \t]*(?:是|为|is|[:：])[ \t]*)" + _PW_VALUE,
         group=1,
         needs=("auth",),
     ),
     # A secret written into a file named for one: "echo 'marble tiger stapler seven' > ~/.vault_pass".
     _p(
         "password",
-        r"(?i)\becho[ \t]+(?:-n[ \t]+)?(['\"])([^'\"\n$]{4,80})\1[ \t]*>{1,2}[ \t]*\S*(?:pass|pwd|secret|token|cred|key)\S*",
+        r"(?i)\becho[ \t]+(?:-n[ \t]+)?(['\"])([^'\"\n$]{4,80})\1[ \t]*>{1,2}[ \t]*(?:\S*/)?\.?(?:[\w\-]*[._\-])?"
+        r"(?:vault[_\-]?pass(?:word)?|pass(?:word)?s?|passwd|pwd|secrets?|token|credentials?|creds|api[_\-]?key)"
+        r"(?:\.txt)?(?![\w.\-])",
         group=2,
         needs=("echo",),
     ),

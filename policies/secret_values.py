@@ -50,7 +50,7 @@ COMBINATION = re.compile(
     r"[\s,，、;；.]*+(?:then\s+|and\s+|再|然后|最后)?){2,}"
 )
 
-CAPS_CODE = re.compile(r"(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z][A-Z0-9]*[A-Z])[A-Z0-9]{5,10}(?![\w\-])")
+CAPS_CODE = re.compile(r"(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z][A-Z0-9]*[A-Z])[A-Z0-9]{6,10}(?![\w\-])")
 
 PROMOTION = re.compile(r"(?i)%|\boff\b|discount|checkout|coupon|promo|\bsale\b|\bsave\b|折|优惠|满减")
 
@@ -197,14 +197,15 @@ def value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] | 
 # One plain word after "the password is" / "密码是", where its sentence or clause ends: "the password
 # for them is pineapple.", "开机密码是zxcvbnm 班主任自己设的".
 ONE_WORD = re.compile(
-    r"([A-Za-z]{5,24})(?=[ \t]*(?:$|[.!](?:\s|$)|[,;，。；！\n]|[\u4e00-\u9fff]|all\b|for\b|and\b|but\b))"
+    r"([A-Za-z]{5,24})(?=[ \t]*(?:$|[.!](?:\s|$)|[。；！\n]|[\u4e00-\u9fff]|all\s+(?:lower|small|caps)))"
 )
 
 NOT_A_PASSWORD_WORD = frozenset(
     "incorrect mandatory optional protected expired invalid empty blank unknown default simple complex"
     " visible encrypted public private ready below above attached inside printed okay fine none"
     " needed correct required wrong hidden secret changed different temporary sensitive strong"
-    " unchanged unique random secure insecure easy obvious right there here same".split()
+    " unchanged unique random secure insecure easy obvious right there here same broken stale lowercase"
+    " uppercase outdated obsolete compromised leaked working invalid simple short long mixed".split()
 )
 
 
@@ -245,7 +246,7 @@ def shaped_in(
         # A code said further on in its clause, once a connector has been said: "code is the house
         # number twice so 1717", "set the combo to my bday 0614".
         bare = re.fullmatch(r"(?i)safe|locker|lockbox|padlock", cue) is not None  # a locker's number is not its code
-        if not bare and (connector := CONNECTOR.search(window)) is not None:
+        if own and not bare and (connector := CONNECTOR.search(window)) is not None:
             for m in DIGITS.finditer(text, start + connector.end(), end):
                 if plain_number(text, start, m.span()):
                     return m.start(), m.end()

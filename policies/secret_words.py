@@ -11,17 +11,25 @@ CN_DIGIT = "零〇洞幺一二两三四五六七八九"
 CN_NUMBER = rf"[{CN_DIGIT}十]{{1,4}}"
 
 # Cues: what names a credential. A code is named by what it opens or proves ("gate code"), or by
-# "code" alone unless the words before say it opens nothing (NOT_A_SECRET_CODE).
+# any word before "code" unless that word says it opens nothing (NOT_A_SECRET_CODE).
+# What a code opens, after "the code for/to …".
+_OPENS = (
+    r"(?:door|gate|alarm|safe|keypad|lock|locker|lockbox|padlock|garage|entry|building|storage\s+unit|storage|shed"
+    r"|room|elevator|lift|parking|pool|gym|ipad|iphone|phone|house|apartment|flat|unit|complex|bike|mailbox|box|wifi)"
+)
 CODE_CUE = (
     r"(?:door|gate|alarm|disarm|safe|keypad|lock|locker|lockbox|padlock|garage|entry|building|front\s+door"
     r"|host|access|verification|security|one[\s\-]time|login|check[\s\-]in|confirmation|authentication|auth"
     r"|otp|2fa|sms|unlock|bike\s+room|mailbox|voicemail|alarm\s+panel|kiosk|storage|room|elevator|parking|pool"
     r"|gym|ipad|iphone|phone|screen|house|apartment|unit|complex|bike|backup|recovery)(?:\s+\w{1,6})?\s+(?:pass)?(?:codes?|pin|combo|combination)"
-    r"|gate|door|keypad|intercom|otp|alarm|disarm|key\s?safe"
+    r"|gate|door|keypad|intercom|otp|disarm|key\s?safe"
     r"|\b(?:use|enter|dial|punch\s+in)\s+code"
-    # Any other code (a locker's, a parcel's, an app's): unless the words before say it is one that
-    # opens nothing (NOT_A_SECRET_CODE). Its value is digits.
-    r"|codes?"
+    # Any other code named by what it is for (a locker's, a parcel's, an app's): unless that word
+    # says it opens nothing (NOT_A_SECRET_CODE). Its value is digits.
+    r"|(?!(?:the|this|that|these|those|its|new|old|same|any|some|your|our|their|his|her|which|what)\s)"
+    r"[A-Za-z]{3,}\s+codes?"
+    # The same, said the other way round: "the code for the storage unit", "the code to the shed".
+    r"|codes?\s+(?:for|to|of|on)\s+(?:the\s+|my\s+|your\s+|our\s+|their\s+)?(?:\w+\s+)?" + _OPENS
 )
 CUE = re.compile(
     r"(?i)(?<![A-Za-z0-9_<{$/.:@\-])(?:"
@@ -31,37 +39,31 @@ CUE = re.compile(
     r"|psk|pre-?shared[\s_\-]?key"
     r")(?![A-Za-z0-9_>}@\-])"
     r"|密码|口令|暗号|密钥|秘钥|私钥|验证码|取件码|提货码|校验码|动态码|安全码|开锁码|门禁码?|门锁|保险柜|保险箱|PIN码"
-    r"|大门|单元门|车库门|密码锁|通行码|开门码|锁屏|门口键盘"
-    r"|(?:(?!密)[\u4e00-\u9fff]){1,2}码(?![头数])"
+    r"|大门|单元门|车库门|密码锁|通行码|开门码|锁屏|门口键盘|(?:开柜|柜|开箱|解锁|授权|撤防|布防)码"
     # A safe, a locker, a padlock: their value must look like a dial's numbers (36-14-52).
     r"|(?i:(?<![a-z])(?:safe|locker|lockbox|padlock)(?![a-z]))"
     r"|(?i:(?<![a-z])(?:(?:keepass(?:xc)?|bitwarden|1password|lastpass)\s+master|master\s+(?:password|pass|pw|key))(?![a-z]))"
 )
 # What a code is when it opens nothing: the words before "code", the characters before "码".
-NOT_A_SECRET_CODE = re.compile(
-    r"(?i)\b(?:zip|post(?:al)?|area|country|dial(?:l?ing)?|promo(?:tion(?:al)?)?|discount|coupon|vouchers?|gift|referral"
-    r"|invite|invitation|product|item|sku|hs|tax|tariff|sort|swift|bic|routing|branch|airport|iata|flight|booking"
-    r"|reservation|reference|ref|tracking|order|course|class|module|dress|colou?r|source|machine|byte|op|qr|bar"
-    r"|language|currency|medical|icd|cpt|diagnosis|billing|program|fault|trouble|diagnostic|obd|dtc|event|reason"
-    r"|result|type|status|error|exit|return|response|http|cost|budget|project|job|client|customer|account|the\s+same"
-    r"|sample|example|promotional|cheat|morse|shortcode|short)(?:\s+\w{1,12})?\s+$|[\"'`]$"
-)
-GENERIC_MA = re.compile(r"(?:(?!密)[\u4e00-\u9fff]){1,2}码")
-NOT_A_SECRET_MA = re.compile(
-    r"(?:二维|条形|条|代|号|编|源|乱|页|尺|筹|起|价|加|解|明|数|电|区|邮|识别|序列|型|色|状态|错误|返回|响应|邀请|优惠"
-    r"|折扣|兑换|推荐|批|单|货|工|学|车牌|运单|订单|身份|证件|健康|行程|场所|收款|机器|短|暗|译|标|内|外|国)$"
+# The words before "code" that say it opens nothing, or that it is a program's code.
+NOT_A_SECRET_CODE = frozenset(
+    "zip post postal area country dial dialing dialling promo promotion promotional discount coupon voucher"
+    " vouchers gift referral invite invitation product item sku tax tariff sort swift bic routing branch airport"
+    " iata flight booking reservation reference ref tracking order course class module dress color colour source"
+    " machine byte qr bar language currency medical icd cpt diagnosis billing program fault trouble diagnostic"
+    " obd dtc event reason result type status error exit return response http cost budget project job client"
+    " customer account sample example cheat morse short the this that these those its new old same any some"
+    " more less your our their his her which what python java javascript rust html css sql legacy production"
+    " test unit dead app application backend frontend server library starter template generated compiled"
+    " native source open review clean good bad nice dress secret name country color".split()
 )
 
 
 def names_no_secret(text: str, cue: re.Match[str]) -> bool:
-    """A generic code's cue ("code", "柜码") preceded by what says it opens nothing ("zip code",
-    "条码", a JSON key "code")."""
-    word = cue.group(0)
-    if word.lower() in ("code", "codes"):
-        return NOT_A_SECRET_CODE.search(text, max(0, cue.start() - 24), cue.start()) is not None
-    if GENERIC_MA.fullmatch(word):
-        return NOT_A_SECRET_MA.search(word[:-1]) is not None
-    return False
+    """A code's cue whose word says the code opens nothing ("zip code", "the code", "source code",
+    "error code")."""
+    m = re.fullmatch(r"(?i)([A-Za-z]{3,})\s+codes?", cue.group(0))
+    return m is not None and m.group(1).lower() in NOT_A_SECRET_CODE
 
 
 # A password's name (what may be followed by any kind of value); every other cue names a code.
@@ -85,16 +87,21 @@ EXPIRED = re.compile(
     r"(?i)\b(?:expired|no longer (?:valid|works?)|stopped working|used to be"
     r"|(?<!not )(?<!not the )old(?:\s+[\w-]+)?\s+(?:one|code|pin|password|passcode|combo|key)"
     r"|previous|former|revoked"
-    r"|invalidated|deactivated|used it|already used|was used|were used|(?:['’]s|has|have|had)\s+(?:already\s+)?been\s+used|is\s+used\s+now|used\s+up"
+    r"|invalidated|deactivated|used it|already used|was used|were used|(?:['’]s|has|have|had)\s+already\s+been\s+used|is\s+used\s+now|used\s+up"
     r"|(?:can|could)\s+no\s+longer\s+be\s+used)\b"
     r"|作废|已过期|过期了|已失效|失效了|已使用|已被使用|用过了|已经换了|以前的|旧的|老的|原来的|被取出|已取出|已取件"
     r"|(?<!不是)(?:原来|之前|以前)那个|输进去了|已经登上|登进去了|已经登录"
-    # Revoked: "已经禁用并删除了", "revoke 掉了", "我已经在 gitlab 里 revoke 了", "deactivated and deleted".
-    r"|已经?[^\n，。；]{0,16}?(?:revoke|禁用|删除|吊销|注销|停用)|(?:revoke|禁用|删除|吊销|停用)\s*(?:掉)?了"
-    r"|(?i:\b(?:disabled|deleted|rotated\s+out|has\s+been\s+rotated|timed\s+out\s+before|but\s+(?:i|we|they|he|she)\s+changed\s+it)\b)"
+    r"|(?i:\b(?:timed\s+out\s+before|but\s+(?:i|we|they|he|she)\s+changed\s+it)\b)"
     r"|(?:今天|即日|当天)起失效|已经过期|过期没用|用掉了|已经取了|已经取走|登录上了|登上了"
     r"|已经?\s*(?:used|expired)|(?i:\b(?:no|doesn'?t\s+need\s+a|without\s+a|don'?t\s+need\s+a)\s+password\b)"
     r"|不需要密码|无需密码|没有密码"
+)
+# Revoked, said of the value right before it or after it on its line ("已经 revoke 掉了：ghp_…",
+# "（LTAI…）已经禁用并删除了", "token … was revoked"): not of anything else in its sentence.
+REVOKED = re.compile(
+    r"已经?[^\n，。；]{0,16}?(?:revoke|禁用|删除|吊销|注销|停用)|(?:revoke|禁用|删除|吊销|停用)\s*(?:掉)?了"
+    r"|(?i:\b(?:was|were|been|is|are|now|got)\s+(?:revoked|disabled|deleted|deactivated|rotated)\b"
+    r"|\b(?:revoked|deactivated)\s+and\s+deleted\b|\brotated\s+out\b)"
 )
 PLACEHOLDER_VALUE = re.compile(
     r"(?i)^(?:<[^>]*>|\{[^}]*\}|\[[^\]]*\]|\$\{?[\w.]+\}?|%\w*%|x{3,}|\*+|•+|\.{3}|…|_{3,}|-{3,}|your[\w\-]*|example[\w\-]*"

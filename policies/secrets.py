@@ -25,7 +25,7 @@ from memwarden.policies.secret_kinds import SecretFinding, word_automaton
 from memwarden.policies.secret_layouts import laid_out_secrets
 from memwarden.policies.secret_patterns import SECRET_PATTERNS, SecretPattern
 from memwarden.policies.secret_values import NEW, is_placeholder
-from memwarden.policies.secret_words import EXPIRED
+from memwarden.policies.secret_words import EXPIRED, REVOKED
 
 __all__ = ["PLACEHOLDER", "SecretFinding", "SecretPattern", "find_secrets", "mask", "may_hold_secrets"]
 
@@ -69,7 +69,7 @@ _PUBLIC_SPANS = re.compile(
     r'|"(?:n|e|x|y|x5c|x5t|x5t#S256)"\s*:\s*\[?"[^"]*"'
     r"|\bA(?:ROA|IDA|GPA|NPA|NVA|SCA)[A-Z0-9]{16,}"
     r"|(?i:\b(?:public[ \t]*key|peer)[ \t]*[:=][ \t]*)[A-Za-z0-9+/]{42,44}="
-    r"|[\w\-.]*googleusercontent\.com[\w\-.]*|\bcom\.googleusercontent\.apps\.[\w\-]+"
+    r"|\b\d+-[a-z0-9]+\.apps\.googleusercontent\.com\b|\bcom\.googleusercontent\.apps\.\d+-[a-z0-9]+"
     # Wallets' receiving addresses and extended public keys (a private key is 64 hex, or a seed).
     r"|\b0x[0-9a-fA-F]{40}(?![0-9a-fA-F])|\bT[1-9A-HJ-NP-Za-km-z]{33}\b|\b[xyzt]pub[1-9A-HJ-NP-Za-km-z]{100,}"
     r"|\b(?:bc1[02-9ac-hj-np-z]{25,87}|[13][1-9A-HJ-NP-Za-km-z]{25,34})\b"
@@ -320,6 +320,8 @@ def _expired(text: str, f: SecretFinding) -> bool:
     """Whether the sentence around a code says it is expired, used, or the old one (not when it
     calls it the new one)."""
     start = sentence_before(text, f.start)
+    if _REVOKED_BEFORE.search(text, max(start, f.start - 16), f.start):
+        return True  # "已经 revoke 掉了：ghp_…"
     old = EXPIRED.search(text, start, f.start)
     # "that's the old one, it's 1109 now", "那是以前的 新的是7703": corrected, not expired.
     corrected = old is not None and _CORRECTION.search(text, old.end(), f.start) is not None
@@ -327,6 +329,7 @@ def _expired(text: str, f: SecretFinding) -> bool:
     return before or expired_after(text, start, (f.start, f.end))
 
 
+_REVOKED_BEFORE = re.compile(f"(?:{REVOKED.pattern})[ \t:：]*$")
 _CORRECTION = re.compile(r"(?i)\b(?:it\s+is|it['’]s|its|is\s+now|correct\s+one)\b|新的|现在是|应该是")
 
 
@@ -383,7 +386,7 @@ def _not_disclosed(text: str, findings: list[SecretFinding]) -> list[SecretFindi
     return kept
 
 
-_ATTRIBUTE = re.compile(r"^(?=[^.]*_|.*\.[a-z0-9]*_)[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+$")
+_ATTRIBUTE = re.compile(r"^(?=[^.]*_|.*\.[a-z0-9]*_)[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*){2,}$")
 
 
 _WRAPPED = re.compile(r"[<{\[$%]")
