@@ -41,6 +41,7 @@ from memwarden.policies.secret_values import (
     NEW,
     WHEN_OR_HOW_MUCH,
     YEAR,
+    glued,
     shaped_in,
     value_at,
 )
@@ -152,7 +153,7 @@ def _cued(text: str) -> list[SecretFinding]:
         if n == MAX_CUES:  # a text that names a credential this often is read this far (bounded work)
             break
         prop = _PROPERTY.match(text, cue.end())
-        if (prop and not _DONE.match(text, prop.end())) or names_no_secret(text, cue):
+        if (prop and not _DONE.match(text, prop.end())) or names_no_secret(cue.group(0)):
             continue
         # The cue's sentence, at most 200 characters either side: every look around it stays bounded.
         sentence_start = sentence_before(text, cue.start())
@@ -223,9 +224,10 @@ _ASKED = re.compile(
 
 
 def _answer_in(text: str, start: int, end: int, cue: str) -> tuple[int, int] | None:
-    """A value by its shape in a reply (digits too), standing alone (``plain_number``)."""
+    """A value by its shape in a reply (digits too): not the end of something else, nor a time,
+    an amount, a card's last digits or a number named as a room, a ticket, a build …"""
     span = shaped_in(text, start, end, cue, said=True)
-    if span is None or re.match(r"[A-Za-z0-9_.\-/=:$\"`]", text[span[0] - 1]):
+    if span is None or glued(text, span[0]):
         return None
     before = text[max(start, span[0] - 16) : span[0]]
     if WHEN_OR_HOW_MUCH.search(before) or _LAST_DIGITS.search(before) or _NAMED_NUMBER.search(before):

@@ -57,12 +57,12 @@ PROMOTION = re.compile(r"(?i)%|\boff\b|discount|checkout|coupon|promo|\bsale\b|\
 REFERENCE_CODE = re.compile(r"(?i)confirmation|check[\s\-]?in|booking|reference|order|tracking|promo|discount|coupon")
 
 
-# The turns written number first: "27 left, 14 right, 3 left".
 def _turns(said: str) -> int:
     """How many turns of a dial ``said`` holds ("左转三圈停在 17，右转停在 42，左转停在 8": three)."""
     return len(re.findall(r"(?i)\b(?:left|right)\b|[左右]", said))
 
 
+# The turns written number first: "27 left, 14 right, 3 left".
 COMBINATION_AFTER = re.compile(
     rf"(?i)(?>(?:\d{{1,2}}|{NUM_WORD}|[a-z]+ty(?:-[a-z]+)?|eleven|twelve|[a-z]+teen)\s*+(?:to\s+the\s+)?(?:left|right)\b"
     r"[\s,，、;；.]*+(?:then\s+|and\s+)?){2,}"
@@ -278,10 +278,16 @@ WHEN_OR_HOW_MUCH = re.compile(
 )
 
 
+def glued(text: str, at: int) -> bool:
+    """Whether a value starting at ``at`` is the end of something else: a word, a path, an
+    assignment, a quote, a call."""
+    return at > 0 and re.match(r"[A-Za-z0-9_.\-/=:$\"`(]", text[at - 1]) is not None
+
+
 def plain_number(text: str, start: int, span: tuple[int, int]) -> bool:
     """Whether digits at ``span`` stand alone as a value: not inside a word or after "=", nor a
     time, an amount or a year."""
-    if re.match(r"[A-Za-z0-9_.\-/=:$\"`(]", text[span[0] - 1]) or YEAR.fullmatch(text, *span):
+    if glued(text, span[0]) or YEAR.fullmatch(text, *span):
         return False
     if re.match(r"[ \-]?\d", text[span[1] : span[1] + 2]) or re.search(
         r"\d[ \-]$", text[max(0, span[0] - 2) : span[0]]

@@ -204,6 +204,7 @@ def test_non_secrets_are_left_alone(text: str) -> None:
         ("the alarm code is, um, four four one nine, then OFF", "four four one nine"),
         ("To disarm: 5 1 7 2 then press OFF", "5 1 7 2"),
         ("Mum: the code for the bike shed\nMum: one sec\nMum: 4 0 9 2 and pull hard", "4 0 9 2"),
+        ("flat 3B, the unit code is 4412, then take the lift", "4412"),
         # Corrected after the old one: the new value is still a secret.
         ("door code is 1190 — no wait, that's the old one, it's 1109 now", "1109"),
         ("密码是7730 不对 那是以前的 新的是7703", "7703"),
