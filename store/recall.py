@@ -98,13 +98,39 @@ def filter_rows(
     return kept, excluded
 
 
+def shape(row: RecallRow, scores: dict[str, float | None]) -> Memory:
+    """A fetched row and its scores as a recall hit."""
+    memory_id, text, context, fact_type, tags, metadata, document_id, mentioned, start, end, chunk, named, _ = row
+    return Memory(
+        memory_id,
+        text,
+        fact_type,
+        document_id,
+        context or None,
+        () if tags == "[]" else tuple(loads(tags, [])),
+        loads(metadata, {}),
+        mentioned,
+        start,
+        end,
+        None,
+        {
+            "entities": None if named == "{}" else list(loads(named, {}).values()) or None,
+            "chunk_id": chunk,
+            "source_fact_ids": None,
+            "scores": scores,
+            "attachments": None,
+        },
+    )
+
+
 def fetch(db: sqlite3.Connection, *, picked: list[str], seq_of: Mapping[str, int], index: BankIndex) -> list[RecallRow]:
     """The picked rows, in their order, by primary key (the row key the full-text arm read, else
     the vector index's); one archived or replaced since it was ranked is left out."""
     cursor = db.cursor()
     cursor.row_factory = None  # plain tuples: ~200 rows, each field read once
     found: dict[str, RecallRow] = {}
-    keys = [k for k in (seq_of.get(m, index.seq.get(m)) for m in picked) if k is not None]
+    known, seq = seq_of.get, index.seq.get
+    keys = [k for m in picked if (k := known(m)) is not None or (k := seq(m)) is not None]
     for start in range(0, len(keys), 900):  # under SQLite's limit on bound variables
         chunk = keys[start : start + 900]
         sql = f"SELECT {RECALL_COLUMNS} FROM store_units WHERE seq IN ({','.join('?' * len(chunk))})"  # noqa: S608
@@ -183,7 +209,7 @@ async def recall(
     # The arms' rankings after the filters, best first; then the fusion (store/fusion.py).
     fusion = fuse(sorted(sem.items(), key=lambda kv: -kv[1]), sorted(lex.items(), key=lambda kv: -kv[1]), hits.mass)
     both = bool(sem)
-    fused = nudge(fusion.scores, votes)
+    fused = nudge(fusion.scores, votes) if votes else fusion.scores
     top_lex = max(lex.values(), default=0.0) or 1.0
     # Token costs: the full-text arm's, else the vector index's (a memory that left the index since
     # it was ranked, archived or replaced, has none).
@@ -194,56 +220,23 @@ async def recall(
     used = sum(costs.get(r[0], 0) for r in chosen)
     results: list[Memory] = []
     calibrated = embedder.name == CALIBRATED_FOR
-    for (
-        memory_id,
-        text,
-        context,
-        fact_type,
-        tags,
-        metadata,
-        document_id,
-        mentioned,
-        start,
-        end,
-        chunk,
-        named,
-        _,
-    ) in chosen:
+    mass = hits.mass
+    for row in chosen:
+        memory_id = row[0]
+        cosine = sem.get(memory_id)
+        keyword = lex.get(memory_id)
         scores = {
             "final": round(fused[memory_id], 6),
             # No cross-encoder: memwarden's calibrated relevance, 0..1 (store/fusion.py: relevance),
             # fitted on e5's cosines; with another embedder, or for a hit the semantic arm did not
             # rank, none (the Mem0 front then falls back to the arms' own scores).
-            "reranker": relevance(
-                sem[memory_id], lex[memory_id] / hits.mass if memory_id in lex and hits.mass else None
-            )
-            if calibrated and memory_id in sem
+            "reranker": relevance(cosine, keyword / mass if keyword is not None and mass else None)
+            if calibrated and cosine is not None
             else None,
-            "semantic": sem.get(memory_id),
-            "keyword": (lex[memory_id] / top_lex) if memory_id in lex else None,
+            "semantic": cosine,
+            "keyword": keyword / top_lex if keyword is not None else None,
         }
-        results.append(
-            Memory(
-                memory_id,
-                text,
-                fact_type,
-                document_id,
-                context or None,
-                tuple(loads(tags, [])),
-                loads(metadata, {}),
-                mentioned,
-                start,
-                end,
-                None,
-                {
-                    "entities": list(loads(named, {}).values()) or None,
-                    "chunk_id": chunk,
-                    "source_fact_ids": None,
-                    "scores": scores,
-                    "attachments": None,
-                },
-            )
-        )
+        results.append(shape(row, scores))
     trace = None
     if request.get("trace"):
         trace = {
