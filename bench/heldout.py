@@ -16,7 +16,11 @@ measured; README *Held-out sets* says which choice an evaluation number moved):
   (a support desk, a coding agent's sessions, meeting minutes, a startup's mixed-language chat),
   and, all ``eval``, by later writers: ``chat_personal_en2`` (a son and his widowed mother, gamer
   friends in slang, two former coworkers' voice-to-text rambles) and ``assistant_chat2`` (a user and
-  an assistant over months, English, Chinese and code-switching: facts dropped in requests);
+  an assistant over months, English, Chinese and code-switching: facts dropped in requests), and
+  by two writers later again, ``chat_personal3`` (university friends abroad, a grandmother and her
+  one-word-answer grandson, a parents' carpool group, two nurses between shifts, a long-distance
+  couple) and ``assistant_chat3`` (a retired teacher in Chengdu, a PhD student in Germany
+  code-switching, a bakery owner answering in two words, two colleagues at a Shenzhen startup);
   each turn labelled fact or not, each question naming the turns that answer it; split by
   conversation. Reported: fact turns kept, the turns the questions are about kept, the other
   turns (pleasantries, reactions, questions back) rejected;
@@ -50,7 +54,15 @@ from memwarden.policies.pipeline import Judgement, Pipeline
 from memwarden.settings import GovernanceSettings, LabelsSettings
 
 ITEM_SETS = ("labelled_items", "oneliners", "worklogs", "oneliners2")
-TURN_SETS = ("chat_friends_en", "chat_friends_zh", "work_threads", "chat_personal_en2", "assistant_chat2")
+TURN_SETS = (
+    "chat_friends_en",
+    "chat_friends_zh",
+    "work_threads",
+    "chat_personal_en2",
+    "assistant_chat2",
+    "chat_personal3",
+    "assistant_chat3",
+)
 RETRIEVAL_SETS = ("recall_conversations", *TURN_SETS)
 ENGINEERING = frozenset({"infra", "dev_tools", "code"})
 

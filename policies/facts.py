@@ -26,13 +26,13 @@ from typing import Literal
 
 from memwarden.policies.facts_zh import CJK, ZH_INSTRUCTION, zh_clause
 
-Kind = Literal["self", "person", "named", "thing", "elided", "instruction"]
+Kind = Literal["self", "person", "named", "thing", "elided", "instruction", "when"]
 # The kinds sure enough to overrule a reject rule (a request, a hedge, a word of progress beside the
 # fact): a subject the sentence names by pronoun or role. A capitalised first word may be a name
 # ("Alice loves …") or not ("Tests are passing now"), "the build is …" may be progress, and a
 # sentence without its subject ("Finally started the pottery class!") may be work chatter ("started
 # the deploy"): those keep a text no rule rejected, and overrule nothing.
-OVERRULING: frozenset[Kind] = frozenset({"self", "person", "instruction"})
+OVERRULING: frozenset[Kind] = frozenset({"self", "person", "instruction", "when"})
 
 # Openers that carry nothing: interjections, discourse markers, "just so you know".
 _LEAD = re.compile(
@@ -153,6 +153,13 @@ _NOT_A_FACT_VERB = re.compile(
     r"do(?:n't|n’t| not)? (?:know|think|get it|mind|care|remember|see)|"
     r"did(?:n't|n’t)? (?:know|see|get|mean)|am (?:not )?sure|'?m (?:not )?sure|laughed|cried|screamed)\b"
 )
+# What someone can never do is a fact about them ("I can't eat dairy", "we can't have pets here"),
+# unlike "I can't wait" or "I can't make it tonight".
+_CANNOT = re.compile(
+    r"^(?:can't|can’t|cannot|can not|couldn't ever|can never)\s+(?:eat|drink|tolerate|digest|drive|swim|ride|lift|"
+    r"kneel|climb|fly|speak|read (?:music|braille)|have (?:any )?(?:dairy|gluten|nuts|peanuts|caffeine|alcohol|sugar|"
+    r"salt|pork|beef|meat|fish|shellfish|eggs?|wheat|soy|lactose|kids|children|pets|dogs?|cats?))\b"
+)
 _SELF_BE = re.compile(rf"^(?:i|we)\s+{_BE}\s+{_ADVERBS}(?P<rest>.+)$")
 _SELF_VERB = re.compile(
     r"^(?:i|we|me and \w+|\w+ and i|my (?:wife|husband|partner|boyfriend|girlfriend|family|kids) and i)\s+"
@@ -253,9 +260,44 @@ _SPACES = re.compile(r"\s+")
 _CLAUSES = re.compile(r"[,;:!，；：！。～~—–]+|\s-\s|\.\s")
 # Sentences: after a full stop, an exclamation or a question mark (a question is judged on its own).
 _SENTENCES = re.compile(r"(?<=[?？!！。])\s*|(?<=\.)\s+")
+# Where a question starts inside a clause that runs on from a statement without a comma ("I've got
+# the interview on Monday so fingers crossed can you check my answer?"): the words before it are judged.
+_ASKS = re.compile(
+    r"\s(?:(?:can|could|would|will|do|does|did|should|shall)\s+(?:you|u|ya|anyone|someone|we|i)\b|"
+    r"any (?:tips|ideas|advice|thoughts|suggestions|recommendations)\b|"
+    r"(?:what|how|where|which|who)\s+(?:do|does|should|would|can|could|is|are)\b)"
+)
 _TOLD_YOU = re.compile(
     r"^(?:did i (?:tell|mention to|mention|say to) you|have i (?:told|mentioned to) you|did you know)\b"
 )
+# A short reply that names a day, a clock time or a date is an appointment or a routine agreed in
+# chat ("Wednesdays", "4pm it is", "the 17th works", "周三下午", "下午四点吧"): kept however short.
+# Not a greeting that names the day ("happy friday"), not a time of arrival ("5 mins", "omw").
+_WHEN_WORD = re.compile(
+    r"\b(?:(?:mon|tues|tue|wednes|weds|thurs|thur|fri|satur|sun)days?|noon|midnight|"
+    r"\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)|(?<![\d.:])\d{1,2}:\d{2}(?![\d.:])|(?:the\s+)?\d{1,2}(?:st|nd|rd|th)|"
+    r"(?:jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|"
+    r"\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*)\b"
+    r"|(?:周|星期|礼拜)[一二三四五六日天]|[早上中下晚]午?[一二三四五六七八九十两\d]{1,3}点|[一二三四五六七八九十\d]{1,2}[号日]"
+)
+_NOT_WHEN = re.compile(
+    r"\b(?:happy|good (?:morning|night|evening|afternoon|weekend|luck)|have a (?:good|great|nice|lovely)|tgif|"
+    r"thank|thanks|bye|cya|vibes|mood|min|mins|minutes?|secs?|hours?|hrs?|late|"
+    r"omw|eta|ago|yesterday|today|now|soon|sorry|again|lol|ugh|hate|love|already|write|welcome|info|debug|"
+    r"error|warn)\b|[?？\[]|快乐|辛苦|晚安|早安|好[！!]|分钟|马上|迟到|几点|收到"
+)
+_WHEN_MAX_WORDS = 6
+_WHEN_MAX_CJK = 12
+
+
+def _when_reply(body: str) -> bool:
+    """Whether ``body`` (prepared, emoji removed) is a short reply that names when."""
+    if _WHEN_WORD.search(body) is None or _NOT_WHEN.search(body) is not None:
+        return False
+    cjk = len(CJK.findall(body))
+    return len(body.split()) <= _WHEN_MAX_WORDS and cjk <= _WHEN_MAX_CJK
+
+
 # What is read of a text: a statement of fact is made early or not at all (a long document is judged
 # sentence by sentence: policies/segments.py), and the bounds keep every pattern's cost linear.
 MAX_CHARS = 600
@@ -316,7 +358,10 @@ def statement_kind(prepared: str, text: str = "") -> Kind | None:
             if budget < 0:
                 return None
             if (marked and n == len(clauses) - 1) or (not told and _QUESTION.search(clause)):
-                continue  # the clause that asks
+                asks = _ASKS.search(clause)  # the clause that asks: only what runs on before its question
+                if asks is None or len(clause[: asks.start()].split()) < 4:
+                    continue
+                clause = clause[: asks.start()]
             clause = _strip_lead(clause)
             if not clause:
                 continue
@@ -325,7 +370,7 @@ def statement_kind(prepared: str, text: str = "") -> Kind | None:
                 kind = _named_clause(_strip_lead_original(original[n]))
             if kind is not None:
                 return kind
-    return None
+    return "when" if _when_reply(body) else None
 
 
 # Where a statement that overrules a reject can begin: a first- or third-person subject, or the words
@@ -342,7 +387,7 @@ def overruling_kind(prepared: str, text: str = "") -> Kind | None:
     """:func:`statement_kind` where only a kind that overrules a reject matters (``OVERRULING``):
     the same answer for those, None for the others, and no clause pattern run on a text without a
     subject or an instruction's words in it (most noise)."""
-    if not _OVERRULING_CUES.search(prepared[:MAX_CHARS]):
+    if not _OVERRULING_CUES.search(prepared[:MAX_CHARS]) and _WHEN_WORD.search(prepared[:MAX_CHARS]) is None:
         return None
     kind = statement_kind(prepared, text)
     return kind if kind in OVERRULING else None
@@ -367,6 +412,8 @@ def _en_clause(clause: str) -> Kind | None:
     verb = _SELF_VERB.match(clause)
     if verb is not None:
         rest = verb["rest"]
+        if _CANNOT.match(rest):
+            return "self"
         if _NOT_A_FACT_VERB.match(rest):
             return None
         return "self" if _CONTENT_VERB.match(rest) and _content(rest) else None

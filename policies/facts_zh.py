@@ -47,10 +47,22 @@ ZH_INSTRUCTION = re.compile(
 _ZH_HABIT = re.compile(r"每天|每周|每个月|每年|打算|准备|计划|决定|开始|周[一二三四五六日天]")
 
 
+# "我的paper中了CVPR", "她的签证批了": a possession and what happened to it (the subject patterns
+# name relations, not every thing one has).
+_ZH_POSSESSIVE = re.compile(
+    r"^(?P<who>我|我们|我家|他|她|他们|她们)的(?!天|妈呀|意思|问题是)[^\s，。！？,.!?的]{1,10}?"
+    r"(?:也|还|都|已经|终于|刚|刚刚|正式)*"
+    r"(?:中了|过了|批了|下来了|定了|到期|被(?:拒|录取|接收)|录取|发表|上线|换了|坏了|丢了|做完了|出来了|是|叫|在|要|改到|改成|生了|住院)"
+)
+
+
 def zh_clause(clause: str) -> Literal["self", "person"] | None:
     """The kind of statement a Chinese clause makes, or None."""
     if _ZH_NOT_A_FACT.match(clause):
         return None
+    owned = _ZH_POSSESSIVE.match(clause)
+    if owned is not None:
+        return "self" if owned["who"] in ("我", "我们", "我家") else "person"
     subject = re.match(_ZH_SUBJECT + _ZH_ADVERBS, clause)
     if subject is None:
         return None

@@ -50,6 +50,7 @@ _FACT_REASONS: dict[Kind, str] = {
     "elided": "a statement of fact whose subject the speaker left out",
     "thing": "a statement of fact about a thing",
     "instruction": "a standing instruction about how to answer",
+    "when": "a short reply that names a day, a time or a date: an appointment or a routine",
 }
 _CJK_CHAR = re.compile(f"[{CJK}]")
 

@@ -10,7 +10,10 @@ Data, all written in the repository, none of it the evaluation split:
   eight styles, a quarter of them near the boundary of two topics; written by another writer again),
   ``tests/data/training_terse.jsonl`` (terse notes, fragments and lowercase chat, and the chatter
   and hard negatives beside them, with topics) and ``tests/data/training_turns.jsonl`` (single chat
-  turns from friends', assistants' and team chats, fact or not) and ``tests/data/training_work.jsonl``
+  turns from friends', assistants' and team chats, fact or not), ``tests/data/training_turns2.jsonl``
+  (800 English turns: facts in short replies, the question they answer kept beside in ``prev`` and not
+  trained on, in eight voices) and ``tests/data/training_turns3.jsonl`` (700 Chinese and code-switched
+  turns, likewise) and ``tests/data/training_work.jsonl``
   (700 lines of support tickets, tool-use logs, meeting notes, incidents, CRM and retrospectives from
   many companies, with topics) — each by a writer of its own,
   and every turn of the ``tune`` split of ``tests/data/transcripts.jsonl`` (noise turns rejected,
@@ -76,7 +79,8 @@ def training_data() -> tuple[list[tuple[str, bool]], list[tuple[str, str]], list
     items += rows("training_items.jsonl") + rows("training_topics.jsonl") + rows("training_terse.jsonl")
     items += rows("training_work.jsonl")
     keep = [(r["text"], bool(r["keep"])) for r in items]
-    keep += [(r["text"], bool(r["fact"])) for r in rows("training_turns.jsonl")]
+    for name in ("training_turns.jsonl", "training_turns2.jsonl", "training_turns3.jsonl"):
+        keep += [(r["text"], bool(r["fact"])) for r in rows(name)]
     tune_rows = list(tune)
     keep += [
         (t["text"], t["label"] != "noise")

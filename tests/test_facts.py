@@ -54,6 +54,20 @@ FACTS = [
     ("Nia took her first steps today!!", "named"),
     ("did I tell you we're moving to Bristol?", "self"),
     ("Alice moved to Paris last year… crazy right", "named"),
+    # what someone can never do; a question run on from a statement without a comma
+    ("I can't eat dairy, can you adapt this recipe?", "self"),
+    ("we can't have pets in this flat", "self"),
+    ("I have my driving test on Friday so fingers crossed 🤞 can you quiz me on the signs?", "self"),
+    # a possession and what happened to it, in Chinese
+    ("我的paper中了CVPR！！", "self"),
+    ("她的签证批了", "person"),
+    # a short reply that names when: an appointment or a routine agreed in chat
+    ("Wednesdays", "when"),
+    ("4pm it is, they confirmed", "when"),
+    ("the 17th works", "when"),
+    ("see you saturday!", "when"),
+    ("周三下午", "when"),
+    ("下午四点吧", "when"),
 ]
 
 NOT_FACTS = [
@@ -100,6 +114,17 @@ NOT_FACTS = [
     "Not sure yet, I'm guessing this may be a DNS issue",
     "I'm getting back to you on Monday, sound good?",
     "She's getting back to you next week.",
+    # a day, a time or a date that is not an appointment: greetings, arrivals, logs, questions, versions
+    "happy friday!",
+    "I can't believe it's already Friday",
+    "I can't make it tonight",
+    "5 mins",
+    "how about thursday?",
+    "[12:04:33] INFO starting worker",
+    "[voice message 0:03]",
+    "大家周一好！",
+    "周五的会几点开始",
+    "Ubuntu 22.04",
 ]
 
 
