@@ -327,6 +327,8 @@ def evaluate(
                 sub = [q for q, _ in pairs if q.split == split and test(q)]
                 if (set_name != "all sets" and stratum != "all") or (len(sub) < MIN_STRATUM and stratum != "all"):
                     continue
+                if not sub:  # a set with no question in this split (all ``eval``, or all ``tune``)
+                    continue
 
                 def r5(table: dict[int, int | None], sub: list[heldout.Asked] = sub) -> float:
                     return sum(1 for q in sub if (r := table[id(q)]) is not None and r <= 5) / len(sub)

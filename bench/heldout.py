@@ -25,7 +25,10 @@ measured; README *Held-out sets* says which choice an evaluation number moved):
   conversation. Reported: fact turns kept, the turns the questions are about kept, the other
   turns (pleasantries, reactions, questions back) rejected;
 * **retrieval** — the same conversations plus ``recall_conversations`` (540 questions over 12
-  conversations): each turn a memory (``Speaker: text``, the session's date), each conversation a
+  conversations) and two ``tune`` sets by two more writers, ``recall_tune_en`` (200 questions over 5
+  conversations: two sisters, a landlord and tenant, a running club, a family's house move, two game
+  developers) and ``recall_tune_zh`` (160 over 4, Chinese and code-switched), half their questions
+  worded like their answers and a third temporal: each turn a memory (``Speaker: text``, the session's date), each conversation a
   bank of one store; R@5, R@10 and MRR of the keyword arm, the semantic arm, the fusion recall
   answers with, and plain SQLite FTS5 BM25; per stratum (worded like the answer / paraphrased, by
   the writer's label and by shared content terms; temporal; multi-hop; per language). The fusion's
@@ -63,7 +66,10 @@ TURN_SETS = (
     "chat_personal3",
     "assistant_chat3",
 )
-RETRIEVAL_SETS = ("recall_conversations", *TURN_SETS)
+# Retrieval only, all ``tune``: two writers' conversations with half their questions worded like
+# their answers and a third temporal, added to check the fusion's choice on more tune questions.
+RETRIEVAL_TUNE_SETS = ("recall_tune_en", "recall_tune_zh")
+RETRIEVAL_SETS = ("recall_conversations", *TURN_SETS, *RETRIEVAL_TUNE_SETS)
 ENGINEERING = frozenset({"infra", "dev_tools", "code"})
 
 

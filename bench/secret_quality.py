@@ -12,7 +12,9 @@ one set alone), and the time per text:
   #33's second session, when its false positives were read (reported as "read", no longer held out);
 * ``secrets_heldout2.jsonl`` … ``secrets_heldout6.jsonl`` — 240 texts each by writers who saw no
   detector and no other set, scored but never read: the held-out numbers (the sixth new in #33's
-  third session, scored at the end of each of its three rounds).
+  third session, scored at the end of each of its three rounds);
+* ``secrets_heldout7.jsonl`` — 300 texts (150 English, 120 Chinese, 30 mixed) by a later writer,
+  scored at one state of the detectors, never read.
 
 Usage: python -m bench.secret_quality [--json FILE] [--misses] [--data FILE]
 """
@@ -46,6 +48,7 @@ SETS = (
     ("secrets_heldout4", "held out"),
     ("secrets_heldout5", "held out"),
     ("secrets_heldout6", "held out (final detectors only)"),
+    ("secrets_heldout7", "held out (scored once)"),
 )
 
 

@@ -259,6 +259,11 @@ def test_cli_classify_contract(tmp_path: Path) -> None:
     failed = cli("classify", str(bad))
     assert failed.returncode == 1
     assert "line 2 is not valid UTF-8" in failed.stderr
+    # A text given where a file is expected: a usage error naming it, no traceback.
+    missing = cli("classify", "4pm it is, they confirmed")
+    assert missing.returncode == 2
+    assert "'4pm it is, they confirmed' does not exist" in missing.stderr
+    assert "Traceback" not in missing.stderr
 
 
 def test_cli_tail_follow_prints_new_events(tmp_path: Path) -> None:

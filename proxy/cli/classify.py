@@ -12,7 +12,10 @@ from memwarden.proxy.cli.common import CONFIG_FILE_OPTION, settings
 
 
 @click.command()
-@click.argument("source", default="-", type=click.Path(allow_dash=True, dir_okay=False, path_type=str))
+# A missing SOURCE is a usage error naming it (a text given in its place, too: it is read as a path).
+@click.argument(
+    "source", default="-", type=click.Path(exists=True, allow_dash=True, dir_okay=False, readable=True, path_type=str)
+)
 @CONFIG_FILE_OPTION
 @click.option("--data-dir", type=click.Path(path_type=Path), help="Accepted for symmetry; classify reads no data.")
 @click.option("--bank", default="", help="Judge as this bank would (per-bank secrets mode).")
@@ -34,7 +37,7 @@ def classify(source: str, config: Path | None, data_dir: Path | None, bank: str,
     one retain request.
 
     \b
-    Example:
+    Example (a text to judge is piped, not given as an argument):
         printf '默认模型：gpt-4.1\\nstill broken\\n' | memwarden classify -
     """
     from memwarden.governance.state import build_pipeline
@@ -70,7 +73,11 @@ def classify(source: str, config: Path | None, data_dir: Path | None, bank: str,
 def _read_entries(source: str) -> list[tuple[Any, list[str]]]:
     """The candidates in ``source``: (content, tags) of each non-blank line."""
     entries: list[tuple[Any, list[str]]] = []
-    with click.open_file(source, "rb") as stream:
+    try:
+        stream = click.open_file(source, "rb")
+    except OSError as exc:  # gone or unreadable since the argument was checked
+        raise click.ClickException(f"cannot read {source}: {exc.strerror}") from None
+    with stream:
         for number, raw in enumerate(stream, start=1):
             try:
                 line = raw.decode("utf-8").strip()
