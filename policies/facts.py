@@ -15,7 +15,7 @@ the work-in-progress chatter the quality rules catch (a fact found here does not
 
 Pure functions over the *prepared* text (NFKC, casefolded, whitespace collapsed) plus the original
 text where case matters (a name as subject). Each answer names the kind of statement — ``self``,
-``person``, ``named``, ``thing``, ``instruction`` — for the verdict's reason.
+``person``, ``named``, ``thing``, ``elided``, ``instruction``, ``when`` — for the verdict's reason.
 """
 
 from __future__ import annotations
@@ -32,7 +32,11 @@ Kind = Literal["self", "person", "named", "thing", "elided", "instruction", "whe
 # ("Alice loves …") or not ("Tests are passing now"), "the build is …" may be progress, and a
 # sentence without its subject ("Finally started the pottery class!") may be work chatter ("started
 # the deploy"): those keep a text no rule rejected, and overrule nothing.
-OVERRULING: frozenset[Kind] = frozenset({"self", "person", "instruction", "when"})
+OVERRULING: frozenset[Kind] = frozenset({"self", "person", "instruction"})
+# A text too short to be a memory is still kept when it is a statement of those kinds, or a short
+# reply that names when ("周三", "4pm"): that kind overrules the length rule alone, not a question,
+# a request or a word of progress.
+SHORT_OVERRULING: frozenset[Kind] = OVERRULING | {"when"}
 
 # Openers that carry nothing: interjections, discourse markers, "just so you know".
 _LEAD = re.compile(
@@ -160,6 +164,10 @@ _CANNOT = re.compile(
     r"kneel|climb|fly|speak|read (?:music|braille)|have (?:any )?(?:dairy|gluten|nuts|peanuts|caffeine|alcohol|sugar|"
     r"salt|pork|beef|meat|fish|shellfish|eggs?|wheat|soy|lactose|kids|children|pets|dogs?|cats?))\b"
 )
+_FOR_NOW = re.compile(
+    r"\b(?:today|tonight|now|rn|atm|anymore|any more|another|yet|until|till|over|this (?:week|weekend|time|"
+    r"morning|afternoon|evening|month)|right now|at the moment)\b"
+)
 _SELF_BE = re.compile(rf"^(?:i|we)\s+{_BE}\s+{_ADVERBS}(?P<rest>.+)$")
 _SELF_VERB = re.compile(
     r"^(?:i|we|me and \w+|\w+ and i|my (?:wife|husband|partner|boyfriend|girlfriend|family|kids) and i)\s+"
@@ -273,18 +281,34 @@ _TOLD_YOU = re.compile(
 # A short reply that names a day, a clock time or a date is an appointment or a routine agreed in
 # chat ("Wednesdays", "4pm it is", "the 17th works", "周三下午", "下午四点吧"): kept however short.
 # Not a greeting that names the day ("happy friday"), not a time of arrival ("5 mins", "omw").
-_WHEN_WORD = re.compile(
-    r"\b(?:(?:mon|tues|tue|wednes|weds|thurs|thur|fri|satur|sun)days?|noon|midnight|"
-    r"\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)|(?<![\d.:])\d{1,2}:\d{2}(?![\d.:])|(?:the\s+)?\d{1,2}(?:st|nd|rd|th)|"
-    r"(?:jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|"
-    r"\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*)\b"
-    r"|(?:周|星期|礼拜)[一二三四五六日天]|[早上中下晚]午?[一二三四五六七八九十两\d]{1,3}点|[一二三四五六七八九十\d]{1,2}[号日]"
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
+    r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 )
+_WHEN_WORD = re.compile(
+    r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|noon|midnight)\b"
+    r"|(?<![\d:.])\d{1,2}(?::\d{2})?\s?(?:(?:am|pm)\b|a\.m\.|p\.m\.)"
+    r"|(?:^|\b(?:at|by|from|until|till|around|before|after)\s+)\d{1,2}:\d{2}\b(?![:.]\d)"
+    r"|\b(?:the\s+)?\d{1,2}(?:st|nd|rd|th)\b(?!\s+(?:place|floor|grade|quarter|time|times|attempt|try|avenue|"
+    r"ave|street|st|round|year|birthday|anniversary|century|edition|period|inning|lap|row|seat|gen|generation))"
+    rf"|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}(?![a-z])"
+    r"|(?:周|星期|礼拜)[一二三四五六日天]"
+    r"|(?:早上|上午|中午|下午|晚上|傍晚|凌晨|明早|今晚|明晚)[一二三四五六七八九十两\d]{1,3}点"
+    r"|[一二三四五六七八九十两\d]{1,3}点(?:半|钟|[一二三四五]十分?|\d{1,2}分?)"
+    r"|[一二三四五六七八九十\d]{1,2}月[一二三四五六七八九十\d]{1,3}[号日]"
+    r"|(?<![\d一二三四五六七八九十])[一二三四五六七八九十\d]{1,3}号(?![线楼电池门位机床房柜窗口])"
+)
+# Not an appointment: a greeting or a mood that names the day, an arrival, work under way or a
+# log line's time, a question (a Chinese particle or an opener without its mark), a proposal.
 _NOT_WHEN = re.compile(
     r"\b(?:happy|good (?:morning|night|evening|afternoon|weekend|luck)|have a (?:good|great|nice|lovely)|tgif|"
-    r"thank|thanks|bye|cya|vibes|mood|min|mins|minutes?|secs?|hours?|hrs?|late|"
+    r"thank|thanks|bye|cya|vibes|mood|blues|at last|min|mins|minutes?|secs?|hours?|hrs?|late|"
     r"omw|eta|ago|yesterday|today|now|soon|sorry|again|lol|ugh|hate|love|already|write|welcome|info|debug|"
-    r"error|warn)\b|[?？\[]|快乐|辛苦|晚安|早安|好[！!]|分钟|马上|迟到|几点|收到"
+    r"error|warn|back at|be there|on my way|failing|failed|fails|started|starting|stopped|running|worker|"
+    r"deploy\w*|build|migration|cron|job|backup|release|server|ticket|review|attempt)\b"
+    r"|^(?:how about|what about|does|do|did|is|are|can|could|will|would|shall|should|you free|r u|are you|any)\b"
+    r"|^(?:it'?s|its|it is)\s+(?:finally\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day\b(?!\s+(?:then|it is))"
+    r"|[?？\[]|快乐|辛苦|晚安|早安|好[！!]|分钟|马上|迟到|几点|收到|大家|加油|好烦|啦|上线|部署|发版"
 )
 _WHEN_MAX_WORDS = 6
 _WHEN_MAX_CJK = 12
@@ -292,7 +316,7 @@ _WHEN_MAX_CJK = 12
 
 def _when_reply(body: str) -> bool:
     """Whether ``body`` (prepared, emoji removed) is a short reply that names when."""
-    if _WHEN_WORD.search(body) is None or _NOT_WHEN.search(body) is not None:
+    if _WHEN_WORD.search(body) is None or _NOT_WHEN.search(body) is not None or _QUESTION.search(body):
         return False
     cjk = len(CJK.findall(body))
     return len(body.split()) <= _WHEN_MAX_WORDS and cjk <= _WHEN_MAX_CJK
@@ -384,13 +408,13 @@ _OVERRULING_CUES = re.compile(
 
 
 def overruling_kind(prepared: str, text: str = "") -> Kind | None:
-    """:func:`statement_kind` where only a kind that overrules a reject matters (``OVERRULING``):
+    """:func:`statement_kind` where only a kind that overrules a reject matters (``SHORT_OVERRULING``):
     the same answer for those, None for the others, and no clause pattern run on a text without a
     subject or an instruction's words in it (most noise)."""
     if not _OVERRULING_CUES.search(prepared[:MAX_CHARS]) and _WHEN_WORD.search(prepared[:MAX_CHARS]) is None:
         return None
     kind = statement_kind(prepared, text)
-    return kind if kind in OVERRULING else None
+    return kind if kind in SHORT_OVERRULING else None
 
 
 def _strip_lead(clause: str) -> str:
@@ -412,7 +436,7 @@ def _en_clause(clause: str) -> Kind | None:
     verb = _SELF_VERB.match(clause)
     if verb is not None:
         rest = verb["rest"]
-        if _CANNOT.match(rest):
+        if _CANNOT.match(rest) and _FOR_NOW.search(rest) is None:
             return "self"
         if _NOT_A_FACT_VERB.match(rest):
             return None

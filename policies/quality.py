@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from memwarden.policies.facts import OVERRULING, Kind, overruling_kind, statement_kind
+from memwarden.policies.facts import OVERRULING, SHORT_OVERRULING, Kind, overruling_kind, statement_kind
 from memwarden.policies.fastre import PatternSet
 from memwarden.policies.quality_rules import ALLOW_RULES, CJK, REJECT_RULES, STRUCTURED_PREFIXES, Rule
 
@@ -141,7 +141,7 @@ class QualityFilter:
             size = weighted_length(prepared)
             if size < self.min_length:
                 fact, fact_known = (overruling_kind(prepared, text) if self.facts else None), True
-                if fact not in OVERRULING:
+                if fact not in SHORT_OVERRULING:
                     reason = f"too short to be a memory ({size} < {self.min_length})"
                     return QualityVerdict(False, "length.too_short", reason)
 

@@ -68,6 +68,9 @@ FACTS = [
     ("see you saturday!", "when"),
     ("周三下午", "when"),
     ("下午四点吧", "when"),
+    ("3 p.m. works", "when"),
+    ("may 5", "when"),
+    ("四点半", "when"),
 ]
 
 NOT_FACTS = [
@@ -125,6 +128,34 @@ NOT_FACTS = [
     "大家周一好！",
     "周五的会几点开始",
     "Ubuntu 22.04",
+    # (a review's list) a question or a proposal without its mark, work and log lines, moods, places
+    # and ordinals, ratios and verses, "一点" and "号" that are not a time or a date
+    "周三行吗",
+    "周五要不要一起吃饭",
+    "how about thursday",
+    "does friday work",
+    "pls review by friday",
+    "12:04 worker started",
+    "build failed at 14:05",
+    "it's friday",
+    "Monday blues",
+    "周一加油",
+    "周五啦～",
+    "back at 2pm",
+    "1st place!!",
+    "123 5th Avenue",
+    "2 maybe 3",
+    "John 3:16",
+    "score 10:12",
+    "往下一点",
+    "坐1号线",
+    "一日三餐",
+    "我的PR过了，正在部署",
+    "我的建议是先回滚",
+    "我的代码上线了",
+    "I can't speak right now",
+    "I can't drive today, car's in the shop",
+    "i can't drink anymore lol",
 ]
 
 
@@ -169,6 +200,9 @@ def test_a_fact_overrules_requests_hedges_and_progress(text: str, rule: str) -> 
         ("I'm so happy for you!", None),
         ("Thanks!", "chatter"),
         ("Can you help me with something?", "question.mark"),
+        # a reply that names when overrules the length rule only: not a request or a guess
+        ("pls 4pm", "request.en"),
+        ("maybe 4pm", "half_formed"),
     ],
 )
 def test_noise_is_not_rescued(text: str, rule: str | None) -> None:
