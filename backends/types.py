@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Generic, NamedTuple, TypeVar
 
-from memwarden.policies.pipeline import extract_text
+from memwarden.policies.judgement import extract_text
 
 JSON = dict[str, Any]
 T = TypeVar("T")

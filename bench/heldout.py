@@ -52,8 +52,9 @@ from typing import Any
 from bench import retrieval
 from bench.harness import DATA, machine, markdown_table, write_json
 from memwarden.governance.state import build_pipeline
+from memwarden.policies.judgement import Judgement
 from memwarden.policies.labels import TOPICS
-from memwarden.policies.pipeline import Judgement, Pipeline
+from memwarden.policies.pipeline import Pipeline
 from memwarden.settings import GovernanceSettings, LabelsSettings
 
 ITEM_SETS = ("labelled_items", "oneliners", "worklogs", "oneliners2")
@@ -95,11 +96,13 @@ def ratio(num: int, den: int) -> float | None:
     return round(num / den, 3) if den else None
 
 
-def judge_all(pipeline: Pipeline, texts: Sequence[str]) -> list[Judgement]:
-    """Every text judged as one retain request of its own batch of 64 (one embedding call a batch)."""
+def judge_all(pipeline: Pipeline, texts: Sequence[str], before: Sequence[str | None] | None = None) -> list[Judgement]:
+    """Every text judged as one retain request of its own batch of 64 (one embedding call a batch);
+    ``before``: each text's turn before it, when memwarden is to know it."""
     out: list[Judgement] = []
     for start in range(0, len(texts), 64):
-        out += pipeline.judge_many([(t, []) for t in texts[start : start + 64]])
+        chunk = [(t, []) for t in texts[start : start + 64]]
+        out += pipeline.judge_many(chunk, before=None if before is None else before[start : start + 64])
     return out
 
 
@@ -140,6 +143,8 @@ class Turn:
     evidence: bool  # a question is about it
     split: str
     lang: str
+    before: str = ""  # the turn before it in its session ("" for a session's first)
+    before_speaker: str = ""
 
 
 def conversation_split(conv: dict[str, Any]) -> str:
@@ -151,12 +156,13 @@ def turns_of(name: str) -> list[Turn]:
     asked = {e for r in data if r["type"] == "question" for e in r["evidence"]}
     out = []
     for conv in (r for r in data if r["type"] == "conversation"):
+        split = conversation_split(conv)
         for session in conv["sessions"]:
+            before = before_speaker = ""
             for t in session["turns"]:
-                split = conversation_split(conv)
-                out.append(
-                    Turn(t["id"], t["text"], t["speaker"], bool(t["fact"]), t["id"] in asked, split, conv["lang"])
-                )
+                turn = Turn(t["id"], t["text"], t["speaker"], bool(t["fact"]), t["id"] in asked, split, conv["lang"])
+                out.append(Turn(**{**turn.__dict__, "before": before, "before_speaker": before_speaker}))
+                before, before_speaker = t["text"], t["speaker"]
     return out
 
 
@@ -182,6 +188,16 @@ def turn_scores(name: str, split: str, turns: list[Turn], judged: list[Judgement
     }
 
 
+# How a turn reaches memwarden: its text alone; after its speaker's name; and its text with the turn
+# before it known — what memwarden sees when a conversation is retained turn by turn into a bank
+# (governance/turns.py remembers the question a reply may answer).
+TURN_FORMS: tuple[tuple[str, Callable[[Turn], str]], ...] = (
+    ("text", lambda t: t.text),
+    ("Speaker: text", lambda t: f"{t.speaker}: {t.text}"),
+    ("text, the turn before known", lambda t: t.text),
+)
+
+
 def judgement(pipeline: Pipeline) -> dict[str, Any]:
     item_rows, pairs = [], {"tune": [], "eval": []}  # type: ignore[var-annotated]
     for name in ITEM_SETS:
@@ -198,8 +214,10 @@ def judgement(pipeline: Pipeline) -> dict[str, Any]:
     turn_rows = []
     for name in TURN_SETS:
         turns = turns_of(name)
-        for form, render in (("text", lambda t: t.text), ("Speaker: text", lambda t: f"{t.speaker}: {t.text}")):
-            judged = judge_all(pipeline, [render(t) for t in turns])
+        for form, render in TURN_FORMS:
+            judged = judge_all(
+                pipeline, [render(t) for t in turns], [t.before for t in turns] if "before" in form else None
+            )
             for split in ("tune", "eval"):
                 idx = [i for i, t in enumerate(turns) if t.split == split]
                 turn_rows.append(turn_scores(name, split, [turns[i] for i in idx], [judged[i] for i in idx], form))

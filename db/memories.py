@@ -19,7 +19,7 @@ from typing import Any
 
 from memwarden.db.audit import AuditEvent, append_events, current_actor
 from memwarden.db.common import chunked, now
-from memwarden.policies.pipeline import Judgement
+from memwarden.policies.judgement import Judgement
 from memwarden.policies.resolve import KeyHolder
 
 ACTION_OF_VERDICT = {

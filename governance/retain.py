@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,11 +29,13 @@ from memwarden.db.memories import Recorded, lookup_facts, mark_delivered, mark_f
 from memwarden.governance.deliveries import queue_event, transient
 from memwarden.governance.review import retire
 from memwarden.governance.state import AppState
-from memwarden.policies.pipeline import FORWARDED, Forward, Judgement
+from memwarden.governance.turns import Thread
+from memwarden.policies.judgement import FORWARDED, Forward, Judgement, extract_text
 from memwarden.policies.resolve import resolve
 from memwarden.policies.tags import canonicalize_tags, tag_value
 
 log = structlog.get_logger("memwarden.retain")
+ANSWER_CONTEXT = "a reply to: "  # a kept answer's context, when the client gave none
 LARGE_TEXT = 20_000  # characters: an item this long is judged off the event loop
 
 
@@ -58,6 +60,9 @@ class Batch:
     # Which stored memories an item can repeat or conflict with, by their tags (None: the whole
     # bank's). The Mem0 front's: those of the same users, agents, apps and runs.
     scope: Callable[[Sequence[str]], bool] | None = None
+    # Each item's conversation within the bank (governance/turns.py: a short reply is judged after
+    # the question before it); None: the items are no conversation's turns.
+    threads: Sequence[Hashable | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -93,11 +98,14 @@ async def judge(state: AppState, batch: Batch) -> list[Judgement]:
     secrets = state.settings.governance.secrets_for(batch.bank)
     forward = batch.segments or state.settings.governance.segments_for(batch.bank)
 
+    threads = _threads(batch)
+    before = None if threads is None else state.turns.before(threads, [extract_text(c)[0] for c in batch.contents])
+
     def judge_all() -> list[Judgement]:
         entries = [
             (content, [*tags, *batch.document_tags]) for content, tags in zip(batch.contents, batch.tags, strict=True)
         ]
-        return state.pipeline.judge_many(entries, secrets=secrets, forward=forward)
+        return state.pipeline.judge_many(entries, secrets=secrets, forward=forward, before=before)
 
     # The rules take microseconds an item: on the loop. The learned layer embeds: off the loop.
     # A long text (a document, a long transcript) takes a while to cut: off the loop as well.
@@ -113,6 +121,24 @@ async def judge(state: AppState, batch: Batch) -> list[Judgement]:
     )
 
 
+def _threads(batch: Batch) -> list[Thread | None] | None:
+    if batch.threads is None:
+        return None
+    return [None if t is None else (batch.bank, t) for t in batch.threads]
+
+
+def follow_turns(state: AppState, batch: Batch, judgements: Sequence[Judgement]) -> None:
+    """A batch was written (or shadowed): each conversation's latest turn is its last item — its
+    text as sent, or as masked when it held a secret."""
+    threads = _threads(batch)
+    if threads is None:
+        return
+    for j in sorted(judgements, key=lambda j: j.position):
+        thread = threads[j.position]
+        if thread is not None:
+            state.turns.follow(thread, j.text if j.secrets else extract_text(batch.contents[j.position])[0])
+
+
 def count_verdicts(state: AppState, judgements: Sequence[Judgement]) -> None:
     for j in judgements:
         state.metrics.verdicts.labels(j.verdict, j.rule).inc()
@@ -121,6 +147,7 @@ def count_verdicts(state: AppState, judgements: Sequence[Judgement]) -> None:
 async def shadow(state: AppState, batch: Batch, judgements: list[Judgement]) -> None:
     """Audit the verdicts (``source: shadow``) without a row: the request goes on unchanged."""
     count_verdicts(state, judgements)
+    follow_turns(state, batch, judgements)
     await state.ledger.write(
         lambda db: record_verdicts(
             db,
@@ -138,7 +165,7 @@ async def shadow(state: AppState, batch: Batch, judgements: list[Judgement]) -> 
 
 def forwarded_item(raw: Mapping[str, Any], j: Judgement) -> dict[str, Any]:
     """The item as the backend gets it: labels and canonical tags, masked or trimmed text, a
-    document id."""
+    document id; a reply kept as the answer to the turn before, that question as its context."""
     item = dict(raw)
     item["tags"] = list(j.tags)
     if j.verdict == "redact" or j.trimmed:
@@ -150,6 +177,8 @@ def forwarded_item(raw: Mapping[str, Any], j: Judgement) -> dict[str, Any]:
             item["content"] = [{"type": "text", "text": j.text}, *blocks]
     if not item.get("document_id"):
         item["document_id"] = f"mw-{uuid.uuid4().hex}"
+    if j.answers and not item.get("context"):  # "27" means nothing to an extractor without its question
+        item["context"] = f"{ANSWER_CONTEXT}{j.answers}"
     return item
 
 
@@ -161,6 +190,7 @@ async def enforce(state: AppState, batch: Batch, judgements: list[Judgement], de
     outbox = state.outbox
     if outbox is not None:
         outbox.check_room(bank)
+    follow_turns(state, batch, judgements)
     items = [
         forwarded_item(batch.raw_items[j.position], j)
         if j.verdict in (*FORWARDED, "review")

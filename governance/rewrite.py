@@ -14,7 +14,7 @@ from memwarden.db.memories import Change, mark_replaces, move
 from memwarden.governance.retain import Batch, Deliver, Retained, enforce, judge
 from memwarden.governance.review import retire
 from memwarden.governance.state import AppState
-from memwarden.policies.pipeline import FORWARDED
+from memwarden.policies.judgement import FORWARDED
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from memwarden.db.audit import ACTOR
 from memwarden.db.database import Database
 from memwarden.governance.keys import KeyRing, is_loopback
 from memwarden.governance.locks import BankGates, BankLocks
+from memwarden.governance.turns import LastTurns
 from memwarden.metrics import Metrics
 from memwarden.policies.labels import TOPIC_ALIASES, LabelClassifier
 from memwarden.policies.pipeline import Pipeline
@@ -109,6 +110,7 @@ class AppState:
     outbox: Outbox | None = None  # in front of a backend: accepted writes waiting for it
     metrics: Metrics = field(default_factory=Metrics)
     chat: ChatClient | None = None  # the [llm] model, when configured (reflect; Mem0's fact extraction)
+    turns: LastTurns = field(default_factory=LastTurns)  # each conversation's last question, a while
     keys: KeyRing = field(init=False)  # the API keys, in memory
 
     def __post_init__(self) -> None:

@@ -20,23 +20,22 @@ import hmac
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any
 
+from memwarden.policies.facts_answer import QUESTION_TAIL
 from memwarden.policies.fastre import PatternSet
+from memwarden.policies.judgement import Forward, Judgement, SecretsMode, SegmentVerdict, Verdict, extract_text
 from memwarden.policies.labelling import label
 from memwarden.policies.labels import LabelClassifier, Labels
 from memwarden.policies.normalize import content_hash, content_hash_prepared
 from memwarden.policies.quality import QualityFilter, QualityVerdict, prepare
 from memwarden.policies.secrets import find_secrets, mask
 from memwarden.policies.segments import Segment, split, trim
-from memwarden.policies.topic_keys import Cardinality, TopicKey, derive_topic_key
+from memwarden.policies.topic_keys import TopicKey, derive_topic_key
 
 if TYPE_CHECKING:  # numpy and the model: only where the learned layer is on (the `local` extra)
     from memwarden.policies.learned import Embed, LearnedLayer
 
-Verdict = Literal["store", "redact", "reject", "duplicate", "review"]
-SecretsMode = Literal["reject", "redact"]
-Forward = Literal["whole", "trim"]
 # Text that may hold more than one segment: a line break, or a sentence end with text after it.
 _MAYBE_SEGMENTS = re.compile(
     r"\n"  # lines: turns, paragraphs
@@ -63,97 +62,6 @@ SURE_RULES = frozenset(
 
 def _sure(rule: str) -> bool:
     return rule in SURE_RULES or rule.startswith("allow.")
-
-
-class SegmentVerdict(NamedTuple):
-    """One segment of an item and what the rules said of it: offsets into the item's text as judged
-    (stripped, secrets masked, a block list's text blocks joined by line breaks), and the
-    segment's ``text`` — never in :meth:`summary`, which a client and the audit see."""
-
-    start: int
-    end: int
-    speaker: str | None
-    keep: bool
-    rule: str
-    text: str = ""
-
-    def summary(self) -> dict[str, Any]:
-        return {"start": self.start, "end": self.end, "speaker": self.speaker, "keep": self.keep, "rule": self.rule}
-
-
-ACCEPTED: frozenset[str] = frozenset({"store", "redact", "duplicate"})
-FORWARDED: frozenset[str] = frozenset({"store", "redact"})
-
-
-class Judgement(NamedTuple):
-    """The decision about one item. ``text`` is what would be stored (secrets masked).
-
-    A named tuple rather than a frozen dataclass: as immutable, and built 4x faster, which counts
-    on a path that runs for every item (``bench/policy_throughput.py``)."""
-
-    position: int  # the item's index in the request ("index" in the client-facing summary)
-    verdict: Verdict
-    rule: str
-    reason: str
-    text: str = ""
-    content_hash: str = ""
-    topic: str | None = None
-    stage: str | None = None
-    topic_key: str | None = None
-    cardinality: Cardinality | None = None
-    tags: tuple[str, ...] = ()
-    secrets: tuple[str, ...] = ()  # kinds found
-    confidence: float = 0.0
-    non_text_blocks: int = 0
-    existing_id: str | None = None  # the duplicate's original / the conflicting memory
-    supersedes: str | None = None
-    segments: tuple[SegmentVerdict, ...] = ()  # an item of more than one segment: each one's verdict
-    trimmed: bool = False  # ``text`` is the item without its noise segments
-    vector: Any = None  # the learned layer's embedding of ``text`` (an item of one segment), for the store
-
-    @property
-    def noise(self) -> list[dict[str, Any]]:
-        """The noise segments of a kept item: where they are and which rule said so (with
-        ``trimmed``, those of the turns or paragraphs that were all noise left the stored text)."""
-        if self.verdict == "reject":
-            return []
-        return [s.summary() for s in self.segments if not s.keep]
-
-    def summary(self) -> dict[str, Any]:
-        """The verbose, client-facing view (never the text: it may be what was refused)."""
-        out: dict[str, Any] = {
-            "index": self.position,
-            "verdict": self.verdict,
-            "rule": self.rule,
-            "reason": self.reason,
-            "topic": self.topic,
-            "stage": self.stage,
-            "topic_key": self.topic_key,
-            "content_hash": self.content_hash or None,
-        }
-        if self.existing_id:
-            out["existing_id"] = self.existing_id
-        if self.supersedes:
-            out["supersedes"] = self.supersedes
-        if self.secrets:
-            out["secrets"] = list(self.secrets)
-        if self.segments:
-            out["segments"] = [s.summary() for s in self.segments]
-            out["trimmed"] = self.trimmed
-        return out
-
-
-def extract_text(content: Any) -> tuple[str, int]:
-    """The text of ``content`` (a string or a list of blocks) and how many non-text blocks it had."""
-    if isinstance(content, str):
-        return content, 0
-    texts, other = [], 0
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-            texts.append(block["text"])
-        else:
-            other += 1
-    return "\n".join(texts), other
 
 
 @dataclass
@@ -187,10 +95,12 @@ class Pipeline:
         secrets: SecretsMode = "reject",
         forward: Forward = "whole",
         embed: Embed | None = None,
+        before: str | None = None,
     ) -> Judgement:
         """One item's judgement (see :meth:`_judge`); a rejected item's hash keyed with
-        :attr:`hash_key`."""
-        judged = self._judge(index, content, tags, secrets=secrets, forward=forward, embed=embed)
+        :attr:`hash_key`. ``before``: the turn before this item in its conversation, if known (a
+        short reply answering its question is a fact)."""
+        judged = self._judge(index, content, tags, secrets=secrets, forward=forward, embed=embed, before=before)
         if judged.verdict == "reject" and judged.content_hash and self.hash_key is not None:
             keyed = hmac.new(self.hash_key, bytes.fromhex(judged.content_hash), hashlib.sha256).hexdigest()
             return judged._replace(content_hash=keyed)
@@ -205,6 +115,7 @@ class Pipeline:
         secrets: SecretsMode = "reject",
         forward: Forward = "whole",
         embed: Embed | None = None,
+        before: str | None = None,
     ) -> Judgement:
         """One item's judgement. ``embed`` replaces the learned layer's embedding function (see
         :meth:`judge_many`, which embeds a whole request in one batch)."""
@@ -248,9 +159,11 @@ class Pipeline:
 
         segments = split(text) if _MAYBE_SEGMENTS.search(text) else None
         if segments is not None and len(segments) > 1:
-            return self._judge_segments(index, text, segments, tags, verdict, kinds, non_text, forward, embed)
+            return self._judge_segments(index, text, segments, tags, verdict, kinds, non_text, forward, embed, before)
         hits = self._scan(prepared)
-        quality = self.quality.assess(text, prepared=prepared, hits=hits, name_facts=self.learned is not None)
+        quality = self.quality.assess(
+            text, prepared=prepared, hits=hits, name_facts=self.learned is not None, before=before
+        )
         vector = None
         if self.learned is not None and (quality.keep or not _sure(quality.rule)):  # one embedding an item
             vector = (embed or self.learned.embed)([text])[0]
@@ -262,7 +175,7 @@ class Pipeline:
                 index, "reject", quality.rule, quality.reason, text=text, content_hash=digest, secrets=kinds
             )
         key = derive_topic_key(prepared)
-        return self._kept(
+        kept = self._kept(
             index,
             text,
             digest,
@@ -278,6 +191,9 @@ class Pipeline:
             key,
             text_vector=vector,  # the store may use it rather than embed the same text again
         )
+        if quality.rule == "allow.answer" and before:  # the question goes with its answer, masked
+            return kept._replace(answers=mask(before, find_secrets(before))[-QUESTION_TAIL:].strip())
+        return kept
 
     @property
     def rules_only(self) -> Pipeline:
@@ -297,17 +213,25 @@ class Pipeline:
         *,
         secrets: SecretsMode = "reject",
         forward: Forward = "whole",
+        before: Sequence[str | None] | None = None,
     ) -> list[Judgement]:
-        """Every item's judgement, ``entries`` being (content, tags) pairs; with the learned layer,
-        every text of the request embedded in one batch (an embedder is several times faster per
-        text batched). Two passes: the first learns which texts the judgements embed (which does
-        not depend on the vectors), the second judges with them.
+        """Every item's judgement, ``entries`` being (content, tags) pairs (``before``: each one's
+        turn before it, if known); with the learned layer, every text of the request embedded in one
+        batch (an embedder is several times faster per text batched). Two passes: the first learns
+        which texts the judgements embed (which does not depend on the vectors), the second judges
+        with them.
 
         At most :attr:`embed_budget` texts are embedded for one request (a few seconds of a core):
         the items, in the request's order, whose texts fit; the rest are judged by the rules alone."""
+        asked = list(before) if before is not None else [None] * len(entries)
+        if len(asked) != len(entries):
+            raise ValueError("before: one turn (or None) for each entry")
         learned = self.learned
         if learned is None:
-            return [self.judge(i, c, t, secrets=secrets, forward=forward) for i, (c, t) in enumerate(entries)]
+            return [
+                self.judge(i, c, t, secrets=secrets, forward=forward, before=b)
+                for i, ((c, t), b) in enumerate(zip(entries, asked, strict=True))
+            ]
         wanted: list[str] = []
 
         def record(texts: Sequence[str]) -> Any:
@@ -316,9 +240,9 @@ class Pipeline:
 
         chosen: dict[str, None] = {}
         within: list[bool] = []
-        for i, (content, tags) in enumerate(entries):
+        for i, ((content, tags), b) in enumerate(zip(entries, asked, strict=True)):
             wanted.clear()
-            self.judge(i, content, tags, secrets=secrets, forward=forward, embed=record)
+            self.judge(i, content, tags, secrets=secrets, forward=forward, embed=record, before=b)
             new = [t for t in dict.fromkeys(wanted) if t not in chosen]
             within.append(len(chosen) + len(new) <= self.embed_budget)
             if within[-1]:
@@ -330,10 +254,10 @@ class Pipeline:
             return learned.stack([found[t] for t in texts])
 
         return [
-            self.judge(i, c, t, secrets=secrets, forward=forward, embed=cached)
+            self.judge(i, c, t, secrets=secrets, forward=forward, embed=cached, before=b)
             if ok
-            else self.rules_only.judge(i, c, t, secrets=secrets, forward=forward)
-            for i, ((c, t), ok) in enumerate(zip(entries, within, strict=True))
+            else self.rules_only.judge(i, c, t, secrets=secrets, forward=forward, before=b)
+            for i, ((c, t), ok, b) in enumerate(zip(entries, within, asked, strict=True))
         ]
 
     def _learned_verdict(
@@ -406,15 +330,23 @@ class Pipeline:
         non_text: int,
         forward: Forward,
         embed: Embed | None = None,
+        before: str | None = None,
     ) -> Judgement:
-        """An item of several segments: each judged alone; kept when any is worth keeping."""
+        """An item of several segments: each judged alone (a turn's first segment after the turn
+        before it: an answer to its question is a fact); kept when any is worth keeping."""
         parts = [text[seg.start : seg.end] for seg in segments]
         verdicts = []
-        for part in parts:
+        for i, part in enumerate(parts):
             prepared = prepare(part)
+            # The turn before: across turns (units) only, not between one turn's sentences.
+            asked = before if i == 0 else parts[i - 1] if segments[i - 1].unit != segments[i].unit else None
             verdicts.append(
                 self.quality.assess(
-                    part, prepared=prepared, hits=self._scan(prepared), name_facts=self.learned is not None
+                    part,
+                    prepared=prepared,
+                    hits=self._scan(prepared),
+                    name_facts=self.learned is not None,
+                    before=asked,
                 )
             )
         vectors = None

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from memwarden.policies.facts import OVERRULING, SHORT_OVERRULING, Kind, overruling_kind, statement_kind
+from memwarden.policies.facts_answer import answers
 from memwarden.policies.fastre import PatternSet
 from memwarden.policies.quality_rules import ALLOW_RULES, CJK, REJECT_RULES, STRUCTURED_PREFIXES, Rule
 
@@ -52,6 +53,7 @@ _FACT_REASONS: dict[Kind, str] = {
     "instruction": "a standing instruction about how to answer",
     "when": "a short reply that names a day, a time or a date: an appointment or a routine",
 }
+_ANSWER_REASON = "a short reply that answers the question asked just before it (who, what, where, how many …)"
 _CJK_CHAR = re.compile(f"[{CJK}]")
 
 
@@ -121,15 +123,20 @@ class QualityFilter:
         prepared: str | None = None,
         hits: dict[str | int, int] | None = None,
         name_facts: bool = True,
+        before: str | None = None,
     ) -> QualityVerdict:
         """The verdict on ``text`` (``prepared`` is its :func:`prepare` form and ``hits`` its scan,
         if the caller has them). ``name_facts=False`` skips telling a kept fact (``allow.fact``)
         from another kept text (``keep.default``) where nothing depends on it: with no learned
-        layer to overrule a keep, both are kept alike (the statement-of-fact check costs ~35 µs)."""
+        layer to overrule a keep, both are kept alike (the statement-of-fact check costs ~35 µs).
+        ``before``: the turn before this one in its conversation, when the caller knows it — a short
+        reply that answers a question it asks is a fact (``allow.answer``: policies/facts_answer.py)."""
         prepared = prepare(text) if prepared is None else prepared
         hits = self._patterns.scan(prepared) if hits is None else hits
         if self.chatter is not None and self.fires(self.chatter.id, prepared, hits):
             return QualityVerdict(False, self.chatter.id, self.chatter.reason)
+        if before and self.facts and answers(before, prepared):
+            return QualityVerdict(True, "allow.answer", _ANSWER_REASON)
         # Whether the text states a fact is asked only where it can change the verdict (it costs a
         # few regular expressions): a short text, a reject a fact overrules, a text that is kept
         # (there the learned layer would otherwise second-guess it: see ``name_facts``).

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from memwarden.policies.pipeline import FORWARDED, Judgement
+from memwarden.policies.judgement import FORWARDED, Judgement
 
 
 @dataclass(frozen=True)

@@ -266,6 +266,15 @@ def test_cli_classify_contract(tmp_path: Path) -> None:
     assert "Traceback" not in missing.stderr
 
 
+def test_cli_classify_a_conversation_judges_each_line_after_the_one_before(tmp_path: Path) -> None:
+    chat = tmp_path / "chat.txt"
+    chat.write_text("where are you from?\nphilly\nlol\n", encoding="utf-8")
+    turns = [json.loads(line) for line in cli("classify", "--conversation", str(chat)).stdout.splitlines()]
+    assert [(t["verdict"], t["rule"]) for t in turns][1:] == [("store", "allow.answer"), ("reject", "chatter")]
+    alone = [json.loads(line) for line in cli("classify", str(chat)).stdout.splitlines()]
+    assert (alone[1]["verdict"], alone[1]["rule"]) == ("reject", "length.too_short")
+
+
 def test_cli_tail_follow_prints_new_events(tmp_path: Path) -> None:
     ledger = Database.open(tmp_path)
     ledger.write_sync(lambda db: append_events(db, [AuditEvent(action="add", bank="b1")]))

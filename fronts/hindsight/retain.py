@@ -46,7 +46,7 @@ from memwarden.governance.outbox import OutboxFull
 from memwarden.governance.retain import Batch, Delivered, Retained, enforce, judge, shadow
 from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import FieldSecret, locations, retain_secrets
-from memwarden.policies.pipeline import ACCEPTED, Judgement, extract_text
+from memwarden.policies.judgement import ACCEPTED, Judgement, extract_text
 
 log = structlog.get_logger("memwarden.retain")
 WARDEN_PARAMS = frozenset({"dry_run", "warden"})
@@ -173,6 +173,9 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         document_tags=request.document_tags or [],
         fields={k: v for k, v in payload.items() if k != "items"},
         request_id=request_id_of(scope),
+        # A conversation retained turn by turn: its turns follow one another within the bank and,
+        # when the client names one, the document.
+        threads=[item.document_id or "" for item in request.items],
     )
 
     # -- service --------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from memwarden.fronts.hindsight import store_transfer
 from memwarden.fronts.hindsight.models import MemoryItem
 from memwarden.fronts.hindsight.store_fallback import fallback_route, not_built
 from memwarden.fronts.hindsight.store_reads import query_param
-from memwarden.policies.pipeline import extract_text
+from memwarden.policies.judgement import extract_text
 from memwarden.store import rules, tagfilter
 from memwarden.store.errors import StoreError, storage_failure
 from memwarden.store.local import LocalStore

@@ -49,7 +49,7 @@ from memwarden.governance.outbox import OutboxFull
 from memwarden.governance.retain import Batch, Delivered, Retained, enforce, judge
 from memwarden.governance.rewrite import rewrite
 from memwarden.policies.field_secrets import field_secrets, locations
-from memwarden.policies.pipeline import Judgement
+from memwarden.policies.judgement import Judgement
 from memwarden.policies.tags import LABEL_KEYS, split_tag
 
 
@@ -187,6 +187,7 @@ async def add(call: Call, payload: Any, *, kind: str = "add") -> Added:
         segments="trim" if transcript else None,
         also=also,
         scope=_same_entities(entities),
+        threads=[tuple(sorted(entities.items()))] * len(items),  # one conversation: the same ids
     )
     if not items:  # nothing to judge (system messages only, no facts found): an event all the same
         await state.ledger.write(lambda db: also(db, {}))

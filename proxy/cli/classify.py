@@ -26,7 +26,15 @@ from memwarden.proxy.cli.common import CONFIG_FILE_OPTION, settings
     default="whole",
     help="What a kept item of several segments would send on (trim: its text without the noise).",
 )
-def classify(source: str, config: Path | None, data_dir: Path | None, bank: str, forward: str) -> None:
+@click.option(
+    "--conversation",
+    is_flag=True,
+    help="The lines are one chat's turns in order: each judged after the one before it, as a chat "
+    "retained turn by turn into a bank is (a short reply that answers a question is a fact).",
+)
+def classify(
+    source: str, config: Path | None, data_dir: Path | None, bank: str, forward: str, conversation: bool
+) -> None:
     """Judge memory candidates with the retain pipeline, no server needed.
 
     Reads FILE (or standard input with -): JSON lines with "text" or "content" (and optional
@@ -39,6 +47,7 @@ def classify(source: str, config: Path | None, data_dir: Path | None, bank: str,
     \b
     Example (a text to judge is piped, not given as an argument):
         printf '默认模型：gpt-4.1\\nstill broken\\n' | memwarden classify -
+        printf 'how old is your son now?\\n27\\n' | memwarden classify --conversation -
     """
     from memwarden.governance.state import build_pipeline
     from memwarden.policies.resolve import resolve
@@ -51,7 +60,11 @@ def classify(source: str, config: Path | None, data_dir: Path | None, bank: str,
     secrets = governance.secrets_for(bank)
     entries = _read_entries(source)
     mode: Literal["whole", "trim"] = "trim" if forward == "trim" else "whole"
-    judged = pipeline.judge_many(entries, secrets=secrets, forward=mode)
+    before: list[str | None] | None = None
+    if conversation:
+        texts = [c if isinstance(c, str) else None for c, _ in entries]
+        before = [None, *texts[:-1]] if texts else []
+    judged = pipeline.judge_many(entries, secrets=secrets, forward=mode, before=before)
     for j in resolve(judged, active_hashes={}, key_holders={}):
         out: dict[str, Any] = {
             "verdict": j.verdict,

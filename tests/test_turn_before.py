@@ -1,0 +1,250 @@
+"""A short reply after its question: "27" after "how old is your son?" is a fact, alone it is too
+short to be a memory. The policy (policies/facts_answer.py), the memory of each conversation's
+last question (governance/turns.py), and both fronts on a real server on loopback, driven turn by
+turn as an agent retains a chat."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
+
+import httpx
+import pytest
+from hindsight_client import Hindsight
+
+from memwarden.governance.retain import Batch, follow_turns
+from memwarden.governance.state import AppState
+from memwarden.governance.turns import LastTurns
+from memwarden.policies.facts_answer import answers, fact_question
+from memwarden.policies.pipeline import Pipeline
+from memwarden.policies.quality import QualityFilter, prepare
+from tests import mem0_rig
+from tests.conftest import running_warden
+from tests.test_local_store import local_settings
+from tests.test_retain import make_warden
+from tests.upstream import UpstreamProbe
+
+ANSWERED = [
+    ("how old r u", "27"),
+    ("where u from", "philly"),
+    ("Who's your buddy for onboarding?", "Raj"),
+    ("How old are your kids?", "4 and 9"),
+    ("which server u on", "NA east"),
+    ("Tea or coffee?", "coffee, black"),
+    ("Do you have any pets?", "two cats"),
+    ("ok cool. and what's your extension?", "4417"),
+    ("Sam: where are you based?", "Ana: Lisbon"),
+    ("你生日想要啥", "想要一台拍立得 白色的"),
+    ("你老家哪里的？", "湖南岳阳"),
+    ("孩子几岁了", "五岁半"),
+]
+NOT_ANSWERED = [
+    ("how are you?", "good"),  # small talk asks for nothing a memory holds
+    ("how was the trip?", "amazing"),
+    ("what are you up to", "nothing much"),
+    ("where are you?", "5 mins away"),  # where someone is right now
+    ("how old r u", "lol"),  # a laugh, a hedge, a question back
+    ("how old r u", "idk lol"),
+    ("how old r u", "you?"),
+    ("what's your budget?", "no idea, I'll check"),
+    ("do you have kids?", "yes"),
+    ("I went to the park.", "27"),  # no question before it
+    ("Sam: where u from", "Sam: lol jk"),  # a double text, not a reply
+    ("你多大了", "还行吧"),
+    ("你吃了吗", "吃了"),
+    ("你住哪边", "问这干嘛"),
+    ("你喝什么 我顺路带", "随便 都行"),
+    ("我这几天在补 paper，有啥好看的推荐", "好"),  # a long statement with 啥 in it is no question
+]
+
+
+@pytest.mark.parametrize(("before", "reply"), ANSWERED)
+def test_a_short_reply_to_a_question_that_asks_for_a_fact_is_an_answer(before: str, reply: str) -> None:
+    assert answers(before, prepare(reply))
+    verdict = QualityFilter().assess(reply, before=before)
+    assert (verdict.keep, verdict.rule) == (True, "allow.answer")
+
+
+@pytest.mark.parametrize(("before", "reply"), NOT_ANSWERED)
+def test_small_talk_hedges_and_replies_without_a_question_are_no_answer(before: str, reply: str) -> None:
+    assert not answers(before, prepare(reply))
+    assert QualityFilter().assess(reply, before=before).rule != "allow.answer"
+
+
+def test_alone_the_reply_is_still_too_short() -> None:
+    assert QualityFilter().assess("27").rule == "length.too_short"
+    assert QualityFilter().assess("27", before="").rule == "length.too_short"
+
+
+def test_a_transcripts_reply_is_judged_after_the_turn_before_it() -> None:
+    pipeline = Pipeline()
+    judged = pipeline.judge(0, "Mia: how old is your son now?\nTom: 27\nMia: lol ok", forward="trim")
+    assert judged.verdict == "store"
+    assert [s.keep for s in judged.segments] == [False, True, False]
+    assert judged.text == "Tom: 27"
+    # one turn's own sentences are not question and answer
+    assert pipeline.judge(0, "How old is he? 27.").verdict == "reject"
+
+
+def test_the_request_before_reaches_the_first_item_and_items_follow_one_another() -> None:
+    pipeline = Pipeline()
+    got = pipeline.judge_many([("27", []), ("philly", [])], before=["how old r u", "where u from"])
+    assert [j.verdict for j in got] == ["store", "store"]
+    with pytest.raises(ValueError, match="one turn"):
+        pipeline.judge_many([("27", [])], before=[])
+
+
+def test_a_question_is_read_at_the_end_of_its_turn() -> None:
+    assert fact_question("Congrats!! How old is she now?") == "how old is she now?"
+    assert fact_question("How old is she now? Anyway, gotta run.") is None
+    assert fact_question("x" * 5000 + ". where do you live?") == "where do you live?"
+    assert fact_question("x" * 5000 + " where do you live?") is None  # one long sentence: a statement
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_last_turns_remembers_a_question_a_while_and_only_the_latest_turn() -> None:
+    clock = Clock()
+    turns = LastTurns(size=2, max_age=60, clock=clock)
+    a, b, c = ("bank", "a"), ("bank", "b"), ("bank", "c")
+    turns.follow(a, "how old r u")
+    assert turns.question(a) == "how old r u"
+    turns.follow(a, "lol")  # the latest turn asked nothing: the reply after it answers nothing
+    assert turns.question(a) is None
+    turns.follow(a, "where u from")
+    clock.now = 61
+    assert turns.question(a) is None  # too old
+    turns.follow(a, "where u from")
+    turns.follow(b, "which team?")
+    turns.follow(c, "who's your manager?")  # the least recently used goes
+    assert (turns.question(a), turns.question(b), len(turns)) == (None, "which team?", 2)
+    # A request's items: the remembered question for the first, then the item before
+    assert turns.before([b, b, None, a], ["NA east", "how many kids?", "x", "y"]) == [
+        "which team?",
+        "NA east",
+        None,
+        None,
+    ]
+
+
+def test_last_turns_keeps_only_the_tail_of_a_long_question() -> None:
+    turns = LastTurns()
+    turns.follow(("bank", ""), "a" * 10_000 + ". where do you live?")
+    assert len(turns.question(("bank", "")) or "") == 300
+
+
+def test_a_question_that_held_a_secret_is_remembered_masked() -> None:
+    key = "sk-proj-a8F3kLmN0pQrStUvWxYz1234567890abcd"
+    question = f"Who owns the key {key}?"
+    batch = Batch(
+        bank="b",
+        raw_items=[{"content": question}],
+        contents=[question],
+        tags=[[]],
+        document_tags=[],
+        fields={},
+        request_id="r",
+        threads=[""],
+    )
+    state = SimpleNamespace(turns=LastTurns())
+    follow_turns(cast(AppState, state), batch, [Pipeline().judge(0, question)])
+    remembered = state.turns.question(("b", ""))
+    assert remembered is not None
+    assert remembered.startswith("Who owns the key")
+    assert key not in remembered
+
+
+@pytest.mark.anyio
+async def test_the_backend_gets_the_question_as_the_answers_context(probe: UpstreamProbe, tmp_path: Path) -> None:
+    async for warden in make_warden(probe, tmp_path):
+        r = await warden.retain("Which city do you live in?", "Lisbon", {"content": "Porto", "context": "moved"})
+        assert r.json()["items_count"] == 1  # "Porto" follows "Lisbon", which asked nothing
+        await warden.retain("and where were you born?")
+        await warden.retain({"content": "Porto", "context": "the client's own"})
+        sent = [item for request in probe.requests for item in json.loads(request["body"])["items"]]
+        assert [(i["content"], i.get("context")) for i in sent] == [
+            ("Lisbon", "a reply to: Which city do you live in?"),
+            ("Porto", "the client's own"),  # a context the client gave is kept as sent
+        ]
+
+
+# -- through the fronts, on a real server --------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with running_warden(local_settings(tmp_path_factory.mktemp("turns"))) as served:
+        yield served
+
+
+def _retain(url: str, bank: str, text: str, *, document_id: str | None = None, dry_run: bool = False) -> int:
+    item: dict[str, str] = {"content": text}
+    if document_id is not None:
+        item["document_id"] = document_id
+    r = httpx.post(
+        f"{url}/v1/default/banks/{bank}/memories",
+        json={"items": [item]},
+        params={"dry_run": "true"} if dry_run else None,
+        timeout=30,
+    )
+    assert r.status_code == 200, r.text
+    return int(r.headers["x-warden-decisions"].count('"store"'))
+
+
+@pytest.mark.anyio
+async def test_a_chat_retained_turn_by_turn_keeps_the_reply_to_a_question(url: str) -> None:
+    # The client's async calls: its sync ones leave an event loop of their own open.
+    bank = f"chat-{uuid.uuid4().hex[:6]}"
+    client = Hindsight(base_url=url)
+    try:
+        assert (await client.aretain(bank, "How old is your son now?")).items_count == 0  # a question: not stored
+        assert (await client.aretain(bank, "27")).items_count == 1  # its answer
+        assert (await client.aretain(bank, "28")).items_count == 0  # the question was answered
+        assert (await client.aretain(f"{bank}-other", "27")).items_count == 0  # another bank asked nothing
+    finally:
+        await client.aclose()
+    async with httpx.AsyncClient() as http:
+        listed = (await http.get(f"{url}/v1/default/banks/{bank}/memories/list")).json()["items"]
+    assert [(m["text"], m["context"]) for m in listed] == [("27", "a reply to: How old is your son now?")]
+
+
+def test_a_dry_run_a_small_talk_turn_and_another_document_break_the_pair(url: str) -> None:
+    bank = f"chat-{uuid.uuid4().hex[:6]}"
+    assert _retain(url, bank, "where are you from?", dry_run=True) == 0
+    assert _retain(url, bank, "philly") == 0  # a preview remembers nothing
+    assert _retain(url, bank, "where are you from?") == 0
+    assert _retain(url, bank, "lol") == 0
+    assert _retain(url, bank, "philly") == 0  # the turn before was "lol"
+    assert _retain(url, bank, "where are you from?", document_id="chat-1") == 0
+    assert _retain(url, bank, "philly", document_id="chat-2") == 0  # another conversation
+    assert _retain(url, bank, "philly", document_id="chat-1") == 1
+
+
+def test_the_mem0_front_reads_a_reply_after_the_question_of_the_same_users_last_add(url: str) -> None:
+    m = f"{url}/mem0"
+    user, other = f"u-{uuid.uuid4().hex[:6]}", f"u-{uuid.uuid4().hex[:6]}"
+
+    def add(user_id: str, role: str, content: str) -> list[str]:
+        r = httpx.post(
+            f"{m}/memories",
+            json={"messages": [{"role": role, "content": content}], "user_id": user_id, "infer": False},
+            timeout=30,
+        )
+        assert r.status_code == 200, r.text
+        return [x["memory"] for x in r.json()["results"]]
+
+    assert add(user, "assistant", "Which city do you live in?") == []
+    assert add(other, "user", "Lisbon") == []  # another user was asked nothing
+    assert add(user, "user", "Lisbon") == ["Lisbon"]
+    rules = [e["rule"] for e in mem0_rig.audit(url) if e["action"] == "add"]
+    assert rules == ["allow.answer"]
