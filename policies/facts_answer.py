@@ -50,19 +50,22 @@ _EN_SMALL_TALK = re.compile(
     r"(?:can|could|will|would) (?:you|u) (?:please|send|check|help|tell|remind|look|do|make|call|text|grab|pick|bring)|"
     r"(?:do|did) (?:you|u) (?:see|hear|get|like|love|want|wanna|mind|remember|know what)|"
     r"have (?:you|u) (?:seen|heard|tried|eaten)|when (?:are|r) (?:you|u) (?:free|back|coming|home|leaving|around)|"
-    r"where (?:are|r) (?:you|u)(?! (?:from|based|living|staying|working|studying))|"
-    r"today|tonight|right now|rn|this morning|wanna|want to|shall we|should we|how about|what if|why)\b"
+    r"where (?:are|r) (?:you|u)(?! (?:from|based|living|staying|working|studying|these days|nowadays))|"
+    r"today|tonight|tomorrow|right now|rn|this morning|wanna|want to|shall we|should we|how about|what if|why)\b"
 )
-_CHOICE = re.compile(r"\w\s+or\s+\w")
-_ZH_ASKS = re.compile(r"什么|啥|哪|几|谁|多少|多大|多久|多长|多远|怎么称呼|有没有|是不是|(?:吗|么|呢)[。.!！~～]*$")
+_CHOICE = re.compile(r"(?P<a>\w+)\s+or\s+(?P<b>\w+)")
+_ZH_ASKS = re.compile(
+    r"什么|啥|哪|几|谁|多少|多大|多久|多长|多远|怎么称呼|有没有|是不是|\S还是\S|(?:吗|么|呢)[。.!！~～]*$|是[?？]+$"
+)
 # Without its mark a Chinese question stays short ("你生日想要啥"); a longer sentence with 几 or 啥 in
 # it is a statement ("我这几天在补 paper").
 _ZH_UNMARKED_MAX = 12
 _ZH_SMALL_TALK = re.compile(
     r"在吗|在不在|你好吗|还好吗|好吗|吃了吗|吃饭了吗|睡了吗|怎么样|怎么了|咋了|干嘛|干啥|忙吗|忙啥|你呢|对吧|是吧|真的吗|"
     r"可以吗|行吗|好不好|行不行|要不要|能不能|可不可以|为什么|为啥|怎么办|怎么回事|什么意思|啥意思|去不去|来不来|"
-    r"帮我|帮忙|发我|发给我|看到了吗|收到了吗|听说了吗|知道吗|记得吗|懂吗|明白吗|今天|今晚|现在|刚才|"
-    r"你在哪(?:儿|里)?(?:呢|啊|呀)?[?？]?$"
+    r"帮我|帮忙|发我|发给我|看到了吗|收到了吗|听说了吗|知道吗|记得吗|懂吗|明白吗|今天|今晚|明天|明早|明晚|刚才|"
+    r"现在几点|几点了|几点啦|方便吗|有空吗|有时间吗|天哪|(?:发|来|拍|说|写|聊)几|(?:看到|收到|听说|听到)[^。！？?!]*吗|"
+    r"你(?:现在)?在哪(?:儿|里)?(?:呢|啊|呀)?[?？]?$"
 )
 
 # A reply that carries nothing, whatever was asked: an acknowledgement, a laugh, a mood, a hedge, a
@@ -102,7 +105,8 @@ _EN_EVASION = re.compile(
 )
 _ZH_EVASION = re.compile(
     r"你猜|你管我|不告诉你|干嘛|为啥|啥关系|什么意思|咋了|吗|看着办|你挑|你定|你决定|你说了算|说来话长|再想想|想想|考虑一下|"
-    r"还在等|在等|等通知|还没定|没定|还不知道|不好说|再说吧|到时候再说|回头再说|问问|都行|随便|无所谓|再等|等我|一会儿|晚点|^还没"
+    r"还在等|在等|等通知|还没定|没定|还不知道|不好说|再说吧|到时候再说|回头再说|问问|都行|随便|无所谓|再等|等我|一会儿|晚点|^还没|"
+    r"^没(?:啥|什么)"
 )
 _WORD = re.compile(r"[a-z0-9][a-z0-9'’\-#@.]*")
 # Where someone is or when they arrive, right now ("5 mins away", "omw", "马上到").
@@ -131,6 +135,17 @@ def fact_question(text: str) -> str | None:
         return None
     found = _LAST_SENTENCE.search(plain)
     last = (found.group("last") if found else plain).strip(" \"'”’」』)")
+    asked = _asks(last)
+    if asked is None and not last.endswith(("?", "？")) and found is not None and found.start("last") > 0:
+        # A question and an aside after it ("where are you these days? haven't seen you in forever").
+        earlier = _LAST_SENTENCE.search(plain[: found.start("last")].rstrip())
+        if earlier is not None and earlier.group("last").rstrip().endswith(("?", "？")):
+            asked = _asks(earlier.group("last").strip(" \"'”’」』)"))
+    return asked
+
+
+def _asks(last: str) -> str | None:
+    """``last`` (one sentence, plain) when it is a question that asks for a fact."""
     marked = last.endswith(("?", "？"))
     if CJK.search(last):
         if _ZH_SMALL_TALK.search(last) or _ZH_ASKS.search(last) is None:
@@ -176,4 +191,14 @@ def answers(before: str, reply: str) -> bool:
     who_replied, body = _speaker(reply)
     if who_asked is not None and who_replied is not None and who_asked.casefold() == who_replied.casefold():
         return False
-    return carries_content(body)
+    return carries_content(body) or _picks(asked, body)
+
+
+def _picks(asked: str, reply: str) -> bool:
+    """Whether a short ``reply`` names one side of the choice ``asked`` ("girl!!" after "boy or girl??")."""
+    choice = _CHOICE.search(asked)
+    plain = _plain(reply)
+    if choice is None or "?" in plain or len(plain.split()) > _MAX_WORDS or _EN_EVASION.search(plain):
+        return False
+    words = set(_WORD.findall(plain))
+    return bool(words & {choice.group("a"), choice.group("b")})

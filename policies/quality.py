@@ -135,8 +135,9 @@ class QualityFilter:
         hits = self._patterns.scan(prepared) if hits is None else hits
         if self.chatter is not None and self.fires(self.chatter.id, prepared, hits):
             return QualityVerdict(False, self.chatter.id, self.chatter.reason)
-        if before and self.facts and answers(before, prepared):
-            return QualityVerdict(True, "allow.answer", _ANSWER_REASON)
+        # A reply to a question that asks for a fact overrules the length rule and the learned layer,
+        # never a reject rule: "已完成，下一步跑测试" after a question is still progress.
+        answered = bool(before) and self.facts and answers(before or "", prepared)
         # Whether the text states a fact is asked only where it can change the verdict (it costs a
         # few regular expressions): a short text, a reject a fact overrules, a text that is kept
         # (there the learned layer would otherwise second-guess it: see ``name_facts``).
@@ -148,7 +149,7 @@ class QualityFilter:
             size = weighted_length(prepared)
             if size < self.min_length:
                 fact, fact_known = (overruling_kind(prepared, text) if self.facts else None), True
-                if fact not in SHORT_OVERRULING:
+                if fact not in SHORT_OVERRULING and not answered:
                     reason = f"too short to be a memory ({size} < {self.min_length})"
                     return QualityVerdict(False, "length.too_short", reason)
 
@@ -172,6 +173,8 @@ class QualityFilter:
                     if allow is not None:
                         continue
                 return QualityVerdict(False, rule.id, rule.reason)
+        if answered:
+            return QualityVerdict(True, "allow.answer", _ANSWER_REASON)
         if not allow_known:
             allow = self._allow_marker(prepared, hits, maybe)
         if allow is not None:

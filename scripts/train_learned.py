@@ -32,10 +32,13 @@ stays ≥ 0.98 (losing a fact costs more than storing some noise). The trim thre
 ``trim`` a segment judged noise is cut from a stored item) is the highest at which the tune
 transcripts' facts survive ≥ 0.99 of the time, each conversation held out of training in turn.
 The weights are rounded to 5 decimals and written with sorted keys, so running the script again on
-the same machine writes the same bytes (``tests/test_learned.py`` checks).
+the same machine writes the same bytes. On another CPU the weights move in the third decimal (the
+embeddings differ a few ulps between ONNX kernels), so ``--check`` (``tests/test_learned.py``)
+passes when the file is the same bytes, or the same data and choices with the same decisions on
+the training texts: keep or not on ≥ 99.5 % of them, topic and stage on ≥ 98 %.
 
 Usage: python scripts/train_learned.py [--out policies/learned_model.json] [--check]
-       (--check: write nothing, exit 1 when the file would change)
+       (--check: write nothing, exit 1 when the model trained here would decide differently)
 """
 
 from __future__ import annotations
@@ -65,11 +68,21 @@ FOLDS = 5
 KEEP_RECALL = 0.98  # cross-validated, on the training data: the bar the keep threshold is set by
 HELD_OUT_ITEMS = ("oneliners.jsonl", "worklogs.jsonl")
 HELD_OUT_TURNS = ("chat_friends_en.jsonl", "chat_friends_zh.jsonl", "work_threads.jsonl")
+# --check: the share of training texts another CPU's model must decide alike (keep; topic and stage,
+# where two near-tied classes of a text without that label tip either way: measured 0.9994, 0.9936 and
+# 0.9917 between AVX2 and AVX-512 VNNI).
+AGREEMENT = {"keep": 0.995, "topic": 0.98, "stage": 0.98}
 TRIM_RECALL = 0.99  # the tune transcripts' facts a held-out trim keeps: the bar the trim threshold is set by
 
 
 def rows(name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (DATA / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+# Not trained on: ``tests/data/training_turns4.jsonl`` (800 turns of long personal chats, en/zh/mixed),
+# read for the answer rules (policies/facts_answer.py). Trained with it, the model cost 3.6 points of
+# the Chinese tune chat's pleasantries rejected (with the speaker's name), past the 3 points allowed
+# before it was trained: not kept (README, *Held-out sets*).
 
 
 def training_data() -> tuple[list[tuple[str, bool]], list[tuple[str, str]], list[tuple[str, str]], set[str]]:
@@ -233,7 +246,8 @@ def trim_threshold(
     return 0.05
 
 
-def train() -> dict[str, Any]:
+def train() -> tuple[dict[str, Any], np.ndarray]:
+    """The model, and the training texts' vectors (for ``--check``)."""
     keep, topics, stages, tune = training_data()
     embedder = E5Embedder(engine="onnx")
     texts = sorted({t for t, _ in keep} | {t for t, _ in topics} | {t for t, _ in stages})
@@ -263,7 +277,45 @@ def train() -> dict[str, Any]:
         "topic": head(np.stack([vectors[t] for t, _ in topics]), [c for _, c in topics], folds["topic"], "topic"),
         "stage": head(np.stack([vectors[t] for t, _ in stages]), [c for _, c in stages], folds["stage"], "stage"),
         "data": {"texts": len(texts), "keep": len(keep), "topic": len(topics), "stage": len(stages), "sha256": digest},
-    }
+    }, np.stack([vectors[t] for t in texts])
+
+
+def decisions(model: dict[str, Any], x: np.ndarray) -> dict[str, np.ndarray]:
+    """What ``model`` decides on the vectors ``x``: keep or not, and the topic and stage it names."""
+    x = x * model["scale"]
+    keep = model["keep"]
+    z = x @ np.asarray(keep["weights"]) + keep["bias"]
+    out = {"keep": 1.0 / (1.0 + np.exp(-z)) >= keep["threshold"]}
+    for name in ("topic", "stage"):
+        out[name] = np.argmax(x @ np.asarray(model[name]["weights"]).T + np.asarray(model[name]["bias"]), axis=1)
+    return out
+
+
+def differences(old: dict[str, Any], new: dict[str, Any], x: np.ndarray) -> list[str]:
+    """Where the model in the repository and the one trained here differ beyond floating point.
+
+    Another CPU embeds the same texts a few ulps apart (e5's ONNX kernels differ between AVX2 and
+    AVX-512), and 1,500 steps of gradient descent carry that into the third decimal of a weight: so
+    the check is on what a model decides, not on its bytes. The same data, the same choices (L2
+    strengths, thresholds, classes), and the same decisions on the training texts (``AGREEMENT``)."""
+    found = []
+    same = [("data",), ("embedder",), ("scale",), ("keep", "threshold"), ("keep", "trim_threshold")]
+    same += [(h, k) for h in ("topic", "stage") for k in ("classes", "l2")]
+    for path in same:
+        a, b = old, new
+        for key in path:
+            a, b = a.get(key) if isinstance(a, dict) else None, b.get(key) if isinstance(b, dict) else None
+        if a != b:
+            found.append(f"{'.'.join(path)}: {a!r} in the file, {b!r} trained here")
+    if found:
+        return found
+    mine, theirs = decisions(old, x), decisions(new, x)
+    for name in ("keep", "topic", "stage"):
+        agree = float((mine[name] == theirs[name]).mean())
+        print(f"  {name}: the same decision on {agree:.4f} of the training texts", file=sys.stderr)
+        if agree < AGREEMENT[name]:
+            found.append(f"{name}: the same decision on only {agree:.4f} of the training texts")
+    return found
 
 
 def main() -> int:
@@ -271,11 +323,18 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=REPO / "policies" / "learned_model.json")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when the file would change")
     args = parser.parse_args()
-    text = json.dumps(train(), sort_keys=True, separators=(",", ":")) + "\n"
+    model, x = train()
+    text = json.dumps(model, sort_keys=True, separators=(",", ":")) + "\n"
     if args.check:
-        same = args.out.exists() and args.out.read_text() == text
-        print("unchanged" if same else f"{args.out} would change")
-        return 0 if same else 1
+        if not args.out.exists():
+            print(f"{args.out} does not exist")
+            return 1
+        if args.out.read_text() == text:
+            print("unchanged")
+            return 0
+        found = differences(json.loads(args.out.read_text()), json.loads(text), x)
+        print("\n".join([f"{args.out} would change:", *found]) if found else "unchanged up to floating point")
+        return 1 if found else 0
     args.out.write_text(text)
     print(f"wrote {args.out} ({len(text):,} bytes)")
     return 0

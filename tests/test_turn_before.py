@@ -41,6 +41,12 @@ ANSWERED = [
     ("你生日想要啥", "想要一台拍立得 白色的"),
     ("你老家哪里的？", "湖南岳阳"),
     ("孩子几岁了", "五岁半"),
+    ("boy or girl??", "girl!!"),  # one side of a choice, however empty the word looks alone
+    ("where do you live now? haven't heard from you in ages", "Porto"),  # an aside after the question
+    ("你现在住哪", "五道口"),  # "now" in a question about where someone lives
+    ("小狗现在几个月了", "four months, 超黏人"),
+    ("打算顺产还是剖", "顺产"),  # a choice in Chinese
+    ("你的生日是？", "三月二号"),
 ]
 NOT_ANSWERED = [
     ("how are you?", "good"),  # small talk asks for nothing a memory holds
@@ -59,6 +65,14 @@ NOT_ANSWERED = [
     ("你住哪边", "问这干嘛"),
     ("你喝什么 我顺路带", "随便 都行"),
     ("我这几天在补 paper，有啥好看的推荐", "好"),  # a long statement with 啥 in it is no question
+    ("boy or girl??", "lol"),
+    ("what are you doing tomorrow?", "work"),  # tomorrow's plans, like tonight's
+    ("你现在在哪", "公司"),  # where someone is right now
+    ("现在几点", "三点"),
+    ("天哪 太强了吧！！", "哈哈 还在紧张"),  # 天哪 is no "where"
+    ("快再发几张", "它天天睡觉"),  # 几 as "a few" in a request
+    ("你收到我寄的包裹了吗", "收到了 超喜欢"),  # did you get / see / hear
+    ("聊啥了", "没啥 瞎聊"),  # "nothing much"
 ]
 
 
@@ -78,6 +92,20 @@ def test_small_talk_hedges_and_replies_without_a_question_are_no_answer(before: 
 def test_alone_the_reply_is_still_too_short() -> None:
     assert QualityFilter().assess("27").rule == "length.too_short"
     assert QualityFilter().assess("27", before="").rule == "length.too_short"
+
+
+def test_an_answer_overrules_the_length_rule_never_a_reject_rule() -> None:
+    # A batch of an agent's notes is read item after item: a progress report after a question
+    # is still progress, a bare link still a link.
+    asked = "这个功能有没有必要？"
+    for reply, rule in [
+        ("P1-2 已完成", "progress.zh"),
+        ("still broken", "progress.en"),
+        ("https://example.com/some/page", "bare.url"),
+        ("please restart the worker", "request.en"),
+    ]:
+        assert answers(asked, prepare(reply))  # short, and says something, after a question
+        assert QualityFilter().assess(reply, before=asked).rule == rule
 
 
 def test_a_transcripts_reply_is_judged_after_the_turn_before_it() -> None:
@@ -100,7 +128,10 @@ def test_the_request_before_reaches_the_first_item_and_items_follow_one_another(
 
 def test_a_question_is_read_at_the_end_of_its_turn() -> None:
     assert fact_question("Congrats!! How old is she now?") == "how old is she now?"
-    assert fact_question("How old is she now? Anyway, gotta run.") is None
+    assert fact_question("How old is she now? Anyway, gotta run.") == "how old is she now?"  # an aside after it
+    assert fact_question("How old is she now? Anyway. Gotta run.") is None  # two sentences after it
+    assert fact_question("How are you? Where do you live now? Miss you.") == "where do you live now?"
+    assert fact_question("Where do you live now? How are you?") is None  # the last question asks nothing
     assert fact_question("x" * 5000 + ". where do you live?") == "where do you live?"
     assert fact_question("x" * 5000 + " where do you live?") is None  # one long sentence: a statement
 
