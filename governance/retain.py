@@ -177,8 +177,8 @@ def forwarded_item(raw: Mapping[str, Any], j: Judgement) -> dict[str, Any]:
             item["content"] = [{"type": "text", "text": j.text}, *blocks]
     if not item.get("document_id"):
         item["document_id"] = f"mw-{uuid.uuid4().hex}"
-    if j.answers and not item.get("context"):  # "27" means nothing to an extractor without its question
-        item["context"] = f"{ANSWER_CONTEXT}{j.answers}"
+    if j.question and not item.get("context"):  # "27" means nothing to an extractor without its question
+        item["context"] = f"{ANSWER_CONTEXT}{j.question}"
     return item
 
 

@@ -7,11 +7,15 @@ for each conversation, the question its last turn ended with — only a question
 secrets already masked, its last 300 characters — so that the next retain can be judged after it.
 
 A conversation is a bank and what the front knows of the thread: the Hindsight front's
-``document_id`` (or none), the Mem0 front's user, agent, app and run ids. Held in this process's
-memory only — never written to disk, gone at a restart, not shared between instances — bounded in
-entries (least recently used dropped first) and in age (a reply comes within the hour or is read
-alone). A request's items follow one another: an item's turn before is the previous item of the
-same conversation in the request, else the one remembered."""
+``document_id`` (or none: then every item of the bank is one conversation), the Mem0 front's user,
+agent, app and run ids. Held in this process's memory only — gone at a restart, not shared between
+instances; a kept answer carries its question's sentence to the ledger and the backend as its
+context, nothing else of it is written — bounded in entries (the conversation whose last turn is
+oldest dropped first) and in age (a reply comes within the hour or is read alone). Two requests of
+one conversation in flight together may each be read after the turn before both: a client that
+waits for each answer, as chat agents do, sees its turns in order. A request's items follow one
+another: an item's turn before is the previous item of the same conversation in the request, else
+the one remembered."""
 
 from __future__ import annotations
 
@@ -44,6 +48,7 @@ class LastTurns:
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
+        """Conversations held (an expired one until it is read or pushed out)."""
         return len(self._asked)
 
     def question(self, thread: Thread) -> str | None:

@@ -51,7 +51,23 @@ _EN_SMALL_TALK = re.compile(
     r"(?:do|did) (?:you|u) (?:see|hear|get|like|love|want|wanna|mind|remember|know what)|"
     r"have (?:you|u) (?:seen|heard|tried|eaten)|when (?:are|r) (?:you|u) (?:free|back|coming|home|leaving|around)|"
     r"where (?:are|r) (?:you|u)(?! (?:from|based|living|staying|working|studying|these days|nowadays))|"
+    r"what time is it|what(?:'s| is|s) the (?:time|weather)|who(?:'s| is|s) (?:calling|there|at the door)|"
     r"today|tonight|tomorrow|right now|rn|this morning|wanna|want to|shall we|should we|how about|what if|why)\b"
+)
+# A question for a credential: its answer is a secret, never a memory ("hunter2" after "what's the
+# wifi password?": alone too short, and the secret scan cannot see what the question names).
+_CREDENTIAL = re.compile(
+    r"\b(?:password|passwd|passcode|passphrase|pin|pin code|otp|2fa|mfa|token|api key|secret|ssn|"
+    r"social security|card number|cvv|cvc|account number|routing number|iban|login|"
+    r"(?<!zip )(?<!postal )(?<!area )(?<!post )(?<!country )code)s?\b|密码|验证码|口令|卡号|身份证|账号|帐号|密钥"
+)
+# A reply that is itself a question without its mark: a wh-word and a verb or a person after it ("where
+# u from", "whats yours", "how old r u"), or a verb before its subject ("do u have kids"). Not a
+# clause that answers ("when I was 12", "what I always get, a flat white").
+_EN_QUESTION = re.compile(
+    r"^(?:(?:what|where|who|which|when|how|why)(?:'s|s|’s)?\s+(?:is|are|r|do|does|did|was|were|u|you|ur|your|yours|"
+    r"about|old|many|much|long|far)\b|(?:what|where|who)(?:'s|’s)\s|"
+    r"(?:do|does|did|are|is|r|can|will|have|has)\s+(?:you|u|ya|he|she|they|we)\b)"
 )
 _CHOICE = re.compile(r"(?P<a>\w+)\s+or\s+(?P<b>\w+)")
 _ZH_ASKS = re.compile(
@@ -72,29 +88,29 @@ _ZH_SMALL_TALK = re.compile(
 # question back. Checked on the reply's words with its punctuation and emoji gone.
 _EMPTY_WORDS = frozenset(
     """yes yeah yea yep yup ya ye yess yas no nope nah naw ok okay k kk sure fine good great nice cool
-    awesome amazing perfect same too me you u hbu wbu and or but not bad pretty idk dunno maybe probably
-    lol lmao lmfao rofl haha hahaha hah heh hehe thanks thank ty thx tysm np sorry hmm hm wow omg ugh
-    sad tired meh busy alright will do done on it sounds works for bet word true fair right exactly of
-    course definitely absolutely why what huh cute oh ah aw awww yay nothing much all well ish so kinda
-    sorta lots tons a an the is it its it's that thats that's i i'm im am was were be been just really
-    very super totally honestly um uh er both either neither none some any more less happy excited
-    stressed depends guess think hope wish soon later tomorrow today tonight now yet already again still
-    sometimes never always ever tbh ngl fr imo mostly kind lowkey highkey literally actually basically
-    quite rather bit little lot many thing things stuff going doing better worse terrible awful
-    horrible excellent fantastic wonderful lovely brilliant sweet dope lit sick rough hard tough crazy
-    insane wild weird funny hilarious boring gotcha got noted understood agreed indeed whatever nvm
-    nevermind hi hello hey bye night morning gn gm xoxo xo love miss hug hugs congrats congratulations
-    yikes oops damn dang shoot jeez geez bruh bro dude man girl sis mate buddy pal he she they him her
-    them we us our my mine your yours his hers their in on at to of with about from by as if then than
-    this these those there here can could would should might must may have has had get know see say
-    tell let me yours truly ikr omw okie okey oki yh ye yeh nah mhm mmm uh-huh yessir nop same here
-    too""".split()
+    awesome amazing perfect same too me you u hbu wbu and or but not bad pretty idk dunno maybe
+    probably lol lmao lmfao rofl haha hahaha hah heh hehe thanks thank ty thx tysm np sorry hmm
+    hm wow omg ugh sad tired meh busy alright will do done on it sounds works for bet word true
+    fair right exactly of course definitely absolutely why what huh cute oh ah aw awww yay
+    nothing much all well ish so kinda sorta lots tons a an the is its it's that thats that's i
+    i'm im am was were be been just really very super totally honestly um uh er both either
+    neither none some any more less happy excited stressed depends guess think hope wish soon
+    later tomorrow today tonight now yet already again still sometimes never always ever tbh ngl
+    fr imo mostly kind lowkey highkey literally actually basically quite rather bit little lot
+    many thing things stuff going doing better worse terrible awful horrible excellent fantastic
+    wonderful lovely brilliant sweet dope lit sick rough hard tough crazy insane wild weird
+    funny hilarious boring gotcha got noted understood agreed indeed whatever nvm nevermind hi
+    hello hey bye night morning gn gm xoxo xo love miss hug hugs congrats congratulations yikes
+    oops damn dang shoot jeez geez bruh bro dude man girl sis mate buddy pal he she they him her
+    them we us our my mine your yours his hers their in at to with about from by as if then than
+    this these those there here can could would should might must may have has had get know see
+    say tell let truly ikr omw okie okey oki yh yeh mhm mmm uh-huh yessir nop""".split()
 )
 _EMPTY_ZH = re.compile(
     r"^(?:好的?|嗯+|恩+|哦+|噢+|对的?|是的?|没有|不是|不知道|不清楚|不确定|还行|还好|可以|行|没事|哈+|呵+|谢谢|多谢|好吧|随便|都行|"
     r"不错|挺好|累|忙|对啊|当然|收到|没问题|一般|还可以|算了|等下|稍等|马上|晚点|明天|今天|现在|你呢|你猜|保密|秘密|"
     r"有|有的|没|没呢|不|不要|要|想|不想|会|不会|能|不能|喜欢|不喜欢|难说|看情况|再说|差不多|挺多|很多|好多|一些|"
-    r"开心|难过|烦|困|饿|还没|快了|已经|也是|一样|同上|哈哈哈+|晚点|再等|等我|稍后|回头|h+|我我我)[啊呀吧呢啦哦噢嘛了～~！!。.，,\s]*$"
+    r"开心|难过|烦|困|饿|还没|快了|已经|也是|一样|同上|哈哈哈+|再等|等我|稍后|回头|h+|我我我)[啊呀吧呢啦哦噢嘛了～~！!。.，,\s]*$"
 )
 # A reply that answers without telling: a hedge, an evasion, a question back, a "still waiting".
 _EN_EVASION = re.compile(
@@ -116,8 +132,9 @@ _MAX_WORDS = 8
 _MAX_CJK = 16
 
 
-def _plain(text: str) -> str:
-    return _SPACES.sub(" ", _EMOJI.sub(" ", unicodedata.normalize("NFKC", text))).strip().casefold()
+def _plain(text: str, *, fold: bool = True) -> str:
+    plain = _SPACES.sub(" ", _EMOJI.sub(" ", unicodedata.normalize("NFKC", text))).strip()
+    return plain.casefold() if fold else plain
 
 
 def _speaker(text: str) -> tuple[str | None, str]:
@@ -127,10 +144,10 @@ def _speaker(text: str) -> tuple[str | None, str]:
 
 
 def fact_question(text: str) -> str | None:
-    """The question at the end of ``text`` (a turn as written), in plain form, when it asks for a
-    fact; None when the turn does not end in one."""
+    """The question at the end of ``text`` (a turn as written), its sentence as written (NFKC, emoji
+    and extra spaces gone), when it asks for a fact; None when the turn does not end in one."""
     _, body = _speaker(text[-QUESTION_TAIL:] if len(text) > QUESTION_TAIL else text)
-    plain = _plain(body)
+    plain = _plain(body, fold=False)
     if not plain:
         return None
     found = _LAST_SENTENCE.search(plain)
@@ -145,20 +162,23 @@ def fact_question(text: str) -> str | None:
 
 
 def _asks(last: str) -> str | None:
-    """``last`` (one sentence, plain) when it is a question that asks for a fact."""
-    marked = last.endswith(("?", "？"))
-    if CJK.search(last):
-        if _ZH_SMALL_TALK.search(last) or _ZH_ASKS.search(last) is None:
-            return None
-        return last if marked or len(CJK.findall(last)) <= _ZH_UNMARKED_MAX else None
-    if _EN_SMALL_TALK.search(last):
+    """``last`` (one sentence, as written) when it is a question that asks for a fact."""
+    folded = last.casefold()
+    if _CREDENTIAL.search(folded):
         return None
-    if marked and _CHOICE.search(last):  # "tea or coffee?", "hot or cold side?"
+    marked = folded.endswith(("?", "？"))
+    if CJK.search(folded):
+        if _ZH_SMALL_TALK.search(folded) or _ZH_ASKS.search(folded) is None:
+            return None
+        return last if marked or len(CJK.findall(folded)) <= _ZH_UNMARKED_MAX else None
+    if _EN_SMALL_TALK.search(folded):
+        return None
+    if marked and _CHOICE.search(folded):  # "tea or coffee?", "hot or cold side?"
         return last
-    if _EN_ASKS.search(last) is None:
+    if _EN_ASKS.search(folded) is None:
         return None
     # Without its mark a chat question stays short ("where u from"); a long sentence is a statement.
-    return last if marked or len(last.split()) <= 8 else None
+    return last if marked or len(folded.split()) <= 8 else None
 
 
 def carries_content(reply: str) -> bool:
@@ -171,8 +191,11 @@ def carries_content(reply: str) -> bool:
         if len(CJK.findall(plain)) > _MAX_CJK or _ZH_EVASION.search(plain) or _EN_EVASION.search(plain):
             return False
         # Said in parts ("还没 晚点排", "可以可以"): an answer when one part is more than an acknowledgement.
+        # A part that is itself a question ("你多大了", "你家几岁了") tells nothing.
         parts = [p for p in _PARTS.split(plain) if p]
-        return any(_EMPTY_ZH.match(p) is None and _EMPTY_ZH.match(p[: len(p) // 2]) is None for p in parts)
+        return any(
+            _EMPTY_ZH.match(p) is None and _EMPTY_ZH.match(p[: len(p) // 2]) is None and _asks(p) is None for p in parts
+        )
     if _EN_EVASION.search(plain):
         return False
     words = _WORD.findall(plain)
@@ -191,12 +214,14 @@ def answers(before: str, reply: str) -> bool:
     who_replied, body = _speaker(reply)
     if who_asked is not None and who_replied is not None and who_asked.casefold() == who_replied.casefold():
         return False
+    if _EN_QUESTION.match(_plain(body)):  # a question back, or the same question again ("where u from")
+        return False
     return carries_content(body) or _picks(asked, body)
 
 
 def _picks(asked: str, reply: str) -> bool:
     """Whether a short ``reply`` names one side of the choice ``asked`` ("girl!!" after "boy or girl??")."""
-    choice = _CHOICE.search(asked)
+    choice = _CHOICE.search(asked.casefold())
     plain = _plain(reply)
     if choice is None or "?" in plain or len(plain.split()) > _MAX_WORDS or _EN_EVASION.search(plain):
         return False

@@ -58,7 +58,7 @@ class Judgement(NamedTuple):
     segments: tuple[SegmentVerdict, ...] = ()  # an item of more than one segment: each one's verdict
     trimmed: bool = False  # ``text`` is the item without its noise segments
     vector: Any = None  # the learned layer's embedding of ``text`` (an item of one segment), for the store
-    answers: str | None = None  # kept as the reply to this question (the turn before, secrets masked)
+    question: str | None = None  # kept as the reply to this question (the turn before's, secrets masked)
 
     @property
     def noise(self) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memwarden.policies.facts_answer import QUESTION_TAIL
+from memwarden.policies.facts_answer import fact_question
 from memwarden.policies.fastre import PatternSet
 from memwarden.policies.judgement import Forward, Judgement, SecretsMode, SegmentVerdict, Verdict, extract_text
 from memwarden.policies.labelling import label
@@ -62,6 +62,13 @@ SURE_RULES = frozenset(
 
 def _sure(rule: str) -> bool:
     return rule in SURE_RULES or rule.startswith("allow.")
+
+
+def _replies(earlier: Segment, later: Segment) -> bool:
+    """Whether ``later`` is another turn than ``earlier``, by someone else (when both are named)."""
+    if earlier.unit == later.unit:
+        return False
+    return earlier.speaker is None or later.speaker is None or earlier.speaker.casefold() != later.speaker.casefold()
 
 
 @dataclass
@@ -191,8 +198,12 @@ class Pipeline:
             key,
             text_vector=vector,  # the store may use it rather than embed the same text again
         )
-        if quality.rule == "allow.answer" and before:  # the question goes with its answer, masked
-            return kept._replace(answers=mask(before, find_secrets(before))[-QUESTION_TAIL:].strip())
+        if quality.rule == "allow.answer" and before:
+            # The question goes with its answer (the question's sentence alone, secrets masked), and
+            # is part of what makes it a duplicate: "27" to "how old r u" is not "27" to "what floor?".
+            asked = fact_question(mask(before, find_secrets(before)))
+            if asked is not None:
+                return kept._replace(question=asked, content_hash=content_hash(f"{asked}\n{text}"))
         return kept
 
     @property
@@ -338,8 +349,9 @@ class Pipeline:
         verdicts = []
         for i, part in enumerate(parts):
             prepared = prepare(part)
-            # The turn before: across turns (units) only, not between one turn's sentences.
-            asked = before if i == 0 else parts[i - 1] if segments[i - 1].unit != segments[i].unit else None
+            # The turn before: across turns (units) only, not between one turn's sentences, and not
+            # the same speaker's (a double text: "Mia: where do you live now?" "Mia: Porto").
+            asked = before if i == 0 else parts[i - 1] if _replies(segments[i - 1], segments[i]) else None
             verdicts.append(
                 self.quality.assess(
                     part,

@@ -118,6 +118,57 @@ def test_a_transcripts_reply_is_judged_after_the_turn_before_it() -> None:
     assert pipeline.judge(0, "How old is he? 27.").verdict == "reject"
 
 
+def test_a_double_text_in_a_transcript_is_no_answer() -> None:
+    judged = Pipeline().judge(0, "Mia: where do you live now?\nMia: Porto\nTom: lol", forward="trim")
+    assert judged.verdict == "reject"
+
+
+@pytest.mark.parametrize(
+    ("before", "reply"),
+    [
+        ("what's the wifi password?", "hunter2"),
+        ("whats ur pin", "4821"),
+        ("what's the 2fa code", "492 113"),
+        ("你银行卡密码多少", "834921"),
+        ("door code?", "7734#"),
+    ],
+)
+def test_an_answer_to_a_question_for_a_credential_is_never_kept(before: str, reply: str) -> None:
+    for secrets in ("reject", "redact"):
+        judged = Pipeline().judge(0, reply, secrets=secrets, before=before)  # type: ignore[arg-type]
+        assert judged.verdict == "reject", (secrets, judged.rule)
+    transcript = f"Mia: {before}\nTom: {reply}\nMia: thx"
+    assert Pipeline().judge(0, transcript, forward="trim").verdict == "reject"
+    assert answers("what's your zip code?", prepare("94110"))  # a code that is no credential
+
+
+def test_the_answer_carries_its_questions_sentence_alone_and_is_a_duplicate_only_of_the_same_answer() -> None:
+    pipeline = Pipeline()
+    before = "I moved to 12 Oak St, my cell is 555-0199 lol. Where are you based these days?"
+    judged = pipeline.judge(0, "Lisbon", before=before)
+    assert (judged.verdict, judged.question) == ("store", "Where are you based these days?")
+    first, again, other = pipeline.judge_many(
+        [("27", []), ("27", []), ("27", [])],
+        before=["how old is your son?", "how old is your son?", "what floor are you on?"],
+    )
+    assert first.content_hash == again.content_hash != other.content_hash
+    assert first.content_hash != pipeline.judge(0, "27 years").content_hash
+
+
+def test_a_question_is_no_answer_to_a_question() -> None:
+    # The same side asking twice (Mem0 has no speaker in the content), or a client retrying its own
+    # question: "where u from" after "how old r u" is not a fact.
+    for reply in ("where u from", "how old r u", "whats yours", "do u have kids"):
+        assert not answers("how old r u", prepare(reply)), reply
+    for reply in ("你多大了", "你老家哪的"):
+        assert not answers("你多大了", prepare(reply)), reply
+    # an answer with a question back is still an answer; a clause that answers is no question
+    assert answers("孩子几岁了", prepare("三岁半 你家几岁了"))
+    assert answers("when did you start playing?", prepare("when I was 12"))
+    for before, reply in [("what time is it", "3pm"), ("who's calling?", "mom"), ("what's the weather like?", "rainy")]:
+        assert not answers(before, prepare(reply)), before
+
+
 def test_the_request_before_reaches_the_first_item_and_items_follow_one_another() -> None:
     pipeline = Pipeline()
     got = pipeline.judge_many([("27", []), ("philly", [])], before=["how old r u", "where u from"])
@@ -127,10 +178,10 @@ def test_the_request_before_reaches_the_first_item_and_items_follow_one_another(
 
 
 def test_a_question_is_read_at_the_end_of_its_turn() -> None:
-    assert fact_question("Congrats!! How old is she now?") == "how old is she now?"
-    assert fact_question("How old is she now? Anyway, gotta run.") == "how old is she now?"  # an aside after it
+    assert fact_question("Congrats!! How old is she now?") == "How old is she now?"  # as written
+    assert fact_question("How old is she now? Anyway, gotta run.") == "How old is she now?"  # an aside after it
     assert fact_question("How old is she now? Anyway. Gotta run.") is None  # two sentences after it
-    assert fact_question("How are you? Where do you live now? Miss you.") == "where do you live now?"
+    assert fact_question("How are you? Where do you live now? Miss you.") == "Where do you live now?"
     assert fact_question("Where do you live now? How are you?") is None  # the last question asks nothing
     assert fact_question("x" * 5000 + ". where do you live?") == "where do you live?"
     assert fact_question("x" * 5000 + " where do you live?") is None  # one long sentence: a statement
