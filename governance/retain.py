@@ -147,7 +147,6 @@ def count_verdicts(state: AppState, judgements: Sequence[Judgement]) -> None:
 async def shadow(state: AppState, batch: Batch, judgements: list[Judgement]) -> None:
     """Audit the verdicts (``source: shadow``) without a row: the request goes on unchanged."""
     count_verdicts(state, judgements)
-    follow_turns(state, batch, judgements)
     await state.ledger.write(
         lambda db: record_verdicts(
             db,
@@ -161,6 +160,7 @@ async def shadow(state: AppState, batch: Batch, judgements: list[Judgement]) -> 
             previews=batch.previews,
         )
     )
+    follow_turns(state, batch, judgements)
 
 
 def forwarded_item(raw: Mapping[str, Any], j: Judgement) -> dict[str, Any]:
@@ -190,7 +190,6 @@ async def enforce(state: AppState, batch: Batch, judgements: list[Judgement], de
     outbox = state.outbox
     if outbox is not None:
         outbox.check_room(bank)
-    follow_turns(state, batch, judgements)
     items = [
         forwarded_item(batch.raw_items[j.position], j)
         if j.verdict in (*FORWARDED, "review")
@@ -242,6 +241,7 @@ async def enforce(state: AppState, batch: Batch, judgements: list[Judgement], de
         return recorded, entry
 
     recorded, entry = await state.ledger.write(record)
+    follow_turns(state, batch, judgements)  # recorded: the conversation moved on (not before)
     count_verdicts(state, judgements)
     result = Retained(judgements, recorded.memory_ids)
     if not survivors:

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from hindsight_client import Hindsight
 
-from memwarden.governance.retain import Batch, follow_turns
+from memwarden.governance.retain import Batch, enforce, follow_turns
 from memwarden.governance.state import AppState
 from memwarden.governance.turns import LastTurns
 from memwarden.policies.facts_answer import answers, fact_question
@@ -244,6 +244,35 @@ def test_a_question_that_held_a_secret_is_remembered_masked() -> None:
     assert remembered is not None
     assert remembered.startswith("Who owns the key")
     assert key not in remembered
+
+
+@pytest.mark.anyio
+async def test_a_turn_that_was_not_recorded_is_not_remembered() -> None:
+    # The ledger refuses the write (a full disk): the request fails, and the conversation has not
+    # moved on — a retry of the same question is read as before.
+    class FullDisk:
+        async def write(self, _: object) -> None:
+            raise OSError("no space left on device")
+
+    question = "how old is your son?"
+    batch = Batch(
+        bank="b",
+        raw_items=[{"content": question}],
+        contents=[question],
+        tags=[[]],
+        document_tags=[],
+        fields={},
+        request_id="r",
+        threads=[""],
+    )
+    state = SimpleNamespace(turns=LastTurns(), outbox=None, ledger=FullDisk())
+
+    async def deliver(_: object, __: object) -> None:
+        raise AssertionError("nothing is delivered that was not recorded")
+
+    with pytest.raises(OSError, match="no space"):
+        await enforce(cast(AppState, state), batch, [Pipeline().judge(0, question)], deliver)  # type: ignore[arg-type]
+    assert state.turns.question(("b", "")) is None
 
 
 @pytest.mark.anyio
