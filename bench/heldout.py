@@ -144,7 +144,6 @@ class Turn:
     split: str
     lang: str
     before: str = ""  # the turn before it in its session ("" for a session's first)
-    before_speaker: str = ""
 
 
 def conversation_split(conv: dict[str, Any]) -> str:
@@ -158,11 +157,11 @@ def turns_of(name: str) -> list[Turn]:
     for conv in (r for r in data if r["type"] == "conversation"):
         split = conversation_split(conv)
         for session in conv["sessions"]:
-            before = before_speaker = ""
+            before = ""
             for t in session["turns"]:
-                turn = Turn(t["id"], t["text"], t["speaker"], bool(t["fact"]), t["id"] in asked, split, conv["lang"])
-                out.append(Turn(**{**turn.__dict__, "before": before, "before_speaker": before_speaker}))
-                before, before_speaker = t["text"], t["speaker"]
+                fact, evidence = bool(t["fact"]), t["id"] in asked
+                out.append(Turn(t["id"], t["text"], t["speaker"], fact, evidence, split, conv["lang"], before))
+                before = t["text"]
     return out
 
 

@@ -19,13 +19,12 @@ import re
 import unicodedata
 
 from memwarden.policies.facts_zh import CJK
+from memwarden.policies.segments import speaker
 
 # What is read of the turn before: its last sentence, from the end of at most this many characters.
 QUESTION_TAIL = 300
 _SPACES = re.compile(r"\s+")
 _EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F]+|\[[^\]\s]{1,6}\]")  # and [捂脸]-style stickers
-# A speaker's label before a turn ("Sam: …", "**Sam**: …"): its name, to tell a double text from a reply.
-_SPEAKER = re.compile(r"^\**(?P<name>[^\s:：*]{1,40}(?: [^\s:：*]{1,40})?)\**\s*[:：]\s+")
 # The last sentence: after the last full stop, exclamation or question mark that has text after it.
 _LAST_SENTENCE = re.compile(r"(?:^|[.!?。！？\n]\s*)(?P<last>[^.!?。！？\n]+[.!?。！？…~～]*[\s\"'”’」』)]*)$")
 
@@ -137,16 +136,10 @@ def _plain(text: str, *, fold: bool = True) -> str:
     return plain.casefold() if fold else plain
 
 
-def _speaker(text: str) -> tuple[str | None, str]:
-    """The speaker's label of a turn, if it has one, and the turn without it."""
-    found = _SPEAKER.match(text)
-    return (found.group("name"), text[found.end() :]) if found else (None, text)
-
-
 def fact_question(text: str) -> str | None:
     """The question at the end of ``text`` (a turn as written), its sentence as written (NFKC, emoji
     and extra spaces gone), when it asks for a fact; None when the turn does not end in one."""
-    _, body = _speaker(text[-QUESTION_TAIL:] if len(text) > QUESTION_TAIL else text)
+    _, body = speaker(text[-QUESTION_TAIL:])
     plain = _plain(body, fold=False)
     if not plain:
         return None
@@ -210,8 +203,8 @@ def answers(before: str, reply: str) -> bool:
     asked = fact_question(before)
     if asked is None:
         return False
-    who_asked, _ = _speaker(before[-QUESTION_TAIL:] if len(before) > QUESTION_TAIL else before)
-    who_replied, body = _speaker(reply)
+    who_asked, _ = speaker(before[-QUESTION_TAIL:])
+    who_replied, body = speaker(reply)
     if who_asked is not None and who_replied is not None and who_asked.casefold() == who_replied.casefold():
         return False
     if _EN_QUESTION.match(_plain(body)):  # a question back, or the same question again ("where u from")

@@ -107,6 +107,13 @@ def _label(text: str, start: int, end: int) -> tuple[int, str] | None:
     return m.end(), name
 
 
+def speaker(turn: str) -> tuple[str | None, str]:
+    """The speaker's name of a one-line turn that starts with a label ("Sam: …", "**Sam**: …"), and
+    the turn after the label; (None, the turn) when it has none."""
+    found = _label(turn, 0, len(turn))
+    return (found[1], turn[found[0] :]) if found else (None, turn)
+
+
 def _lines(text: str) -> list[tuple[int, int]]:
     out, pos = [], 0
     for line in text.split("\n"):

@@ -225,19 +225,24 @@ def test_last_turns_keeps_only_the_tail_of_a_long_question() -> None:
     assert len(turns.question(("bank", "")) or "") == 300
 
 
-def test_a_question_that_held_a_secret_is_remembered_masked() -> None:
-    key = "sk-proj-a8F3kLmN0pQrStUvWxYz1234567890abcd"
-    question = f"Who owns the key {key}?"
-    batch = Batch(
+def _one_turn(text: str) -> Batch:
+    """A request of one item, in bank "b", a conversation without a document."""
+    return Batch(
         bank="b",
-        raw_items=[{"content": question}],
-        contents=[question],
+        raw_items=[{"content": text}],
+        contents=[text],
         tags=[[]],
         document_tags=[],
         fields={},
         request_id="r",
         threads=[""],
     )
+
+
+def test_a_question_that_held_a_secret_is_remembered_masked() -> None:
+    key = "sk-proj-a8F3kLmN0pQrStUvWxYz1234567890abcd"
+    question = f"Who owns the key {key}?"
+    batch = _one_turn(question)
     state = SimpleNamespace(turns=LastTurns())
     follow_turns(cast(AppState, state), batch, [Pipeline().judge(0, question)])
     remembered = state.turns.question(("b", ""))
@@ -255,16 +260,7 @@ async def test_a_turn_that_was_not_recorded_is_not_remembered() -> None:
             raise OSError("no space left on device")
 
     question = "how old is your son?"
-    batch = Batch(
-        bank="b",
-        raw_items=[{"content": question}],
-        contents=[question],
-        tags=[[]],
-        document_tags=[],
-        fields={},
-        request_id="r",
-        threads=[""],
-    )
+    batch = _one_turn(question)
     state = SimpleNamespace(turns=LastTurns(), outbox=None, ledger=FullDisk())
 
     async def deliver(_: object, __: object) -> None:
