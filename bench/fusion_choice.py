@@ -114,6 +114,23 @@ def candidates() -> dict[str, Fusion]:
             out[f"z(cosine) + {weight} x max(0, z of the keyword's first hit - {floor}) x bm25/mass"] = partial(
                 _agreement, weight=weight, floor=floor
             )
+    for weight in (0.5, 1.0):
+        for wmin in (0.1, 0.2, 0.35):
+            out[f"agreement {weight}, floor 1.0, keyword weight at least {wmin}"] = partial(
+                _agreement, weight=weight, floor=1.0, least=wmin
+            )
+        for tau in (0.6, 0.8, 1.0):
+            out[f"agreement {weight}, floor 1.0, weight 1 when bm25/mass of the first hit >= {tau}"] = partial(
+                _agreement, weight=weight, floor=1.0, sure=tau
+            )
+    for weight in (0.5, 1.0, 2.0):
+        for floor in (0.0, 0.5, 1.0):
+            out[f"z(cosine) + {weight} x max(0, its own z - {floor}) x bm25/mass"] = partial(
+                _own, weight=weight, floor=floor
+            )
+            out[f"agreement 1.0 + own agreement {weight}, floor {floor}"] = partial(
+                _agreement, weight=1.0, floor=1.0, own=(weight, floor)
+            )
     out["current (store/fusion.py)"] = lambda a: by_score(fusion.fuse(a.semantic, a.keyword, a.mass).scores)
     return out
 
@@ -132,15 +149,43 @@ def _confident(a: Arms) -> list[str]:
     return by_score(fusion.rrf([[i for i, _ in a.semantic], [i for i, _ in a.keyword]], weights=[1.0, min(1.0, top)]))
 
 
-def _agreement(a: Arms, *, weight: float, floor: float) -> list[str]:
+def _agreement(
+    a: Arms,
+    *,
+    weight: float,
+    floor: float,
+    least: float = 0.0,
+    sure: float | None = None,
+    own: tuple[float, float] | None = None,
+) -> list[str]:
+    """The agreement fusion; ``least``: the keyword weight never below it; ``sure``: weight 1 at
+    least when the keyword arm's first hit holds this share of the query's idf mass; ``own``: a
+    memory's keyword evidence also counts by its own semantic z-score (weight, floor)."""
     if not a.semantic or not a.keyword or not a.mass:
         return [i for i, _ in (a.semantic or a.keyword)]
     mean, std = _z([s for _, s in a.semantic])
     scores = {i: (s - mean) / std for i, s in a.semantic}
     low = (min(s for _, s in a.semantic) - mean) / std
-    w = weight * max(0.0, scores.get(a.keyword[0][0], low) - floor)
+    w = max(least, weight * max(0.0, scores.get(a.keyword[0][0], low) - floor))
+    if sure is not None and a.keyword[0][1] / a.mass >= sure:
+        w = max(w, 1.0)
+    z = dict(scores)
     for i, s in a.keyword:
-        scores[i] = scores.get(i, low) + w * s / a.mass
+        mine = own[0] * max(0.0, z.get(i, low) - own[1]) if own else 0.0
+        scores[i] = scores.get(i, low) + (w + mine) * s / a.mass
+    return by_score(scores)
+
+
+def _own(a: Arms, *, weight: float, floor: float) -> list[str]:
+    """Each memory's keyword evidence counted by how far the semantic arm agrees on that memory."""
+    if not a.semantic or not a.keyword or not a.mass:
+        return [i for i, _ in (a.semantic or a.keyword)]
+    mean, std = _z([s for _, s in a.semantic])
+    scores = {i: (s - mean) / std for i, s in a.semantic}
+    low = (min(s for _, s in a.semantic) - mean) / std
+    for i, s in a.keyword:
+        z = scores.get(i, low)
+        scores[i] = z + weight * max(0.0, z - floor) * s / a.mass
     return by_score(scores)
 
 

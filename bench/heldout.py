@@ -20,7 +20,11 @@ measured; README *Held-out sets* says which choice an evaluation number moved):
   by two writers later again, ``chat_personal3`` (university friends abroad, a grandmother and her
   one-word-answer grandson, a parents' carpool group, two nurses between shifts, a long-distance
   couple) and ``assistant_chat3`` (a retired teacher in Chengdu, a PhD student in Germany
-  code-switching, a bakery owner answering in two words, two colleagues at a Shenzhen startup);
+  code-switching, a bakery owner answering in two words, two colleagues at a Shenzhen startup),
+  and by two writers later again, ``chat_personal4`` (a widower and his daughter abroad, Lagos
+  school friends, Singlish colleagues, a touring musician, a role-playing group) and ``chat_zh4``
+  (a Hong Kong family in written Cantonese, Taiwanese classmates, a 东北 family typing by voice, a
+  student abroad code-switching, a user and an assistant);
   each turn labelled fact or not, each question naming the turns that answer it; split by
   conversation. Reported: fact turns kept, the turns the questions are about kept, the other
   turns (pleasantries, reactions, questions back) rejected;
@@ -28,7 +32,8 @@ measured; README *Held-out sets* says which choice an evaluation number moved):
   conversations) and two ``tune`` sets by two more writers, ``recall_tune_en`` (200 questions over 5
   conversations: two sisters, a landlord and tenant, a running club, a family's house move, two game
   developers) and ``recall_tune_zh`` (160 over 4, Chinese and code-switched), half their questions
-  worded like their answers and a third temporal: each turn a memory (``Speaker: text``, the session's date), each conversation a
+  worded like their answers and a third temporal, and ``recall_tune_natural`` (210 over 6, English,
+  Chinese and mixed, asked as people ask, the same names in dozens of turns): each turn a memory (``Speaker: text``, the session's date), each conversation a
   bank of one store; R@5, R@10 and MRR of the keyword arm, the semantic arm, the fusion recall
   answers with, and plain SQLite FTS5 BM25; per stratum (worded like the answer / paraphrased, by
   the writer's label and by shared content terms; temporal; multi-hop; per language). The fusion's
@@ -66,10 +71,12 @@ TURN_SETS = (
     "assistant_chat2",
     "chat_personal3",
     "assistant_chat3",
+    "chat_personal4",
+    "chat_zh4",
 )
 # Retrieval only, all ``tune``: two writers' conversations with half their questions worded like
 # their answers and a third temporal, added to check the fusion's choice on more tune questions.
-RETRIEVAL_TUNE_SETS = ("recall_tune_en", "recall_tune_zh")
+RETRIEVAL_TUNE_SETS = ("recall_tune_en", "recall_tune_zh", "recall_tune_natural")
 RETRIEVAL_SETS = ("recall_conversations", *TURN_SETS, *RETRIEVAL_TUNE_SETS)
 ENGINEERING = frozenset({"infra", "dev_tools", "code"})
 

@@ -397,7 +397,11 @@ def _en_clause(clause: str) -> Kind | None:
             return "self"
         if _NOT_A_FACT_VERB.match(rest):
             return None
-        return "self" if _CONTENT_VERB.match(rest) and _content(rest) else None
+        if _CONTENT_VERB.match(rest) and _content(rest):
+            return "self"
+        # Any verb with a day, a date or a recurrence ahead is a plan or a habit ("we launch the new
+        # app on the 15th", "I coach the under-9s every saturday"); not the here and now.
+        return "self" if _WHEN.search(rest[:200]) and _content(rest) and not _doing_now(rest) else None
     owned = _POSSESSIVE.match(clause)
     if owned is not None and not _NOT_A_POSSESSIVE.match(owned["thing"]) and not _WORK_OBJECT.search(owned["thing"]):
         state = _BE_PREFIX.sub("", owned["rest"])

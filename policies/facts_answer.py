@@ -72,6 +72,8 @@ _CHOICE = re.compile(r"(?P<a>\w+)\s+or\s+(?P<b>\w+)")
 _ZH_ASKS = re.compile(
     r"什么|啥|哪|几|谁|多少|多大|多久|多长|多远|怎么称呼|有没有|是不是|\S还是\S|(?:吗|么|呢)[。.!！~～]*$|是[?？]+$"
 )
+_ZH_AND_YOU = re.compile(r"^(?:那|那么)?你呢[，,。\s]+(?=\S)")
+_ZH_MA = re.compile(r"吗[。.!！~～]*$")
 # Without its mark a Chinese question stays short ("你生日想要啥"); a longer sentence with 几 or 啥 in
 # it is a statement ("我这几天在补 paper").
 _ZH_UNMARKED_MAX = 12
@@ -161,9 +163,13 @@ def _asks(last: str) -> str | None:
         return None
     marked = folded.endswith(("?", "？"))
     if CJK.search(folded):
-        if _ZH_SMALL_TALK.search(folded) or _ZH_ASKS.search(folded) is None:
+        # "你呢，几年级": the question back only leads into the question that is asked.
+        asked = _ZH_AND_YOU.sub("", folded) or folded
+        if _ZH_SMALL_TALK.search(asked) or _ZH_ASKS.search(asked) is None:
             return None
-        return last if marked or len(CJK.findall(folded)) <= _ZH_UNMARKED_MAX else None
+        # 吗 at the end marks a question as surely as its mark does.
+        marked = marked or _ZH_MA.search(asked) is not None
+        return last if marked or len(CJK.findall(asked)) <= _ZH_UNMARKED_MAX else None
     if _EN_SMALL_TALK.search(folded):
         return None
     if marked and _CHOICE.search(folded):  # "tea or coffee?", "hot or cold side?"

@@ -71,6 +71,11 @@ FACTS = [
     ("3 p.m. works", "when"),
     ("may 5", "when"),
     ("四点半", "when"),
+    ("两点到四点", "when"),
+    ("ok see you around 8", "when"),
+    # any verb with a day, a date or a recurrence ahead: a plan or a habit
+    ("Hi! Yes all good, just super busy, we launch the new app on the 15th", "self"),
+    ("I coach the under-9s every saturday", "self"),
 ]
 
 NOT_FACTS = [
@@ -156,6 +161,9 @@ NOT_FACTS = [
     "I can't speak right now",
     "I can't drive today, car's in the shop",
     "i can't drink anymore lol",
+    "I'm deploying tomorrow",
+    "we wrap up in a bit",
+    "see you in 5",
 ]
 
 

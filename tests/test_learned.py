@@ -3,6 +3,7 @@ vocabulary a deployment extends without retraining; reproducible weights."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -178,6 +179,34 @@ def test_the_weights_are_the_ones_the_script_makes_from_the_data() -> None:
         timeout=1740,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_set_read_not_trained_on_is_trained_on_only_when_asked() -> None:
+    """``--with`` trains a candidate with a set the shipped model was not trained on; without it the
+    data is the shipped model's (its hash is what ``--check`` compares)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("train_learned", REPO / "scripts" / "train_learned.py")
+    assert spec is not None
+    assert spec.loader is not None
+    trainer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(trainer)
+    shipped, _, _, _ = trainer.training_data()
+    extra, _, _, _ = trainer.training_data(("training_turns5.jsonl",))
+    added = {t for t, _ in extra} - {t for t, _ in shipped}
+    assert "training_turns5.jsonl" in trainer.READ_NOT_TRAINED
+    lines = (REPO / "tests" / "data" / "training_turns5.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(extra) == len(shipped) + len([line for line in lines if line.strip()])
+    assert added
+    assert added <= {json.loads(line)["text"] for line in lines if line.strip()}
+    refused = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "train_learned.py"), "--check", "--with", "training_turns5.jsonl"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode == 2
+    assert "--check compares the shipped model" in refused.stderr
 
 
 @pytest.mark.anyio

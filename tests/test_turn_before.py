@@ -47,6 +47,8 @@ ANSWERED = [
     ("小狗现在几个月了", "four months, 超黏人"),
     ("打算顺产还是剖", "顺产"),  # a choice in Chinese
     ("你的生日是？", "三月二号"),
+    ("你呢 几年级", "初二"),  # the question back leads into the question asked
+    ("刘老师您好 这周六的课还是下午两点吗", "是的 两点到四点"),  # 吗 marks a long question
 ]
 NOT_ANSWERED = [
     ("how are you?", "good"),  # small talk asks for nothing a memory holds
@@ -73,6 +75,8 @@ NOT_ANSWERED = [
     ("快再发几张", "它天天睡觉"),  # 几 as "a few" in a request
     ("你收到我寄的包裹了吗", "收到了 超喜欢"),  # did you get / see / hear
     ("聊啥了", "没啥 瞎聊"),  # "nothing much"
+    ("你呢", "初二"),  # a question back alone asks for nothing said here
+    ("你们明天上班吗", "上"),  # tomorrow's plans
 ]
 
 
