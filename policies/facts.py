@@ -27,7 +27,7 @@ from typing import Literal
 from memwarden.policies.facts_when import names_when, when_reply
 from memwarden.policies.facts_zh import CJK, ZH_INSTRUCTION, zh_clause
 
-Kind = Literal["self", "person", "named", "thing", "elided", "instruction", "when"]
+Kind = Literal["self", "person", "named", "thing", "elided", "instruction", "when", "plan"]
 # The kinds sure enough to overrule a reject rule (a request, a hedge, a word of progress beside the
 # fact): a subject the sentence names by pronoun or role. A capitalised first word may be a name
 # ("Alice loves …") or not ("Tests are passing now"), "the build is …" may be progress, and a
@@ -239,6 +239,15 @@ _WORK = re.compile(
     r"patch|rollback|container|cluster|query|endpoint|it|that|this|the hang of it|back to you)\b"
 )
 
+# Verbs of the conversation and of work in hand, whenever they happen: "I check back tomorrow",
+# "we follow up next week", "I retry on monday".
+_TALK = re.compile(
+    r"^(?:ping|check|checking|follow|circle|touch|talk|speak|chat|sync|meet up|catch up|get back|reply|respond|answer|"
+    r"call|text|email|message|dm|write|send|update|try|retry|rerun|re-run|revisit|continue|resume|look|review|"
+    r"test|debug|push|merge|deploy|ship|release|rebase|restart|run|fix|finish|start|handle|sort|tackle|"
+    r"let you know|tell|ask|remind|see)\b"
+)
+
 # Standing instructions about how to answer.
 _INSTRUCTION = re.compile(
     r"^(?:please\s+|pls\s+|plz\s+|and\s+)?(?:"
@@ -399,9 +408,13 @@ def _en_clause(clause: str) -> Kind | None:
             return None
         if _CONTENT_VERB.match(rest) and _content(rest):
             return "self"
-        # Any verb with a day, a date or a recurrence ahead is a plan or a habit ("we launch the new
-        # app on the 15th", "I coach the under-9s every saturday"); not the here and now.
-        return "self" if _WHEN.search(rest[:200]) and _content(rest) and not _doing_now(rest) else None
+        # Any other verb with a day, a date or a recurrence ahead is a plan or a habit ("we launch the
+        # new app on the 15th", "I coach the under-9s every saturday") — not work under way or talk
+        # to the listener ("I push the fix tomorrow", "we sync next week", "I ping you monday"). A
+        # kind of its own: kept, but never overruling a reject rule (progress, a request, a question).
+        if _WORK.search(rest) or _TALK.match(rest) or _doing_now(rest) or not _content(rest):
+            return None
+        return "plan" if _WHEN.search(rest[:200]) else None
     owned = _POSSESSIVE.match(clause)
     if owned is not None and not _NOT_A_POSSESSIVE.match(owned["thing"]) and not _WORK_OBJECT.search(owned["thing"]):
         state = _BE_PREFIX.sub("", owned["rest"])

@@ -70,10 +70,9 @@ _EN_QUESTION = re.compile(
 )
 _CHOICE = re.compile(r"(?P<a>\w+)\s+or\s+(?P<b>\w+)")
 _ZH_ASKS = re.compile(
-    r"什么|啥|哪|几|谁|多少|多大|多久|多长|多远|怎么称呼|有没有|是不是|\S还是\S|(?:吗|么|呢)[。.!！~～]*$|是[?？]+$"
+    r"什么|啥|哪|几|谁|多少|多大|多久|多长|多远|怎么称呼|有没有|是不是|\S还是\S|(?:吗|么|呢)[。.!！~～?？]*$|是[?？]+$"
 )
 _ZH_AND_YOU = re.compile(r"^(?:那|那么)?你呢[，,。\s]+(?=\S)")
-_ZH_MA = re.compile(r"吗[。.!！~～]*$")
 # Without its mark a Chinese question stays short ("你生日想要啥"); a longer sentence with 几 or 啥 in
 # it is a statement ("我这几天在补 paper").
 _ZH_UNMARKED_MAX = 12
@@ -167,8 +166,6 @@ def _asks(last: str) -> str | None:
         asked = _ZH_AND_YOU.sub("", folded) or folded
         if _ZH_SMALL_TALK.search(asked) or _ZH_ASKS.search(asked) is None:
             return None
-        # 吗 at the end marks a question as surely as its mark does.
-        marked = marked or _ZH_MA.search(asked) is not None
         return last if marked or len(CJK.findall(asked)) <= _ZH_UNMARKED_MAX else None
     if _EN_SMALL_TALK.search(folded):
         return None

@@ -52,6 +52,7 @@ _FACT_REASONS: dict[Kind, str] = {
     "thing": "a statement of fact about a thing",
     "instruction": "a standing instruction about how to answer",
     "when": "a short reply that names a day, a time or a date: an appointment or a routine",
+    "plan": "a plan or a habit: something the speaker does on a day, a date or every so often",
 }
 _ANSWER_REASON = "a short reply that answers the question asked just before it (who, what, where, how many …)"
 _CJK_CHAR = re.compile(f"[{CJK}]")

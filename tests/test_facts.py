@@ -74,8 +74,9 @@ FACTS = [
     ("两点到四点", "when"),
     ("ok see you around 8", "when"),
     # any verb with a day, a date or a recurrence ahead: a plan or a habit
-    ("Hi! Yes all good, just super busy, we launch the new app on the 15th", "self"),
-    ("I coach the under-9s every saturday", "self"),
+    ("Hi! Yes all good, just super busy, we launch the new app on the 15th", "plan"),
+    ("I coach the under-9s every saturday", "plan"),
+    ("是的 两点到四点", "when"),
 ]
 
 NOT_FACTS = [
@@ -163,6 +164,15 @@ NOT_FACTS = [
     "i can't drink anymore lol",
     "I'm deploying tomorrow",
     "we wrap up in a bit",
+    # work in hand and talk to the listener, whenever they happen (a review's list)
+    "I deploy tomorrow",
+    "I push the fix tomorrow",
+    "we sync next week",
+    "I ping you tomorrow",
+    "we follow up next week",
+    "I check back tomorrow",
+    "we retry every morning",
+    "we rebase every morning",
     "see you in 5",
 ]
 
@@ -218,6 +228,15 @@ def test_noise_is_not_rescued(text: str, rule: str | None) -> None:
     assert not verdict.keep or not verdict.rule.startswith("allow."), verdict.reason
     if rule is not None:
         assert (verdict.keep, verdict.rule) == (False, rule)
+
+
+def test_a_plan_is_kept_but_never_overrules_a_reject_rule() -> None:
+    """Any verb with a day ahead is a plan ("we launch the new app on the 15th"): kept by a sure
+    rule, but with progress or a question beside it the reject rule still wins."""
+    assert statement_kind(prepare("we launch the new app on the 15th")) == "plan"
+    assert FILTER.assess("we launch the new app on the 15th").rule == "allow.fact"
+    assert FILTER.assess("we launch the new app on the 15th, in progress").rule == "progress.en"
+    assert FILTER.assess("we launch the new app on the 15th, can you check the copy?").rule == "question.mark"
 
 
 def test_the_detector_can_be_switched_off() -> None:

@@ -181,9 +181,11 @@ def test_the_weights_are_the_ones_the_script_makes_from_the_data() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_a_set_read_not_trained_on_is_trained_on_only_when_asked() -> None:
-    """``--with`` trains a candidate with a set the shipped model was not trained on; without it the
-    data is the shipped model's (its hash is what ``--check`` compares)."""
+def test_the_light_turn_sets_weigh_a_quarter_and_with_adds_a_set_at_full_weight() -> None:
+    """The three newest training writers' turns are trained on at LIGHT_WEIGHT (a row the other data
+    already holds weighs 1, like it); ``--with`` trains a set at full weight for a candidate, never
+    over the shipped model, and is refused together with ``--check`` (which compares the shipped
+    model)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("train_learned", REPO / "scripts" / "train_learned.py")
@@ -191,14 +193,26 @@ def test_a_set_read_not_trained_on_is_trained_on_only_when_asked() -> None:
     assert spec.loader is not None
     trainer = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(trainer)
-    shipped, _, _, _ = trainer.training_data()
-    extra, _, _, _ = trainer.training_data(("training_turns5.jsonl",))
-    added = {t for t, _ in extra} - {t for t, _ in shipped}
-    assert "training_turns5.jsonl" in trainer.READ_NOT_TRAINED
-    lines = (REPO / "tests" / "data" / "training_turns5.jsonl").read_text(encoding="utf-8").splitlines()
-    assert len(extra) == len(shipped) + len([line for line in lines if line.strip()])
-    assert added
-    assert added <= {json.loads(line)["text"] for line in lines if line.strip()}
+    keep, weights, _, _, _ = trainer.training_data()
+    assert trainer.LIGHT_WEIGHT == 0.25
+
+    def lines(n: int) -> list[str]:
+        text = (REPO / "tests" / "data" / f"training_turns{n}.jsonl").read_text(encoding="utf-8")
+        return [line for line in text.splitlines() if line.strip()]
+
+    light = [(json.loads(line)["text"], bool(json.loads(line)["fact"])) for n in (4, 5, 6) for line in lines(n)]
+    assert tuple(f"training_turns{n}.jsonl" for n in (4, 5, 6)) == trainer.LIGHT_TURN_SETS
+    assert keep[-len(light) :] == light
+    full = set(keep[: -len(light)])
+    assert weights[-len(light) :] == [1.0 if pair in full else 0.25 for pair in light]
+    assert weights.count(0.25) > 2000
+    assert set(weights[: -len(light)]) == {1.0}
+    extra, extra_weights, _, _, _ = trainer.training_data(("training_turns5.jsonl",))
+    # named in --with, a light set is trained on once, at full weight: not twice
+    fifth = [(json.loads(line)["text"], bool(json.loads(line)["fact"])) for line in lines(5)]
+    assert sorted(extra) == sorted(keep)
+    assert all(w == 1.0 for pair, w in zip(extra, extra_weights, strict=True) if pair in set(fifth))
+    assert sum(extra_weights) > sum(weights) + 0.75 * 700
     refused = subprocess.run(
         [sys.executable, str(REPO / "scripts" / "train_learned.py"), "--check", "--with", "training_turns5.jsonl"],
         capture_output=True,
@@ -207,6 +221,14 @@ def test_a_set_read_not_trained_on_is_trained_on_only_when_asked() -> None:
     )
     assert refused.returncode == 2
     assert "--check compares the shipped model" in refused.stderr
+    over = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "train_learned.py"), "--with", "training_turns5.jsonl"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert over.returncode == 2
+    assert "not over the shipped model" in over.stderr
 
 
 @pytest.mark.anyio

@@ -48,7 +48,7 @@ ANSWERED = [
     ("打算顺产还是剖", "顺产"),  # a choice in Chinese
     ("你的生日是？", "三月二号"),
     ("你呢 几年级", "初二"),  # the question back leads into the question asked
-    ("刘老师您好 这周六的课还是下午两点吗", "是的 两点到四点"),  # 吗 marks a long question
+    ("你养狗吗？", "两只柯基"),  # 吗 with its mark
 ]
 NOT_ANSWERED = [
     ("how are you?", "good"),  # small talk asks for nothing a memory holds
@@ -77,6 +77,8 @@ NOT_ANSWERED = [
     ("聊啥了", "没啥 瞎聊"),  # "nothing much"
     ("你呢", "初二"),  # a question back alone asks for nothing said here
     ("你们明天上班吗", "上"),  # tomorrow's plans
+    ("这个 PR 我可以直接合并到 main 分支了吗", "合并吧"),  # a long yes/no question asks for no fact
+    ("你养狗吗？", "嗯"),
 ]
 
 
