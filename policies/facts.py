@@ -240,7 +240,7 @@ _WORK = re.compile(
 )
 
 # Verbs of the conversation and of work in hand, whenever they happen: "I check back tomorrow",
-# "we follow up next week", "I retry on monday".
+# "we follow up next week", "we retry every morning".
 _TALK = re.compile(
     r"^(?:ping|check|checking|follow|circle|touch|talk|speak|chat|sync|meet up|catch up|get back|reply|respond|answer|"
     r"call|text|email|message|dm|write|send|update|try|retry|rerun|re-run|revisit|continue|resume|look|review|"
