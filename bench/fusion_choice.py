@@ -126,7 +126,7 @@ def candidates() -> dict[str, Fusion]:
     for weight in (0.5, 1.0, 2.0):
         for floor in (0.0, 0.5, 1.0):
             out[f"z(cosine) + {weight} x max(0, its own z - {floor}) x bm25/mass"] = partial(
-                _own, weight=weight, floor=floor
+                _agreement, weight=0.0, floor=floor, own=(weight, floor)
             )
             out[f"agreement 1.0 + own agreement {weight}, floor {floor}"] = partial(
                 _agreement, weight=1.0, floor=1.0, own=(weight, floor)
@@ -173,19 +173,6 @@ def _agreement(
     for i, s in a.keyword:
         mine = own[0] * max(0.0, z.get(i, low) - own[1]) if own else 0.0
         scores[i] = scores.get(i, low) + (w + mine) * s / a.mass
-    return by_score(scores)
-
-
-def _own(a: Arms, *, weight: float, floor: float) -> list[str]:
-    """Each memory's keyword evidence counted by how far the semantic arm agrees on that memory."""
-    if not a.semantic or not a.keyword or not a.mass:
-        return [i for i, _ in (a.semantic or a.keyword)]
-    mean, std = _z([s for _, s in a.semantic])
-    scores = {i: (s - mean) / std for i, s in a.semantic}
-    low = (min(s for _, s in a.semantic) - mean) / std
-    for i, s in a.keyword:
-        z = scores.get(i, low)
-        scores[i] = z + weight * max(0.0, z - floor) * s / a.mass
     return by_score(scores)
 
 
