@@ -31,19 +31,21 @@ def _size(path: Path) -> int:
 
 async def warden_metrics(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     m = state.metrics
-    if state.outbox is not None:
-        summary = await state.outbox.summary()
-        m.outbox_queued_items.set(summary.queued_items)
-        m.outbox_queued_entries.set(summary.queued_entries)
-        m.outbox_oldest_seconds.set(summary.oldest_age_s or 0.0)
-        m.outbox_dead_letters.set(summary.dead_letters)
-        m.outbox_full.set(1.0 if summary.full else 0.0)
     totals = await state.ledger.read(status_totals)
     for status in {*STATUSES, *totals}:  # a status no row has any more reads 0, not its last count
         m.ledger_memories.labels(status).set(totals.get(status, 0))
     m.database_bytes.set(_size(state.ledger.path))
     if state.local is not None:
         m.store_units.set((await state.local.index_counts(""))["all_banks_rows"])
+    if state.outbox is not None:
+        # Read last, with no await before the page is rendered: the queue and the delivered
+        # counter are one moment (a delivery settling meanwhile is in both or in neither).
+        summary = await state.outbox.summary()
+        m.outbox_queued_items.set(summary.queued_items)
+        m.outbox_queued_entries.set(summary.queued_entries)
+        m.outbox_oldest_seconds.set(summary.oldest_age_s or 0.0)
+        m.outbox_dead_letters.set(summary.dead_letters)
+        m.outbox_full.set(1.0 if summary.full else 0.0)
     body = m.render()
     await send(
         {
