@@ -2,19 +2,22 @@
 ``policies/secret_cues.py``), per language and overall, on every labelled set (``--data FILE``:
 one set alone), and the time per text:
 
-* ``secrets_tune.jsonl`` … ``secrets_tune10.jsonl`` — what the detectors were tuned on (the second
-  to tenth written for issue #33 by writers who saw no detector: chat, agent notes, shell, dotenv,
+* ``secrets_tune.jsonl`` … ``secrets_tune12.jsonl`` — what the detectors were tuned on (the second
+  to twelfth written for issue #33 by writers who saw no detector: chat, agent notes, shell, dotenv,
   logs, group chats, to-dos; e-mails, meetings, code, configs, tickets, call transcripts; spoken and
   spelled passwords, PINs, door and safe codes, passphrases; forum posts, SMS, network configs;
   everyday English with typos, sticky notes, seed phrases; machines' logs and configs; people's
-  speech-to-text, parcel lockers and landlords; what an agent's memory is fed);
+  speech-to-text, parcel lockers and landlords; what an agent's memory is fed; tradespeople, carers,
+  holiday hosts and call transcripts; traditional Chinese, Cantonese, 东北 voices and 语音转文字);
 * ``secrets_heldout.jsonl`` — 320 texts written apart from the rules; never tuned on until issue
   #33's second session, when its false positives were read (reported as "read", no longer held out);
 * ``secrets_heldout2.jsonl`` … ``secrets_heldout6.jsonl`` — 240 texts each by writers who saw no
   detector and no other set, scored but never read: the held-out numbers (the sixth new in #33's
   third session, scored at the end of each of its three rounds);
 * ``secrets_heldout7.jsonl`` — 300 texts (150 English, 120 Chinese, 30 mixed) by a later writer,
-  scored at one state of the detectors, never read.
+  scored at the end of #33's third and fourth sessions, never read;
+* ``secrets_heldout8.jsonl`` — 300 texts (150 English, 90 Chinese, 60 mixed) by a writer of #33's
+  fourth round, scored blind at its start and after its rules, never read.
 
 Usage: python -m bench.secret_quality [--json FILE] [--misses] [--data FILE]
 """
@@ -42,13 +45,16 @@ SETS = (
     ("secrets_tune8", "tune"),
     ("secrets_tune9", "tune"),
     ("secrets_tune10", "tune"),
+    ("secrets_tune11", "tune"),
+    ("secrets_tune12", "tune"),
     ("secrets_heldout", "read"),
     ("secrets_heldout2", "held out"),
     ("secrets_heldout3", "held out"),
     ("secrets_heldout4", "held out"),
     ("secrets_heldout5", "held out"),
     ("secrets_heldout6", "held out (final detectors only)"),
-    ("secrets_heldout7", "held out (scored once)"),
+    ("secrets_heldout7", "held out (scored at a session's end)"),
+    ("secrets_heldout8", "held out (scored blind, then after)"),
 )
 
 

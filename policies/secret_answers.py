@@ -23,10 +23,13 @@ _CONTEXT = re.compile(
     r"(?i)security\s+(?:question|answer)s?|secret\s+question|verification|\bto\s+verify\b"
     r"|verify(?:ing)?\s+(?:your|my|the|their|his|her)\s+(?:identity|account)|identity\s+check"
     r"|(?:account|password|bank(?:ing)?)\s+(?:reset|recovery)|\banswer\s+(?:to|for)\b|\bpassword\b|密保|安全问题"
+    r"|\bfor\s+security\b|security\s+(?:check|purposes)|\bthe\s+reset\b|核实身份|验证身份"
 )
 # "is Okonkwo", "was called Biscuit", ": Captain Wobbles" — a name: up to three capitalised words.
 _SAID = re.compile(
-    r"[ \t]*(?:(?:is|was)\b|=|:|：|—|-)(?:[ \t]+(?:called|named)\b)?[ \t]*"
+    r"[ \t]*+(?:(?:is|was)\b|=|:|：|—|-"
+    r"|,?+[ \t]*+(?i:(?:so[ \t]++)?(?:i|we|she|he|they)[ \t]++(?:put|typed|entered|said|wrote|answered|gave|used))\b)"
+    r"(?:[ \t]++(?:called|named)\b)?+[ \t]*+"
     r"([A-Z][A-Za-z'’\-]+(?:[ \t]+[A-Z][A-Za-z'’\-]+){0,2})(?![ \t]*[A-Za-z])"
 )
 # The next speaker's line after a question about it: "CALLER: Oh, um, St Bridget's."
@@ -37,7 +40,20 @@ _REPLY = re.compile(
 _NOT_AN_ANSWER = frozenset("the a an my your his her their our its not no never which what who how why".split())
 # Chinese: a question and its answer ("问：您母亲的姓名？ 答：李秀珍") under 密保 or a bank's security questions.
 _ZH_ANSWER = re.compile(r"答(?:案)?[ \t]*[:：][ \t]*([^\s，。；;,]{1,20})")
-_ZH_CONTEXT = re.compile(r"密保|预留[^\n]{0,8}安全问题|安全问题答案")
+# (not a bare 安全问题: "本周安全问题复盘" reviews a safety issue)
+_ZH_CONTEXT = re.compile(r"密保|预留[^\n]{0,8}安全问题|安全问题答案|(?i:security\s+question)")
+# Also, within a few lines of it, the answer given in quotes ("我填的是“钱”") or in the next speaker's
+# line after the question, where the question itself is about it ("…安全问题“您母亲的姓名”答案是？").
+_ZH_QUOTED = re.compile(r"(?:填|答|设|写)的?是[ \t]*+[“\"「『][ \t]*+([^”\"」』\s][^”\"」』\n]{0,19}?)[ \t]*+[”\"」』]")
+_ZH_REPLY = re.compile(
+    r"(?:安全问题|密保|预留|核实|验证|答案)[^\n？?。！!]{0,40}[？?][^\n]{0,20}\n[ \t]*+[A-Za-z\u4e00-\u9fff][\w .()'\-]{0,29}[:：]"
+    r"[ \t]*+(?:嗯|哦|呃|是)?+[，, \t]*+([^\s，。；;,？?！!：:]{1,12})"
+)
+_ZH_REACH = 240  # characters after the context an answer is read in
+# What no one sets as an answer: "好的", "忘了", "不知道", "随便", "默认" …
+_ZH_NOT_AN_ANSWER = re.compile(
+    r"好的?|忘了|忘记了|不知道|不记得了?|随便|默认|待定|稍等|没有|无|什么|啥|嗯|哦|对|是的?|不是"
+)
 MAX_QUESTIONS = 64
 
 
@@ -55,8 +71,11 @@ def security_answers(text: str) -> list[SecretFinding]:
         if said is not None and said.group(1).split()[0].lower() not in _NOT_AN_ANSWER:
             found.append(SecretFinding("security_answer", said.start(1), said.end(1)))
     if (context := _ZH_CONTEXT.search(text)) is not None:
-        for n, a in enumerate(_ZH_ANSWER.finditer(text, context.start())):
-            if n == MAX_QUESTIONS:
-                break
-            found.append(SecretFinding("security_answer", a.start(1), a.end(1)))
+        reach = min(len(text), context.end() + _ZH_REACH)
+        for pattern in (_ZH_ANSWER, _ZH_QUOTED, _ZH_REPLY):
+            for n, a in enumerate(pattern.finditer(text, context.start(), reach)):
+                if n == MAX_QUESTIONS:
+                    break
+                if not _ZH_NOT_AN_ANSWER.fullmatch(a.group(1)):
+                    found.append(SecretFinding("security_answer", a.start(1), a.end(1)))
     return found

@@ -69,19 +69,23 @@ def expired_after(text: str, sentence_start: int, span: tuple[int, int]) -> bool
     if NEW.search(text, sentence_start, span[0]):
         return False
     end = text.find("\n", span[1], span[1] + 80)
+    line_end = span[1] + 80 if end < 0 else end
+    if REVOKED.search(text, span[1], line_end) is not None:
+        return True
+    # On its line, any word of it — but not a later sentence about the old one ("6028 (family
+    # changed it). Old one no longer works."); on the next line (a reply), only that it expired or
+    # was used: "the old channel is archived" under a webhook speaks of something else.
+    if (expired := EXPIRED.search(text, span[1], line_end)) is not None:
+        another = _SENTENCE_BREAK.search(text, span[1], expired.start()) and _OLD_ONE.match(text, expired.start())
+        return not another
     if end < 0:
-        stop = span[1] + 80
-        return EXPIRED.search(text, span[1], stop) is not None or REVOKED.search(text, span[1], stop) is not None
-    if REVOKED.search(text, span[1], end) is not None:
-        return True
-    # On its line, any word of it; on the next line (a reply), only that it expired or was used:
-    # "the old channel is archived" under a webhook speaks of something else.
-    if EXPIRED.search(text, span[1], end) is not None:
-        return True
+        return False
     clause = BRIDGE_END.search(text, end + 1, end + 60)  # the next line's first sentence
     return _EXPIRED_REPLY.search(text, end, clause.start() if clause else end + 60) is not None
 
 
+_SENTENCE_BREAK = re.compile(r"[.!?。！？;；]")
+_OLD_ONE = re.compile(r"(?i)old\b|旧的|以前的|原来的|老的")
 _EXPIRED_REPLY = re.compile(
     r"(?i)\b(?:expired|no longer (?:valid|works?)|stopped working|already used|timed out)\b"
     r"|已经?失效|失效了|已过期|过期了|用过了|用掉了"
@@ -96,7 +100,7 @@ _REPLY = re.compile(
 # "password hint", "password policy", "PIN length": the cue names a property of it, not it.
 _PROPERTY = re.compile(
     r"(?i)[ \t]*(?:hint|policy|policies|requirements?|rules?|reset|manager|strength|length|field|prompt|hash|expiry"
-    r"|expires|change|changes|history|complexity|protected|less|protection|mode)\b|提示|策略|要求|规则|长度|强度|重置|管理器"
+    r"|expires|change|changes|history|complexity|protected|less|protection|mode)\b|提示|策略|开放|时间|时段|营业|开到|要求|规则|长度|强度|重置|管理器"
 )
 
 
@@ -145,6 +149,37 @@ def _cue_matches(text: str) -> Iterator[re.Match[str]]:
                 last_end = m.end()
                 yield m
                 break
+        else:
+            # "code" alone, after what it opens earlier in its sentence: "key safe left of the garage,
+            # code 0 9 3 6", "the bank sent me a code 448 120" (not "the code" of a program).
+            if (
+                word == "code"
+                and (m := _BARE_CODE.match(text, start))
+                and not (start > 0 and text[start - 1].isascii() and text[start - 1].isalnum())
+            ):
+                line_end = text.find("\n", start, start + 200)
+                line_end = min(len(text), start + 200) if line_end < 0 else line_end
+                asked = _CODE_ASKED.search(text, sentence_before(text, start), line_end) is not None
+                if asked or _OPENS_BEFORE.search(text, sentence_before(text, start), start):
+                    last_end = m.end()
+                    yield m
+
+
+# Its value right after it, or after "is", ":", "it's": "code 0 9 3 6", "code: 1905" (not "the code
+# compiles to 1024 bytes", "code review moved to 1400": a bare code's cue takes no later connector).
+_BARE_CODE = re.compile(r"(?i)codes?(?:[ \t]*+(?:[:：=]|is\b|it['’]?s\b|['’]s\b))?(?![A-Za-z])")
+# A line that asks for the code itself: "read me the code", "the code we just texted you?".
+_CODE_ASKED = re.compile(
+    r"(?i)\bread\s+(?:me|out|back)\b|\bcodes?\s+(?:we|i|they|you)\s+(?:just\s+)?(?:texted|sent|messaged|emailed)\b"
+    r"|\bwhat(?:['’]?s|\s+is)\s+the\s+code(?:\s*\?|\s+again\b)|报一下|念一下"
+)
+# What a code opens or who sends one, named earlier in the sentence of a bare "code".
+_OPENS_BEFORE = re.compile(
+    r"(?i)(?<![a-z])(?:door|gate|alarm|safe|keypad|lock|locker|lockbox|padlock|garage|shed|entrance"
+    r"|storage\s+unit|ipad|iphone|tablet|mailbox|letterbox|key\s?box|key\s?safe"
+    r"|wi-?fi|till|stockroom|bin\s+store|check-?in|texted|whatsapp|sms|(?:sent|messaged)\s+(?:me|you|us))(?![a-z])"
+    r"|门|锁|柜|箱|发了个?|发来"
+)
 
 
 def _cued(text: str) -> list[SecretFinding]:
@@ -160,12 +195,21 @@ def _cued(text: str) -> list[SecretFinding]:
         sentence_end = BRIDGE_END.search(text, cue.end(), cue.end() + 200)
         sentence = text[sentence_start : sentence_end.start() if sentence_end else min(len(text), cue.end() + 200)]
         limit = min(cue.end() + MAX_BRIDGE, sentence_end.start() if sentence_end else len(text))
-        if (expired := EXPIRED.search(sentence)) and not NEW.search(text, sentence_start, cue.start() + 1):
+        # Not when the sentence says a new one before the old ("changed to 5518, 旧的 4411 作废了").
+        if (expired := EXPIRED.search(sentence)) and not NEW.search(
+            text, sentence_start, max(cue.start() + 1, sentence_start + expired.start())
+        ):
             # The old one named, then corrected: "2580 no wait that's the old one, it's 2851 now".
             if (span := _corrected(text, sentence_start + expired.end(), limit, cue.group(0))) is not None:
                 found.append(SecretFinding("password", *span))
             continue
         span = value_at(text, cue.end(), cue.group(0), "")
+        if _BARE_CODE.fullmatch(cue.group(0)):  # its value right after it, or asked for and given later
+            if span is None and _CODE_ASKED.search(text, sentence_start, limit):
+                span = _in_later_turns(text, cue.end(), cue.group(0))
+            if span is not None and not expired_after(text, sentence_start, span):
+                found.append(SecretFinding("password", *span))
+            continue
         if span is None:
             for conn in CONNECTOR.finditer(text, cue.end(), limit):
                 span = value_at(text, conn.end(), cue.group(0), conn.group(0))
@@ -219,7 +263,7 @@ _TURN_START = re.compile(r"[ \t]*(?:\[[^\]\n]{1,20}\][ \t]*)?(?:[A-Za-z\u4e00-\u
 # The cue's line asks for the value, or announces it: a question, "I'll need", "send", "请提供", "念一下".
 _ASKED = re.compile(
     r"(?i)[?？]|\bwhat'?s\b|\bwhats\b|\bwhat\s+is\b|\bagain\b|\bneed\b|\bsend\b|\b(?:give|tell)\s+me\b"
-    r"|\bread\s+(?:it|you)\b|多少|提供|告诉|发一下|发我|念|报一下|说一下|是什么|是啥|说一遍|是好多|忘了"
+    r"|\bread\s+(?:it|you|me)\b|多少|提供|告诉|发一下|发我|念|报一下|说一下|是什么|是啥|说一遍|是好多|忘了"
 )
 
 
@@ -237,7 +281,8 @@ def _answer_in(text: str, start: int, end: int, cue: str) -> tuple[int, int] | N
 
 # A number named as something else: "room 4012", "table 1204", "PR 48213", "20931 is the ticket number".
 _NAMED_NUMBER = re.compile(
-    r"(?i)\b(?:room|table|line|ticket|build|version|pr|issue|order|flight|bus|no\.?|number|#|step|page|unit|apt|suite)"
+    r"(?i)\b(?:room|table|line|ticket|build|version|pr|issue|order|flight|bus|no\.?|number|#|step|page|unit|apt|suite"
+    r"|ref|reference|invoice|account|case)"
     r"\s*#?\s*$|(?:工号|房间|桌|单号|订单号?|房号)\s*$"
 )
 _NAMED_AFTER = re.compile(

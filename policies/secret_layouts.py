@@ -278,10 +278,90 @@ def laid_out_secrets(text: str, folded: str) -> list[SecretFinding]:
         *(_alone(text) if len(text) <= 70 else []),
         *(_under_its_name(text) if "\n" in text else []),
         *(security_answers(text) if any_word(_ANSWER_WORDS, folded) else []),
+        *(_keyed(text) if any_word(_KEY_WORDS, folded) else []),
     ]
+
+
+# Digits keyed into a keypad, with the key that ends them or what they open: "enter 1 2 1 2 to
+# unlock", "press 4471 then #", "按6 9 1 2再按撤防键", "按5201再按井号"; an alarm's "5 1 7 2 then unset";
+# "it's 1955# for the bin store". Not "press 0 for reception", an amount ("输入2000按确认", "enter 200
+# then press the tick"), a flat's buzzer ("按 302 然后按 # 号键呼叫", "press 305 then # to buzz up"), a
+# year ("enter 2024 to open the calendar") or a phone's service code ("按 *1234# 查询余额"). Every run
+# of spaces is possessive: nothing here backtracks over them.
+_OPENED = (
+    r"(?:bin\s++store|bike\s++(?:shed|store|room)|gate|door|garage|shed|lockbox|key\s?+(?:safe|box)|padlock|keypad"
+    r"|safe|locker|storage\s++unit|mailbox|letterbox)"
+)
+_KEYED = re.compile(
+    r"(?i)(?<![A-Za-z])(?:enter|press|punch\s++in|key\s++in|type\s++in|tap\s++in)\s++(?:the\s++code\s++)?"
+    r"(?!(?:19|20)\d\d\b)(\d(?:[ \-]?+\d){3,9})[ \t]*+,?+[ \t]*+(?:(?:and\s++)?then\s++|and\s++|followed\s++by\s++)?+"
+    r"(?:press\s++|hit\s++|tap\s++)?+"
+    r"(?:(?:#|\*|hash\b|pound\b|star\b|the\s++(?:lock|key|tick|check)\s*+(?:symbol|button|key|mark)?+\b)(?![ \t]*+(?:to\s++)?(?:buzz|call|ring|dial))"
+    r"|to\s++(?:unlock|disarm|unset|get\s++in|release|open\s++the\s++" + _OPENED + r")\b)"
+    r"|(?:按|输入?+|摁)[ \t]*+(\d(?:[ \-]?+\d){3,9})[ \t，,]*+(?:再|然后|后|加)?+[ \t]*+(?:按|摁)?+[ \t]*+"
+    r"(?:(?:#|＃|\*|井号|井字|星号)(?![ \t]*+号?键?[ \t]*+呼叫)|撤防|开锁|解锁|就(?:能|可以)?+(?:开了|开门|进门|进来|进去|打开))"
+    # an alarm's: "It's 5 1 7 2 then unset"
+    r"|(?<![\d.,:/])(\d(?:[ \-]?+\d){3,9}#?+)[ \t]*+,?+[ \t]*+then[ \t]++(?:press[ \t]++)?+(?:unset|disarm)\b"
+    # what it opens, said after it: "it's 1955# for the bin store", "3391 — that's the bike shed"
+    r"|\b(?:it['’]?s|its|it\s++is)[ \t]++(\d{4,8}#?+|\d(?:[ \-]\d){3,7}#?+)[ \t]++(?:is[ \t]++)?+(?:for|to|opens)[ \t]++"
+    r"(?:the[ \t]++|my[ \t]++|our[ \t]++|your[ \t]++)?+(?:front[ \t]++|back[ \t]++|side[ \t]++|main[ \t]++)?+"
+    + _OPENED
+    + r"\b"
+    r"|(?<![\d.,:/$€£¥#])(\d{4,8}#?+)[ \t]*+[-–—][ \t]*+that['’]?s[ \t]++the[ \t]++" + _OPENED + r"\b"
+)
+# A number named as something else ("Flight 4471 - that's the gate", "shipment 55120"), a flat's buzzer.
+_NAMED_BEFORE = re.compile(
+    r"(?i)\b(?:flight|order|shipment|invoice|room|flat|unit|apt|ticket|ref|no\.?|number|batch)\s*#?\s*$|(?:房号|例如)\s*$"
+)
+_BUZZER = re.compile(r"(?i)房号|房间号|呼叫|\bbuzz|\bflat\s+number|\bintercom\s+number")
+_KEY_WORDS = word_automaton(
+    [
+        "enter",
+        "press",
+        "punch",
+        "key in",
+        "type in",
+        "tap in",
+        "按",
+        "输",
+        "摁",
+        "then",
+        "that",
+        "it's",
+        "its",
+        "it is",
+        "it’s",
+    ]
+)
+
+
+def _keyed(text: str) -> list[SecretFinding]:
+    found = []
+    for n, m in enumerate(_KEYED.finditer(text)):
+        if n == MAX_KEYED:
+            break
+        group = next(g for g in range(1, 6) if m.group(g) is not None)
+        named = _NAMED_BEFORE.search(text, max(0, m.start(group) - 16), m.start(group))
+        if named is None and not _BUZZER.search(text, max(0, m.start() - 60), min(len(text), m.end() + 30)):
+            found.append(SecretFinding("password", m.start(group), m.end(group)))
+    return found
+
+
+MAX_KEYED = 64
 
 
 # Every security question holds one of these (casefolded).
 _ANSWER_WORDS = word_automaton(
-    ["maiden", "first", "grew up", "born", "favorite", "favourite", "childhood", "密保", "安全问题"]
+    [
+        "maiden",
+        "first",
+        "grew up",
+        "born",
+        "favorite",
+        "favourite",
+        "childhood",
+        "security question",
+        "密保",
+        "安全问题",
+    ]
 )

@@ -276,7 +276,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # A password in an environment variable named for one: "PGPASSWORD=…", "MYSQL_PWD=…".
     _p(
         "password",
-        r"\b[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|PWD)[ \t]*=[ \t]*['\"]?([^\s'\"]{4,})",
+        r"\b[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|PWD)[ \t]*=[ \t]*['\"]?([^\s'\"，；。]{4,})",
         group=1,
         needs=("password", "passwd", "pwd"),
     ),
@@ -308,7 +308,9 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # 门禁 / 车库 / 保险柜 codes: "门禁 4396#", "车库卷帘门 0815".
     _p(
         "pin",
-        r"(?:门禁|门锁|车库|保险柜|保险箱|密码锁|开门)[^\d\n，。；]{0,6}?(?:密码|码)?\s*(?:是|为|[:：])?\s*(\d{4,8})(?![\d年月日号位个层楼次天])",
+        # (not opening hours: "开门时间：0900-1800", "车库门开到 2200")
+        r"(?:门禁|门锁|车库|保险柜|保险箱|密码锁|开门)(?:(?!时间|时段|开放|营业|开到)[^\d\n，。；]){0,6}?(?:密码|码)?\s*"
+        r"(?:是|为|[:：])?\s*(\d{4,8})(?![\d年月日号位个层楼次天])(?!\s*[-~～至到])",
         group=1,
         needs=("门禁", "门锁", "车库", "保险", "密码锁", "开门"),
     ),

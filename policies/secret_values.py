@@ -25,13 +25,23 @@ DIGITS = re.compile(
     r"(?:[*#]|(?i:star|hash|pound)[ \t]+)?\d(?:[ \-]?\d){3,11}#?(?![\d.,:/]?\d)(?![A-Za-z])"
     r"(?!\s*(?:位|个|次|年|月|日|号|天|分钟|小时|秒|元|块|%|％|st\b|nd\b|rd\b|th\b"
     r"|am\b|pm\b|digits?|characters?|chars?|letters?|times|days?|hours?|min|mins|minutes|seconds|years?|km|mb|gb|px"
-    r"|ms\b|m\b|ft\b|feet|meters?|metres?|miles?|kg|lbs?|cm|mm|people|users))"
+    r"|ms\b|m\b|ft\b|feet|meters?|metres?|miles?|kg|lbs?|cm|mm|people|users|lines?|bytes?|yen|dollars?|euros?"
+    r"|pounds?|quid|bucks|rupees?|usd|eur|gbp|rmb|model|edition|long|wide|tall|high|deep))(?!-[A-Za-z])"
 )
 
-CN_DIGITS = re.compile(rf"[{CN_DIGIT}]{{4,12}}|[{CN_DIGIT}](?:[ \t]+[{CN_DIGIT}]){{3,11}}(?![{CN_DIGIT}])")
+THREE_DIGITS = re.compile(
+    r"\d(?:[ \-]?\d){2}(?![\d.,:/]?\d)(?![A-Za-z])"
+    r"(?!\s*(?:位|个|次|年|月|日|号|天|分钟|小时|秒|元|块|米|公斤|%|kg|cm|mm|ft|feet|inch|degrees?|°))"
+)
+
+# One by one, spaced or listed ("四 七 零 二", "四、七、零、二").
+CN_DIGITS = re.compile(
+    rf"[{CN_DIGIT}]{{4,12}}|(?<!第)[{CN_DIGIT}](?:[ \t]+[{CN_DIGIT}]){{3,11}}(?![{CN_DIGIT}])"
+    rf"|(?<!第)[{CN_DIGIT}](?:[ \t]*+[、，,][ \t]*+[{CN_DIGIT}]){{4,11}}(?![{CN_DIGIT}])"
+)
 
 # Numbers said in groups: "三六，然后零八，最后是二十五", "36-14-52" (a dial's).
-CN_GROUPS = re.compile(rf"{CN_NUMBER}(?:[，、,\s]+(?:然后是?|再是?|最后是?)?{CN_NUMBER}){{2,}}")
+CN_GROUPS = re.compile(rf"(?<!第){CN_NUMBER}(?:[，、,\s]+(?:然后是?|再是?|最后是?)?{CN_NUMBER}){{2,}}")
 
 # Digits said in two or three breaths: "四七零，二九一".
 CN_SPLIT = re.compile(rf"[{CN_DIGIT}]{{2,6}}(?:[，、,\s]+[{CN_DIGIT}]{{2,6}}){{1,3}}")
@@ -40,8 +50,9 @@ DIAL = re.compile(r"\d{1,2}(?:[\-\s]\d{1,2}){2,3}(?![\d\-])")
 
 SAID_ONE = rf"(?:(?:double|triple)\s+)?{NUM_WORD}"
 
+_SAID_GAP = r"[\s,，、\-]+(?:(?:uh|um|er|erm)[\s,，、\-]+)?"  # "seven four, uh, one nine"
 SAID = re.compile(
-    rf"(?i){SAID_ONE}(?:[\s,，、\-]+{SAID_ONE}){{3,11}}\b|{SAID_ONE}(?:[\s,，、\-]+{SAID_ONE}){{2,}}\b(?=.{{0,3}}$|[.!?])"
+    rf"(?i){SAID_ONE}(?:{_SAID_GAP}{SAID_ONE}){{3,11}}\b|{SAID_ONE}(?:{_SAID_GAP}{SAID_ONE}){{2,}}\b(?=.{{0,3}}$|[.!?])"
 )
 
 COMBINATION = re.compile(
@@ -90,7 +101,7 @@ WORDS = re.compile(r"[A-Za-z]{3,}(?:[ \-][A-Za-z]{3,}){2,5}\b")
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
-NEW = re.compile(r"(?i)\bnew\b|\bnow\b|新|改成|换成|改为")
+NEW = re.compile(r"(?i)\bnew\b|\bnow\b|\bchanged\s+(?:it\s+)?to\b|新|改成|换成|改为")
 
 
 def is_placeholder(value: str) -> bool:
@@ -121,6 +132,9 @@ def token_value(value: str) -> bool:
     return (kinds >= 2 and len(value) >= 6) or (kinds >= 3 and len(value) >= 4)
 
 
+PASSWORD_NAME = re.compile(r"(?i)pw|pwd|passwd|passwords?|passphrase|pass\s?code|密码|口令")
+
+
 def value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] | None:
     """The span of the value starting at ``at`` (after spaces and an opening quote), or None."""
     explicit = bool(connector)
@@ -133,16 +147,22 @@ def value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] | 
         return m.start(), m.end()
     if safe and ((m := DIAL.match(text, at)) or (m := CN_GROUPS.match(text, at))):
         return m.start(), m.end()
-    if re.fullmatch(r"(?i)safe|locker|lockbox|padlock", cue):
+    if re.fullmatch(r"(?i)safe|locker|lockbox|padlock|key\s?box|\w+\s+lock", cue):
         # The word alone: a dial's numbers, or digits after "is"/"set to".
-        m = DIGITS.match(text, at) if explicit else None
+        m = (DIGITS.match(text, at) or THREE_DIGITS.match(text, at)) if explicit else None
         return (m.start(), m.end()) if m else None
-    if (m := QUOTED.match(text, at)) and not (at > 0 and text[at - 1].isalnum()):  # not a closing quote
+    # Not a closing quote (a straight one right after a word); “ ‘ 「 『 only ever open.
+    if (m := QUOTED.match(text, at)) and (text[at] in "“‘「『" or not (at > 0 and text[at - 1].isalnum())):
         inner = m.group(1)
         if inner != inner.strip() or "(" in inner or "=" in inner:
             return None  # a closing quote and the next opening one, not a value
         phrase_or_mixed = " " in inner or classes(inner) >= 2
-        if (explicit or phrase_or_mixed) and not PLACEHOLDER_VALUE.match(inner) and not inner.endswith((":", "：")):
+        counted = code and re.fullmatch(r"\d{4,12}", inner) is not None  # "取件码『40937718』"
+        if (
+            (explicit or phrase_or_mixed or counted)
+            and not PLACEHOLDER_VALUE.match(inner)
+            and not inner.endswith((":", "："))
+        ):
             # "is 'pancake'", not name="password" nor {'password': 'not-the-right-one'}
             spoken = len(inner) >= 6 and connector.strip() not in ("", "=", ":")
             if classes(inner) >= 2 or " " in inner or spoken or re.fullmatch(r"\d{4,}", inner):
@@ -153,6 +173,11 @@ def value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] | 
         if len(items) >= 4 and (not code or any(not i.isdigit() for i in items)):
             return m.start(), m.end()
     if m := DIGITS.match(text, at):
+        return m.start(), m.end()
+    # A dial's, where a lock is named just before: "那把锁是密码的，拧到6 4 8" (not an oven's "turn it to 180").
+    dial = re.fullmatch(r"(?i)(?:转|拨|拧|调|扭)到|turn(?:ed)?\s+(?:it\s+)?to", connector.strip()) is not None
+    near_lock = dial and re.search(r"(?i)lock|safe|dial|锁|保险", text[max(0, at - 60) : at]) is not None
+    if (safe or near_lock) and explicit and (m := THREE_DIGITS.match(text, at)):  # a padlock's: "拨到3-8-1"
         return m.start(), m.end()
     if (m := CN_DIGITS.match(text, at)) or (m := SAID.match(text, at)):
         return m.start(), m.end()
@@ -176,7 +201,13 @@ def value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] | 
             or re.search(r"[=：]|\d{1,4}[年月日]|\d:\d\d", token) is not None
             or (not connector and (":" in token or (bool(CJK.match(token)) and text[m.start() - 1] not in " \t")))
         )
-        strong = bool(connector) or classes(token) >= 3
+        # A password named right before it: "wifi pw azul2023" (a code's cue wants its connector).
+        named = (
+            re.fullmatch(r"(?=(?:\D*\d){2})(?=(?:[^A-Za-z]*[A-Za-z]){4})[\x21-\x7e]{6,}", token) is not None
+            and re.search(r"(?i)pbkdf|sha\d|md5|bcrypt|argon|scrypt", token) is None
+            and PASSWORD_NAME.fullmatch(cue) is not None
+        )
+        strong = bool(connector) or classes(token) >= 3 or named
         key_like = not keyish or (len(token) >= 12 and classes(token) >= 3)
         if not called and not sentence and strong and key_like and token_value(token):
             return m.start(), m.end()

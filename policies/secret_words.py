@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 NUM_WORD = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine|niner)"
-CN_DIGIT = "零〇洞幺一二两三四五六七八九"
+CN_DIGIT = "零〇洞幺一二两三四五六七八九壹贰貳叁參肆伍陆陸柒捌玖"  # and the capital ones of cheques
 CN_NUMBER = rf"[{CN_DIGIT}十]{{1,4}}"
 
 # Cues: what names a credential. A code is named by what it opens or proves ("gate code"), or by
@@ -38,10 +38,11 @@ CUE = re.compile(
     r"|(?:host|master|admin|wi-?fi|wpa2?|network|encryption|aes|signing|secret|api|access|private)[\s_\-]?key"
     r"|psk|pre-?shared[\s_\-]?key"
     r")(?![A-Za-z0-9_>}@\-])"
-    r"|密码|口令|暗号|密钥|秘钥|私钥|验证码|取件码|提货码|校验码|动态码|安全码|开锁码|门禁码?|门锁|保险柜|保险箱|PIN码"
+    r"|密码锁|密码|口令|暗号|密钥|秘钥|私钥|验证码|取[件餐货物]码|提货码|签收码|收货码|核销码|备用码|恢复码|临时码"
+    r"|(?:[四五六八]|\d)位(?:数字?)?的?码|校验码|动态码|安全码|开锁码|门禁码?|门锁|保险柜|保险箱|PIN码"
     r"|大门|单元门|车库门|密码锁|通行码|开门码|锁屏|门口键盘|(?:开柜|柜|开箱|解锁|授权|撤防|布防)码"
     # A safe, a locker, a padlock: their value must look like a dial's numbers (36-14-52).
-    r"|(?i:(?<![a-z])(?:safe|locker|lockbox|padlock)(?![a-z]))"
+    r"|(?i:(?<![a-z])(?:safe|locker|lockbox|padlock|key\s?box|(?:bike|bicycle|cable|luggage|suitcase|combination)\s+lock)(?![a-z]))"
     r"|(?i:(?<![a-z])(?:(?:keepass(?:xc)?|bitwarden|1password|lastpass)\s+master|master\s+(?:password|pass|pw|key))(?![a-z]))"
 )
 # What a code is when it opens nothing: the words before "code", the characters before "码".
@@ -69,8 +70,10 @@ def names_no_secret(cue: str) -> bool:
 PASSWORD_CUE = re.compile(r"(?i)pass|pw|密码(?!锁)|口令|暗号|.*key|密钥|秘钥|私钥|keepass|master|psk")
 CONNECTOR = re.compile(
     r"(?i)(?:\b(?:is|was|are|now|changed\s+to|set\s+to|reset\s+to|updated\s+to|to|be|it'?s|that'?s"
-    r"|enter|dial|type|key\s+in|punch\s+in)\b|['’]s\b|输入|(?<!\d)[:=](?!//)|[：→]|->|是|为|為"
-    r"|改成了?|换成了?|改为|设为|设成了?|设置为|更新为|重置为|变成了?)"
+    r"|enter|dial|type|key\s+in|punch\s+in)\b|['’]s\b|输入|(?<!\d)[:=](?!//)|[：→]|->|是不是|(?<!不)是|为|為"
+    r"|改成了?|换成了?|改为|设为|设成了?|设了(?=[ \t]*[\dA-Za-z])|设置为|更新为|重置为|变成了?"
+    # a dial's: "拨到3-8-1", "turn it to 4 1 7"
+    r"|(?:转|拨|拧|调|扭)到|\bturn(?:ed)?\s+(?:it\s+)?to\b)"
 )
 # A bridge between the cue and its connector may not end a sentence or a line.
 BRIDGE_END = re.compile(r"[\n。！？；;]|[.!?](?:\s|$)")
@@ -88,7 +91,10 @@ EXPIRED = re.compile(
     r"|previous|former|revoked"
     r"|invalidated|deactivated|used it|already used|was used|were used|(?:['’]s|has|have|had)\s+already\s+been\s+used|is\s+used\s+now|used\s+up"
     r"|(?:can|could)\s+no\s+longer\s+be\s+used)\b"
-    r"|作废|已过期|过期了|已失效|失效了|已使用|已被使用|用过了|已经换了|以前的|旧的|老的|原来的|被取出|已取出|已取件"
+    # (not a lifetime ahead: "一分钟后就失效了", "30 秒就过期")
+    r"|作废|已过期|(?<!后就)(?<!秒就)(?<!钟就)(?<!后)过期了|已失效|(?<!后就)(?<!后)失效了|已使用|已被使用|用过了|已经换了"
+    r"|以前的|旧的|老的|原来的|被取出|已取出|已取件|取回来了|取走了|拿回来了"
+    r"|(?i:\b(?:was|were|been|already)\s+(?:picked\s+up|collected)\b)"
     r"|(?<!不是)(?:原来|之前|以前)那个|输进去了|已经登上|登进去了|已经登录"
     r"|(?i:\b(?:timed\s+out\s+before|but\s+(?:i|we|they|he|she)\s+changed\s+it)\b)"
     r"|(?:今天|即日|当天)起失效|已经过期|过期没用|用掉了|已经取了|已经取走|登录上了|登上了"
@@ -120,3 +126,17 @@ NOT_A_PHRASE = frozenset(
     " have has had been did does do don doesn won isn wasn"
     " user users account accounts login email mail manager vault file files note notes app".split()
 )
+
+
+# Traditional characters (and written Cantonese's commonest words: 係 "is", 咗 "done", 喺 "at" …)
+# read as the simplified ones the cues are written in, one character for one: "密碼鎖係0529" is
+# "密码锁是0529", and every position stays where it was.
+_SIMPLIFIED = str.maketrans(
+    "碼鑰為門經證鎖險號驗過櫃開問設車庫權個兩專單換寫題轉復複態輸錄刪銷認應鹽動廢舊來進當沒請發說時訪記詞詢餘額備統親決現該貨鍵盤變無並風規則長強確訴報麼間訂臨銀測試賬帳運維獲戶話費簾層樓鐘塊優滿減劃線嘆從於機項預網係咗嘅喺唔冇畀俾嗰啲邊嚟點鎖鑰碼撥調擰簽數佈後",
+    "码钥为门经证锁险号验过柜开问设车库权个两专单换写题转复复态输录删销认应盐动废旧来进当没请发说时访记词询余额备统亲决现该货键盘变无并风规则长强确诉报么间订临银测试账账运维获户话费帘层楼钟块优满减划线叹从于机项预网是了的在不没给给那些边来点锁钥码拨调拧签数布后",
+)
+
+
+def simplified(text: str) -> str:
+    """``text`` with the characters above replaced, the same length."""
+    return text.translate(_SIMPLIFIED)

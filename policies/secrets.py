@@ -25,7 +25,7 @@ from memwarden.policies.secret_kinds import SecretFinding, word_automaton
 from memwarden.policies.secret_layouts import laid_out_secrets
 from memwarden.policies.secret_patterns import SECRET_PATTERNS, SecretPattern
 from memwarden.policies.secret_values import NEW, is_placeholder
-from memwarden.policies.secret_words import EXPIRED, REVOKED
+from memwarden.policies.secret_words import EXPIRED, REVOKED, simplified
 
 __all__ = ["PLACEHOLDER", "SecretFinding", "SecretPattern", "find_secrets", "mask", "may_hold_secrets"]
 
@@ -428,10 +428,12 @@ def find_secrets(
     ``folded`` is ``text`` casefolded (whitespace collapsed is fine), if the caller has it.
     ``random_tokens``: also long random-looking tokens, whole or split into groups — off for ids
     (a document id may be random by design); ``decode``: also base64 that decodes to a secret."""
+    if (plain := simplified(text)) != text:  # traditional Chinese, read as the simplified the cues are
+        text, folded = plain, plain.casefold()
     folded = text.casefold() if folded is None else folded
     if not extra and not may_hold_secrets(folded):
         found = _unless_placeholder(text, [*cued_secrets(text, folded), *laid_out_secrets(text, folded)])
-        return [f for f in _not_disclosed(text, found) if not _expired(text, f)] if found else []
+        return _merged([f for f in _not_disclosed(text, found) if not _expired(text, f)]) if found else []
     spans: list[SecretFinding] = []
     called = {i for _, word in _NEEDED_WORDS.iter(folded) for i in _DETECTORS_OF[word]}
     for n, detector in enumerate((*SECRET_PATTERNS, *extra)):
@@ -465,8 +467,12 @@ def find_secrets(
     if _SAID_NAMES.search(text):
         spans.extend(_said_digits(text))
     spans.extend(_unless_placeholder(text, [*cued_secrets(text, folded), *laid_out_secrets(text, folded)]))
-    spans = [f for f in _not_disclosed(text, spans) if not _expired(text, f)]
-    spans.sort(key=lambda f: (f.start, -(f.end - f.start)))
+    return _merged([f for f in _not_disclosed(text, spans) if not _expired(text, f)])
+
+
+def _merged(spans: list[SecretFinding]) -> list[SecretFinding]:
+    """Left to right, an overlapping span dropped (the longer of two starting together kept)."""
+    spans = sorted(spans, key=lambda f: (f.start, -(f.end - f.start)))
     merged: list[SecretFinding] = []
     for span in spans:
         if merged and span.start < merged[-1].end:

@@ -340,3 +340,98 @@ def test_passwords_said_the_ways_people_say_them_are_found(text: str, value: str
 )
 def test_what_looks_like_those_but_discloses_nothing_is_left_alone(text: str) -> None:
     assert find_secrets(text) == [], [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]
+
+
+# Issue #33, fourth round: what two more training writers' sets showed missing (each a kind; the
+# texts here are written anew).
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        # "code" alone, after what it opens in its sentence, or asked for on its line
+        ("spare key is in the lockbox by the back step, code 4 7 1 9, pull the latch down", "4 7 1 9"),
+        ("the building texted me a code 481 207, do I give it to the courier?", "481 207"),
+        ("Agent: read me the code please\nCustomer: it says 81 44 02", "81 44 02"),
+        ("Tablet for the till is in the drawer, code 3 3 0 8 1 9.", "3 3 0 8 1 9"),
+        # cues and connectors people use
+        ("my bike lock is 5 5 2 9 if you need it", "5 5 2 9"),
+        ("Key box, it's 7 0 3 3, by the garage", "7 0 3 3"),
+        ("the bank sent me a code 662 913 and a man is asking for it", "662 913"),
+        ("前台那个门禁按 2 2 7 9 # 就开", "2 2 7 9"),
+        ("电表箱那把密码小锁，拨到4-7-2就开了", "4-7-2"),
+        ("The cellar padlock, turn it to 9 1 6", "9 1 6"),
+        ("酒店 safe 的 code 我设了 613508，护照在里面", "613508"),
+        ("wifi pw oliva2031 (lowercase)", "oliva2031"),
+        # traditional characters and written Cantonese
+        ("我換咗個密碼鎖，係 8 3 0 4 就開", "8 3 0 4"),
+        ("阿嬤，你的提款卡密碼設好了 是 905512", "905512"),
+        # digits keyed into a keypad, with what ends them or what they open
+        ("press 7 3 1 5 then the tick to open the side gate", "7 3 1 5"),
+        ("hot tub cover: enter 4 4 0 9 to unlock", "4 4 0 9"),
+        ("店里的报警器早上先按3 8 8 1再按撤防键", "3 8 8 1"),
+        ("it's 7720# for the bike shed, same as last year", "7720#"),
+        ("It's 0 6 3 8 then unset, the panel is behind the door", "0 6 3 8"),
+        # a new value beside the old one, a lifetime still ahead
+        ("the gate code changed to 7174，旧的 2048 作废了", "7174"),
+        ("验证码发你了，是 6 1 9 0 4 2，五分钟后就失效了", "6 1 9 0 4 2"),
+        ("【快递柜】凭取餐码『55102938』至东门取餐", "55102938"),
+        # spoken, listed and capital Chinese digits; digits said with an "uh"
+        ("客服：请报一下验证码\n客户：三、九、零、一、七、二", "三、九、零、一、七、二"),
+        ("保险箱密码是 叁柒玖壹零陆", "叁柒玖壹零陆"),
+        (
+            "Agent: the code we texted?\nCaller: yes it's four two, uh, eight eight, one six",
+            "four two, uh, eight eight, one six",
+        ),
+        # security answers: "so I put …", a quoted answer, the reply to a bank's question
+        ("the reset asked for my mother's maiden name so I put Abernethy", "Abernethy"),
+        ("改密保那一步，问我小时候的小名，我填的是“豆豆”", "豆豆"),
+        ("坐席：您预留的安全问题，您父亲的名字是什么？\n客户：周建国。", "周建国"),
+    ],
+)
+def test_codes_named_by_what_they_open_keyed_or_said_are_found(text: str, value: str) -> None:
+    found = find_secrets(text)
+    assert found, text
+    assert value not in mask(text, found)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the code is on github, see the readme",
+        "error code 4012 on the door sensor, the installer comes monday",
+        "press 1 for reception, press 2 for the restaurant",
+        "enter 2024 in the year field then press enter",
+        "room 1208 for the lockbox training, then lunch",
+        "拨打后按 *1234# 查询余额",
+        "我们的關係很好，密碼這種事不用問我",
+        "the parcel was picked up using code 4Q8Z7M at 5pm",
+        "取件码 5-3-2017 的包裹奶奶已经帮你取回来了",
+        "密码格式是字母加数字，比如 abc123 这种，别真设成这个",
+        "my first car was a Fiat so I put Fiat stickers on it",
+        ".env.example 里写的是 DB_PASSWORD=your_password_here，自己改",
+        "turn it to 180 degrees and bake for 20 minutes",
+        "the bike lock is 3 years old and rusty",
+        # found by a review of this round's rules (each was taken for a secret on the way)
+        "Bank holiday Monday, so code review moved to 1400.",
+        "A: can you send the code again?\nB: sure, it's 2300 lines though",
+        "Paid 1200 for the garage door repair.",
+        "在ATM上输入2000按确认就出钞了",
+        "访客在单元门按 302 然后按 # 号键呼叫",
+        "Porch light: on at 1800 then off at 2330.",
+        "Enter 2024 to open the year view in the calendar app.",
+        "Close the oven door and turn it to 180.",
+        "Garage door - 1998 model, needs service",
+        "My bike lock was 3500 yen",
+        "密保问题设置完成\n小王：晚上吃什么？\n我：火锅",
+        "From today, the old gate code 1234 no longer works; use the fob.",
+        "车库门设了定时，每天2200关",
+        "開門時間：0900-1800",
+        "I signed in with my passkey on iPhone15 today",
+        "Approach shot: pw 125yds to 10ft",
+        "安全问题答案我填的是“不知道”",
+        "验证码发送失败，错误一、二、三、四都试过",
+        "個密碼唔係1234，你再試下",
+        "Flight 4471 - that's the gate change announcement",
+    ],
+)
+def test_what_the_new_rules_must_not_take_for_a_secret(text: str) -> None:
+    assert find_secrets(text) == [], [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]
