@@ -302,3 +302,31 @@ def test_a_held_update_whose_memory_changed_since_is_not_approved(url: str) -> N
     assert "changed since" in refused.text
     assert _written(url) == before
     assert [v["memory"] for v in _live(url, memory_id, user)] == ["Kai prefers the early shift."]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"query": "where does she live"},
+        {"query": "where does she live", "filters": {}},
+        {"query": "where does she live", "filters": {"topic": "personal"}},
+        {"query": "where does she live", "filters": {"user_id": None}},
+    ],
+)
+def test_a_search_naming_no_one_is_refused_and_shows_no_ones_memories(url: str, body: dict[str, Any]) -> None:
+    """#34: the open-source dialect's search with no user, agent or run id answered every user's
+    memories; Mem0's server refuses it with a 400."""
+    user = f"dana-{uuid.uuid4().hex[:8]}"
+    _add(url, f"Dana lives in Porto and works night shifts at the harbour ({user}).", user)
+    before = _written(url)
+    answer = httpx.post(f"{url}/mem0/search", json=body)
+    assert answer.status_code == 400, answer.text
+    assert "user_id" in answer.text
+    assert "Porto" not in answer.text
+    assert _written(url) == before
+    named = httpx.post(f"{url}/mem0/search", json={"query": "where does she live", "filters": {"user_id": user}})
+    assert named.status_code == 200
+    assert "Porto" in named.text
+    top_level = httpx.post(f"{url}/mem0/search", json={"query": "where does she live", "user_id": user})
+    assert top_level.status_code == 200
+    assert "Porto" in top_level.text

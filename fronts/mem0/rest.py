@@ -3,7 +3,8 @@
 trailing slashes. ``X-API-Key`` or ``Authorization: Bearer`` with a memwarden key.
 
 Its shapes: an add answers ``{"results": [{id, memory, event, role}]}`` at once (governed, stored);
-errors are FastAPI's ``{"detail": …}`` — 400 for an add or delete naming no entity id, 404 for an
+errors are FastAPI's ``{"detail": …}`` — 400 for an add, a search or a delete naming no entity id
+(a search's in its filters, or at the top level, as Mem0 still takes them), 404 for an
 unknown memory, 422 for a body its model refuses. Filters are the open-source ones: flat keys that
 are not fields are metadata keys.
 """
@@ -76,6 +77,9 @@ async def search(call: Call, receive: Receive, send: Send) -> None:
     for name in OSS_ENTITIES:  # deprecated top-level ids: moved into the filters, as the server does
         if isinstance(payload, dict) and payload.get(name) is not None:
             filters.setdefault(name, payload[name])
+    if not any(filters.get(name) is not None for name in OSS_ENTITIES):
+        # Mem0's server refuses it (its Memory.search does): never every user's memories at once.
+        raise Mem0Error(400, "filters must contain at least one of: user_id, agent_id, run_id")
     node = reads.filter_of(call, filters)
     hits = await reads.search(call, request.query, node, top_k=request.top_k, threshold=request.threshold or 0.0)
     await send_json(send, 200, {"results": hits})
