@@ -240,18 +240,39 @@ async def test_the_async_client(served: tuple[str, str]) -> None:
         await mem.async_client.aclose()
 
 
-def test_infer_trims_a_transcript_to_its_facts(tmp_path: Path) -> None:
+def test_infer_without_an_llm_stores_a_memory_a_fact_message_as_mem0_does(tmp_path: Path) -> None:
+    """#34: without ``[llm]`` Mem0 stores a memory a message; memwarden judges each (the message
+    before it known), so the greeting, the thanks and the question go, each fact is a memory of its
+    own, and an update of one leaves the other as it was (one memory for the whole chat made it
+    replace both)."""
     with running_warden(rig.local_settings(tmp_path)) as url:
         mem = client(url)
         messages = [
             {"role": "user", "content": "Hi! Can you help me with something?"},
             {"role": "user", "content": "We moved the billing database to Postgres 16 last week."},
             {"role": "assistant", "content": "Got it, thanks!"},
+            {"role": "user", "content": "The staging cluster runs five nodes in Frankfurt."},
             {"role": "user", "content": "ok thanks"},
+            {"role": "user", "content": "Which of the two is cheaper to run?"},
         ]
         polled = rig.event(url, mem.add(messages, user_id="dana")["event_id"])
-        [stored] = [r["data"]["memory"] for r in polled["results"]]
-        assert stored == "user: We moved the billing database to Postgres 16 last week."
+        stored = {r["data"]["memory"]: r["id"] for r in polled["results"]}
+        assert set(stored) == {
+            "We moved the billing database to Postgres 16 last week.",
+            "The staging cluster runs five nodes in Frankfurt.",
+        }
+        verdicts = [d["verdict"] for d in polled["warden"]["decisions"]]
+        assert verdicts.count("store") == 2
+        assert len(verdicts) == 6  # every message judged on its own
+        mem.update(
+            stored["The staging cluster runs five nodes in Frankfurt."],
+            text="The staging cluster runs six nodes in Frankfurt.",
+        )
+        now = {m["memory"] for m in mem.get_all(filters={"user_id": "dana"})["results"]}
+        assert now == {
+            "We moved the billing database to Postgres 16 last week.",
+            "The staging cluster runs six nodes in Frankfurt.",
+        }
 
 
 def test_infer_with_an_llm_stores_the_facts_it_finds_judged(tmp_path: Path) -> None:
@@ -305,3 +326,18 @@ def test_a_memory_queued_for_a_backend_that_is_down_is_not_erased_behind_its_del
         assert r.status_code == 409, r.text
         assert "waiting for delivery" in r.json()["error"]
         assert (rig.ledger(url), rig.audit(url)) == before
+
+
+def test_a_short_reply_is_read_after_the_message_before_it(tmp_path: Path) -> None:
+    """Judged message by message, a reply is read with its question: "Lisbon" after "Where do you
+    live?" is a fact, "lol" after it is not."""
+    with running_warden(rig.local_settings(tmp_path)) as url:
+        mem = client(url)
+        messages = [
+            {"role": "assistant", "content": "Where do you live these days?"},
+            {"role": "user", "content": "Lisbon"},
+            {"role": "assistant", "content": "Nice! How is the weather?"},
+            {"role": "user", "content": "lol"},
+        ]
+        polled = rig.event(url, mem.add(messages, user_id="rui")["event_id"])
+        assert [r["data"]["memory"] for r in polled["results"]] == ["Lisbon"]

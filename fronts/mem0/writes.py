@@ -7,8 +7,10 @@ messages → items:
   name kept (``metadata.mem0_role`` / ``mem0_name``, and the item's ``context``);
 * ``infer: true`` (Mem0's default) with ``[llm]`` configured — the facts the model finds in the
   conversation, each an item (``governance/extract.py``);
-* ``infer: true`` without an LLM — the conversation as one transcript item (``role: content``
-  lines), cut into segments and trimmed to what the rules keep (questions, greetings, requests out).
+* ``infer: true`` without an LLM — as Mem0 stores it: each message one item (as ``infer: false``),
+  judged message by message with the message before it known (a reply read after its question), so
+  a greeting or a question goes and each fact is a memory of its own (issue #34: one item for the
+  whole chat made an ``update`` of one fact replace all of them).
 
 Every item is then judged like a Hindsight retain's; what is kept is delivered to the backend and
 its Mem0 id (``mem0_id``) is the answer's id. The add's event (``mem0_events``) is written in the
@@ -94,9 +96,8 @@ def _secrets(payload: Mapping[str, Any], call: Call) -> None:
         raise Mem0Error(call.invalid, f"a secret in {locations(found)}: not stored (put secrets in no memory field)")
 
 
-async def _items(call: Call, request: AddRequest, entities: Mapping[str, str]) -> tuple[list[dict[str, Any]], bool]:
-    """The items an add writes, and whether they are one transcript (judged segment by segment,
-    trimmed)."""
+async def _items(call: Call, request: AddRequest, entities: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The items an add writes: a message each, or the facts a model found in the conversation."""
     messages = [m for m in messages_of(request) if m.role != "system"]
     governance = call.state.settings.governance
     if len(request.messages) > governance.max_items:
@@ -117,21 +118,19 @@ async def _items(call: Call, request: AddRequest, entities: Mapping[str, str]) -
             separator=sep,
         )
 
-    if not request.infer:
-        return [one(m.content, m.role, m.name) for m in messages if m.content.strip()], False
+    chat = call.state.chat
+    if not request.infer or chat is None:  # without a model Mem0 stores a memory a message, each judged here
+        return [one(m.content, m.role, m.name) for m in messages if m.content.strip()]
     transcript = "\n".join(f"{m.name or m.role}: {m.content}" for m in messages if m.content.strip())
     if not transcript:
-        return [], False
-    chat = call.state.chat
-    if chat is None:
-        return [one(transcript, "conversation")], True
+        return []
     try:
         facts = await extract_facts(chat, transcript)
     except LLMTimeout as exc:
         raise Mem0Error(504, f"fact extraction: {exc}; nothing was written") from None
     except LLMError as exc:
         raise Mem0Error(502, f"fact extraction: {exc}; nothing was written") from None
-    return [one(f, "fact") for f in facts], False
+    return [one(f, "fact") for f in facts]
 
 
 def _summary(j: Judgement, ids: Mapping[int, str], items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -162,7 +161,7 @@ async def add(call: Call, payload: Any, *, kind: str = "add") -> Added:
         names = "user_id, agent_id, run_id" if call.oss else "user_id, agent_id, app_id, run_id"
         raise Mem0Error(400, f"At least one identifier ({names}) is required.")
     _secrets(payload, call)
-    items, transcript = await _items(call, request, entities)
+    items = await _items(call, request, entities)
     added = Added(uuid.uuid4().hex)
     state = call.state
     summaries: list[dict[str, Any]] = []
@@ -184,7 +183,6 @@ async def add(call: Call, payload: Any, *, kind: str = "add") -> Added:
         request_id=call.request_id,
         previews=state.settings.mem0.audit_previews,
         source="mem0",
-        segments="trim" if transcript else None,
         also=also,
         scope=_same_entities(entities),
         threads=[tuple(sorted(entities.items()))] * len(items),  # one conversation: the same ids
