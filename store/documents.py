@@ -15,6 +15,7 @@ from memwarden.store.banks import require_bank
 from memwarden.store.errors import StoreError
 from memwarden.store.index_cache import IndexCache
 from memwarden.store.shapes import document_item, loads
+from memwarden.store.text import token_estimate
 
 
 async def list_documents(ledger: Database, bank: str, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -187,3 +188,42 @@ async def get_chunk(ledger: Database, chunk_id: str) -> dict[str, Any]:
     if row is None:
         raise StoreError(404, "Chunk not found")
     return _chunk(row)
+
+
+def recalled_chunks(db: sqlite3.Connection, *, bank: str, chunk_ids: Sequence[str], max_tokens: int) -> dict[str, Any]:
+    """A recall's ``chunks`` (``include.chunks``): the chunks its results came from, in their order,
+    as Hindsight answers them (``{chunk_id: {id, text, chunk_index, truncated, attachments}}``), until
+    ``max_tokens`` are spent; the chunk that crosses the budget is cut to fit (``truncated``)."""
+    wanted = list(dict.fromkeys(chunk_ids))[:900]  # under SQLite's limit on bound variables
+    if not wanted or max_tokens <= 0:
+        return {}
+    marks = ",".join("?" * len(wanted))
+    rows = {
+        r["chunk_id"]: r
+        for r in db.execute(
+            f"SELECT chunk_id, chunk_index, text FROM store_chunks WHERE bank_id = ? AND chunk_id IN ({marks})",  # noqa: S608
+            (bank, *wanted),
+        )
+    }
+    out: dict[str, Any] = {}
+    left = max_tokens
+    for chunk_id in wanted:
+        if (row := rows.get(chunk_id)) is None or left <= 0:
+            continue
+        text, cost = row["text"], token_estimate(row["text"])
+        cut = cost > left
+        if cut:  # the longest prefix within what is left
+            low, high = 0, len(text)
+            while low < high:
+                mid = (low + high + 1) // 2
+                low, high = (mid, high) if token_estimate(text[:mid]) <= left else (low, mid - 1)
+            text = text[:low]
+        left -= token_estimate(text)
+        out[chunk_id] = {
+            "id": chunk_id,
+            "text": text,
+            "chunk_index": row["chunk_index"],
+            "truncated": cut,
+            "attachments": None,  # Hindsight 1.1.0's field: the store keeps no attachments
+        }
+    return out

@@ -20,6 +20,7 @@ from memwarden.backends.types import Memory, Recalled
 from memwarden.db.database import Database
 from memwarden.store import tagfilter
 from memwarden.store.banks import require_bank
+from memwarden.store.documents import recalled_chunks
 from memwarden.store.embedder import Embedder, Vector
 from memwarden.store.explain import explain_recall
 from memwarden.store.feedback import Feedback
@@ -253,6 +254,18 @@ async def recall(
             "tokens_used": used,
         }
     extra: dict[str, Any] = {"entities": None, "chunks": None, "source_facts": None, "source_facts_truncated": None}
+    include = request.get("include")
+    wanted = include.get("chunks") if isinstance(include, Mapping) else None
+    if isinstance(wanted, Mapping):  # {"max_tokens": n} (Hindsight's ChunkIncludeOptions), null: none
+        budget = wanted.get("max_tokens")
+        extra["chunks"] = await ledger.read(
+            partial(
+                recalled_chunks,
+                bank=bank,
+                chunk_ids=[r[10] for r in chosen if r[10]],  # r[10]: chunk_id (RECALL_COLUMNS)
+                max_tokens=budget if isinstance(budget, int) else 8192,
+            )
+        )
     if explain:
         extra["explain"] = await explain_recall(
             ledger,

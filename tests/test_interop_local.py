@@ -243,3 +243,43 @@ def test_entities_and_chunks_are_the_same(hindsight_url: str, local: str) -> Non
         )
     assert found[0] == ([("carol", 2), ("dave", 1)], found[0][1], True)
     assert found[1] == found[0]
+
+
+def test_recall_chunks_are_answered_alike(hindsight_url: str, local: str) -> None:
+    """#34: ``include.chunks`` on both: every result's chunk in the map under its ``chunk_id``
+    (``<bank>_<document>_<index>``), with the chunk's text, index, ``truncated`` and
+    ``attachments``; a budget too small cuts the first chunk on both (where it cuts differs: the
+    real server counts tokens with its tokenizer, memwarden estimates them); none asked, null."""
+    items = [
+        {"content": "Carol moved the billing database to Postgres 16 in March.", "document_id": "notes"},
+        {"content": "Dave runs the on-call rota for the payments team.", "document_id": "notes"},
+    ]
+    found = []
+    for base in (hindsight_url, local):
+        bank = f"chk-{uuid.uuid4().hex[:8]}"
+        with httpx.Client(base_url=base, timeout=120) as http:
+            p = f"/v1/default/banks/{bank}"
+            http.post(f"{p}/memories", json={"items": items}).raise_for_status()
+            query = {"query": "Which database does billing use?"}
+            full = http.post(f"{p}/memories/recall", json={**query, "include": {"chunks": {}}}).json()
+            cut = http.post(f"{p}/memories/recall", json={**query, "include": {"chunks": {"max_tokens": 4}}}).json()
+            none = http.post(f"{p}/memories/recall", json=query).json()
+            http.delete(p)
+        assert {r["chunk_id"] for r in full["results"]} <= set(full["chunks"])
+        top = full["chunks"][full["results"][0]["chunk_id"]]
+        first = cut["chunks"][cut["results"][0]["chunk_id"]]
+        assert items[0]["content"].startswith(first["text"])
+        found.append(
+            (
+                top["id"].replace(bank, "<bank>"),
+                sorted(top),
+                top["text"],
+                top["truncated"],
+                top["attachments"],
+                first["truncated"],
+                0 < len(first["text"]) < len(top["text"]),
+                none["chunks"],
+            )
+        )
+    assert found[0] == ("<bank>_notes_0", found[0][1], items[0]["content"], False, None, True, True, None)
+    assert found[1] == found[0]

@@ -71,8 +71,24 @@ class RetainIn(BaseModel):
     document_tags: list[str] | None = None
 
 
+class _ChunksIn(BaseModel):
+    max_tokens: int = 8192
+
+
+class _IncludeIn(BaseModel):
+    """Hindsight's ``IncludeOptions``: what a recall answers beside its results. ``chunks`` is
+    answered; ``entities`` and ``source_facts`` are taken and answered as null (the store keeps no
+    entity observations or observation-type facts)."""
+
+    model_config = ConfigDict(extra="allow")
+    entities: dict[str, Any] | None = {"max_tokens": 500}
+    chunks: _ChunksIn | None = None
+    source_facts: dict[str, Any] | None = None
+
+
 class RecallIn(BaseModel):
     model_config = ConfigDict(extra="allow")
+    include: _IncludeIn = _IncludeIn()
     query: str
     types: list[str] | None = None
     budget: Literal["low", "mid", "high"] = "mid"
