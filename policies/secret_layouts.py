@@ -278,7 +278,7 @@ def laid_out_secrets(text: str, folded: str) -> list[SecretFinding]:
         *(_alone(text) if len(text) <= 70 else []),
         *(_under_its_name(text) if "\n" in text else []),
         *(security_answers(text) if any_word(_ANSWER_WORDS, folded) else []),
-        *(_keyed(text) if any_word(_KEY_WORDS, folded) else []),
+        *(_keyed(text) if any_word(_KEY_WORDS, folded) and _A_DIGIT.search(text) else []),
     ]
 
 
@@ -314,24 +314,13 @@ _NAMED_BEFORE = re.compile(
     r"(?i)\b(?:flight|order|shipment|invoice|room|flat|unit|apt|ticket|ref|no\.?|number|batch)\s*#?\s*$|(?:房号|例如)\s*$"
 )
 _BUZZER = re.compile(r"(?i)房号|房间号|呼叫|\bbuzz|\bflat\s+number|\bintercom\s+number")
+_A_DIGIT = re.compile(r"\d")
+# What every alternative of _KEYED holds: its verb or the alarm's word, or what it opens.
 _KEY_WORDS = word_automaton(
-    [
-        "enter",
-        "press",
-        "punch",
-        "key in",
-        "type in",
-        "tap in",
-        "按",
-        "输",
-        "摁",
-        "then",
-        "that",
-        "it's",
-        "its",
-        "it is",
-        "it’s",
-    ]
+    (
+        "enter|press|punch|key in|type in|tap in|按|输|摁|unset|disarm|gate|door|garage|shed|lockbox|key safe|keysafe"
+        "|key box|keybox|padlock|keypad|safe|locker|storage unit|mailbox|letterbox|bin store"
+    ).split("|")
 )
 
 

@@ -137,6 +137,10 @@ _SIMPLIFIED = str.maketrans(
 )
 
 
+_TRADITIONAL = re.compile("[" + "".join(chr(c) for c in _SIMPLIFIED) + "]")
+
+
 def simplified(text: str) -> str:
-    """``text`` with the characters above replaced, the same length."""
-    return text.translate(_SIMPLIFIED)
+    """``text`` with the characters above replaced, the same length (a text holding none, as
+    most do, is returned as it is: one scan, no copy)."""
+    return text.translate(_SIMPLIFIED) if _TRADITIONAL.search(text) else text

@@ -428,7 +428,7 @@ def find_secrets(
     ``folded`` is ``text`` casefolded (whitespace collapsed is fine), if the caller has it.
     ``random_tokens``: also long random-looking tokens, whole or split into groups — off for ids
     (a document id may be random by design); ``decode``: also base64 that decodes to a secret."""
-    if (plain := simplified(text)) != text:  # traditional Chinese, read as the simplified the cues are
+    if (plain := simplified(text)) is not text:  # traditional Chinese, read as the simplified the cues are
         text, folded = plain, plain.casefold()
     folded = text.casefold() if folded is None else folded
     if not extra and not may_hold_secrets(folded):
