@@ -70,6 +70,14 @@ RATE = 0.5
 L2_CHOICES = (1e-4, 1e-3, 1e-2, 1e-1)
 FOLDS = 5
 KEEP_RECALL = 0.98  # cross-validated, on the training data: the bar the keep threshold is set by
+ITEM_SETS = (
+    "candidates.jsonl",
+    "labelled_items.jsonl",
+    "training_items.jsonl",
+    "training_topics.jsonl",
+    "training_terse.jsonl",
+    "training_work.jsonl",
+)
 TURN_SETS = ("training_turns.jsonl", "training_turns2.jsonl", "training_turns3.jsonl")
 # Trained on at a quarter of a row's weight: at full weight they cost more tune noise and
 # pleasantries rejected than the bar set before training allowed (4-15 points), at half 2.5-11; at a
@@ -119,13 +127,10 @@ def sourced_training_data(
 
     tune = [r for r in rows("labelled_items.jsonl") if r["split"] == "tune"]
     items: list[dict[str, Any]] = []
-    for name in ("candidates.jsonl", "labelled_items.jsonl", "training_items.jsonl", "training_topics.jsonl"):
-        chosen = tune if name == "labelled_items.jsonl" else rows(name)
+    for name in ITEM_SETS:
+        chosen = tune if name == "labelled_items.jsonl" else rows(name)  # its tune split only
         items += chosen
         add(name, [(r["text"], bool(r["keep"])) for r in chosen])
-    for name in ("training_terse.jsonl", "training_work.jsonl"):
-        items += rows(name)
-        add(name, [(r["text"], bool(r["keep"])) for r in rows(name)])
     for name in (*TURN_SETS, *extra):
         add(name, [(r["text"], bool(r["fact"])) for r in rows(name)])
     tune_rows = list(tune)
