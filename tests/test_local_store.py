@@ -748,13 +748,14 @@ def test_an_items_timestamp_is_stored_as_hindsight_stores_it(http: httpx.Client)
     assert listed["Dan"]["mentioned_at"].startswith(datetime.now(UTC).strftime("%Y-%m-%d"))
 
 
-def test_recall_answers_the_chunks_its_results_came_from(local_url: str) -> None:
+@pytest.mark.anyio
+async def test_recall_answers_the_chunks_its_results_came_from(local_url: str) -> None:
     """#34: ``include.chunks`` was ignored self-hosted (``"chunks": null``); the official client's
     ``include_chunks=True`` now gets Hindsight's map — each result's chunk by its ``chunk_id``, its
     text, index and ``truncated`` — cut to ``max_chunk_tokens``; without it, null as before."""
     client = Hindsight(base_url=local_url)
     try:
-        client.create_bank("docs", name="Docs")
+        await client.acreate_bank("docs", name="Docs")
         items = [
             {"content": "The billing service runs on three nodes in Frankfurt.", "document_id": "ops-notes"},
             {
@@ -762,10 +763,11 @@ def test_recall_answers_the_chunks_its_results_came_from(local_url: str) -> None
                 "document_id": "ops-notes",
             },
         ]
-        assert client.retain_batch("docs", items).items_count == 2
-        plain = client.recall("docs", "where does the billing service run?")
+        assert (await client.aretain_batch("docs", items)).items_count == 2
+        question = "where does the billing service run?"
+        plain = await client.arecall("docs", question)
         assert plain.chunks is None
-        full = client.recall("docs", "where does the billing service run?", include_chunks=True)
+        full = await client.arecall("docs", question, include_chunks=True)
         assert full.chunks is not None
         hit = full.results[0]
         assert hit.text == items[0]["content"]
@@ -774,16 +776,17 @@ def test_recall_answers_the_chunks_its_results_came_from(local_url: str) -> None
         assert chunk.text == items[0]["content"]
         assert chunk.truncated is False
         assert set(full.chunks) == {r.chunk_id for r in full.results}
-        cut = client.recall("docs", "where does the billing service run?", include_chunks=True, max_chunk_tokens=5)
+        cut = await client.arecall("docs", question, include_chunks=True, max_chunk_tokens=5)
         assert cut.chunks is not None
         first = cut.chunks[cut.results[0].chunk_id]
         assert first.truncated is True
         assert 0 < len(first.text) < len(items[0]["content"])
         assert items[0]["content"].startswith(first.text)
         assert len(cut.chunks) == 1  # the budget spent on the first
-        bad = httpx.post(
-            f"{local_url}/v1/default/banks/docs/memories/recall", json={"query": "x", "include": {"chunks": 5}}
-        )
+        async with httpx.AsyncClient(base_url=local_url) as http:
+            bad = await http.post(
+                "/v1/default/banks/docs/memories/recall", json={"query": "x", "include": {"chunks": 5}}
+            )
         assert bad.status_code == 422
     finally:
-        client.close()
+        await client.aclose()
