@@ -274,16 +274,16 @@ def _answer_in(text: str, start: int, end: int, cue: str) -> tuple[int, int] | N
     if span is None or glued(text, span[0]):
         return None
     before = text[max(start, span[0] - 16) : span[0]]
-    if WHEN_OR_HOW_MUCH.search(before) or _LAST_DIGITS.search(before) or _NAMED_NUMBER.search(before):
+    if WHEN_OR_HOW_MUCH.search(before) or _LAST_DIGITS.search(before) or NAMED_NUMBER.search(before):
         return None
     return None if _NAMED_AFTER.match(text, span[1]) else span
 
 
 # A number named as something else: "room 4012", "table 1204", "PR 48213", "20931 is the ticket number".
-_NAMED_NUMBER = re.compile(
+NAMED_NUMBER = re.compile(
     r"(?i)\b(?:room|table|line|ticket|build|version|pr|issue|order|flight|bus|no\.?|number|#|step|page|unit|apt|suite"
-    r"|ref|reference|invoice|account|case)"
-    r"\s*#?\s*$|(?:工号|房间|桌|单号|订单号?|房号)\s*$"
+    r"|ref|reference|invoice|account|case|shipment|batch|flat)"
+    r"\s*#?\s*$|(?:工号|房间|桌|单号|订单号?|房号|例如)\s*$"
 )
 _NAMED_AFTER = re.compile(
     r"(?i)\s+(?:is\s+(?:the|my|your|our)\s+)?(?:ticket|order|room|table|build|case|reference|tracking|employee|flight)\b"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from memwarden.policies.secret_answers import security_answers
-from memwarden.policies.secret_cues import CUE_WORDS, MAX_CUES, any_word
+from memwarden.policies.secret_cues import CUE_WORDS, MAX_CUES, NAMED_NUMBER, any_word
 from memwarden.policies.secret_kinds import SecretFinding, word_automaton
 from memwarden.policies.secret_values import CJK, classes, token_value
 from memwarden.policies.secret_words import CUE, PLACEHOLDER_VALUE
@@ -309,10 +309,7 @@ _KEYED = re.compile(
     + r"\b"
     r"|(?<![\d.,:/$€£¥#])(\d{4,8}#?+)[ \t]*+[-–—][ \t]*+that['’]?s[ \t]++the[ \t]++" + _OPENED + r"\b"
 )
-# A number named as something else ("Flight 4471 - that's the gate", "shipment 55120"), a flat's buzzer.
-_NAMED_BEFORE = re.compile(
-    r"(?i)\b(?:flight|order|shipment|invoice|room|flat|unit|apt|ticket|ref|no\.?|number|batch)\s*#?\s*$|(?:房号|例如)\s*$"
-)
+# A flat's buzzer ("按 302 然后按 # 号键呼叫"); a number named as something else is NAMED_NUMBER's.
 _BUZZER = re.compile(r"(?i)房号|房间号|呼叫|\bbuzz|\bflat\s+number|\bintercom\s+number")
 _A_DIGIT = re.compile(r"\d")
 # What every alternative of _KEYED holds: its verb or the alarm's word, or what it opens.
@@ -330,7 +327,7 @@ def _keyed(text: str) -> list[SecretFinding]:
         if n == MAX_KEYED:
             break
         group = next(g for g in range(1, 6) if m.group(g) is not None)
-        named = _NAMED_BEFORE.search(text, max(0, m.start(group) - 16), m.start(group))
+        named = NAMED_NUMBER.search(text, max(0, m.start(group) - 16), m.start(group))
         if named is None and not _BUZZER.search(text, max(0, m.start() - 60), min(len(text), m.end() + 30)):
             found.append(SecretFinding("password", m.start(group), m.end(group)))
     return found

@@ -40,7 +40,7 @@ passes when the file is the same bytes, or the same data and choices with the sa
 each head's training texts: keep or not on ≥ 99.5 % of them, topic on ≥ 99 %, stage on ≥ 98.5 %.
 
 Usage: python scripts/train_learned.py [--out policies/learned_model.json] [--check] [--with a.jsonl,b.jsonl]
-       python scripts/train_learned.py --writers   (each writer held out: what each keep threshold buys)
+       (scripts/keep_writers.py: each training writer held out, what each keep threshold buys)
        (--check: write nothing, exit 1 when the model trained here would decide differently)
 """
 
@@ -50,7 +50,6 @@ import argparse
 import hashlib
 import json
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -116,8 +115,8 @@ def training_data(
 def sourced_training_data(
     extra: tuple[str, ...] = (),
 ) -> tuple[list[tuple[str, bool]], list[float], list[str], list[tuple[str, str]], list[tuple[str, str]], set[str]]:
-    """:func:`training_data` with the set each (text, keep) pair comes from (``--writers`` holds
-    each out in turn)."""
+    """:func:`training_data` with the set each (text, keep) pair comes from (``scripts/keep_writers.py``
+    holds each out in turn)."""
     keep: list[tuple[str, bool]] = []
     sources: list[str] = []
 
@@ -386,78 +385,6 @@ def differences(old: dict[str, Any], new: dict[str, Any], x: dict[str, np.ndarra
     return found
 
 
-WRITER_THRESHOLDS = (0.20, 0.15, 0.10, 0.07, 0.05)
-
-
-def writers() -> list[dict[str, Any]]:
-    """Leave one writer out: each turn set and each item set the keep head trains on is held out of
-    its training in turn (the rest as weighted as ever, L2 as :func:`keep_threshold`'s), and the
-    whole pipeline — rules and that head — judges it at each of ``WRITER_THRESHOLDS``, a turn with
-    the turn before it known. What a threshold buys on a writer the layer has not seen, beside the
-    5-fold figure the threshold is chosen by (where a writer's rows sit on both sides)."""
-    import dataclasses
-
-    from bench.heldout import judge_all, turns_of
-    from memwarden.governance.state import build_pipeline
-    from memwarden.policies.learned import LearnedLayer
-    from memwarden.settings import GovernanceSettings, LabelsSettings
-
-    keep, weights, sources, _, _, _ = sourced_training_data()
-    embedder = E5Embedder(engine="onnx")
-    texts = sorted({t for t, _ in keep})
-    vectors = dict(zip(texts, embedder.passages_each(texts).astype(np.float64), strict=True))
-    x = np.stack([vectors[t] for t, _ in keep]) * SCALE
-    y = one_hot(["keep" if k else "noise" for _, k in keep], ["keep", "noise"])
-    weight, source = np.asarray(weights), np.asarray(sources)
-    pipeline = build_pipeline(GovernanceSettings(), LabelsSettings(), embedder)
-    shipped = pipeline.learned
-    assert shipped is not None
-    known = dict(vectors)
-
-    def embed(batch: Sequence[str]) -> np.ndarray:  # every text embedded once across the runs
-        missing = [t for t in dict.fromkeys(batch) if t not in known]
-        if missing:
-            known.update(zip(missing, embedder.passages_each(missing), strict=True))
-        return np.stack([known[t] for t in batch]).astype(np.float32)
-
-    held_turns = (*TURN_SETS, *LIGHT_TURN_SETS, *HELD_OUT_TURNS)
-    out = []
-    for name in (*held_turns, *HELD_OUT_ITEMS, "labelled_items.jsonl", "training_items.jsonl", "training_work.jsonl"):
-        cases: list[tuple[str, str | None, bool]]  # text, the turn before, a fact
-        if name in HELD_OUT_TURNS:
-            cases = [
-                (t.text, t.before or None, t.fact) for t in turns_of(name.removesuffix(".jsonl")) if t.split == "tune"
-            ]
-        elif name in held_turns:
-            cases = [(r["text"], r.get("prev") or None, bool(r["fact"])) for r in rows(name)]
-        else:
-            cases = [(t, None, k) for (t, k), s in zip(keep, sources, strict=True) if s == name]
-        rest = source != name
-        w, b = fit(x[rest], y[rest], 1e-3, weight[rest])
-        row: dict[str, Any] = {"set": name, "facts": sum(c[2] for c in cases), "noise": sum(not c[2] for c in cases)}
-        for threshold in WRITER_THRESHOLDS:
-            model = dataclasses.replace(
-                shipped.model,
-                keep_weights=(w[:, 0] - w[:, 1]).astype(np.float32),
-                keep_bias=float(b[0] - b[1]),
-                threshold=threshold,
-            )
-            pipeline.learned = LearnedLayer(model, embed, topics=TOPICS, stages=STAGES)
-            judged = judge_all(pipeline, [c[0] for c in cases], [c[1] for c in cases])
-            kept = [j.verdict != "reject" for j in judged]
-            row[f"{threshold:.2f}"] = (
-                round(sum(k for k, c in zip(kept, cases, strict=True) if c[2]) / max(1, row["facts"]), 3),
-                round(sum(not k for k, c in zip(kept, cases, strict=True) if not c[2]) / max(1, row["noise"]), 3),
-            )
-        print(
-            f"{name:28s} {row['facts']:4d} {row['noise']:4d}  "
-            + "  ".join(f"{row[f'{t:.2f}'][0]:.3f}/{row[f'{t:.2f}'][1]:.3f}" for t in WRITER_THRESHOLDS),
-            flush=True,
-        )
-        out.append(row)
-    return out
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=REPO / "policies" / "learned_model.json")
@@ -473,19 +400,7 @@ def main() -> int:
         help="also train on these turn sets at full weight (comma-separated file names in tests/data, e.g. "
         f"{','.join(LIGHT_TURN_SETS)}): a candidate to measure with bench.heldout, written with --out elsewhere",
     )
-    parser.add_argument(
-        "--writers",
-        action="store_true",
-        help="write nothing; print each training writer's facts kept / noise rejected at several keep "
-        "thresholds with that writer held out of the keep head's training",
-    )
     args = parser.parse_args()
-    if args.writers:
-        print(
-            f"{'held out':28s} facts noise  " + "  ".join(f"{'at ' + format(t, '.2f'):>11s}" for t in WRITER_THRESHOLDS)
-        )
-        writers()
-        return 0
     extra = tuple(name for name in args.extra.split(",") if name)
     if extra and args.check:
         parser.error("--check compares the shipped model: it takes no --with")
