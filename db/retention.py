@@ -52,3 +52,30 @@ def due_for_retention(
             )
     out.sort(key=lambda m: str(m["event_time"]))
     return out
+
+
+DELETIONS = ("delete_bank", "delete_memories", "delete_document", "config_delete")
+_OPEN = ("applied", "rollback_incomplete", "unverified")  # a deletion that can still be undone
+
+
+def deletions_past(db: sqlite3.Connection, cutoff: str, *, bank: str | None) -> dict[str, tuple[str, list[str]]]:
+    """Per deletion snapshot taken before ``cutoff`` and not restored: its bank, and the ids of the
+    memories it archived that are archived still (restored ones, and ones changed since, are not)."""
+    where, args = f"reason IN ({','.join('?' * len(DELETIONS))}) AND created_at < ?", [*DELETIONS, cutoff]
+    where += f" AND COALESCE(outcome, 'applied') IN ({','.join('?' * len(_OPEN))})"
+    args += _OPEN
+    if bank is not None:
+        where += " AND bank = ?"
+        args.append(bank)
+    out: dict[str, tuple[str, list[str]]] = {}
+    for snap in db.execute(f"SELECT id, bank, reason, request_id FROM config_snapshots WHERE {where}", args):  # noqa: S608
+        rows = db.execute(
+            "SELECT m.id FROM memories m WHERE m.bank = ? AND m.status = 'archived' AND m.id IN"
+            " (SELECT e.memory_id FROM audit_events e WHERE e.bank = ? AND e.action = 'archive' AND e.rule = ?"
+            " AND e.request_id IS ? AND e.source = 'config')"
+            " AND (SELECT e2.action FROM audit_events e2 WHERE e2.memory_id = m.id ORDER BY e2.seq DESC LIMIT 1)"
+            " = 'archive'",
+            (snap["bank"], snap["bank"], snap["reason"], snap["request_id"]),
+        ).fetchall()
+        out[snap["id"]] = (snap["bank"], [r["id"] for r in rows])
+    return out

@@ -54,7 +54,8 @@ CONFIRM = param(
     "X-Warden-Confirm",
     "header",
     {"type": "string"},
-    "The bank's id, confirming a destructive request (not needed with a key that may administer the bank)",
+    "The bank's id, confirming a destructive request under config_guard.destructive = confirm (not needed"
+    " with a key that may administer the bank, nor under the default, reversible)",
 )
 LIMIT = param("limit", "query", {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}, "Page size")
 OFFSET = param("offset", "query", {"type": "integer", "minimum": 0, "default": 0}, "Rows to skip")

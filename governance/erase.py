@@ -77,11 +77,11 @@ async def erase(
                 mem0.erase(db, bank, done, source="mem0", reason=reason, request_id=request_id)
 
             await state.ledger.write(write)
-            await _purge(state)
+            await purge_files(state)
     return len(done)
 
 
-async def _purge(state: AppState) -> None:
+async def purge_files(state: AppState) -> None:
     """What was erased made unrecoverable from the files on this machine: the self-hosted store's
     indexes rewritten, the ledger's write-ahead log checkpointed (its old page images overwritten).
     Best effort, after the erasure is recorded: a failure here is logged, not the client's."""

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import structlog
 
-from memwarden.db.retention import due_for_retention
+from memwarden.db import mem0
+from memwarden.db.common import Connection
+from memwarden.db.retention import deletions_past, due_for_retention
+from memwarden.db.snapshots import set_outcome_row
 from memwarden.governance.archive import archive
+from memwarden.governance.erase import purge_files
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
 
@@ -46,7 +50,35 @@ async def run(
                 archived.append(memory["id"])
         if candidates:
             log.info("retention", due=len(candidates), archived=len(archived), skipped=len(skipped))
-    return {"dry_run": dry_run, "due": candidates, "archived": archived, "skipped": skipped}
+    expired = await expire_deletions(state, dry_run=dry_run, bank=bank, request_id=request_id, at=now)
+    return {"dry_run": dry_run, "due": candidates, "archived": archived, "skipped": skipped, "expired": expired}
+
+
+async def expire_deletions(
+    state: AppState, *, dry_run: bool, bank: str | None, request_id: str, at: datetime
+) -> list[dict[str, Any]]:
+    """What a DELETE removed stays restorable for ``config_guard.restore_days``; past that, the
+    memories its snapshot would re-create are erased from the ledger (text gone, a hash in the
+    audit) and the snapshot is marked ``expired``: the undo window is closed. 0 days: never."""
+    days = state.settings.config_guard.restore_days
+    if days <= 0:
+        return []
+    cutoff = (at - timedelta(days=days)).isoformat(timespec="microseconds")
+    due = await state.ledger.read(lambda db: deletions_past(db, cutoff, bank=bank))
+    expired = [{"snapshot_id": s, "bank": b, "memories": len(ids)} for s, (b, ids) in due.items()]
+    if dry_run or not due:
+        return expired
+    reason = f"restore window of {days:g} days past: what the deletion removed is erased"
+
+    def write(db: Connection) -> None:
+        for snapshot_id, (snap_bank, ids) in due.items():
+            mem0.erase(db, snap_bank, ids, source="retention", reason=reason, request_id=request_id)
+            set_outcome_row(db, snapshot_id, "expired", {"erased": len(ids), "restore_days": days})
+
+    await state.ledger.write(write)
+    await purge_files(state)
+    log.info("deletions_expired", snapshots=len(due), memories=sum(len(ids) for _, ids in due.values()))
+    return expired
 
 
 async def scheduled(state: AppState) -> None:

@@ -272,7 +272,7 @@ def test_missions_seed_fills_what_is_absent_on_first_sight(rig_factory: Any) -> 
 
 
 def test_destructive_routes_need_confirmation_and_are_snapshotted(rig_factory: Any) -> None:
-    rig = rig_factory()
+    rig = rig_factory(destructive="confirm")
     rig.retain("team", facts(12))
     for method, path in (
         ("DELETE", "/v1/default/banks/team/memories"),

@@ -16,7 +16,8 @@ from tests.conftest import make_settings, running_warden
 
 pytestmark = [pytest.mark.interop, pytest.mark.anyio]
 
-GUARD = {"settle_interval": 0.25, "settle_timeout": 120.0, "missions": {"mode": "seed"}}
+# destructive = "confirm": the wipe below is refused until confirmed (the default, "reversible", lets it through).
+GUARD = {"settle_interval": 0.25, "settle_timeout": 120.0, "missions": {"mode": "seed"}, "destructive": "confirm"}
 FACTS = [f"服务 svc-{i} 的内网端口统一设为 {9000 + i}，部署在 search 命名空间" for i in range(50)]
 
 

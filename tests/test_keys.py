@@ -98,7 +98,11 @@ def bearer(token: str | None) -> dict[str, str]:
 @pytest.fixture
 def rig(tmp_path: Path) -> Iterator[Rig]:
     with running_standin(tmp_path / "backend") as backend:
-        settings = make_settings(backend.url, data_dir=tmp_path / "data", api_key="backend-own-secret")
+        # destructive = "confirm": what an admin key is excused from (the default needs no confirmation).
+        guard = {"missions": {"mode": "off"}, "destructive": "confirm"}
+        settings = make_settings(
+            backend.url, data_dir=tmp_path / "data", api_key="backend-own-secret", config_guard=guard
+        )
         with running_warden(settings) as url:
             yield Rig(url, backend, tmp_path / "data")
 
@@ -238,7 +242,7 @@ def test_a_bad_key_request_is_422_and_makes_nothing(rig: Rig, body: dict[str, An
 
 def test_an_admin_key_deletes_without_the_confirmation_header_and_a_writer_cannot(rig: Rig) -> None:
     assert rig.retain("ops", None).status_code == 200
-    assert httpx.delete(f"{rig.url}/v1/default/banks/ops").status_code == 409  # no keys: confirm as before
+    assert httpx.delete(f"{rig.url}/v1/default/banks/ops").status_code == 409  # no keys: confirmation needed
     root = rig.make(None, name="root", admin=["*"])
     writer = rig.make(root["token"], name="w", write=["*"])["token"]
     owner = rig.make(root["token"], name="owner", admin=["ops"])["token"]  # admin of one bank only

@@ -2,9 +2,11 @@
 
 * ``PATCH …/config`` — wrapped or flat body, adapted, missions applied, then the guarded change of
   :mod:`memwarden.governance.config_guard`; ``409`` with a problem body when it had to be rolled back.
-* ``DELETE …/config``, ``DELETE …/memories``, ``DELETE`` a bank or a document — destructive:
-  refused with ``409`` unless confirmed (``X-Warden-Confirm: <bank id>``; configurable ``block`` /
-  ``confirm`` / ``allow``), and snapshotted first. A config reset is then verified like a PATCH.
+* ``DELETE …/config``, ``DELETE …/memories``, ``DELETE`` a bank or a document — destructive, made
+  reversible: snapshotted first, then done as the client asked, what went archived in the ledger
+  (restorable for ``config_guard.restore_days``; ``memwarden restore``). ``confirm`` refuses them
+  with ``409`` unless confirmed (``X-Warden-Confirm: <bank id>``), ``block`` always. A config reset is
+  then verified like a PATCH.
 * ``PUT``/``PATCH`` a bank (its flat profile/config subset) — snapshotted and verified.
 * ``GET /warden/v1/banks/{bank}/snapshots[/{id}]``, ``POST …/snapshots/{id}/rollback[?preview=true]``.
 
@@ -256,7 +258,7 @@ async def _answer_repair(send: Send, snap: Snapshot, repair: Repair, headers: li
 
 async def _destructive_allowed(state: AppState, scope: Scope, send: Send, bank: str, what: str) -> bool:
     policy = state.settings.config_guard.destructive
-    if policy == "allow":
+    if policy in ("reversible", "allow"):  # snapshotted first, restorable for restore_days
         return True
     if policy == "block":
         await problem(
@@ -327,7 +329,9 @@ async def destructive(state: AppState, scope: Scope, receive: Receive, send: Sen
             )
 
         # The ledger follows the backend before the client hears back: whoever reads next sees both.
-        await forward(state.backend, scope, replay(body, receive), before_end(send, record), retries=0)
+        # X-Warden-Snapshot names what `memwarden restore` brings back.
+        told = with_headers(send, [(b"x-warden-snapshot", snap.id.encode())])
+        await forward(state.backend, scope, replay(body, receive), before_end(told, record), retries=0)
 
 
 # -- bank profile (PUT/PATCH a bank) --------------------------------------------------------------

@@ -255,8 +255,16 @@ class ConfigGuardSettings(_Section):
         gt=0,
         description="Seconds a governed write waits for a guarded change on its bank to be verified; then 503.",
     )
-    destructive: Literal["confirm", "block", "allow"] = Field(
-        "confirm", description="Bank/memory/document/config DELETEs: confirm (X-Warden-Confirm: <bank>), block, allow."
+    destructive: Literal["reversible", "confirm", "block", "allow"] = Field(
+        "reversible",
+        description="Bank/memory/document/config DELETEs: reversible (snapshot, then delete; restorable for"
+        " restore_days), confirm (also needs X-Warden-Confirm: <bank>), block; allow is reversible's old name.",
+    )
+    restore_days: float = Field(
+        30.0,
+        ge=0,
+        description="Days what a DELETE removed stays restorable; then retention erases its text from the ledger"
+        " (0: until erased by hand).",
     )
     extra_fields: list[str] = Field(
         default_factory=list, description="Config fields accepted besides Hindsight 1.1.0's (newer servers)."

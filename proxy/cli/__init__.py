@@ -19,6 +19,7 @@ from memwarden.proxy.cli.memories import memories_group
 from memwarden.proxy.cli.outbox import outbox_group
 from memwarden.proxy.cli.plans import plan_group
 from memwarden.proxy.cli.reports import report_group
+from memwarden.proxy.cli.restore import restore
 from memwarden.proxy.cli.retention import retention_group
 from memwarden.proxy.cli.serve import serve
 from memwarden.proxy.cli.store import store_group
@@ -43,6 +44,7 @@ for command in (
     classify,
     audit_group,
     config_group,
+    restore,
     store_group,
     bank_group,
     explain_command,

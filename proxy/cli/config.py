@@ -18,7 +18,7 @@ def config_group() -> None:
     """Bank config snapshots and rollbacks (the config guard)."""
 
 
-def _snapshot_line(s: dict[str, Any]) -> str:
+def snapshot_line(s: dict[str, Any]) -> str:
     counts = " ".join(f"{k}={v}" for k, v in sorted((s.get("counts") or {}).items()))
     settled = "" if s.get("settled") else " (unsettled)"
     return (
@@ -50,7 +50,7 @@ def config_snapshots(bank: str, config: Path | None, data_dir: Path | None, url:
     if not items and not as_json:
         click.echo(f"no snapshots for bank {bank}")
     for item in items:
-        click.echo(json.dumps(item, ensure_ascii=False, sort_keys=True) if as_json else _snapshot_line(item))
+        click.echo(json.dumps(item, ensure_ascii=False, sort_keys=True) if as_json else snapshot_line(item))
 
 
 @config_group.command("rollback")
@@ -68,7 +68,11 @@ def config_rollback(bank: str, snapshot_id: str, url: str, yes: bool, as_json: b
     Example:
         memwarden config rollback team-a 3f2a9c0d1e2b4a5f
     """
-    client = Client(url)
+    run_rollback(Client(url), bank, snapshot_id, yes=yes, as_json=as_json)
+
+
+def run_rollback(client: Client, bank: str, snapshot_id: str, *, yes: bool, as_json: bool) -> None:
+    """Preview the rollback of ``bank`` to ``snapshot_id``, ask (unless ``yes``), apply, say what came back."""
     path = ("banks", bank, "snapshots", snapshot_id, "rollback")
     r = client.request("POST", *path, params={"preview": "true"}, timeout=300)
     if r.status_code != 200:

@@ -37,5 +37,9 @@ def retention_run(dry_run: bool, bank: str | None, url: str, as_json: bool) -> N
         click.echo(f"{mark:<9} {m['bank']}/{m['id']}  {m['stage']:<10} {age}  {m['content'][:60]}")
     for s in result["skipped"]:
         click.echo(f"  skipped {s['id']}: {s['reason']}")
+    for e in result.get("expired", []):
+        mark = "would expire" if dry_run else "expired"
+        gone = f"{e['memories']} memories no longer restorable"
+        click.echo(f"{mark}: deletion {e['snapshot_id']} of bank {e['bank']} ({gone})")
     verb = "would be archived" if dry_run else "archived"
     click.echo(f"{len(result['due'])} due; {len(result['archived']) if not dry_run else len(result['due'])} {verb}")
