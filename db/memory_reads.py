@@ -210,3 +210,21 @@ def active_ids(db: sqlite3.Connection, bank: str, document_id: str | None = None
     if document_id is not None:
         query, args = query + " AND document_id = ?", [bank, document_id]
     return [row["id"] for row in db.execute(query, args).fetchall()]
+
+
+def document_statuses(db: sqlite3.Connection, bank: str, document_id: str) -> dict[str, list[str]]:
+    """The ledger's memories of one document, their ids by status; ``rejected`` also when only
+    the audit knows of it (a rejected item has an event, not a row)."""
+    out: dict[str, list[str]] = {}
+    for row in db.execute("SELECT id, status FROM memories WHERE bank = ? AND document_id = ?", (bank, document_id)):
+        out.setdefault(row["status"], []).append(row["id"])
+    if (
+        "rejected" not in out
+        and db.execute(
+            "SELECT 1 FROM audit_events WHERE bank = ? AND action = 'reject'"
+            " AND json_extract(after, '$.document_id') = ? LIMIT 1",
+            (bank, document_id),
+        ).fetchone()
+    ):
+        out["rejected"] = []
+    return out

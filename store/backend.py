@@ -40,6 +40,7 @@ from memwarden.backends.types import (
     RecallQuery,
     Receipt,
 )
+from memwarden.store.attachments import content_of
 from memwarden.store.errors import StoreError, storage_failure
 from memwarden.store.local import LocalStore
 from memwarden.store.shapes import API_VERSION
@@ -59,6 +60,24 @@ async def _called(work: Awaitable[T]) -> T:
         if failure is None:
             raise
         raise BackendUnavailable(str(failure.detail), status=failure.status) from None
+
+
+def _stored(n: int, item: Item) -> RetainItem:
+    """An item as the store writes it: its blocks' attachments kept (``store.attachments``)."""
+    blocks = item.extra.get("content")
+    content = content_of(blocks, f"items[{n}]") if isinstance(blocks, list) else None
+    return RetainItem(
+        content=content.text if content else item.content,
+        shown=content.shown if content and content.shown != content.text else None,
+        attachments=content.attachments if content else (),
+        document_id=item.document_id,
+        tags=list(item.tags),
+        context=item.context,
+        metadata=dict(item.metadata) if item.metadata else None,
+        timestamp=item.timestamp,
+        vector=item.vector,
+        entities=entity_names(item.extra.get("entities")),
+    )
 
 
 def entity_names(given: Any) -> list[str]:
@@ -97,19 +116,10 @@ class LocalBackend:
     async def retain(
         self, bank_id: str, items: Sequence[Item], *, document_tags: Sequence[str] = (), wait: bool = True
     ) -> Receipt:
-        stored = [
-            RetainItem(
-                content=item.content,
-                document_id=item.document_id,
-                tags=list(item.tags),
-                context=item.context,
-                metadata=dict(item.metadata) if item.metadata else None,
-                timestamp=item.timestamp,
-                vector=item.vector,
-                entities=entity_names(item.extra.get("entities")),
-            )
-            for item in items
-        ]
+        try:
+            stored = [_stored(n, item) for n, item in enumerate(items)]
+        except StoreError as exc:  # an attachment that is not base64: Hindsight's 400
+            raise _rejected(exc) from None
         answer = await _called(self.store.retain_request(bank_id, stored, list(document_tags), is_async=not wait))
         return hj.receipt_from_json(answer)
 

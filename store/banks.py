@@ -14,7 +14,7 @@ from typing import Any
 from memwarden.db.common import now
 from memwarden.db.database import Database
 from memwarden.policies.bank_config import unknown_fields_message
-from memwarden.store import rules
+from memwarden.store import attachments, rules
 from memwarden.store.errors import StoreError, bank_not_found, obey
 from memwarden.store.shapes import loads
 
@@ -149,6 +149,7 @@ async def delete_bank(ledger: Database, bank: str) -> dict[str, Any]:
         units = db.execute("DELETE FROM store_units WHERE bank_id = ?", (bank,)).rowcount
         documents = db.execute("DELETE FROM store_documents WHERE bank_id = ?", (bank,)).rowcount
         db.execute("DELETE FROM store_chunks WHERE bank_id = ?", (bank,))
+        attachments.delete(db, bank)
         db.execute("DELETE FROM store_operations WHERE bank_id = ?", (bank,))
         db.execute("DELETE FROM store_banks WHERE bank_id = ?", (bank,))
         return int(units) + int(entities) + int(documents)

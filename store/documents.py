@@ -10,7 +10,7 @@ from typing import Any
 
 from memwarden.db.common import now
 from memwarden.db.database import Database
-from memwarden.store import tagfilter
+from memwarden.store import attachments, tagfilter
 from memwarden.store.banks import require_bank
 from memwarden.store.errors import StoreError
 from memwarden.store.index_cache import IndexCache
@@ -54,17 +54,18 @@ async def list_documents(ledger: Database, bank: str, params: Mapping[str, Any])
 async def get_document(ledger: Database, bank: str, document_id: str) -> dict[str, Any]:
     await require_bank(ledger, bank)
 
-    def read(db: sqlite3.Connection) -> tuple[sqlite3.Row | None, dict[str, int]]:
+    def read(db: sqlite3.Connection) -> tuple[sqlite3.Row | None, dict[str, int], list[dict[str, Any]] | None]:
         row = db.execute("SELECT * FROM store_documents WHERE bank_id = ? AND id = ?", (bank, document_id)).fetchone()
+        held = attachments.named_in(db, bank, document_id, row["original_text"] or "") if row else None
         types = dict(
             db.execute(
                 "SELECT fact_type, COUNT(*) FROM store_units WHERE bank_id = ? AND document_id = ? GROUP BY fact_type",
                 (bank, document_id),
             ).fetchall()
         )
-        return row, types
+        return row, types, held
 
-    row, types = await ledger.read(read)
+    row, types, held = await ledger.read(read)
     if row is None:
         raise StoreError(404, "Document not found")
     item = document_item(row, sum(types.values()))
@@ -85,7 +86,7 @@ async def get_document(ledger: Database, bank: str, document_id: str) -> dict[st
         "document_metadata": item["document_metadata"],
         "retain_params": item["retain_params"],
         "observation_scopes": None,
-        "attachments": None,
+        "attachments": held,
     }
 
 
@@ -127,6 +128,7 @@ async def delete_document(ledger: Database, indexes: IndexCache, bank: str, docu
         db.execute("DELETE FROM store_units WHERE bank_id = ? AND document_id = ?", (bank, document_id))
         db.execute("DELETE FROM store_documents WHERE bank_id = ? AND id = ?", (bank, document_id))
         db.execute("DELETE FROM store_chunks WHERE bank_id = ? AND document_id = ?", (bank, document_id))
+        attachments.delete(db, bank, document_id)
         return ids
 
     ids = await ledger.write(write)
@@ -142,7 +144,7 @@ async def delete_document(ledger: Database, indexes: IndexCache, bank: str, docu
 # -- chunks: the text each retained item gave its document ----------------------------------------
 
 
-def _chunk(r: sqlite3.Row) -> dict[str, Any]:
+def _chunk(db: sqlite3.Connection, r: sqlite3.Row) -> dict[str, Any]:
     """Hindsight's ``ChunkResponse``."""
     return {
         "chunk_id": r["chunk_id"],
@@ -151,7 +153,7 @@ def _chunk(r: sqlite3.Row) -> dict[str, Any]:
         "chunk_index": r["chunk_index"],
         "chunk_text": r["text"],
         "created_at": r["created_at"],
-        "attachments": None,
+        "attachments": attachments.named_in(db, r["bank_id"], r["document_id"], r["text"]),
     }
 
 
@@ -159,7 +161,7 @@ async def list_chunks(ledger: Database, bank: str, document_id: str, limit: int,
     """``GET …/documents/{id}/chunks``: a page of the document's chunks by index; ``404`` when the
     bank holds no such document (the bank itself is not looked up, as in Hindsight)."""
 
-    def read(db: sqlite3.Connection) -> tuple[bool, int, list[sqlite3.Row]]:
+    def read(db: sqlite3.Connection) -> tuple[bool, int, list[dict[str, Any]]]:
         held = db.execute("SELECT 1 FROM store_documents WHERE bank_id = ? AND id = ?", (bank, document_id)).fetchone()
         where = "FROM store_chunks WHERE bank_id = ? AND document_id = ?"
         total = db.execute(f"SELECT COUNT(*) {where}", (bank, document_id)).fetchone()[0]
@@ -167,27 +169,30 @@ async def list_chunks(ledger: Database, bank: str, document_id: str, limit: int,
             f"SELECT * {where} ORDER BY chunk_index LIMIT ? OFFSET ?",
             (bank, document_id, limit, offset),
         ).fetchall()
-        return held is not None, int(total), rows
+        return held is not None, int(total), [_chunk(db, r) for r in rows]
 
     held, total, rows = await ledger.read(read)
     if not held:
         raise StoreError(404, "Document not found")
-    return {"items": [_chunk(r) for r in rows], "total": total, "limit": limit, "offset": offset}
+    return {"items": rows, "total": total, "limit": limit, "offset": offset}
 
 
 async def get_chunk(ledger: Database, chunk_id: str) -> dict[str, Any]:
     """``GET /v1/default/chunks/{chunk_id}``: a chunk by its id (``{bank}_{document}_{index}``: the
     first written when two banks' ids spell the same); ``404`` when none has it."""
-    row = await ledger.read(
-        lambda db: db.execute(
+
+    def read(db: sqlite3.Connection) -> dict[str, Any] | None:
+        row = db.execute(
             "SELECT c.* FROM store_chunks c JOIN store_banks b ON b.bank_id = c.bank_id WHERE c.chunk_id = ?"
             " ORDER BY b.created_at, c.bank_id LIMIT 1",
             (chunk_id,),
         ).fetchone()
-    )
-    if row is None:
+        return None if row is None else _chunk(db, row)
+
+    chunk = await ledger.read(read)
+    if chunk is None:
         raise StoreError(404, "Chunk not found")
-    return _chunk(row)
+    return chunk
 
 
 def recalled_chunks(db: sqlite3.Connection, *, bank: str, chunk_ids: Sequence[str], max_tokens: int) -> dict[str, Any]:
@@ -201,7 +206,8 @@ def recalled_chunks(db: sqlite3.Connection, *, bank: str, chunk_ids: Sequence[st
     rows = {
         r["chunk_id"]: r
         for r in db.execute(
-            f"SELECT chunk_id, chunk_index, text FROM store_chunks WHERE bank_id = ? AND chunk_id IN ({marks})",  # noqa: S608
+            f"SELECT chunk_id, chunk_index, document_id, text FROM store_chunks WHERE bank_id = ?"  # noqa: S608
+            f" AND chunk_id IN ({marks})",
             (bank, *wanted),
         )
     }
@@ -224,6 +230,6 @@ def recalled_chunks(db: sqlite3.Connection, *, bank: str, chunk_ids: Sequence[st
             "text": text,
             "chunk_index": row["chunk_index"],
             "truncated": cut,
-            "attachments": None,  # Hindsight 1.1.0's field: the store keeps no attachments
+            "attachments": attachments.named_in(db, bank, row["document_id"], row["text"]),
         }
     return out

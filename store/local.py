@@ -25,6 +25,7 @@ from memwarden import __version__
 from memwarden.backends.types import Recalled
 from memwarden.db.database import Database
 from memwarden.store import (
+    attachments,
     banks,
     documents,
     entities,
@@ -255,6 +256,14 @@ class LocalStore:
         """Make what was deleted unrecoverable from the store's index: the full-text index rewritten
         (after an erasure; the caller then checkpoints the database's write-ahead log)."""
         await self.ledger.write(documents.purge_index)
+
+    async def get_attachment(self, bank: str, attachment_id: str) -> tuple[str, bytes]:
+        """An attachment's media type and bytes; 404 when the bank holds none by that id (a bank
+        that does not exist included, as Hindsight: nothing to probe)."""
+        found = await self.ledger.read(lambda db: attachments.read(db, bank, attachment_id))
+        if found is None:
+            raise StoreError(404, "Attachment not found")
+        return found
 
     async def list_chunks(self, bank: str, document_id: str, limit: int, offset: int) -> dict[str, Any]:
         return await documents.list_chunks(self.ledger, bank, document_id, limit, offset)

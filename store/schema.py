@@ -25,6 +25,7 @@ from __future__ import annotations
 import sqlite3
 
 from memwarden.db.migrations import Migration, run_script
+from memwarden.store import attachments
 from memwarden.store.text import index_text, token_estimate
 
 SCHEMA = """
@@ -291,6 +292,11 @@ def _m0013_chunks_entities(db: sqlite3.Connection) -> None:
     db.execute("DROP TABLE chunk_of")
 
 
+def _m0014_attachments(db: sqlite3.Connection) -> None:
+    # Image and file content blocks' bytes (store/attachments.py); none were kept before.
+    run_script(db, attachments.SCHEMA)
+
+
 # Applied when the store attaches to the database (:class:`memwarden.store.local.LocalStore`); the
 # names continue the ledger's numbering, which they shared when one list held both.
 STORE_MIGRATIONS: tuple[Migration, ...] = (
@@ -301,4 +307,5 @@ STORE_MIGRATIONS: tuple[Migration, ...] = (
     ("0011_store_transfers", _m0011_store_transfers),
     ("0012_store_reflect", _m0012_reflect),
     ("0013_store_chunks_entities", _m0013_chunks_entities),
+    ("0014_store_attachments", _m0014_attachments),
 )

@@ -28,7 +28,7 @@ from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import now
 from memwarden.db.database import Database
 from memwarden.db.memory_transfer import restore_rows, retire_document_rows, taken_ids
-from memwarden.store import archive, entities, rules
+from memwarden.store import archive, attachments, entities, rules
 from memwarden.store.archive import ArchivedUnit, Document, LedgerBlock
 from memwarden.store.archive_read import Archive
 from memwarden.store.banks import bank_fields, ensure_bank
@@ -377,6 +377,7 @@ def _write_document(db: sqlite3.Connection, bank: str, document_id: str, documen
         ),
     )
     db.execute("DELETE FROM store_chunks WHERE bank_id = ? AND document_id = ?", (bank, document_id))
+    attachments.delete(db, bank, document_id)  # an archive carries none (attachments_imported: 0)
     ids: dict[int, str] = {}
     for chunk in document.chunks:
         if chunk.chunk_index in ids:

@@ -18,7 +18,7 @@ import numpy as np
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import now
 from memwarden.db.database import Database
-from memwarden.store import entities, rules, tagfilter
+from memwarden.store import attachments, entities, rules, tagfilter
 from memwarden.store.banks import require_bank
 from memwarden.store.embedder import Embedder
 from memwarden.store.errors import StoreError, obey
@@ -214,6 +214,7 @@ async def delete_units(ledger: Database, indexes: IndexCache, bank: str, fact_ty
         if not fact_type:
             db.execute("DELETE FROM store_documents WHERE bank_id = ?", (bank,))
             db.execute("DELETE FROM store_chunks WHERE bank_id = ?", (bank,))
+            attachments.delete(db, bank)
         return len(ids), ids
 
     n, ids = await ledger.write(write)

@@ -20,7 +20,8 @@ import numpy as np
 
 from memwarden.db.common import now
 from memwarden.db.database import Database
-from memwarden.store import entities, rules
+from memwarden.store import attachments, entities, rules
+from memwarden.store.attachments import Attachment
 from memwarden.store.banks import ensure_bank
 from memwarden.store.embedder import Embedder
 from memwarden.store.errors import StoreError
@@ -38,6 +39,9 @@ class RetainItem:
     timestamp: str | None = None
     vector: Any = None  # the content's embedding by this store's embedder, when the caller has it
     entities: list[str] = field(default_factory=list)  # the names the retain gave the item
+    # Its document's and chunk's text when it differs from the memory's: attachments' placeholders.
+    shown: str | None = None
+    attachments: tuple[Attachment, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -109,7 +113,10 @@ async def retain(
             db.execute("DELETE FROM store_units WHERE bank_id = ? AND document_id = ?", (bank, doc))
             db.execute("DELETE FROM store_chunks WHERE bank_id = ? AND document_id = ?", (bank, doc))
             first = items[positions[0]]
-            text = "\n".join(items[p].content for p in positions)
+            text = "\n".join(items[p].shown or items[p].content for p in positions)
+            held = [a for p in positions for a in items[p].attachments]
+            attachments.write(db, bank, doc, held)
+            named = {a.id: a.filename for a in held if a.filename}
             tags = sorted({*document_tags, *(t for p in positions for t in items[p].tags)})
             params = {
                 k: v
@@ -117,6 +124,7 @@ async def retain(
                     "context": first.context,
                     "metadata": first.metadata,
                     "event_date": first.timestamp,
+                    "attachment_filenames": named,
                 }.items()
                 if v
             }
@@ -144,7 +152,7 @@ async def retain(
                 db.execute(
                     "INSERT INTO store_chunks (bank_id, document_id, chunk_index, chunk_id, text, created_at)"
                     " VALUES (?,?,?,?,?,?)",
-                    (bank, doc, index, chunk_id, item.content, ts),
+                    (bank, doc, index, chunk_id, item.shown or item.content, ts),
                 )
                 cursor = db.execute(
                     "INSERT INTO store_units (id, bank_id, document_id, text, terms, term_count, context, fact_type,"

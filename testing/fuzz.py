@@ -68,10 +68,11 @@ def _admin_key(data_dir: Path, env: dict[str, str]) -> str:
     return make_key(data_dir, name="fuzz", env=env)
 
 
-def store_501_operations() -> list[str]:
-    """The operation ids of the document's Hindsight operations that the self-hosted store's app
-    hands to its fallback, which answers them ``501`` (not built in self-hosted mode), or to a route
-    that needs an LLM (``501`` without ``[llm]``)."""
+def store_501s(*, llm: bool = False) -> list[tuple[str, str, str]]:
+    """(operation id, method, path) of the document's Hindsight operations that the self-hosted
+    store's app hands to its fallback, which answers them ``501`` (not built in self-hosted mode),
+    or to a route that needs an LLM (``501`` without ``[llm]``; not counted when ``llm``: one is
+    configured)."""
     routes = [r for r in create_local_app(cast(Any, None)).routes if isinstance(r, Route)]
     found = []
     for path, item in json.loads(document())["paths"].items():
@@ -81,9 +82,16 @@ def store_501_operations() -> list[str]:
         for method, op in item.items():
             scope = {"type": "http", "method": method.upper(), "path": concrete, "root_path": "", "headers": []}
             route = next((r for r in routes if r.matches(scope)[0] == Match.FULL), None)
-            if route is not None and (isinstance(route.endpoint, HindsightFallback) or route.path in NEED_LLM):
-                found.append(op["operationId"])
+            if route is not None and (
+                isinstance(route.endpoint, HindsightFallback) or (route.path in NEED_LLM and not llm)
+            ):
+                found.append((op["operationId"], method.upper(), path))
     return found
+
+
+def store_501_operations() -> list[str]:
+    """The operation ids :func:`store_501s` finds with no ``[llm]``."""
+    return [operation for operation, _, _ in store_501s()]
 
 
 def schemathesis_config(out: Path) -> Path:

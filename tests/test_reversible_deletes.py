@@ -167,3 +167,25 @@ def test_past_the_window_retention_erases_what_a_deletion_removed(tmp_path: Any)
         assert result.exit_code != 0
         assert "no deletion of bank w" in result.output
         assert has(url, "w", "Kenji", "02:30") == [True, False]  # the rest of the bank untouched
+
+
+async def test_a_document_governance_kept_out_is_deleted_as_the_client_asks(warden: str) -> None:
+    """The client sent it, memwarden did not store it (noise): the client's delete of it succeeds as
+    Hindsight's would have, and a document nobody sent is still Hindsight's 404."""
+    bank = f"kept_{uuid.uuid4().hex[:8]}"
+    async with httpx.AsyncClient(base_url=warden, timeout=60) as http:
+        r = await http.post(
+            f"/v1/default/banks/{bank}/memories",
+            json={"items": [{"content": "What was the deploy command again?", "document_id": "noise-doc"}]},
+        )
+        assert r.json()["items_count"] == 0  # governance kept it out
+        r = await http.delete(f"/v1/default/banks/{bank}/documents/noise-doc")
+        assert r.status_code == 200, r.text
+        assert r.json() == {
+            "success": True,
+            "message": "Document 'noise-doc' and 0 associated memory units deleted successfully",
+            "document_id": "noise-doc",
+            "memory_units_deleted": 0,
+        }
+        r = await http.delete(f"/v1/default/banks/{bank}/documents/never-sent")
+        assert r.status_code == 404

@@ -279,7 +279,7 @@ def test_each_hindsight_operation_reaches_its_own_route_or_the_501() -> None:
 async def _old_store(data_dir: Path) -> None:
     """The store as it was before chunks and entities: a document of two memories."""
     ledger = Database.open(data_dir, mirror=False)
-    ledger.migrate_sync(STORE_MIGRATIONS[:-1])
+    ledger.migrate_sync([m for m in STORE_MIGRATIONS if m[0] < "0013"])  # those before chunks
     ts = "2026-01-01T00:00:00+00:00"
 
     def write(db: sqlite3.Connection) -> None:

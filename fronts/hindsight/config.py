@@ -50,6 +50,7 @@ from memwarden.governance.config_changes import (
     Repair,
     change_config,
     deletion_done,
+    forget_kept_out,
     governed,
     verify_and_repair,
 )
@@ -284,6 +285,21 @@ async def _destructive_allowed(state: AppState, scope: Scope, send: Send, bank: 
     return False
 
 
+async def _kept_out(state: AppState, scope: Scope, send: Send, bank: str, document_id: str) -> bool:
+    """A document whose content governance kept out (noise, held for review) is deleted as the
+    client asked: answered as Hindsight answers a delete that found nothing left to remove."""
+    try:
+        if not await forget_kept_out(state, bank, document_id, request_id_of(scope)):
+            return False
+    except BackendError as exc:
+        await backend_failed(send, scope, exc, "asking whether it holds the document (nothing was deleted)")
+        return True
+    message = f"Document '{document_id}' and 0 associated memory units deleted successfully"
+    answer = {"success": True, "message": message, "document_id": document_id, "memory_units_deleted": 0}
+    await send_json(send, 200, answer)
+    return True
+
+
 async def destructive(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     """``DELETE`` a bank, its memories, or one document."""
     bank: str = scope["path_params"]["bank_id"]
@@ -319,6 +335,8 @@ async def destructive(state: AppState, scope: Scope, receive: Receive, send: Sen
         return
     request_id = request_id_of(scope)
     async with state.bank_locks(bank):
+        if document_id is not None and await _kept_out(state, scope, send, bank, document_id):
+            return
         snap = await snapshot_or_fail(state, scope, send, bank, reason, "nothing was deleted")
         if snap is None:
             return

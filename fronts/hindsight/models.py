@@ -11,6 +11,8 @@ the self-hosted store's ``StoredItem`` (``fronts/hindsight/store_app.py``) adds 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from datetime import MAXYEAR, MINYEAR, datetime
 from typing import Annotated, Any, Literal
@@ -116,3 +118,18 @@ class MemoryItem(BaseModel):
                 " without one."
             )
         return v
+
+
+def attachment_problem(items: list[MemoryItem]) -> str | None:
+    """Hindsight's ``400`` for an image or file block whose data is not base64 (its words), before
+    anything is judged or written; None when every block decodes."""
+    for i, item in enumerate(items):
+        if isinstance(item.content, str):
+            continue
+        for j, block in enumerate(item.content):  # the blocks as sent (checked against the models)
+            if isinstance(block, dict) and block.get("type") in ("image", "file"):
+                try:
+                    base64.b64decode(str((block.get("source") or {}).get("data", "")), validate=True)
+                except (binascii.Error, ValueError) as exc:
+                    return f"items[{i}].content[{j}]: attachment source data is not valid base64: {exc}"
+    return None

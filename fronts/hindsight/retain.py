@@ -36,7 +36,7 @@ from memwarden.fronts.asgi import (
     send_json,
     validation_detail,
 )
-from memwarden.fronts.hindsight.models import MAX_TAG_CHARS, MemoryItem
+from memwarden.fronts.hindsight.models import MAX_TAG_CHARS, MemoryItem, attachment_problem
 from memwarden.fronts.hindsight.passthrough import forward, request_headers
 from memwarden.fronts.middleware import request_id_of
 from memwarden.fronts.query import query_pairs
@@ -153,6 +153,9 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         await send_json(send, 422, {"detail": validation_detail(checked)})
         return
     request = checked
+    if (bad := attachment_problem(request.items)) is not None:
+        await send_json(send, 400, {"detail": bad})
+        return
     total = 0
     for i, item in enumerate(request.items):
         size = len(extract_text(item.content)[0])

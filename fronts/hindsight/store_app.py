@@ -31,8 +31,8 @@ from memwarden.fronts.hindsight import store_transfer
 from memwarden.fronts.hindsight.models import MemoryItem
 from memwarden.fronts.hindsight.store_fallback import fallback_route, not_built
 from memwarden.fronts.hindsight.store_reads import query_param
-from memwarden.policies.judgement import extract_text
 from memwarden.store import rules, tagfilter
+from memwarden.store.attachments import content_of
 from memwarden.store.errors import StoreError, storage_failure
 from memwarden.store.local import LocalStore
 from memwarden.store.shapes import API_VERSION, FEATURES
@@ -248,6 +248,7 @@ def create_local_app(store: LocalStore, reflector: Reflector | None = None) -> S
         route(f"{bank}/documents/{{document_id:path}}/history", reads.document_history, ["GET"]),
         route(f"{bank}/documents/{{document_id:path}}", document, ["GET", "PATCH", "DELETE"]),
         route("/v1/default/chunks/{chunk_id:path}", reads.chunk, ["GET"]),
+        route(f"{bank}/attachments/{{attachment_id}}", reads.attachment, ["GET"]),
         route(f"{bank}/tags", tags, ["GET"]),
         route(f"{bank}/stats", stats, ["GET"]),
         route(f"{bank}/operations", reads.list_operations, ["GET"]),
@@ -308,9 +309,12 @@ async def config(store: LocalStore, request: Request) -> Any:
 async def retain(store: LocalStore, request: Request) -> Any:
     bank = request.path_params["bank_id"]
     req: RetainIn = _model(RetainIn, await _body(request))
+    contents = [content_of(i.model_dump()["content"], f"items[{n}]") for n, i in enumerate(req.items)]
     items = [
         RetainItem(
-            content=extract_text(i.content)[0],
+            content=c.text,
+            shown=c.shown if c.shown != c.text else None,
+            attachments=c.attachments,
             document_id=i.document_id,
             tags=list(i.tags or []),
             context=i.context,
@@ -318,7 +322,7 @@ async def retain(store: LocalStore, request: Request) -> Any:
             timestamp=i.timestamp,
             entities=[e.text for e in i.entities or ()],
         )
-        for i in req.items
+        for i, c in zip(req.items, contents, strict=True)
     ]
     return await store.retain_request(bank, items, list(req.document_tags or []), is_async=req.is_async)
 

@@ -67,16 +67,22 @@ WHY: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
         (r"/operations/\{operation_id\}", "store", "the store's async retains cannot be cancelled, retried or deleted"),
         (r"/aliases", "store", "the store has no bank aliases"),
         (r"/webhooks", "store", "the store sends no webhooks"),
-        (r"/files/|/attachments/", "store", "the store keeps text only: no files or attachments"),
+        (r"/files/retain$", "store", "uploaded files are made text by Hindsight's file parsers, which the store lacks"),
+        (r"/files/", "store", "the store keeps no stored files"),
         (r"/document-transfer|/transfer/|/clone$", "store", "bank and document transfer are not built"),
         (r"/import$|/export$|bank-template-schema", "store", "bank templates are not built"),
     )
 )
 
 
+def not_built_reason(template: str) -> tuple[str, str]:
+    """Why a documented path is not built here: ``("llm" | "store", why)``."""
+    return next(((k, w) for p, k, w in WHY if p.search(template)), ("store", "it is not built yet"))
+
+
 def not_built_detail(method: str, template: str) -> str:
     """The ``501``'s words for a documented operation the store does not build."""
-    kind, why = next(((k, w) for p, k, w in WHY if p.search(template)), ("store", "it is not built yet"))
+    kind, why = not_built_reason(template)
     if kind == "llm":
         return (
             f"{method} {template} needs an LLM ({why}), and memwarden's self-hosted mode has none. "
