@@ -132,6 +132,8 @@ CASES: list[tuple[str, str, Any, int, str]] = [
     # the open-source server
     ("POST", f"{R}/memories", {"messages": MESSAGES}, 400, "At least one identifier (user_id, agent_id, run_id)"),
     ("POST", f"{R}/memories", {"messages": MESSAGES, "user_id": "u", "infer": "maybe"}, 422, "infer"),
+    ("POST", f"{R}/memories", {"messages": MESSAGES, "user_id": "u", "memory_type": 123}, 422, "memory_type"),
+    ("POST", f"{R}/search", {"query": "x", "filters": {"user_id": "u"}, "top_k": -1}, 422, "top_k"),
     ("POST", f"{R}/memories", b"[1, 2", 422, "JSON decode error"),  # FastAPI's own words
     (
         "POST",
@@ -227,3 +229,24 @@ def test_a_wrong_method_or_path_under_mem0(
     assert (answer.status_code, answer.json()) == (status, {"detail": detail})
     assert answer.headers.get("allow") == allow
     assert _written(url) == before
+
+
+def test_the_servers_coercions_are_mem0s(url: str) -> None:
+    """As Mem0's open-source server reads a body: a null ``infer`` is its default and "yes" is
+    true; a null ``top_k`` is its default and 0 finds nothing."""
+    m = f"{url}/mem0"
+    for n, infer in enumerate((None, "yes")):
+        fact = ["Dana is vegetarian and lives in Lisbon.", "Dana trains for the Porto marathon in May."][n]
+        r = httpx.post(
+            f"{m}/memories",
+            json={"messages": [{"role": "user", "content": fact}], "user_id": "coerced", "infer": infer},
+            timeout=30,
+        )
+        assert r.status_code == 200, r.text
+        assert [x["memory"] for x in r.json()["results"]] == [fact]
+    search = {"query": "Where does Dana live?", "filters": {"user_id": "coerced"}}
+    r = httpx.post(f"{m}/search", json={**search, "top_k": None}, timeout=30)
+    assert r.status_code == 200, r.text
+    assert any("Lisbon" in x["memory"] for x in r.json()["results"])
+    r = httpx.post(f"{m}/search", json={**search, "top_k": 0}, timeout=30)
+    assert (r.status_code, r.json()) == (200, {"results": []})

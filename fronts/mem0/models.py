@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
 
 from memwarden.policies.tags import canonical_tag
 
@@ -64,11 +64,20 @@ class AddRequest(BaseModel):
     app_id: StrictStr | None = None
     run_id: StrictStr | None = None
     metadata: dict[str, Any] | None = None
-    infer: StrictBool = True
+    # Mem0's coercions (pydantic's, and Django REST framework's alike): "yes", "true", 1 … are true;
+    # null is the default (the server passes on only the fields that are not null).
+    infer: bool = True
     filters: dict[str, Any] | None = None
-    async_mode: StrictBool = True
+    async_mode: bool = True
+    memory_type: StrictStr | None = None  # taken and checked as Mem0 checks it; memwarden keeps facts only
+    prompt: StrictStr | None = None
 
     _check_metadata = field_validator("metadata")(_metadata)
+
+    @field_validator("infer", "async_mode", mode="before")
+    @classmethod
+    def _null_is_default(cls, v: Any) -> Any:
+        return True if v is None else v
 
     @field_validator("messages", mode="before")
     @classmethod
@@ -101,6 +110,17 @@ class SearchRequest(BaseModel):
     filters: dict[str, Any] | None = None
     top_k: int = Field(10, ge=1, le=1000)
     threshold: float | None = Field(None, ge=0, le=1)
+
+
+class RestSearchRequest(SearchRequest):
+    """The open-source server's ``POST /search``: ``top_k`` null is its default, 0 finds nothing."""
+
+    top_k: int = Field(10, ge=0, le=1000)
+
+    @field_validator("top_k", mode="before")
+    @classmethod
+    def _null_is_default(cls, v: Any) -> Any:
+        return 10 if v is None else v
 
 
 class ListRequest(BaseModel):

@@ -18,7 +18,7 @@ from starlette.types import Receive, Send
 from memwarden.fronts.asgi import send_json
 from memwarden.fronts.mem0 import reads, writes
 from memwarden.fronts.mem0.context import Call, body_of
-from memwarden.fronts.mem0.models import Mem0Error, SearchRequest, validated
+from memwarden.fronts.mem0.models import Mem0Error, RestSearchRequest, validated
 from memwarden.fronts.mem0.platform import handler, query_entities
 from memwarden.fronts.mem0.shapes import memory_json
 
@@ -72,7 +72,7 @@ async def history(call: Call, receive: Receive, send: Send) -> None:
 
 async def search(call: Call, receive: Receive, send: Send) -> None:
     payload = await body_of(call, receive)
-    request: SearchRequest = validated(SearchRequest, payload, status=422)
+    request: RestSearchRequest = validated(RestSearchRequest, payload, status=422)
     filters: dict[str, Any] = dict(request.filters or {})
     for name in OSS_ENTITIES:  # deprecated top-level ids: moved into the filters, as the server does
         if isinstance(payload, dict) and payload.get(name) is not None:
@@ -81,6 +81,9 @@ async def search(call: Call, receive: Receive, send: Send) -> None:
         # Mem0's server refuses it (its Memory.search does): never every user's memories at once.
         raise Mem0Error(400, "filters must contain at least one of: user_id, agent_id, run_id")
     node = reads.filter_of(call, filters)
+    if request.top_k == 0:  # as the server's vector store answers a limit of 0
+        await send_json(send, 200, {"results": []})
+        return
     hits = await reads.search(call, request.query, node, top_k=request.top_k, threshold=request.threshold or 0.0)
     await send_json(send, 200, {"results": hits})
 
