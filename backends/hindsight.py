@@ -229,6 +229,10 @@ class HindsightBackend:
     async def delete_document(self, bank_id: str, document_id: str) -> None:
         await self._call("DELETE", bank_path(bank_id, f"/documents/{quote(document_id, safe='/')}"))
 
+    async def get_document(self, bank_id: str, document_id: str) -> Document:
+        path = bank_path(bank_id, f"/documents/{quote(document_id, safe='/')}")
+        return hj.document_from_json(await self._call("GET", path))
+
     async def held_documents(self, bank_id: str, document_ids: Sequence[str]) -> set[str]:
         held = set()
         for document_id in dict.fromkeys(document_ids):

@@ -78,6 +78,9 @@ class RetryingBackend:
     async def held_documents(self, bank_id: str, document_ids: Sequence[str]) -> set[str]:
         return await self._read(lambda: self.inner.held_documents(bank_id, document_ids))
 
+    async def get_document(self, bank_id: str, document_id: str) -> Document:
+        return await self._read(lambda: self.inner.get_document(bank_id, document_id))
+
     async def get_config(self, bank_id: str) -> BankConfig:
         return await self._read(lambda: self.inner.get_config(bank_id))
 

@@ -20,6 +20,7 @@ from typing import Any
 from memwarden.db.audit import AuditEvent, append_events, current_actor
 from memwarden.db.common import chunked, now
 from memwarden.policies.judgement import Judgement
+from memwarden.policies.normalize import content_hash
 from memwarden.policies.resolve import KeyHolder
 
 ACTION_OF_VERDICT = {
@@ -211,6 +212,7 @@ class Change:
     rule: str | None = None
     reason: str | None = None
     by: str | None = None
+    snapshot: str | None = None  # the snapshot a DELETE took before this change: what can undo it
 
 
 def transition(db: sqlite3.Connection, bank: str, memory_id: str, change: Change) -> AuditEvent | None:
@@ -225,6 +227,8 @@ def transition(db: sqlite3.Connection, bank: str, memory_id: str, change: Change
     after: dict[str, Any] = {"status": change.to}
     if change.by:
         after["by"] = change.by
+    if change.snapshot:
+        after["snapshot"] = change.snapshot
     return AuditEvent(
         action=change.action,
         bank=bank,
@@ -394,3 +398,56 @@ def retag_document(
 def mark_replaces(db: sqlite3.Connection, memory_id: str, replaces: str) -> None:
     """Record that ``memory_id`` (a new version, held for review) is to replace ``replaces``."""
     db.execute("UPDATE memories SET replaces = ? WHERE id = ?", (replaces, memory_id))
+
+
+def record_kept(db: sqlite3.Connection, bank: str, items: Sequence[dict[str, Any]], change: Change) -> list[str]:
+    """Ledger rows, in ``change.to`` (archived), for documents a DELETE took from the backend that
+    memwarden never wrote: their items as a retain re-creates them (text masked of secrets by the
+    caller), one ``change.action`` event each naming the content by its hash. Their ids."""
+    ts, ids, events = now(), [], []
+    for item in items:
+        memory_id = uuid.uuid4().hex
+        text = str(item["content"])
+        digest = content_hash(text)
+        db.execute(
+            "INSERT INTO memories (id, bank, status, content, content_hash, tags, document_id, item, rule, reason,"
+            " event_time, created_at, updated_at, request_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                memory_id,
+                bank,
+                change.to,
+                text,
+                digest,
+                json.dumps(item.get("tags") or [], ensure_ascii=False),
+                item.get("document_id"),
+                json.dumps(item, ensure_ascii=False),
+                change.rule,
+                change.reason,
+                item.get("timestamp") if isinstance(item.get("timestamp"), str) else ts,
+                ts,
+                ts,
+                change.request_id,
+            ),
+        )
+        ids.append(memory_id)
+        events.append(
+            AuditEvent(
+                action=change.action,
+                bank=bank,
+                memory_id=memory_id,
+                actor=change.actor,
+                source=change.source,
+                rule=change.rule,
+                reason=change.reason,
+                before={"status": "backend"},
+                after={
+                    "status": change.to,
+                    "content_hash": digest,
+                    "document_id": item.get("document_id"),
+                    **({"snapshot": change.snapshot} if change.snapshot else {}),
+                },
+                request_id=change.request_id,
+            )
+        )
+    append_events(db, events)
+    return ids

@@ -213,13 +213,14 @@ def active_ids(db: sqlite3.Connection, bank: str, document_id: str | None = None
 
 
 def document_statuses(db: sqlite3.Connection, bank: str, document_id: str) -> dict[str, list[str]]:
-    """The ledger's memories of one document, their ids by status; ``rejected`` also when only
-    the audit knows of it (a rejected item has an event, not a row)."""
+    """The ledger's memories of one document, their ids by status; for a document no row holds,
+    ``rejected`` when the audit knows of it (a rejected item has an event, not a row: the audit is
+    read only then, the costly case)."""
     out: dict[str, list[str]] = {}
     for row in db.execute("SELECT id, status FROM memories WHERE bank = ? AND document_id = ?", (bank, document_id)):
         out.setdefault(row["status"], []).append(row["id"])
     if (
-        "rejected" not in out
+        not out
         and db.execute(
             "SELECT 1 FROM audit_events WHERE bank = ? AND action = 'reject'"
             " AND json_extract(after, '$.document_id') = ? LIMIT 1",
@@ -227,4 +228,14 @@ def document_statuses(db: sqlite3.Connection, bank: str, document_id: str) -> di
         ).fetchone()
     ):
         out["rejected"] = []
+    return out
+
+
+def active_by_document(db: sqlite3.Connection, bank: str) -> dict[str, list[str]]:
+    """The bank's active memories that belong to a document: their ids by document."""
+    out: dict[str, list[str]] = {}
+    for row in db.execute(
+        "SELECT id, document_id FROM memories WHERE bank = ? AND status = 'active' AND document_id IS NOT NULL", (bank,)
+    ):
+        out.setdefault(row["document_id"], []).append(row["id"])
     return out

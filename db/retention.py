@@ -55,27 +55,33 @@ def due_for_retention(
 
 
 DELETIONS = ("delete_bank", "delete_memories", "delete_document", "config_delete")
-_OPEN = ("applied", "rollback_incomplete", "unverified")  # a deletion that can still be undone
+# A deletion that can still be undone: applied (a config reset verified: kept), or a restore that
+# stopped half-way.
+OPEN = ("applied", "kept", "rollback_incomplete", "unverified")
 
 
-def deletions_past(db: sqlite3.Connection, cutoff: str, *, bank: str | None) -> dict[str, tuple[str, list[str]]]:
-    """Per deletion snapshot taken before ``cutoff`` and not restored: its bank, and the ids of the
-    memories it archived that are archived still (restored ones, and ones changed since, are not)."""
-    where, args = f"reason IN ({','.join('?' * len(DELETIONS))}) AND created_at < ?", [*DELETIONS, cutoff]
-    where += f" AND COALESCE(outcome, 'applied') IN ({','.join('?' * len(_OPEN))})"
-    args += _OPEN
+def deletions_past(db: sqlite3.Connection, cutoff: str, *, bank: str | None) -> list[tuple[str, str]]:
+    """(snapshot id, bank) of each deletion snapshot taken before ``cutoff`` and still open."""
+    where = f"reason IN ({','.join('?' * len(DELETIONS))}) AND created_at < ?"
+    where += f" AND COALESCE(outcome, 'applied') IN ({','.join('?' * len(OPEN))})"
+    args: list[Any] = [*DELETIONS, cutoff, *OPEN]
     if bank is not None:
         where += " AND bank = ?"
         args.append(bank)
-    out: dict[str, tuple[str, list[str]]] = {}
-    for snap in db.execute(f"SELECT id, bank, reason, request_id FROM config_snapshots WHERE {where}", args):  # noqa: S608
-        rows = db.execute(
-            "SELECT m.id FROM memories m WHERE m.bank = ? AND m.status = 'archived' AND m.id IN"
-            " (SELECT e.memory_id FROM audit_events e WHERE e.bank = ? AND e.action = 'archive' AND e.rule = ?"
-            " AND e.request_id IS ? AND e.source = 'config')"
-            " AND (SELECT e2.action FROM audit_events e2 WHERE e2.memory_id = m.id ORDER BY e2.seq DESC LIMIT 1)"
-            " = 'archive'",
-            (snap["bank"], snap["bank"], snap["reason"], snap["request_id"]),
-        ).fetchall()
-        out[snap["id"]] = (snap["bank"], [r["id"] for r in rows])
-    return out
+    sql = f"SELECT id, bank FROM config_snapshots WHERE {where} ORDER BY created_at"  # noqa: S608
+    return [(r["id"], r["bank"]) for r in db.execute(sql, args)]
+
+
+def deletion_rows(db: sqlite3.Connection, bank: str, snapshot_id: str) -> list[str]:
+    """The memories a deletion archived (its events name the snapshot) that are archived still by
+    it: the last change of status of each is that archive (restored ones, and ones archived again
+    since by something else, are not its)."""
+    rows = db.execute(
+        "SELECT m.id FROM memories m WHERE m.bank = ? AND m.status = 'archived' AND m.id IN"
+        " (SELECT e.memory_id FROM audit_events e WHERE e.bank = ? AND e.action = 'archive'"
+        "  AND json_extract(e.after, '$.snapshot') = ?)"
+        " AND (SELECT json_extract(l.after, '$.snapshot') FROM audit_events l WHERE l.memory_id = m.id"
+        "  AND json_extract(l.after, '$.status') IS NOT NULL ORDER BY l.seq DESC LIMIT 1) = ?",
+        (bank, bank, snapshot_id, snapshot_id),
+    ).fetchall()
+    return [r["id"] for r in rows]

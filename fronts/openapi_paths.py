@@ -262,7 +262,11 @@ def warden_paths() -> dict[str, Json]:
                 "Roll the bank's config back to a snapshot (`preview=true`: only say what it would do)",
                 json_answer(OBJECT, "The plan, and what was done"),
                 params=(BANK, snapshot_id, param("preview", "query", {"type": "boolean"}, "Change nothing")),
-                errors={404: "No such snapshot", 502: "The backend failed: the rollback is incomplete (run it again)"},
+                errors={
+                    404: "No such snapshot",
+                    409: "The snapshot is past its restore window: what it would re-create was erased",
+                    502: "The backend failed: the rollback is incomplete (run it again)",
+                },
             )
         },
         f"{WBANK}/reembed": {

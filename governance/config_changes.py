@@ -15,8 +15,6 @@ from memwarden.backends.base import BackendError
 from memwarden.backends.types import BankConfig
 from memwarden.db.audit import AuditEvent
 from memwarden.db.banks import mark_seeded, seeded_at
-from memwarden.db.memories import Change, move
-from memwarden.db.memory_reads import active_ids, document_statuses
 from memwarden.db.snapshots import Snapshot
 from memwarden.governance.config_guard import (
     RollbackPlan,
@@ -274,39 +272,3 @@ async def _seed(state: AppState, bank: str) -> None:
         return
     await state.ledger.write(lambda db: mark_seeded(db, bank))
     log.info("bank_seeded", bank=bank, keys=sorted(sent))
-
-
-async def deletion_done(
-    state: AppState, snap: Snapshot, *, status: int, reason: str, document_id: str | None, request_id: str
-) -> None:
-    """A destructive request (``reason``: delete_bank, delete_memories, delete_document) answered by
-    the backend with ``status``: the snapshot's outcome, and on success the ledger follows — the
-    deleted rows stop counting as active (dedup would otherwise call a re-sent fact a duplicate of
-    something gone), archived with why. Content is kept."""
-    ok = 200 <= status < 300
-    await set_outcome(state.ledger, snap, "applied" if ok else "failed", {"backend_status": status})
-    if not ok:
-        return
-    why = f"deleted in the backend ({reason}); snapshot {snap.id} can restore it"
-    change = Change("active", "archived", "archive", "config", request_id, rule=reason, reason=why)
-    await state.ledger.write(lambda db: move(db, snap.bank, active_ids(db, snap.bank, document_id), change))
-
-
-KEPT_OUT = frozenset({"rejected", "review", "erased"})  # never delivered to the backend
-
-
-async def forget_kept_out(state: AppState, bank: str, document_id: str, request_id: str) -> bool:
-    """A DELETE of a document memwarden kept out of the backend — each of its memories rejected or
-    held for review, none delivered — that the backend does not hold either: the client deleting
-    what it sent. True, once those held for review are rejected (an approval must not bring back a
-    document its client deleted); the caller answers as the backend answers a delete. False for any
-    other document: the backend's delete decides."""
-    statuses = await state.ledger.read(lambda db: document_statuses(db, bank, document_id))
-    if not statuses or not set(statuses) <= KEPT_OUT:
-        return False
-    if await state.memory.held_documents(bank, [document_id]):
-        return False
-    why = "its client deleted the document while it waited for review"
-    change = Change("review", "rejected", "reject_review", "config", request_id, rule="delete_document", reason=why)
-    await state.ledger.write(lambda db: move(db, bank, statuses.get("review", []), change))
-    return True

@@ -365,6 +365,10 @@ async def apply_rollback(
         for i in range(0, len(documents), RESTORE_BATCH):
             batch = documents[i : i + RESTORE_BATCH]
             rows = [r for d in batch for r in plan.restorable[d]]
+            # A document still there without its facts (a DELETE of one kind of memory leaves it):
+            # Hindsight takes the same text again for the same document as nothing new. Gone first.
+            for document_id in sorted(await memory.held_documents(bank, batch)):
+                await memory.delete_document(bank, document_id)
             await memory.retain(bank, [Item.from_json(r["item"]) for r in rows])
             result.documents_restored.extend(batch)
             result.memories_restored += len(rows)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import structlog
 
 from memwarden.db import mem0
 from memwarden.db.common import Connection
-from memwarden.db.retention import deletions_past, due_for_retention
+from memwarden.db.retention import deletion_rows, deletions_past, due_for_retention
 from memwarden.db.snapshots import set_outcome_row
 from memwarden.governance.archive import archive
 from memwarden.governance.erase import purge_files
@@ -59,25 +60,34 @@ async def expire_deletions(
 ) -> list[dict[str, Any]]:
     """What a DELETE removed stays restorable for ``config_guard.restore_days``; past that, the
     memories its snapshot would re-create are erased from the ledger (text gone, a hash in the
-    audit) and the snapshot is marked ``expired``: the undo window is closed. 0 days: never."""
+    audit) and the snapshot is marked ``expired``: the undo window is closed. 0 days: never. Each
+    deletion under its bank's lock, its memories read again inside the erasing transaction: one a
+    restore brought back meanwhile is not erased."""
     days = state.settings.config_guard.restore_days
     if days <= 0:
         return []
     cutoff = (at - timedelta(days=days)).isoformat(timespec="microseconds")
     due = await state.ledger.read(lambda db: deletions_past(db, cutoff, bank=bank))
-    expired = [{"snapshot_id": s, "bank": b, "memories": len(ids)} for s, (b, ids) in due.items()]
-    if dry_run or not due:
-        return expired
     reason = f"restore window of {days:g} days past: what the deletion removed is erased"
+    expired: list[dict[str, Any]] = []
+    for snapshot_id, snap_bank in due:
+        if dry_run:
+            ids = await state.ledger.read(partial(deletion_rows, bank=snap_bank, snapshot_id=snapshot_id))
+            expired.append({"snapshot_id": snapshot_id, "bank": snap_bank, "memories": len(ids)})
+            continue
 
-    def write(db: Connection) -> None:
-        for snapshot_id, (snap_bank, ids) in due.items():
+        def write(db: Connection, snapshot_id: str = snapshot_id, snap_bank: str = snap_bank) -> int:
+            ids = deletion_rows(db, snap_bank, snapshot_id)
             mem0.erase(db, snap_bank, ids, source="retention", reason=reason, request_id=request_id)
             set_outcome_row(db, snapshot_id, "expired", {"erased": len(ids), "restore_days": days})
+            return len(ids)
 
-    await state.ledger.write(write)
-    await purge_files(state)
-    log.info("deletions_expired", snapshots=len(due), memories=sum(len(ids) for _, ids in due.values()))
+        async with state.bank_locks(snap_bank):
+            erased = await state.ledger.write(write)
+        expired.append({"snapshot_id": snapshot_id, "bank": snap_bank, "memories": erased})
+    if expired and not dry_run:
+        await purge_files(state)
+        log.info("deletions_expired", snapshots=len(expired), memories=sum(e["memories"] for e in expired))
     return expired
 
 

@@ -17,6 +17,8 @@ detectors (``policies/secrets.py``).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -137,7 +139,37 @@ def retain_secrets(payload: Mapping[str, Any]) -> list[FieldSecret]:
     def memory_text(loc: Loc) -> bool:
         return len(loc) == 3 and loc[0] == "items" and loc[2] == "content"
 
-    return field_secrets(payload, skip=memory_text)
+    return [*field_secrets(payload, skip=memory_text), *attachment_secrets(payload)]
+
+
+ATTACHMENT_SCAN_BYTES = 4 * 1024 * 1024  # past it, an attachment is read this far
+
+
+def attachment_secrets(payload: Mapping[str, Any]) -> list[FieldSecret]:
+    """The secrets in a retain's image and file blocks: their file names, and the bytes of any
+    that are text (UTF-8: a ``.env``, a config, a script, an SVG) — memwarden stores them as they
+    are, so it stores none that holds a secret. Bytes that are not text (a PNG) are not read."""
+    items = payload.get("items")
+    found: list[FieldSecret] = []
+    for i, item in enumerate(items if isinstance(items, list) else ()):
+        blocks = item.get("content") if isinstance(item, Mapping) else None
+        for j, block in enumerate(blocks if isinstance(blocks, list) else ()):
+            if not isinstance(block, Mapping) or block.get("type") not in ("image", "file"):
+                continue
+            name = block.get("filename")
+            if isinstance(name, str) and (kind := secret_kind(name)):
+                found.append(FieldSecret(("items", i, "content", j, "filename"), kind))
+            source = block.get("source")
+            data = source.get("data") if isinstance(source, Mapping) else None
+            if not isinstance(data, str):
+                continue
+            try:
+                text = base64.b64decode(data[: ATTACHMENT_SCAN_BYTES * 4 // 3 // 4 * 4], validate=True).decode()
+            except (binascii.Error, ValueError):  # not base64 (the model refuses it), or not text
+                continue
+            if kind := secret_kind(text):
+                found.append(FieldSecret(("items", i, "content", j, "source", "data"), kind))
+    return found
 
 
 def redact_config(value: Any) -> tuple[Any, list[str]]:

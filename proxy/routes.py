@@ -36,7 +36,7 @@ from memwarden.fronts.admin.retention import run_retention
 from memwarden.fronts.admin.review import approve_review, list_review, reject_review
 from memwarden.fronts.admin.snapshots import list_bank_snapshots, rollback_snapshot, show_snapshot
 from memwarden.fronts.admin.store import reembed
-from memwarden.fronts.asgi import send_json
+from memwarden.fronts.asgi import sandboxed, send_json
 from memwarden.fronts.hindsight.config import bank_config, bank_profile, destructive
 from memwarden.fronts.hindsight.health import hindsight_health
 from memwarden.fronts.hindsight.operations import operation_status
@@ -133,6 +133,12 @@ async def pass_through(state: AppState, scope: Scope, receive: Receive, send: Se
         await scanned_write(state, scope, receive, send)
         return
     await forward(state.backend, scope, receive, send, retries=state.read_retries)
+
+
+async def attachment(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    """An inline attachment's bytes, as the backend serves them, never as a page of memwarden's
+    origin (the dashboard's): an HTML or SVG "attachment" would otherwise run script there."""
+    await forward(state.backend, scope, receive, sandboxed(send), retries=state.read_retries)
 
 
 # Governed routes. Each is a named seam.
@@ -291,6 +297,7 @@ def build_routes() -> list[BaseRoute]:
         route(f"{mm}/refresh", "mental_model_refresh", pass_through, write, post),
         route(f"{mm}/clear", "mental_model_clear", pass_through, admin, post),
         route(f"{BANK}/files/retain", "files_retain", files_retain, write, post),
+        route(f"{BANK}/attachments/{{attachment_id}}", "get_bank_attachment", attachment, read, get),
         # A bank's archive holds what memwarden keeps from readers (archived, superseded and held
         # memories, the ledger's labels and statuses): exporting it is an admin's act, as the
         # ledger's listing is; an import writes the bank it goes to.

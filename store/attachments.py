@@ -140,7 +140,7 @@ def shape(bank: str, row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def named_in(db: sqlite3.Connection, bank: str, document_id: str, text: str) -> list[dict[str, Any]] | None:
-    """The attachments ``text`` (the document's or one chunk's) names, by id (Hindsight's order);
+    """The attachments ``text`` (the document's or one chunk's) names, by id (Hindsight's order varies);
     None when it names none (Hindsight's ``null``)."""
     ids = sorted(set(_NAMED.findall(text)))
     if not ids:

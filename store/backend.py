@@ -155,6 +155,9 @@ class LocalBackend:
     async def delete_document(self, bank_id: str, document_id: str) -> None:
         await _called(self.store.delete_document(bank_id, document_id))
 
+    async def get_document(self, bank_id: str, document_id: str) -> Document:
+        return hj.document_from_json(await _called(self.store.get_document(bank_id, document_id)))
+
     async def held_documents(self, bank_id: str, document_ids: Sequence[str]) -> set[str]:
         return await _called(self.store.held_documents(bank_id, document_ids))
 

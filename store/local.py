@@ -119,7 +119,7 @@ class LocalStore:
         if is_async:
             # Queued as JSON: an item's vector is not kept (the worker embeds it when it writes).
             payload = {
-                "items": [{k: v for k, v in vars(i).items() if k != "vector"} for i in items],
+                "items": [writes.queued(i) for i in items],
                 "document_tags": list(document_tags),
             }
             operation_id = await self.submit(bank, payload, len(items))

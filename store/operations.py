@@ -23,7 +23,7 @@ from memwarden.db.database import Database
 from memwarden.store import rules
 from memwarden.store.banks import ensure_bank, require_bank
 from memwarden.store.errors import obey
-from memwarden.store.writes import DocumentWrite, RetainItem
+from memwarden.store.writes import DocumentWrite, RetainItem, dequeued
 
 log = structlog.get_logger("memwarden.store")
 # What works off an operation: the store's retain (bank, items, document tags).
@@ -105,7 +105,7 @@ class Operations:
         status, error, written = "completed", None, []
         try:
             written = await self._retain(
-                row["bank_id"], [RetainItem(**i) for i in payload["items"]], payload.get("document_tags") or []
+                row["bank_id"], [dequeued(i) for i in payload["items"]], payload.get("document_tags") or []
             )
         except Exception as exc:
             status, error = "failed", f"{type(exc).__name__}: {exc}"

@@ -22,6 +22,7 @@ from memwarden.store import tagfilter
 from memwarden.store.banks import require_bank
 from memwarden.store.documents import recalled_chunks
 from memwarden.store.embedder import Embedder, Vector
+from memwarden.store.entities import entity_id, key_of
 from memwarden.store.explain import explain_recall
 from memwarden.store.feedback import Feedback
 from memwarden.store.fusion import (
@@ -255,7 +256,15 @@ async def recall(
         }
     extra: dict[str, Any] = {"entities": None, "chunks": None, "source_facts": None, "source_facts_truncated": None}
     include = request.get("include")
-    wanted = include.get("chunks") if isinstance(include, Mapping) else None
+    if not isinstance(include, Mapping):
+        include = {}
+    if isinstance(include.get("entities", {}), Mapping):  # Hindsight's default: included
+        extra["entities"] = recalled_entities(bank, results)
+    if isinstance(include.get("source_facts"), Mapping):
+        # The facts the observation results cite: the store keeps no observations, so none (as
+        # Hindsight answers before it has consolidated any).
+        extra["source_facts_truncated"] = False
+    wanted = include.get("chunks")
     if isinstance(wanted, Mapping):  # {"max_tokens": n} (Hindsight's ChunkIncludeOptions), null: none
         budget = wanted.get("max_tokens")
         extra["chunks"] = await ledger.read(
@@ -283,6 +292,17 @@ async def recall(
             fusion_note(fusion.keyword_weight, len(lex), hits.mass, both),
         )
     return Recalled(results, trace, extra)
+
+
+def recalled_entities(bank: str, results: Sequence[Memory]) -> dict[str, Any] | None:
+    """``include.entities``: the entities the results name, by name, as Hindsight answers them
+    (the store writes no observations of an entity); None when they name none."""
+    out: dict[str, Any] = {}
+    for memory in results:
+        for name in memory.extra.get("entities") or ():
+            if name not in out:
+                out[name] = {"entity_id": entity_id(bank, key_of(name)), "canonical_name": name, "observations": []}
+    return out or None
 
 
 def fusion_note(weight: float, keyword: int, mass: float, both: bool) -> str:

@@ -8,6 +8,7 @@ row of ``store_documents``."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
 import sqlite3
@@ -42,6 +43,21 @@ class RetainItem:
     # Its document's and chunk's text when it differs from the memory's: attachments' placeholders.
     shown: str | None = None
     attachments: tuple[Attachment, ...] = ()
+
+
+def queued(item: RetainItem) -> dict[str, Any]:
+    """``item`` as an async retain queues it (JSON): no vector (the worker embeds it), the
+    attachments' bytes in base64."""
+    out = {k: v for k, v in vars(item).items() if k not in ("vector", "attachments")}
+    out["attachments"] = [{**vars(a), "data": base64.b64encode(a.data).decode()} for a in item.attachments]
+    return out
+
+
+def dequeued(payload: dict[str, Any]) -> RetainItem:
+    """A queued item (:func:`queued`) back; an item queued before attachments were kept has none."""
+    fields = dict(payload)
+    kept = tuple(Attachment(**{**a, "data": base64.b64decode(a["data"])}) for a in fields.pop("attachments", ()) or ())
+    return RetainItem(**fields, attachments=kept)
 
 
 @dataclass(frozen=True)

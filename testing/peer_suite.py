@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import os
 import re
 import subprocess
@@ -32,16 +33,22 @@ import tempfile
 import time
 import tomllib
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from memwarden.fronts.hindsight.store_fallback import not_built_reason
+from testing import peer_examples
 from testing.fuzz import store_501s
 from testing.hindsight import REPO, start_hindsight, stop_hindsight
 from testing.loopback import free_port, wait_http
 
 CLIENT = "hindsight-client==1.1.0"
+# The source distribution's sha256, as first downloaded here: the test code run is the code read.
+SDIST_SHA256 = "132055eefead7c3b88fb77b86d7cfe089fab8df1c26f5e70a542a2df17fe6ee0"
+# Fewer passes on the real Hindsight than these means the run itself is broken (the stand-in LLM
+# down, the server not ready), not that memwarden matches it: the run fails then.
+AT_LEAST = {"suite": 25, "examples": 8}
 # The suite's tools, pinned: the set this harness was last seen working with.
 TOOLS = ("hindsight-client[test]==1.1.0", "pytest-xdist==3.8.0", "pytest-timeout==2.4.0", "pytest-asyncio==1.5.0")
 SUITE = ("tests/test_main_operations.py", "tests/test_attachment_download.py")
@@ -78,6 +85,10 @@ def prepare(home: Path) -> tuple[Path, Path]:
         pip = [str(venv / "bin" / "python"), "-m", "pip", "download", "-q", "--disable-pip-version-check"]
         subprocess.run([*pip, "--no-binary", ":all:", "--no-deps", "-d", str(download), CLIENT], check=True)
         (archive,) = download.glob("hindsight_client-1.1.0.tar.gz")
+        digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+        if digest != SDIST_SHA256:
+            archive.unlink()
+            raise RuntimeError(f"{archive.name}: sha256 {digest}, expected {SDIST_SHA256}; not run")
         with tarfile.open(archive) as tar:
             tar.extractall(home, filter="data")  # no path outside home, no links out, no devices
     return venv / "bin" / "python", source
@@ -122,9 +133,16 @@ def memwarden(target: str, hindsight_url: str, llm_url: str, work: Path) -> Iter
 # -- running and reading the suite ------------------------------------------------------------------
 
 
+def run_examples(url: str) -> dict[str, Outcome]:
+    """Hindsight's documentation examples, as our own scenarios (``testing/peer_examples.py``)."""
+    return {f"example:{name}": Outcome(status, why) for name, (status, why) in peer_examples.run(url).items()}
+
+
 def run_suite(python: Path, source: Path, url: str, report: Path) -> dict[str, Outcome]:
     """The suite against ``url``, unchanged (its own pytest options: ``-n auto``, a 120 s time-out)."""
-    env = {**os.environ, "HINDSIGHT_API_URL": url, "PYTHONDONTWRITEBYTECODE": "1"}
+    # The downloaded test code sees the server's URL and what a process needs, not this environment.
+    env = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "TMPDIR") if k in os.environ}
+    env.update(HINDSIGHT_API_URL=url, PYTHONDONTWRITEBYTECODE="1")
     command = [str(python), "-m", "pytest", *SUITE, "-p", "no:cacheprovider", f"--junitxml={report}", "-q"]
     ran = subprocess.run([*command, "-o", "log_cli=false"], cwd=source, env=env, capture_output=True, text=True)
     if not report.exists():
@@ -164,10 +182,18 @@ def read_differences(path: Path = DIFFERENCES) -> dict[tuple[str, str], str]:
 class Verdict:
     unexplained: list[str]
     stale: list[str]
+    broken: list[str] = field(default_factory=list)
 
 
 def judge(results: Mapping[str, Mapping[str, Outcome]], listed: Mapping[tuple[str, str], str]) -> Verdict:
     verdict = Verdict([], [])
+    theirs_passed = {
+        "suite": sum(o.status == "passed" for n, o in results["hindsight"].items() if not n.startswith("example:")),
+        "examples": sum(o.status == "passed" for n, o in results["hindsight"].items() if n.startswith("example:")),
+    }
+    for part, least in AT_LEAST.items():
+        if theirs_passed[part] < least:
+            verdict.broken.append(f"the real Hindsight passed {theirs_passed[part]} of its {part}, fewer than {least}")
     for test, theirs in sorted(results["hindsight"].items()):
         for mode in MEMWARDEN:
             ours = results[mode].get(test, Outcome("missing"))
@@ -178,8 +204,31 @@ def judge(results: Mapping[str, Mapping[str, Outcome]], listed: Mapping[tuple[st
     return verdict
 
 
+MARK = {"passed": "pass", "failed": "**fail**", "skipped": "skip", "missing": "—"}
+
+
+def _rows(
+    results: Mapping[str, Mapping[str, Outcome]], listed: Mapping[tuple[str, str], str], names: Sequence[str]
+) -> list[str]:
+    """The table's rows for ``names``, then their totals."""
+    lines = [
+        "| test | Hindsight 1.1.0 | memwarden self-hosted | memwarden in front | why they differ |",
+        "|---|---|---|---|---|",
+    ]
+    for test in names:
+        cells = [MARK[results[t].get(test, Outcome("missing")).status] for t in TARGETS]
+        why = "; ".join(sorted({listed[(test, m)] for m in MEMWARDEN if (test, m) in listed}))
+        if not why and results["hindsight"].get(test, Outcome("missing")).status != "passed":
+            failed = results["hindsight"].get(test, Outcome("missing")).message
+            why = f"fails on Hindsight itself here: {failed}" if failed else ""
+        lines.append(f"| `{test}` | {' | '.join(cells)} | {why.replace('|', '/')} |")
+    totals = [sum(results[t].get(n, Outcome("missing")).status == "passed" for n in names) for t in TARGETS]
+    lines.append(f"| **passed** | **{totals[0]}** | **{totals[1]}** | **{totals[2]}** | |")
+    return lines
+
+
 def table(results: Mapping[str, Mapping[str, Outcome]], listed: Mapping[tuple[str, str], str], when: str) -> str:
-    mark = {"passed": "pass", "failed": "**fail**", "skipped": "skip", "missing": "—"}
+    names = sorted(set().union(*(r.keys() for r in results.values())))
     lines = [
         "# Compatibility: the peers' own tests against memwarden",
         "",
@@ -189,19 +238,14 @@ def table(results: Mapping[str, Mapping[str, Outcome]], listed: Mapping[tuple[st
         "the same stand-in) and memwarden in front of that Hindsight (default settings). A test passing on",
         "Hindsight and failing on memwarden fails CI unless `testing/peer_differences.toml` gives its reason.",
         "",
-        "| test | Hindsight 1.1.0 | memwarden self-hosted | memwarden in front | why they differ |",
-        "|---|---|---|---|---|",
-    ]
-    for test in sorted(set().union(*(r.keys() for r in results.values()))):
-        cells = [mark[results[t].get(test, Outcome("missing")).status] for t in TARGETS]
-        why = "; ".join(sorted({listed[(test, m)] for m in MEMWARDEN if (test, m) in listed}))
-        if not why and results["hindsight"].get(test, Outcome("missing")).status != "passed":
-            failed = results["hindsight"].get(test, Outcome("missing")).message
-            why = f"fails on Hindsight itself here: {failed}" if failed else ""
-        lines.append(f"| `{test}` | {' | '.join(cells)} | {why.replace('|', '/')} |")
-    totals = [sum(o.status == "passed" for o in results[t].values()) for t in TARGETS]
-    lines.append(f"| **passed** | **{totals[0]}** | **{totals[1]}** | **{totals[2]}** | |")
-    lines += [
+        *_rows(results, listed, [n for n in names if not n.startswith("example:")]),
+        "",
+        "## Hindsight's documentation examples",
+        "",
+        "What `hindsight-docs/examples/api/*.py` do, as scenarios of our own (`testing/peer_examples.py`:",
+        "their code is not ours to copy), through the official client against the same three servers.",
+        "",
+        *_rows(results, listed, [n for n in names if n.startswith("example:")]),
         "",
         "## What the self-hosted store does not serve",
         "",
@@ -230,23 +274,30 @@ def main(argv: list[str] | None = None) -> int:
     hindsight_url, started_it = start_hindsight()
     try:
         results = {"hindsight": run_suite(python, source, hindsight_url, work / "hindsight.xml")}
+        results["hindsight"].update(run_examples(hindsight_url))
         for mode in MEMWARDEN:
             with memwarden(mode, hindsight_url, args.llm_url, work) as url:
                 results[mode] = run_suite(python, source, url, work / f"{mode}.xml")
+                results[mode].update(run_examples(url))
     finally:
         if started_it:
             stop_hindsight()
     verdict = judge(results, listed)
     args.table.write_text(table(results, listed, time.strftime("%Y-%m-%d", time.gmtime())))
     passed = {t: sum(o.status == "passed" for o in results[t].values()) for t in TARGETS}
-    print(f"{CLIENT}'s own suite ({sum(len(r) for r in results.values()) // 3} tests), passed: {passed}")
+    scenarios = sum(n.startswith("example:") for n in results["hindsight"])
+    counted = f"{len(results['hindsight']) - scenarios} tests and {scenarios} documentation scenarios"
+    print(f"{CLIENT}'s own suite and Hindsight's examples ({counted}), passed: {passed}")
     for line in verdict.stale:
         print(f"listed as a difference but passes now (update {DIFFERENCES.name}): {line}")
     for line in verdict.unexplained:
         print(f"FAILS on memwarden, passes on Hindsight, not listed: {line}")
-    print(f"peer suite: {'FAILED' if verdict.unexplained else 'ok'} in {time.monotonic() - started:.0f} s;")
+    for line in verdict.broken:
+        print(f"the run is broken: {line}")
+    failed = verdict.unexplained or verdict.broken
+    print(f"peer suite: {'FAILED' if failed else 'ok'} in {time.monotonic() - started:.0f} s;")
     print(f"table in {args.table}; logs in {work}")
-    return 1 if verdict.unexplained else 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

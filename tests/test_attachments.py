@@ -6,6 +6,8 @@ bytes back — side by side with the real server; a block whose data is not base
 from __future__ import annotations
 
 import base64
+import contextlib
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +16,7 @@ import httpx
 import pytest
 
 from memwarden.settings import load_settings
-from tests.conftest import running_warden
+from tests.conftest import make_settings, running_warden
 
 pytestmark = [pytest.mark.interop]
 
@@ -67,7 +69,8 @@ def test_a_document_with_an_image_and_a_file_reads_back_as_on_hindsight(hindsigh
         assert r.status_code == 200, r.text
         assert r.json()["items_count"] == 1
         document = httpx.get(f"{base}/v1/default/banks/{bank}/documents/d1", timeout=30).json()
-        got = {k: document[k] for k in ("original_text", "content_hash", "attachments", "retain_params")}
+        got = {k: document[k] for k in ("original_text", "content_hash", "retain_params")}
+        got["attachments"] = sorted(document["attachments"], key=lambda a: a["id"])  # Hindsight's order varies
         bodies = {}
         for attachment in document["attachments"]:
             r = httpx.get(f"{base}{attachment['url']}", timeout=30)
@@ -83,7 +86,10 @@ def test_a_document_with_an_image_and_a_file_reads_back_as_on_hindsight(hindsigh
     assert bodies["file"][0] == NOTES
 
 
-def test_an_attachment_never_runs_as_a_page_of_memwardens_origin(local: str) -> None:
+@pytest.mark.parametrize("mode", ["self-hosted", "in-front"])
+def test_an_attachment_never_runs_as_a_page_of_memwardens_origin(
+    local: str, hindsight_url: str, tmp_path: Path, mode: str
+) -> None:
     page = b"<script>fetch('/warden/v1/keys')</script>"
     content = [
         {"type": "text", "text": "The incident report for the Lisbon outage is attached."},
@@ -92,16 +98,21 @@ def test_an_attachment_never_runs_as_a_page_of_memwardens_origin(local: str) -> 
             "source": {"type": "base64", "media_type": "text/html", "data": base64.b64encode(page).decode()},
         },
     ]
-    assert retain(local, "html", content).json()["items_count"] == 1
-    (attachment,) = httpx.get(f"{local}/v1/default/banks/html/documents/d1", timeout=30).json()["attachments"]
-    r = httpx.get(f"{local}{attachment['url']}", timeout=30)
+    with contextlib.ExitStack() as stack:
+        base = local
+        if mode == "in-front":  # Hindsight serves it with nosniff alone; memwarden's route sandboxes it
+            base = stack.enter_context(running_warden(make_settings(hindsight_url, data_dir=tmp_path)))
+        bank = f"html_{uuid.uuid4().hex[:6]}"
+        assert retain(base, bank, content).json()["items_count"] == 1
+        (attachment,) = httpx.get(f"{base}/v1/default/banks/{bank}/documents/d1", timeout=30).json()["attachments"]
+        r = httpx.get(f"{base}{attachment['url']}", timeout=30)
     assert r.content == page
-    assert r.headers["content-security-policy"] == "default-src 'none'; sandbox"
+    assert r.headers.get_list("content-security-policy") == ["default-src 'none'; sandbox"]
     assert r.headers["x-content-type-options"] == "nosniff"
 
 
 def test_deleting_the_document_takes_its_attachments(local: str) -> None:
-    assert retain(local, "gone", blocks("The staging cluster moved to eu-west-2 in May."))
+    assert retain(local, "gone", blocks("The staging cluster moved to eu-west-2 in May.")).json()["items_count"] == 1
     url = httpx.get(f"{local}/v1/default/banks/gone/documents/d1", timeout=30).json()["attachments"][0]["url"]
     assert httpx.get(f"{local}{url}", timeout=30).status_code == 200
     assert httpx.delete(f"{local}/v1/default/banks/gone/documents/d1", timeout=30).status_code == 200
@@ -122,3 +133,56 @@ def test_data_that_is_not_base64_is_refused_as_hindsight_refuses_it_and_nothing_
     audit = httpx.get(f"{local}/warden/v1/audit", params={"bank": "bad64"}, timeout=30).json()["events"]
     assert [e["action"] for e in audit if e["action"] in ("add", "forward_failed", "reject")] == []
     assert httpx.get(f"{local}/v1/default/banks/bad64/documents/d1", timeout=30).status_code == 404
+
+
+def test_an_async_retain_keeps_its_attachments(local: str) -> None:
+    body = {"items": [{"content": blocks("The Oslo office opens in June."), "document_id": "a1"}], "async": True}
+    r = httpx.post(f"{local}/v1/default/banks/queued/memories", json=body, timeout=60)
+    assert r.status_code == 200, r.text
+    operation = r.json()["operation_id"]
+    for _ in range(200):
+        status = httpx.get(f"{local}/v1/default/banks/queued/operations/{operation}", timeout=30).json()["status"]
+        if status != "pending":
+            break
+        time.sleep(0.05)
+    assert status == "completed"
+    (image, _) = httpx.get(f"{local}/v1/default/banks/queued/documents/a1", timeout=30).json()["attachments"][::-1]
+    assert httpx.get(f"{local}{image['url']}", timeout=30).content == PNG
+
+
+@pytest.mark.parametrize(
+    ("block", "status", "words"),
+    [
+        (
+            {"type": "image", "source": {"type": "base64", "media_type": "text/html; charset=x", "data": "aGk="}},
+            422,
+            "media_type",
+        ),
+        (
+            {
+                "type": "file",
+                "filename": "prod.env",
+                "source": {
+                    "type": "base64",
+                    "media_type": "text/plain",
+                    "data": base64.b64encode(
+                        b"DATABASE_URL=postgres://app:Zq8vR2kLp9xW4tYb@db.internal/app\n"
+                    ).decode(),
+                },
+            },
+            422,
+            "secret",
+        ),
+    ],
+)
+def test_a_bad_or_secret_attachment_is_refused_and_nothing_is_written(
+    local: str, block: dict[str, object], status: int, words: str
+) -> None:
+    bank = f"refused_{uuid.uuid4().hex[:6]}"
+    content = [{"type": "text", "text": "The deploy notes for the Oslo office are attached."}, block]
+    r = retain(local, bank, content)
+    assert r.status_code == status, r.text
+    assert words in r.text
+    assert "Zq8vR2kLp9xW4tYb" not in r.text
+    audit = httpx.get(f"{local}/warden/v1/audit", params={"bank": bank}, timeout=30).json()["events"]
+    assert [e for e in audit if e["action"] in ("add", "forward_failed", "reject")] == []

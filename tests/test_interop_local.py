@@ -283,3 +283,45 @@ def test_recall_chunks_are_answered_alike(hindsight_url: str, local: str) -> Non
         )
     assert found[0] == ("<bank>_notes_0", found[0][1], items[0]["content"], False, None, True, True, None)
     assert found[1] == found[0]
+
+
+def test_recall_entities_and_source_facts_are_answered_alike(hindsight_url: str, local: str) -> None:
+    """#34: ``include.entities`` (on by default) maps each named entity of the results to
+    ``{entity_id, canonical_name, observations}``; ``include.source_facts`` maps the facts the
+    observation results cite (``source_fact_ids``) and says ``source_facts_truncated`` — null with
+    no observation among the results (the store keeps none; Hindsight has none until it has
+    consolidated); each null when not asked. The entities a retain names are on both (the real
+    server also adds those its LLM finds)."""
+    items = [
+        {
+            "content": "Erin leads the Lisbon data team since 2024.",
+            "document_id": "team",
+            "entities": [{"text": "Erin"}, {"text": "Lisbon"}],
+        }
+    ]
+    found = []
+    for base in (hindsight_url, local):
+        bank = f"ent-{uuid.uuid4().hex[:8]}"
+        with httpx.Client(base_url=base, timeout=120) as http:
+            p = f"/v1/default/banks/{bank}"
+            http.post(f"{p}/memories", json={"items": items}).raise_for_status()
+            query = {"query": "Who leads the Lisbon data team?"}
+            default = http.post(f"{p}/memories/recall", json=query).json()
+            asked = http.post(f"{p}/memories/recall", json={**query, "include": {"source_facts": {}, "entities": None}})
+            asked.raise_for_status()
+            http.delete(p)
+        entities, answer = default["entities"], asked.json()
+        cited = {i for r in answer["results"] for i in r.get("source_fact_ids") or ()}
+        found.append(
+            (
+                {"Erin", "Lisbon"} <= set(entities),
+                {tuple(sorted(v)) for v in entities.values()},
+                entities["Erin"]["canonical_name"],
+                default["source_facts"],
+                answer["entities"],
+                answer["source_facts_truncated"],
+                set(answer["source_facts"] or ()) == cited,
+            )
+        )
+    assert found[0] == (True, {("canonical_name", "entity_id", "observations")}, "Erin", None, None, False, True)
+    assert found[1] == found[0]

@@ -128,6 +128,9 @@ def test_memory_list_and_tags_find_both_spellings(hindsight_url: str, warden: st
     assert r.headers["x-warden-tags"].startswith("normalized")
 
 
+INCLUDE = {"chunks": {}, "source_facts": {}}
+
+
 def test_superseded_and_archived_memories_never_come_back(hindsight_url: str, tmp_path: Path) -> None:
     bank = f"status-{uuid.uuid4().hex[:8]}"
     settings = make_settings(hindsight_url, data_dir=tmp_path)
@@ -142,16 +145,21 @@ def test_superseded_and_archived_memories_never_come_back(hindsight_url: str, tm
             assert r.json()["items_count"] == 1
         direct = httpx.post(
             f"{hindsight_url}{p}/recall",
-            json={"query": "active_context working on", "budget": "high", "types": ["world"]},
+            json={"query": "active_context working on", "budget": "high", "types": ["world"], "include": INCLUDE},
             timeout=120,
         )
         assert {x["document_id"] for x in direct.json()["results"]} == {"ctx-0", "ctx-1"}
+        assert "search relevance" in json.dumps(direct.json()["chunks"])
         r = http.post(
             f"{p}/recall",
-            json={"query": "active_context working on", "budget": "high", "types": ["world"], "trace": True},
-        )
+            json={"query": "active_context working on", "budget": "high", "types": ["world"], "trace": True,
+                  "include": INCLUDE},
+        )  # fmt: skip
         assert r.status_code == 200
         assert {x["document_id"] for x in r.json()["results"]} == {"ctx-1"}
+        # Nor by a side door: the superseded memory's chunk is not among the included chunks.
+        assert "search relevance" not in json.dumps(r.json()["chunks"])
+        assert "billing export" in json.dumps(r.json()["chunks"])
         assert int(r.headers["x-warden-excluded"]) >= 1
         assert r.json()["trace"]["warden"]["excluded_by_status"] >= 1
         http.delete(f"/v1/default/banks/{bank}", headers={"x-warden-confirm": bank})

@@ -16,6 +16,12 @@ def results(ours: Outcome, theirs: Outcome = PASS) -> dict[str, dict[str, Outcom
     return {"hindsight": {"T::t": theirs}, "self-hosted": {"T::t": ours}, "in-front": {"T::t": PASS}}
 
 
+def test_a_run_where_hindsight_itself_passes_too_little_is_broken() -> None:
+    assert judge(results(PASS), {}).broken  # one test, no examples: not a real run
+    many = {f"T::t{i}": PASS for i in range(30)} | {f"example:e{i}": PASS for i in range(12)}
+    assert judge({"hindsight": many, "self-hosted": many, "in-front": many}, {}).broken == []
+
+
 def test_a_difference_fails_unless_listed_for_that_mode() -> None:
     assert judge(results(FAIL), {}).unexplained == ["T::t (self-hosted): AssertionError: assert 0 == 2"]
     assert judge(results(FAIL), {("T::t", "self-hosted"): "noise"}).unexplained == []

@@ -189,3 +189,89 @@ async def test_a_document_governance_kept_out_is_deleted_as_the_client_asks(ward
         }
         r = await http.delete(f"/v1/default/banks/{bank}/documents/never-sent")
         assert r.status_code == 404
+
+
+def test_what_memwarden_never_wrote_comes_back_too(hindsight_url: str, tmp_path: Any) -> None:
+    """A document written to Hindsight before memwarden stood in front of it: the ledger has no copy,
+    so memwarden reads it from Hindsight before the bank's delete and keeps it (its secret masked:
+    memwarden stores none); the restore brings it back."""
+    bank = f"pre_{uuid.uuid4().hex[:8]}"
+    before = "The billing cluster was moved to Frankfurt; the db password is Tr0ub4dor&3xyz, rotate it in May."
+    httpx.post(
+        f"{hindsight_url}/v1/default/banks/{bank}/memories",
+        json={"items": [{"content": before, "document_id": "legacy", "tags": ["team:billing"]}]},
+        timeout=120,
+    ).raise_for_status()
+    settings = make_settings(hindsight_url, data_dir=tmp_path / "data", config_guard={})
+    with running_warden(settings) as url:
+        r = httpx.delete(f"{url}/v1/default/banks/{bank}", timeout=120)
+        assert r.status_code == 200, r.text
+        assert httpx.get(f"{hindsight_url}/v1/default/banks/{bank}/documents/legacy", timeout=30).status_code == 404
+        out = restore(url, bank)
+        assert "Restored 1 memories in 1 documents" in out
+        document = httpx.get(f"{hindsight_url}/v1/default/banks/{bank}/documents/legacy", timeout=30).json()
+        assert "moved to Frankfurt" in document["original_text"]
+        assert "Tr0ub4dor" not in document["original_text"]  # masked, never kept in clear
+        assert "team:billing" in document["tags"]
+        httpx.delete(f"{url}/v1/default/banks/{bank}", timeout=60)
+    held = b"".join(p.read_bytes() for p in (tmp_path / "data").rglob("*") if p.is_file())
+    assert b"moved to Frankfurt" in held  # the kept copy is there …
+    assert b"Tr0ub4dor" not in held  # … and its secret is not, in any file of memwarden's
+
+
+async def test_a_wipe_of_one_kind_archives_only_what_it_took(warden: str) -> None:
+    """``DELETE …/memories?type=observation`` takes no fact: every fact stays found (the ledger keeps
+    no observations, and archiving its facts would hide them). ``?type=world`` takes the facts: they
+    are gone, and one restore brings them back."""
+    bank = f"typed_{uuid.uuid4().hex[:8]}"
+    async with httpx.AsyncClient(base_url=warden, timeout=60) as http:
+        for doc, fact in FACTS.items():
+            r = await http.post(
+                f"/v1/default/banks/{bank}/memories", json={"items": [{"content": fact, "document_id": doc}]}
+            )
+            r.raise_for_status()
+        r = await http.delete(f"/v1/default/banks/{bank}/memories", params={"type": "observation"})
+        assert r.status_code == 200, r.text
+        assert await ahas(http, bank, "eu-west-2", "Kenji", "02:30") == [True, True, True]
+        recalled = await http.post(f"/v1/default/banks/{bank}/memories/recall", json={"query": "Who owns payments?"})
+        assert any("Kenji" in x["text"] for x in recalled.json()["results"])
+        r = await http.delete(f"/v1/default/banks/{bank}/memories", params={"type": "world"})
+        assert r.status_code == 200, r.text
+        assert await ahas(http, bank, "eu-west-2", "Kenji", "02:30") == [False, False, False]
+        out = restore(warden, bank)
+        assert "delete_memories" in out
+        assert await ahas(http, bank, "eu-west-2", "Kenji", "02:30") == [True, True, True]
+
+
+def test_the_restore_window_erases_only_its_own_deletions(tmp_path: Any) -> None:
+    """Two deletions sent with the same request id (a client picks it) and a memory a deletion
+    archived, restored, then archived again by an operator: expiring a deletion erases what that
+    deletion archived and is archived by it still — nothing else."""
+    settings = _local(str(tmp_path), config_guard={"restore_days": 1e-9})
+    with running_warden(settings) as url:
+        items = [{"content": fact, "document_id": doc} for doc, fact in FACTS.items()]
+        httpx.post(f"{url}/v1/default/banks/w/memories", json={"items": items}, timeout=60).raise_for_status()
+        same = {"X-Request-Id": "one-request-id-for-both"}
+        first = httpx.delete(f"{url}/v1/default/banks/w/documents/d1", headers=same, timeout=60)
+        second = httpx.delete(f"{url}/v1/default/banks/w/documents/d2", headers=same, timeout=60)
+        assert (first.status_code, second.status_code) == (200, 200)
+        # d2's memory: restored by its deletion's snapshot, then archived by hand (no window of its own).
+        restore(url, "w", second.headers["x-warden-snapshot"])
+        (row,) = [
+            m
+            for m in httpx.get(f"{url}/warden/v1/banks/w/memories", params={"status": "active"}, timeout=30).json()[
+                "items"
+            ]
+            if "Kenji" in m["content"]
+        ]
+        httpx.post(f"{url}/warden/v1/banks/w/memories/{row['id']}/archive", json={"reason": "by hand"}, timeout=30)
+
+        dry = httpx.post(f"{url}/warden/v1/retention/run", params={"dry_run": "true"}, timeout=60).json()
+        assert {e["snapshot_id"]: e["memories"] for e in dry["expired"]} == {first.headers["x-warden-snapshot"]: 1}
+        httpx.post(f"{url}/warden/v1/retention/run", timeout=60).raise_for_status()
+        kept = httpx.get(f"{url}/warden/v1/banks/w/memories/{row['id']}", timeout=30).json()
+        assert kept["status"] == "archived"  # the hand's archive keeps its text: restorable as ever
+        assert "Kenji" in kept["content"]
+        r = httpx.post(f"{url}/warden/v1/banks/w/snapshots/{first.headers['x-warden-snapshot']}/rollback", timeout=60)
+        assert r.status_code == 409
+        assert "past its restore window" in r.json()["detail"]

@@ -49,8 +49,6 @@ from memwarden.governance.config_changes import (
     ChangeFailed,
     Repair,
     change_config,
-    deletion_done,
-    forget_kept_out,
     governed,
     verify_and_repair,
 )
@@ -58,6 +56,7 @@ from memwarden.governance.config_guard import (
     set_outcome,
     take_snapshot,
 )
+from memwarden.governance.deletions import finished, forget_kept_out, unledgered
 from memwarden.governance.state import AppState
 from memwarden.policies.bank_config import (
     ConfigInputError,
@@ -308,6 +307,7 @@ async def destructive(state: AppState, scope: Scope, receive: Receive, send: Sen
         return
     document_id: str | None = scope["path_params"].get("document_id")
     path: str = scope["path"]
+    kind: str | None = None
     if document_id is not None:
         what, reason = f"delete document '{document_id}'", "delete_document"
     elif path.rstrip("/").endswith("/memories"):
@@ -340,10 +340,23 @@ async def destructive(state: AppState, scope: Scope, receive: Receive, send: Sen
         snap = await snapshot_or_fail(state, scope, send, bank, reason, "nothing was deleted")
         if snap is None:
             return
+        try:  # what the ledger could not re-create, read while the backend still holds it
+            kept = await unledgered(state, snap, reason=reason, document_id=document_id, kind=kind)
+        except BackendError as exc:
+            await set_outcome(state.ledger, snap, "failed", {"error": f"{type(exc).__name__}: {exc}"})
+            await backend_failed(send, scope, exc, "reading what the delete removes (nothing was deleted)")
+            return
 
         async def record(status: int) -> None:
-            await deletion_done(
-                state, snap, status=status, reason=reason, document_id=document_id, request_id=request_id
+            await finished(
+                state,
+                snap,
+                status=status,
+                reason=reason,
+                document_id=document_id,
+                kind=kind,
+                kept=kept,
+                request_id=request_id,
             )
 
         # The ledger follows the backend before the client hears back: whoever reads next sees both.

@@ -29,16 +29,27 @@ class TextContentBlock(BaseModel):
     text: str
 
 
+class Base64AttachmentSource(BaseModel):
+    """Hindsight's only attachment source: the bytes in base64 and a media type of its form (a
+    ``text/html; charset=…`` or one with a line break is refused here, as there)."""
+
+    model_config = ConfigDict(extra="allow")
+    type: Literal["base64"] = "base64"
+    media_type: str = Field(pattern=r"^[\w.+-]+/[\w.+-]+$", max_length=255)
+    data: str
+
+
 class ImageContentBlock(BaseModel):
     model_config = ConfigDict(extra="allow")
     type: Literal["image"]
-    source: dict[str, Any]
+    source: Base64AttachmentSource
 
 
 class FileContentBlock(BaseModel):
     model_config = ConfigDict(extra="allow")
     type: Literal["file"]
-    source: dict[str, Any]
+    source: Base64AttachmentSource
+    filename: str | None = Field(None, max_length=1024)
 
 
 ContentBlockItem = Annotated[TextContentBlock | ImageContentBlock | FileContentBlock, Field(discriminator="type")]

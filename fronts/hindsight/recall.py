@@ -134,6 +134,26 @@ async def _recall(
     return status, headers, answer, result
 
 
+def _prune_includes(result: dict[str, Any], withheld: set[str]) -> None:
+    """What a recall includes beside its results (``chunks``, ``source_facts``, ``entities``) only
+    for the results it keeps: a withheld memory's chunk text or source fact must not come back by
+    that side door."""
+    kept = [r for r in result["results"] if isinstance(r, dict)]
+    chunks = result.get("chunks")
+    if isinstance(chunks, dict):
+        wanted = {r.get("chunk_id") for r in kept}
+        result["chunks"] = {k: v for k, v in chunks.items() if k in wanted}
+    facts = result.get("source_facts")
+    if isinstance(facts, dict):
+        result["source_facts"] = {
+            k: v for k, v in facts.items() if not (isinstance(v, dict) and v.get("document_id") in withheld)
+        }
+    entities = result.get("entities")
+    if isinstance(entities, dict):
+        named = {n for r in kept if isinstance(r.get("entities"), list) for n in r["entities"]}
+        result["entities"] = {k: v for k, v in entities.items() if k in named} or None
+
+
 async def governed_recall(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank: str = scope["path_params"]["bank_id"]
     if state.settings.governance.mode_for(bank) == "off":
@@ -168,6 +188,7 @@ async def governed_recall(state: AppState, scope: Scope, receive: Receive, send:
     withheld = await reads.withheld(state, bank, documents)
     if withheld:
         result["results"] = [r for r in results if not (isinstance(r, dict) and r.get("document_id") in withheld)]
+        _prune_includes(result, withheld)
     excluded = len(results) - len(result["results"])
     if isinstance(result.get("trace"), dict):
         result["trace"]["warden"] = {

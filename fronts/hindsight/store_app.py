@@ -76,9 +76,8 @@ class _ChunksIn(BaseModel):
 
 
 class _IncludeIn(BaseModel):
-    """Hindsight's ``IncludeOptions``: what a recall answers beside its results. ``chunks`` is
-    answered; ``entities`` and ``source_facts`` are taken and answered as null (the store keeps no
-    entity observations or observation-type facts)."""
+    """Hindsight's ``IncludeOptions``: what a recall answers beside its results — ``entities`` (by
+    default), ``chunks`` and ``source_facts`` when asked (store/recall.py)."""
 
     model_config = ConfigDict(extra="allow")
     entities: dict[str, Any] | None = {"max_tokens": 500}
