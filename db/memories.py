@@ -214,6 +214,25 @@ class Change:
     by: str | None = None
     snapshot: str | None = None  # the snapshot a DELETE took before this change: what can undo it
 
+    def event(self, bank: str, memory_id: str, before: dict[str, Any], after: dict[str, Any]) -> AuditEvent:
+        """The audit event of this change of ``memory_id``; ``after`` gains ``by`` and ``snapshot``."""
+        if self.by:
+            after["by"] = self.by
+        if self.snapshot:
+            after["snapshot"] = self.snapshot
+        return AuditEvent(
+            action=self.action,
+            bank=bank,
+            memory_id=memory_id,
+            actor=self.actor,
+            source=self.source,
+            rule=self.rule,
+            reason=self.reason,
+            before=before,
+            after=after,
+            request_id=self.request_id,
+        )
+
 
 def transition(db: sqlite3.Connection, bank: str, memory_id: str, change: Change) -> AuditEvent | None:
     """Move one memory as ``change`` says; return the event saying so (None when the memory was
@@ -224,23 +243,7 @@ def transition(db: sqlite3.Connection, bank: str, memory_id: str, change: Change
     ).rowcount
     if not changed:
         return None
-    after: dict[str, Any] = {"status": change.to}
-    if change.by:
-        after["by"] = change.by
-    if change.snapshot:
-        after["snapshot"] = change.snapshot
-    return AuditEvent(
-        action=change.action,
-        bank=bank,
-        memory_id=memory_id,
-        actor=change.actor,
-        source=change.source,
-        rule=change.rule,
-        reason=change.reason,
-        before={"status": change.frm},
-        after=after,
-        request_id=change.request_id,
-    )
+    return change.event(bank, memory_id, {"status": change.frm}, {"status": change.to})
 
 
 def move(db: sqlite3.Connection, bank: str, memory_ids: Iterable[str], change: Change) -> list[AuditEvent]:
@@ -430,24 +433,7 @@ def record_kept(db: sqlite3.Connection, bank: str, items: Sequence[dict[str, Any
             ),
         )
         ids.append(memory_id)
-        events.append(
-            AuditEvent(
-                action=change.action,
-                bank=bank,
-                memory_id=memory_id,
-                actor=change.actor,
-                source=change.source,
-                rule=change.rule,
-                reason=change.reason,
-                before={"status": "backend"},
-                after={
-                    "status": change.to,
-                    "content_hash": digest,
-                    "document_id": item.get("document_id"),
-                    **({"snapshot": change.snapshot} if change.snapshot else {}),
-                },
-                request_id=change.request_id,
-            )
-        )
+        after = {"status": change.to, "content_hash": digest, "document_id": item.get("document_id")}
+        events.append(change.event(bank, memory_id, {"status": change.frm}, after))
     append_events(db, events)
     return ids

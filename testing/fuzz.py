@@ -52,7 +52,7 @@ from memwarden.fronts.hindsight.store_fallback import HindsightFallback
 from memwarden.fronts.hindsight.store_reflect import PATHS as NEED_LLM
 from memwarden.fronts.openapi import document
 from testing.keys import make_key
-from testing.loopback import free_port, wait_http
+from testing.loopback import free_port, stop_process, wait_http
 from testing.standin import running_standin
 
 MAIN = "from memwarden.proxy.cli import main; main()"
@@ -136,12 +136,7 @@ def serving(target: str, work: Path) -> Iterator[tuple[str, str, Path]]:
             wait_http(f"{url}/warden/health", 60, alive=alive)
             yield url, token, log
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_process(proc)
 
 
 def schemathesis_command(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -68,3 +69,13 @@ def wait_http(url: str, timeout: float = 30, *, alive: Any = None) -> None:
             pass
         time.sleep(0.1)
     raise RuntimeError(f"{url} did not come up")
+
+
+def stop_process(proc: subprocess.Popen[Any], grace: float = 30) -> None:
+    """Stop a server process as a user stops it (SIGTERM), killed past ``grace`` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

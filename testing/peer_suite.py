@@ -41,7 +41,7 @@ from memwarden.fronts.hindsight.store_fallback import not_built_reason
 from testing import peer_examples
 from testing.fuzz import store_501s
 from testing.hindsight import REPO, start_hindsight, stop_hindsight
-from testing.loopback import free_port, wait_http
+from testing.loopback import free_port, stop_process, wait_http
 
 CLIENT = "hindsight-client==1.1.0"
 # The source distribution's sha256, as first downloaded here: the test code run is the code read.
@@ -122,12 +122,7 @@ def memwarden(target: str, hindsight_url: str, llm_url: str, work: Path) -> Iter
             wait_http(f"{url}/warden/health", 120, alive=alive)
             yield url
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_process(proc)
 
 
 # -- running and reading the suite ------------------------------------------------------------------
