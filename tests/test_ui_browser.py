@@ -8,6 +8,8 @@ Screenshots of each page are written to :data:`SCREENSHOTS` (kept by CI, shown b
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +24,9 @@ from tests.cut_proxy import cut_proxy
 from tests.test_browser import page_app
 from tests.ui_rig import BANK, FACTS, HELD, MISSION, Rig, ui_rig
 
-SCREENSHOTS = Path(__file__).parent.parent / "docs" / "screenshots"
+# The pages' screenshots go to a scratch folder: running the tests never rewrites a tracked file.
+# MEMWARDEN_SCREENSHOTS=docs/screenshots refreshes the README's pictures.
+SCREENSHOTS = Path(os.environ.get("MEMWARDEN_SCREENSHOTS") or Path(tempfile.gettempdir()) / "memwarden-screenshots")
 LAPTOP = {"width": 1280, "height": 860}
 PHONE = {"width": 390, "height": 844}
 
