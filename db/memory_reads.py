@@ -160,16 +160,21 @@ def memory_events(db: sqlite3.Connection, memory_id: str) -> list[dict[str, Any]
     return out
 
 
+KEPT_RULE = "deletion.kept"  # a row a DELETE kept of a document memwarden never wrote
+
+
 def withheld_documents(db: sqlite3.Connection, bank: str, document_ids: Sequence[str]) -> set[str]:
     """Of ``document_ids``, those holding a memory memwarden archived, superseded or rejected and
-    none that is active (or on its way there)."""
+    none that is active (or on its way there). A copy a DELETE kept of a document memwarden never
+    wrote withholds nothing: the same id written again around memwarden is not its memory."""
     if not document_ids:
         return set()
     out: set[str] = set()
     for chunk in chunked(list(dict.fromkeys(document_ids))):
         marks = ",".join("?" * len(chunk))
         sql = (
-            "SELECT document_id, SUM(status IN ('archived', 'superseded', 'rejected')) AS gone,"  # noqa: S608
+            "SELECT document_id, SUM(status IN ('archived', 'superseded', 'rejected')"  # noqa: S608
+            f" AND COALESCE(rule, '') != '{KEPT_RULE}') AS gone,"
             " SUM(status IN ('active', 'pending')) AS live FROM memories"
             f" WHERE bank = ? AND document_id IN ({marks}) GROUP BY document_id"
         )

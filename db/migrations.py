@@ -227,6 +227,15 @@ def _m0015_memories_replaces(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE memories ADD COLUMN replaces TEXT")
 
 
+def _m0017_audit_snapshot(db: sqlite3.Connection) -> None:
+    # The memories a DELETE archived, found by the snapshot its events name (db/retention.py
+    # deletion_rows): without it, every archive event's JSON was read per expiring deletion.
+    db.execute(
+        "CREATE INDEX audit_archive_snapshot ON audit_events (json_extract(after, '$.snapshot'))"
+        " WHERE action = 'archive'"
+    )
+
+
 LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     ("0001_initial", _m0001_initial),
     ("0002_config_snapshots", _m0002_config_snapshots),
@@ -238,6 +247,7 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     ("0009_audit_meta", _m0009_audit_meta),
     ("0014_mem0", _m0014_mem0),
     ("0015_memories_replaces", _m0015_memories_replaces),
+    ("0017_audit_snapshot", _m0017_audit_snapshot),
 )
 
 

@@ -72,16 +72,24 @@ def deletions_past(db: sqlite3.Connection, cutoff: str, *, bank: str | None) -> 
     return [(r["id"], r["bank"]) for r in db.execute(sql, args)]
 
 
+def still_open(db: sqlite3.Connection, snapshot_id: str) -> bool:
+    """Whether the deletion can still be undone (not restored, not expired, meanwhile)."""
+    row = db.execute(
+        "SELECT COALESCE(outcome, 'applied') FROM config_snapshots WHERE id = ?", (snapshot_id,)
+    ).fetchone()
+    return row is not None and row[0] in OPEN
+
+
 def deletion_rows(db: sqlite3.Connection, bank: str, snapshot_id: str) -> list[str]:
     """The memories a deletion archived (its events name the snapshot) that are archived still by
     it: the last change of status of each is that archive (restored ones, and ones archived again
     since by something else, are not its)."""
     rows = db.execute(
         "SELECT m.id FROM memories m WHERE m.bank = ? AND m.status = 'archived' AND m.id IN"
-        " (SELECT e.memory_id FROM audit_events e WHERE e.bank = ? AND e.action = 'archive'"
-        "  AND json_extract(e.after, '$.snapshot') = ?)"
+        " (SELECT e.memory_id FROM audit_events e WHERE json_extract(e.after, '$.snapshot') = ?"
+        "  AND e.action = 'archive' AND e.bank = ?)"
         " AND (SELECT json_extract(l.after, '$.snapshot') FROM audit_events l WHERE l.memory_id = m.id"
         "  AND json_extract(l.after, '$.status') IS NOT NULL ORDER BY l.seq DESC LIMIT 1) = ?",
-        (bank, bank, snapshot_id, snapshot_id),
+        (bank, snapshot_id, bank, snapshot_id),
     ).fetchall()
     return [r["id"] for r in rows]

@@ -267,6 +267,9 @@ class RollbackPlan:
     restorable: dict[str, list[dict[str, Any]]]  # document id → ledger rows (id, item)
     unrestorable: list[str]  # document ids (or memory ids without one) the ledger has no copy of
     current_counts: dict[str, int]
+    # Documents to restore that the bank still lists without a fact (a DELETE of one kind of memory
+    # leaves them): Hindsight would take the same text again for them as nothing new.
+    bare_documents: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -323,6 +326,8 @@ async def plan_rollback(
     lost_units, lost_docs = lost(snapshot.inventory, now_inventory, FACTS_AND_DOCUMENTS)
     wanted = sorted({*lost_docs, *(u["document_id"] for u in lost_units if u.get("document_id"))})
     rows = await ledger.read(lambda db: restorable_rows(db, bank, wanted))
+    listed = {d["id"] for d in now_inventory["documents"]}
+    with_facts = {u["document_id"] for u in now_inventory["memories"] if u["fact_type"] in ("world", "experience")}
     unrestorable = [d for d in wanted if d not in rows]
     unrestorable += [f"memory:{u['id']}" for u in lost_units if not u.get("document_id")]
     return RollbackPlan(
@@ -333,6 +338,7 @@ async def plan_rollback(
         restorable=rows,
         unrestorable=unrestorable,
         current_counts=inventory_counts(now_inventory),
+        bare_documents=sorted(d for d in rows if d in listed and d not in with_facts),
     )
 
 
@@ -365,9 +371,9 @@ async def apply_rollback(
         for i in range(0, len(documents), RESTORE_BATCH):
             batch = documents[i : i + RESTORE_BATCH]
             rows = [r for d in batch for r in plan.restorable[d]]
-            # A document still there without its facts (a DELETE of one kind of memory leaves it):
+            # A document still listed without its facts (a DELETE of one kind of memory leaves it):
             # Hindsight takes the same text again for the same document as nothing new. Gone first.
-            for document_id in sorted(await memory.held_documents(bank, batch)):
+            for document_id in sorted(set(batch) & set(plan.bare_documents)):
                 await memory.delete_document(bank, document_id)
             await memory.retain(bank, [Item.from_json(r["item"]) for r in rows])
             result.documents_restored.extend(batch)

@@ -22,11 +22,18 @@ import structlog
 from memwarden.backends.base import BackendError, BackendRejected
 from memwarden.db.common import Connection
 from memwarden.db.memories import Change, move, record_kept
-from memwarden.db.memory_reads import active_by_document, active_ids, document_statuses, restorable_rows
+from memwarden.db.memory_reads import (
+    KEPT_RULE,
+    active_by_document,
+    active_ids,
+    document_statuses,
+    restorable_rows,
+)
 from memwarden.db.snapshots import Snapshot
 from memwarden.governance.config_guard import inventory, set_outcome
 from memwarden.governance.state import AppState
-from memwarden.policies.secrets import find_secrets, mask
+from memwarden.policies.field_secrets import masked
+from memwarden.policies.secrets import find_secrets
 
 log = structlog.get_logger("memwarden.deletions")
 READS_AT_ONCE = 8
@@ -50,14 +57,15 @@ def _in_scope(snap: Snapshot, reason: str, document_id: str | None, kind: str | 
 
 
 def _item(document_id: str, document: Mapping[str, Any], tags: Sequence[str]) -> dict[str, Any] | None:
-    """The retain item that re-creates a document, its text masked of secrets; None without text."""
+    """The retain item that re-creates a document, every field masked of secrets (memwarden keeps
+    none in clear); None without text."""
     text = document.get("original_text")
     if not isinstance(text, str) or not text.strip():
         return None
-    found = find_secrets(text)
-    item: dict[str, Any] = {"content": mask(text, found) if found else text, "document_id": document_id}
-    if tags:
-        item["tags"] = list(tags)
+    item: dict[str, Any] = {"content": masked(text), "document_id": document_id}
+    clean = [t for t in tags if not find_secrets(t)]  # a tag holding a secret is dropped, not masked
+    if clean:
+        item["tags"] = clean
     given = document.get("retain_params")
     params: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     when = params.get("event_date") or document.get("created_at")
@@ -65,10 +73,10 @@ def _item(document_id: str, document: Mapping[str, Any], tags: Sequence[str]) ->
         item["timestamp"] = when
     context = params.get("context")
     if isinstance(context, str) and context:
-        item["context"] = context
+        item["context"] = masked(context)
     metadata = document.get("document_metadata")
     if isinstance(metadata, Mapping) and metadata and all(isinstance(v, str) for v in metadata.values()):
-        item["metadata"] = dict(metadata)
+        item["metadata"] = {str(k): masked(v) for k, v in metadata.items()}
     return item
 
 
@@ -116,31 +124,28 @@ async def finished(
     :func:`unledgered`) archived beside them. Content is kept, until ``restore_days``.
 
     A DELETE of one kind of memory (``?type=world``) leaves the documents that hold others: only the
-    memories of documents left with no fact (world or experience) are archived — an ``observation``
-    wipe archives none: the ledger keeps no observations. When the backend cannot be read after the
-    delete, none is: nothing hidden that may still be there."""
+    memories of documents it left with no fact (:func:`_emptied`) are archived — an ``observation``
+    wipe archives none: the ledger keeps no observations."""
     ok = 200 <= status < 300
-    await set_outcome(state.ledger, snap, "applied" if ok else "failed", {"backend_status": status})
     if not ok:
+        await set_outcome(state.ledger, snap, "failed", {"backend_status": status})
         return
     bank = snap.bank
+    detail: dict[str, Any] = {"backend_status": status}
     if reason == "delete_memories" and kind:
+        gone, unread = await _emptied(state, snap, kind)
         live = await state.ledger.read(lambda db: active_by_document(db, bank))
-        documents = {*live, *(str(i["document_id"]) for i in kept)}
-        try:  # a document whose facts are all gone is gone, whether or not its row stays
-            now = await inventory(state.memory, bank, state.settings.config_guard.inventory_page)
-        except BackendError as exc:
-            log.warning("typed_delete_unread", bank=bank, error=str(exc))
-            now = {"memories": [{"fact_type": "world", "document_id": d} for d in documents]}
-        facts = {u.get("document_id") for u in now["memories"] if u.get("fact_type") in ("world", "experience")}
-        gone = documents - facts
         ids = [m for d in sorted(gone) for m in live.get(d, [])]
         kept = [i for i in kept if i["document_id"] in gone]
+        if unread:
+            detail["documents_judged_from_the_snapshot"] = unread
     else:
         ids = await state.ledger.read(lambda db: active_ids(db, bank, document_id))
     why = f"deleted in the backend ({reason}); snapshot {snap.id} can restore it"
     change = Change("active", "archived", "archive", "config", request_id, rule=reason, reason=why, snapshot=snap.id)
-    unwritten = replace(change, frm="backend", reason=f"{why} (never written through memwarden: read back from it)")
+    unwritten = replace(
+        change, frm="backend", rule=KEPT_RULE, reason=f"{why} (never written through memwarden: read back from it)"
+    )
 
     def write(db: Connection) -> None:
         move(db, bank, ids, change)
@@ -148,8 +153,32 @@ async def finished(
             record_kept(db, bank, kept, unwritten)
 
     await state.ledger.write(write)
+    await set_outcome(state.ledger, snap, "applied", detail)
     if kept:
         log.info("deletion_kept", bank=bank, snapshot=snap.id, documents=len(kept))
+
+
+FACTS = ("world", "experience")  # what the ledger's memories are (it keeps no observations)
+
+
+async def _emptied(state: AppState, snap: Snapshot, kind: str) -> tuple[set[str], str | None]:
+    """The documents a DELETE of the ``kind`` memories left with no fact: of those that had such
+    facts in the snapshot, the ones with none now. When the bank cannot be read after the delete,
+    judged from the snapshot — those whose facts were all of ``kind`` — and why is the second value."""
+    if kind not in FACTS:
+        return set(), None
+    before = (snap.inventory or {}).get("memories", ())
+    had = {str(u["document_id"]) for u in before if u.get("fact_type") == kind and u.get("document_id")}
+    try:
+        now = await inventory(state.memory, snap.bank, state.settings.config_guard.inventory_page)
+    except BackendError as exc:
+        log.warning("typed_delete_unread", bank=snap.bank, error=str(exc))
+        others = {
+            str(u.get("document_id")) for u in before if u.get("fact_type") in FACTS and u.get("fact_type") != kind
+        }
+        return had - others, f"the bank could not be read after the delete ({type(exc).__name__})"
+    facts = {u.get("document_id") for u in now["memories"] if u.get("fact_type") in FACTS}
+    return had - facts, None
 
 
 KEPT_OUT = frozenset({"rejected", "review", "erased"})  # never delivered to the backend

@@ -11,7 +11,7 @@ import structlog
 
 from memwarden.db import mem0
 from memwarden.db.common import Connection
-from memwarden.db.retention import deletion_rows, deletions_past, due_for_retention
+from memwarden.db.retention import deletion_rows, deletions_past, due_for_retention, still_open
 from memwarden.db.snapshots import set_outcome_row
 from memwarden.governance.archive import archive
 from memwarden.governance.erase import purge_files
@@ -76,7 +76,9 @@ async def expire_deletions(
             expired.append({"snapshot_id": snapshot_id, "bank": snap_bank, "memories": len(ids)})
             continue
 
-        def write(db: Connection, snapshot_id: str = snapshot_id, snap_bank: str = snap_bank) -> int:
+        def write(db: Connection, snapshot_id: str = snapshot_id, snap_bank: str = snap_bank) -> int | None:
+            if not still_open(db, snapshot_id):  # restored meanwhile: its window is not this one's to close
+                return None
             ids = deletion_rows(db, snap_bank, snapshot_id)
             mem0.erase(db, snap_bank, ids, source="retention", reason=reason, request_id=request_id)
             set_outcome_row(db, snapshot_id, "expired", {"erased": len(ids), "restore_days": days})
@@ -84,7 +86,8 @@ async def expire_deletions(
 
         async with state.bank_locks(snap_bank):
             erased = await state.ledger.write(write)
-        expired.append({"snapshot_id": snapshot_id, "bank": snap_bank, "memories": erased})
+        if erased is not None:
+            expired.append({"snapshot_id": snapshot_id, "bank": snap_bank, "memories": erased})
     if expired and not dry_run:
         await purge_files(state)
         log.info("deletions_expired", snapshots=len(expired), memories=sum(e["memories"] for e in expired))

@@ -139,18 +139,45 @@ def retain_secrets(payload: Mapping[str, Any]) -> list[FieldSecret]:
     def memory_text(loc: Loc) -> bool:
         return len(loc) == 3 and loc[0] == "items" and loc[2] == "content"
 
-    return [*field_secrets(payload, skip=memory_text), *attachment_secrets(payload)]
+    return field_secrets(payload, skip=memory_text)
 
 
-ATTACHMENT_SCAN_BYTES = 4 * 1024 * 1024  # past it, an attachment is read this far
+class AttachmentTextTooLong(ValueError):
+    """The text attachments of a request hold more characters than one request may have judged."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"the attachments that are text hold {size} characters, more than {limit} in all")
+        self.size, self.limit = size, limit
 
 
-def attachment_secrets(payload: Mapping[str, Any]) -> list[FieldSecret]:
-    """The secrets in a retain's image and file blocks: their file names, and the bytes of any
-    that are text (UTF-8: a ``.env``, a config, a script, an SVG) — memwarden stores them as they
-    are, so it stores none that holds a secret. Bytes that are not text (a PNG) are not read."""
+_PROBE = 8192  # bytes read to tell text from binary
+
+
+def _as_text(data: bytes) -> str | None:
+    """``data`` as text when it is text (UTF-8, UTF-16 with its byte-order mark, or a single-byte
+    encoding), else None (an image, an archive: NUL bytes or many control bytes in its first 8 KB)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    probe = data[:_PROBE]
+    control = sum(b < 9 or 13 < b < 32 for b in probe)
+    if b"\x00" in probe or control > len(probe) // 50:
+        return None
+    try:
+        return data.decode()
+    except UnicodeDecodeError:  # not UTF-8 throughout (a Latin-1 byte, a cut character): read as such
+        return data.decode("latin-1")
+
+
+def attachment_secrets(payload: Mapping[str, Any], *, limit: int) -> list[FieldSecret]:
+    """The secrets in a retain's image and file blocks: their file names, and the whole of any
+    whose bytes are text (a ``.env``, a config, a script, an SVG) — memwarden stores an attachment as
+    it is, so it stores none that holds a secret. Bytes that are not text (a PNG) are not read.
+    Raises :class:`AttachmentTextTooLong` past ``limit`` characters of such text in all: the work
+    one request may ask of the detectors, as its memory text."""
     items = payload.get("items")
     found: list[FieldSecret] = []
+    texts: list[tuple[Loc, str]] = []
+    size = 0
     for i, item in enumerate(items if isinstance(items, list) else ()):
         blocks = item.get("content") if isinstance(item, Mapping) else None
         for j, block in enumerate(blocks if isinstance(blocks, list) else ()):
@@ -164,11 +191,23 @@ def attachment_secrets(payload: Mapping[str, Any]) -> list[FieldSecret]:
             if not isinstance(data, str):
                 continue
             try:
-                text = base64.b64decode(data[: ATTACHMENT_SCAN_BYTES * 4 // 3 // 4 * 4], validate=True).decode()
-            except (binascii.Error, ValueError):  # not base64 (the model refuses it), or not text
+                head = base64.b64decode(data[: _PROBE // 3 * 4], validate=True)
+            except (binascii.Error, ValueError):  # not base64: the model refuses it
                 continue
-            if kind := secret_kind(text):
-                found.append(FieldSecret(("items", i, "content", j, "source", "data"), kind))
+            if _as_text(head) is None:
+                continue
+            size += len(data) * 3 // 4
+            if size > limit:
+                raise AttachmentTextTooLong(size, limit)
+            try:
+                text = _as_text(base64.b64decode(data, validate=True))
+            except (binascii.Error, ValueError):
+                continue
+            if text is not None:
+                texts.append((("items", i, "content", j, "source", "data"), text))
+    for loc, text in texts:
+        if kind := secret_kind(text):
+            found.append(FieldSecret(loc, kind))
     return found
 
 

@@ -292,7 +292,7 @@ def _m0013_chunks_entities(db: sqlite3.Connection) -> None:
     db.execute("DROP TABLE chunk_of")
 
 
-def _m0014_attachments(db: sqlite3.Connection) -> None:
+def _m0016_attachments(db: sqlite3.Connection) -> None:
     # Image and file content blocks' bytes (store/attachments.py); none were kept before.
     run_script(db, attachments.SCHEMA)
 
@@ -307,5 +307,5 @@ STORE_MIGRATIONS: tuple[Migration, ...] = (
     ("0011_store_transfers", _m0011_store_transfers),
     ("0012_store_reflect", _m0012_reflect),
     ("0013_store_chunks_entities", _m0013_chunks_entities),
-    ("0014_store_attachments", _m0014_attachments),
+    ("0016_store_attachments", _m0016_attachments),
 )

@@ -26,6 +26,7 @@ import contextlib
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -80,7 +81,9 @@ def prepare(home: Path) -> tuple[Path, Path]:
         subprocess.run([*pip, *TOOLS], check=True)
         marker.write_text(want)
     source = home / "hindsight_client-1.1.0"
-    if not (source / SUITE[0]).exists():
+    checked = source / ".sha256"  # the digest of the archive this tree was unpacked from
+    if not (source / SUITE[0]).exists() or not checked.exists() or checked.read_text() != SDIST_SHA256:
+        shutil.rmtree(source, ignore_errors=True)
         download = home / "sdist"
         pip = [str(venv / "bin" / "python"), "-m", "pip", "download", "-q", "--disable-pip-version-check"]
         subprocess.run([*pip, "--no-binary", ":all:", "--no-deps", "-d", str(download), CLIENT], check=True)
@@ -91,6 +94,7 @@ def prepare(home: Path) -> tuple[Path, Path]:
             raise RuntimeError(f"{archive.name}: sha256 {digest}, expected {SDIST_SHA256}; not run")
         with tarfile.open(archive) as tar:
             tar.extractall(home, filter="data")  # no path outside home, no links out, no devices
+        checked.write_text(SDIST_SHA256)
     return venv / "bin" / "python", source
 
 

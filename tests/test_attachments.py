@@ -173,6 +173,46 @@ def test_an_async_retain_keeps_its_attachments(local: str) -> None:
             422,
             "secret",
         ),
+        (  # not UTF-8 throughout (one Latin-1 byte): read all the same
+            {
+                "type": "file",
+                "source": {
+                    "type": "base64",
+                    "media_type": "application/octet-stream",
+                    "data": base64.b64encode(
+                        "# café\nDATABASE_URL=postgres://app:Zq8vR2kLp9xW4tYb@db.internal/app\n".encode("latin-1")
+                    ).decode(),
+                },
+            },
+            422,
+            "secret",
+        ),
+        (  # UTF-16 with its byte-order mark
+            {
+                "type": "file",
+                "source": {
+                    "type": "base64",
+                    "media_type": "text/plain",
+                    "data": base64.b64encode(
+                        "DATABASE_URL=postgres://app:Zq8vR2kLp9xW4tYb@db.internal/app\n".encode("utf-16")
+                    ).decode(),
+                },
+            },
+            422,
+            "secret",
+        ),
+        (  # more text than one request may have judged (governance.max_request_chars, 1,000,000)
+            {
+                "type": "file",
+                "source": {
+                    "type": "base64",
+                    "media_type": "text/plain",
+                    "data": base64.b64encode(b"The Oslo office opens in June.\n" * 40_000).decode(),
+                },
+            },
+            413,
+            "max_request_chars",
+        ),
     ],
 )
 def test_a_bad_or_secret_attachment_is_refused_and_nothing_is_written(

@@ -207,6 +207,11 @@ def test_what_memwarden_never_wrote_comes_back_too(hindsight_url: str, tmp_path:
         r = httpx.delete(f"{url}/v1/default/banks/{bank}", timeout=120)
         assert r.status_code == 200, r.text
         assert httpx.get(f"{hindsight_url}/v1/default/banks/{bank}/documents/legacy", timeout=30).status_code == 404
+        # The kept copy withholds nothing: the same id written again around memwarden reads through it.
+        again = {"items": [{"content": "The billing cluster moved back to Dublin.", "document_id": "legacy"}]}
+        httpx.post(f"{hindsight_url}/v1/default/banks/{bank}/memories", json=again, timeout=120).raise_for_status()
+        assert has(url, bank, "Dublin") == [True]
+        httpx.delete(f"{hindsight_url}/v1/default/banks/{bank}/documents/legacy", timeout=60).raise_for_status()
         out = restore(url, bank)
         assert "Restored 1 memories in 1 documents" in out
         document = httpx.get(f"{hindsight_url}/v1/default/banks/{bank}/documents/legacy", timeout=30).json()

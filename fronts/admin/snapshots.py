@@ -53,14 +53,15 @@ async def rollback_snapshot(state: AppState, scope: Scope, receive: Receive, sen
     if snap is None:
         await send_json(send, 404, {"detail": f"no snapshot {snapshot_id} for bank {bank}"})
         return
-    if snap.outcome == "expired":  # what it would re-create was erased with its window
-        detail = (
-            f"snapshot {snapshot_id} is past its restore window (config_guard.restore_days): what it"
-            " would re-create was erased; nothing was changed"
-        )
-        await send_json(send, 409, {"detail": detail})
-        return
     async with state.bank_locks(bank):
+        snap = await state.ledger.read(lambda db: get_snapshot(db, bank, snapshot_id)) or snap  # as of now
+        if snap.outcome == "expired":  # what it would re-create was erased with its window
+            detail = (
+                f"snapshot {snapshot_id} is past its restore window (config_guard.restore_days): what it"
+                " would re-create was erased; nothing was changed"
+            )
+            await send_json(send, 409, {"detail": detail})
+            return
         try:
             plan = await plan_rollback(memory=state.memory, ledger=state.ledger, cfg=cfg, snapshot=snap)
         except BackendError as exc:

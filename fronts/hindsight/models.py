@@ -35,7 +35,7 @@ class Base64AttachmentSource(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     type: Literal["base64"] = "base64"
-    media_type: str = Field(pattern=r"^[\w.+-]+/[\w.+-]+$", max_length=255)
+    media_type: str = Field(pattern=r"^[A-Za-z0-9.+_-]+/[A-Za-z0-9.+_-]+$", max_length=255)
     data: str
 
 

@@ -134,15 +134,37 @@ async def _recall(
     return status, headers, answer, result
 
 
-def _prune_includes(result: dict[str, Any], withheld: set[str]) -> None:
+def _chunk_document(chunk_id: str, bank: str) -> str | None:
+    """The document of a chunk id (Hindsight's ``<bank>_<document>_<index>``)."""
+    head, _, index = chunk_id.rpartition("_")
+    if not index.isdigit() or not head.startswith(f"{bank}_"):
+        return None
+    return head[len(bank) + 1 :]
+
+
+def _included_documents(result: dict[str, Any], bank: str) -> list[str]:
+    """The documents of what a recall includes beside its results: the chunks (Hindsight sends
+    those of more candidates than it returns) and the source facts (those observations cite)."""
+    found: list[str] = []
+    chunks = result.get("chunks")
+    if isinstance(chunks, dict):
+        found += [d for k in chunks if isinstance(k, str) and (d := _chunk_document(k, bank))]
+    facts = result.get("source_facts")
+    if isinstance(facts, dict):
+        found += [
+            v["document_id"] for v in facts.values() if isinstance(v, dict) and isinstance(v.get("document_id"), str)
+        ]
+    return found
+
+
+def _prune_includes(result: dict[str, Any], bank: str, withheld: set[str]) -> None:
     """What a recall includes beside its results (``chunks``, ``source_facts``, ``entities``) only
-    for the results it keeps: a withheld memory's chunk text or source fact must not come back by
-    that side door."""
+    of documents it does not withhold: a withheld memory's chunk text or source fact must not come
+    back by that side door (the candidates Hindsight took chunks from are more than it returns)."""
     kept = [r for r in result["results"] if isinstance(r, dict)]
     chunks = result.get("chunks")
     if isinstance(chunks, dict):
-        wanted = {r.get("chunk_id") for r in kept}
-        result["chunks"] = {k: v for k, v in chunks.items() if k in wanted}
+        result["chunks"] = {k: v for k, v in chunks.items() if _chunk_document(k, bank) not in withheld}
     facts = result.get("source_facts")
     if isinstance(facts, dict):
         result["source_facts"] = {
@@ -185,10 +207,10 @@ async def governed_recall(state: AppState, scope: Scope, receive: Receive, send:
         return
     results: list[Any] = result["results"]
     documents = [r["document_id"] for r in results if isinstance(r, dict) and isinstance(r.get("document_id"), str)]
-    withheld = await reads.withheld(state, bank, documents)
+    withheld = await reads.withheld(state, bank, [*documents, *_included_documents(result, bank)])
     if withheld:
         result["results"] = [r for r in results if not (isinstance(r, dict) and r.get("document_id") in withheld)]
-        _prune_includes(result, withheld)
+        _prune_includes(result, bank, withheld)
     excluded = len(results) - len(result["results"])
     if isinstance(result.get("trace"), dict):
         result["trace"]["warden"] = {

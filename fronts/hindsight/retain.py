@@ -45,7 +45,13 @@ from memwarden.governance.locks import GateClosed
 from memwarden.governance.outbox import OutboxFull
 from memwarden.governance.retain import Batch, Delivered, Retained, enforce, judge, shadow
 from memwarden.governance.state import AppState
-from memwarden.policies.field_secrets import FieldSecret, locations, retain_secrets
+from memwarden.policies.field_secrets import (
+    AttachmentTextTooLong,
+    FieldSecret,
+    attachment_secrets,
+    locations,
+    retain_secrets,
+)
 from memwarden.policies.judgement import ACCEPTED, Judgement, extract_text
 
 log = structlog.get_logger("memwarden.retain")
@@ -98,10 +104,16 @@ def shape_problem(payload: Any, max_items: int, max_tags: int) -> tuple[int, dic
     return None
 
 
-def _checked(payload: Any) -> list[FieldSecret] | ValidationError | RetainRequest:
+def _checked(payload: Any, limit: int) -> list[FieldSecret] | ValidationError | AttachmentTextTooLong | RetainRequest:
     """The request's secrets outside the memory text (refused first: the model's 422 would quote
-    them), else its validation error, else the request."""
-    found = retain_secrets(payload) if isinstance(payload, dict) else []
+    them) — its attachments' within ``limit`` characters of text — else its validation error, else
+    the request."""
+    try:
+        found = (
+            [*retain_secrets(payload), *attachment_secrets(payload, limit=limit)] if isinstance(payload, dict) else []
+        )
+    except AttachmentTextTooLong as exc:
+        return exc
     if found:
         return found
     try:
@@ -144,7 +156,13 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
     if refused is not None:
         await send_json(send, *refused)
         return
-    checked = await asyncio.to_thread(_checked, payload) if len(raw_body) > OFF_LOOP_BYTES else _checked(payload)
+    limit = governance.max_request_chars
+    big = len(raw_body) > OFF_LOOP_BYTES
+    checked = await asyncio.to_thread(_checked, payload, limit) if big else _checked(payload, limit)
+    if isinstance(checked, AttachmentTextTooLong):
+        detail = f"{checked}: split the request (max_request_chars)"
+        await send_json(send, 413, {"detail": detail})
+        return
     if isinstance(checked, list):  # before the request model: its 422 would quote the value
         log.warning("secret_in_fields", bank=bank, fields=locations(checked))
         await send_json(send, 422, {"detail": [f.detail() for f in checked]})
