@@ -5,7 +5,7 @@ A bank memwarden was put in front of may hold documents written before it was th
 the ledger has no copy of them, so a rollback could not re-create them. Before a governed DELETE
 of a bank, of its memories or of a document, the documents it will remove that the ledger cannot
 re-create are read from the backend — their original text, tags, time, context — and, once the
-backend has deleted, written to the ledger as ``archived`` rows of that deletion, their text masked
+backend has deleted, written to the ledger as ``archived`` rows of that deletion, every field masked
 of secrets (memwarden stores none). ``memwarden restore`` then re-creates them with the rest; past
 ``config_guard.restore_days`` retention erases them with the rest.
 """
@@ -46,6 +46,8 @@ def _in_scope(snap: Snapshot, reason: str, document_id: str | None, kind: str | 
     if document_id is not None:
         return [document_id] if document_id in documents else []
     if reason == "delete_memories" and kind:
+        if kind not in FACTS:  # an observation wipe takes no fact: nothing to keep
+            return []
         return sorted(
             {
                 str(u["document_id"])
