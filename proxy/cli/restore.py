@@ -7,17 +7,15 @@ from typing import Any
 
 import click
 
+from memwarden.db.retention import DELETIONS, OPEN
 from memwarden.proxy.cli.client import URL_OPTION, Client
 from memwarden.proxy.cli.config import run_rollback, snapshot_line
 
-DELETIONS = frozenset({"delete_bank", "delete_memories", "delete_document", "config_delete"})
-# A deletion the backend refused, one restored already, one past the restore window: nothing to undo.
-SETTLED = frozenset({"failed", "refused", "rolled_back", "expired"})
-
 
 def latest_deletion(items: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The newest snapshot (``items`` are newest first) taken before a DELETE that still can be undone."""
-    return next((s for s in items if s["reason"] in DELETIONS and s.get("outcome") not in SETTLED), None)
+    """The newest snapshot (``items`` are newest first) taken before a DELETE that still can be
+    undone — the same reasons and outcomes retention's restore window reads (``db.retention``)."""
+    return next((s for s in items if s["reason"] in DELETIONS and (s.get("outcome") or "applied") in OPEN), None)
 
 
 @click.command("restore")
@@ -28,8 +26,9 @@ def latest_deletion(items: list[dict[str, Any]]) -> dict[str, Any] | None:
 @click.option("--json", "as_json", is_flag=True, help="Print the preview and the result as JSON.")
 def restore(bank: str, snapshot_id: str | None, url: str, yes: bool, as_json: bool) -> None:
     """Undo the latest DELETE of BANK (or the one SNAPSHOT_ID names: the X-Warden-Snapshot header of
-    its answer, or `memwarden config snapshots BANK`): its config overrides and every memory it
-    removed, re-created from the ledger. Shows what it would do first and asks.
+    its answer, or `memwarden config snapshots BANK`) by the rollback of the snapshot taken before it:
+    the config overrides as they were, and every memory lost since re-created from the ledger. Shows
+    what it would do first and asks.
 
     \b
     Examples:
