@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from starlette.types import Message, Receive, Scope, Send
 
 from memwarden.fronts import json_budget
-from memwarden.governance.errors import Refused
+from memwarden.governance.errors import ServiceError
 from memwarden.policies.field_secrets import masked
 
 
@@ -400,12 +400,19 @@ async def read_object(scope: Scope, receive: Receive, send: Send) -> dict[str, A
     return payload
 
 
+async def send_service_error(send: Send, exc: ServiceError) -> None:
+    """A governance service's refusal in the ``{"detail": …}`` dialect (Hindsight's, memwarden's
+    own API): its status, and ``Retry-After`` when the same request can succeed later."""
+    headers = [] if exc.retry_after is None else [(b"retry-after", str(exc.retry_after).encode())]
+    await send_json(send, exc.status, {"detail": exc.detail}, headers=headers)
+
+
 async def answer(send: Send, work: Awaitable[dict[str, Any]]) -> None:
-    """Answer ``work``'s result with 200, or its :class:`Refused` with the refusal's status."""
+    """Answer ``work``'s result with 200, or its governance refusal (:func:`send_service_error`)."""
     try:
         body = await work
-    except Refused as exc:
-        await send_json(send, exc.status, {"detail": exc.detail})
+    except ServiceError as exc:
+        await send_service_error(send, exc)
         return
     await send_json(send, 200, body)
 

@@ -14,6 +14,7 @@ from memwarden.db import outbox as rows
 from memwarden.db.audit import AuditEvent
 from memwarden.db.common import Connection
 from memwarden.db.memories import Change, mark_delivered, move
+from memwarden.governance.errors import QueueFull
 
 TRANSIENT_STATUS = frozenset({408, 429})  # with every 5xx: the backend may take it later
 # Server errors that say "not now" (a gateway, an unavailable or overloaded server): retried until the
@@ -25,7 +26,7 @@ def transient(status: int) -> bool:
     return status >= 500 or status in TRANSIENT_STATUS
 
 
-class OutboxFull(Exception):
+class OutboxFull(QueueFull):
     """The queue is past a limit: a governed write is refused (503) before anything is recorded."""
 
 

@@ -8,6 +8,8 @@ import contextlib
 import time
 from collections.abc import AsyncIterator
 
+from memwarden.governance.errors import Busy
+
 
 class BankLocks:
     """One lock per bank: config changes and destructive operations on a bank run one at a time."""
@@ -22,7 +24,7 @@ class BankLocks:
         return lock
 
 
-class GateClosed(Exception):
+class GateClosed(Busy):
     """A governed write waited its bound for a guarded change on its bank to finish."""
 
     def __init__(self, bank: str, waited: float) -> None:

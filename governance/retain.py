@@ -1,6 +1,7 @@
 """Governed retain, the service side: judge a batch, record every verdict, deliver the survivors,
-settle their rows. No ASGI: the front parses the request, says how to reach the backend
-(``deliver``) and shapes the answer.
+settle their rows. No ASGI: the front parses the request, says how to reach the backend (a
+:mod:`~memwarden.governance.delivery`) and shapes the answer; what the service cannot do it raises
+as one of :mod:`~memwarden.governance.errors` (busy, queue full), which the front maps.
 
 judge every item (pure policies) → gather facts (the bank's active hashes and topic keys) →
 resolve (dedup, conflicts) → act. Acting differs by mode: a dry run does nothing; ``shadow``
@@ -14,8 +15,9 @@ them later (:mod:`memwarden.governance.outbox`); the self-hosted store's rows be
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
-from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +29,7 @@ from memwarden.db.audit import append_events, current_actor
 from memwarden.db.common import Connection
 from memwarden.db.memories import Recorded, lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts
 from memwarden.governance.deliveries import queue_event, transient
+from memwarden.governance.delivery import Delivered, Delivery
 from memwarden.governance.review import retire
 from memwarden.governance.state import AppState
 from memwarden.governance.turns import Thread
@@ -63,22 +66,6 @@ class Batch:
     # Each item's conversation within the bank (governance/turns.py: a short reply is judged after
     # the question before it); None: the items are no conversation's turns.
     threads: Sequence[Hashable | None] | None = None
-
-
-@dataclass(frozen=True)
-class Delivered:
-    """The backend's answer to a delivery: as received over HTTP (``body``), or the JSON value a
-    backend called directly returned (``answer``; no bytes to decode)."""
-
-    status: int
-    body: bytes
-    headers: Sequence[tuple[bytes, bytes]]
-    answer: Any = None
-
-
-# The request body to send, and each of its items' embedding (None when the pipeline computed none):
-# a backend called directly may use them instead of embedding again. Raises BackendUnavailable.
-Deliver = Callable[[dict[str, Any], list[Any]], Awaitable[Delivered]]
 
 
 @dataclass
@@ -182,7 +169,34 @@ def forwarded_item(raw: Mapping[str, Any], j: Judgement) -> dict[str, Any]:
     return item
 
 
-async def enforce(state: AppState, batch: Batch, judgements: list[Judgement], deliver: Deliver) -> Retained:
+@contextlib.asynccontextmanager
+async def writing(state: AppState, bank: str) -> AsyncIterator[None]:
+    """Hold ``bank``'s write gate for one governed write; :class:`~memwarden.governance.locks.GateClosed`
+    (a :class:`~memwarden.governance.errors.Busy`) when a guarded change holds it past
+    ``config_guard.write_wait``."""
+    async with state.gates.writing(bank, state.settings.config_guard.write_wait):
+        yield
+
+
+async def write(state: AppState, batch: Batch, judgements: list[Judgement], deliver: Delivery) -> Retained:
+    """A judged batch written: the bank's gate taken, then :func:`enforce`. Raises
+    :class:`~memwarden.governance.errors.Busy` or :class:`~memwarden.governance.errors.QueueFull`
+    with nothing written."""
+    async with writing(state, batch.bank):
+        return await enforce(state, batch, judgements, deliver)
+
+
+async def shadowed(
+    state: AppState, batch: Batch, judgements: list[Judgement], forward: Callable[[], Awaitable[None]]
+) -> None:
+    """``shadow`` mode: the verdicts audited and the request sent on unchanged (``forward``), under
+    the bank's gate. Raises :class:`~memwarden.governance.errors.Busy` with nothing done."""
+    async with writing(state, batch.bank):
+        await shadow(state, batch, judgements)
+        await forward()
+
+
+async def enforce(state: AppState, batch: Batch, judgements: list[Judgement], deliver: Delivery) -> Retained:
     """Record every verdict, deliver the survivors, settle their rows (see the module). In front of
     a backend the delivery is recorded in the outbox with the verdicts, and handed to it when the
     backend cannot take it now (``Retained.queued``). Raises :class:`OutboxFull` (nothing written)."""

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from memwarden.db.common import Connection
 from memwarden.db.memories import Change, mark_replaces, move
-from memwarden.governance.retain import Batch, Deliver, Retained, enforce, judge
+from memwarden.governance.delivery import Delivery
+from memwarden.governance.retain import Batch, Retained, enforce, judge, writing
 from memwarden.governance.review import retire
 from memwarden.governance.state import AppState
 from memwarden.policies.judgement import FORWARDED
@@ -26,9 +27,15 @@ class Rewritten:
     new_id: str | None
 
 
-async def rewrite(state: AppState, batch: Batch, old_id: str, deliver: Deliver) -> Rewritten:
-    """Judge ``batch`` (one item: the new version) and, if it is kept, supersede ``old_id``. The
-    caller holds the bank's write gate."""
+async def rewrite(state: AppState, batch: Batch, old_id: str, deliver: Delivery) -> Rewritten:
+    """Judge ``batch`` (one item: the new version) and, if it is kept, supersede ``old_id``, under
+    the bank's write gate. Raises :class:`~memwarden.governance.errors.Busy` or
+    :class:`~memwarden.governance.errors.QueueFull` with nothing written."""
+    async with writing(state, batch.bank):
+        return await _rewrite(state, batch, old_id, deliver)
+
+
+async def _rewrite(state: AppState, batch: Batch, old_id: str, deliver: Delivery) -> Rewritten:
     judged = await judge(state, batch)
     first = judged[0]
     if first.verdict == "duplicate" and first.existing_id == old_id:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
@@ -23,27 +22,25 @@ import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.types import Receive, Scope, Send
 
-from memwarden.backends.base import RAW_PASSTHROUGH, BackendRejected, BackendUnavailable
 from memwarden.backends.hindsight_json import receipt_json
-from memwarden.backends.transport import BodyBrokenError
-from memwarden.backends.types import Item
 from memwarden.fronts.asgi import (
     OFF_LOOP_BYTES,
-    dumps,
     note_backend_status,
     read_json,
     replay,
     send_json,
+    send_service_error,
     validation_detail,
 )
+from memwarden.fronts.decisions import decisions_header
 from memwarden.fronts.hindsight.models import MAX_TAG_CHARS, MemoryItem, attachment_problem
 from memwarden.fronts.hindsight.passthrough import forward, request_headers
 from memwarden.fronts.middleware import request_id_of
 from memwarden.fronts.query import query_pairs
 from memwarden.governance.config_changes import seed_in_background
-from memwarden.governance.locks import GateClosed
-from memwarden.governance.outbox import OutboxFull
-from memwarden.governance.retain import Batch, Delivered, Retained, enforce, judge, shadow
+from memwarden.governance.delivery import delivery_for
+from memwarden.governance.errors import ServiceError
+from memwarden.governance.retain import Batch, Retained, judge, shadowed, write
 from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import (
     AttachmentTextTooLong,
@@ -52,7 +49,7 @@ from memwarden.policies.field_secrets import (
     locations,
     retain_secrets,
 )
-from memwarden.policies.judgement import ACCEPTED, Judgement, extract_text
+from memwarden.policies.judgement import ACCEPTED, extract_text
 
 log = structlog.get_logger("memwarden.retain")
 WARDEN_PARAMS = frozenset({"dry_run", "warden"})
@@ -63,13 +60,6 @@ class RetainRequest(BaseModel):
     items: list[MemoryItem]
     is_async: bool = Field(False, alias="async")
     document_tags: list[Annotated[str, Field(max_length=MAX_TAG_CHARS)]] | None = None
-
-
-def decisions_header(judgements: Sequence[Judgement]) -> bytes:
-    counts: dict[str, int] = {}
-    for j in judgements:
-        counts[j.verdict] = counts.get(j.verdict, 0) + 1
-    return json.dumps(counts, separators=(",", ":")).encode()
 
 
 def warden_object(retained: Retained, mode: str, dry_run: bool) -> dict[str, Any]:
@@ -137,57 +127,82 @@ def _flag(scope: Scope, param: str, header: bytes, on: tuple[str, ...]) -> bool:
 
 async def governed_retain(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank: str = scope["path_params"]["bank_id"]
-    governance = state.settings.governance
-    mode = governance.mode_for(bank)
+    mode = state.settings.governance.mode_for(bank)
     dry_run = _flag(scope, "dry_run", b"x-warden-dry-run", ("1", "true", "yes"))
     if mode == "off" and not dry_run:
         await forward(state.backend, scope, receive, send, retries=0)
         return
     verbose = dry_run or _flag(scope, "warden", b"x-warden-verbose", ("verbose",))
+    parsed = await _parse(state, scope, receive, send)  # answered when None
+    if parsed is None:
+        return
+    raw_body, request, batch = parsed
+    if not dry_run:
+        seed_in_background(state, bank)
+    judgements = await judge(state, batch)
+    if dry_run:
+        await _respond(send, bank, request.is_async, Retained(judgements), mode, None, dry_run=True, verbose=True)
+        return
+    try:
+        if mode == "shadow":
+            await shadowed(
+                state,
+                batch,
+                judgements,
+                lambda: forward(state.backend, scope, replay(raw_body, receive), send, retries=0),
+            )
+            return
+        headers, _ = request_headers(scope)
+        target = _backend_target(scope)
+        deliver = delivery_for(
+            state.memory, state.backend, bank, wait=not request.is_async, target=target, headers=headers
+        )
+        retained = await write(state, batch, judgements, deliver)
+    except ServiceError as exc:  # busy, queue full: nothing was recorded, nothing delivered
+        await send_service_error(send, exc)
+        return
+    await _shape(scope, send, bank, request.is_async, retained, mode, verbose=verbose)
 
-    # -- parse ----------------------------------------------------------------------------
+
+async def _parse(
+    state: AppState, scope: Scope, receive: Receive, send: Send
+) -> tuple[bytes, RetainRequest, Batch] | None:
+    """The request read, checked and made a batch; None when it was answered (refused)."""
+    governance = state.settings.governance
     got = await read_json(scope, receive, send)
     if got is None:
-        return
+        return None
     raw_body, payload = got
     # Counts first, from the bare JSON (no item read one by one): a request past the limits costs
     # nothing more (700,000 items were scanned and validated on the event loop before their 413).
     refused = shape_problem(payload, governance.max_items, governance.max_tags)
     if refused is not None:
         await send_json(send, *refused)
-        return
+        return None
     limit = governance.max_request_chars
     big = len(raw_body) > OFF_LOOP_BYTES
     checked = await asyncio.to_thread(_checked, payload, limit) if big else _checked(payload, limit)
     if isinstance(checked, AttachmentTextTooLong):
-        detail = f"{checked}: split the request (max_request_chars)"
-        await send_json(send, 413, {"detail": detail})
-        return
+        await send_json(send, 413, {"detail": f"{checked}: split the request (max_request_chars)"})
+        return None
     if isinstance(checked, list):  # before the request model: its 422 would quote the value
-        log.warning("secret_in_fields", bank=bank, fields=locations(checked))
+        log.warning("secret_in_fields", bank=scope["path_params"]["bank_id"], fields=locations(checked))
         await send_json(send, 422, {"detail": [f.detail() for f in checked]})
-        return
+        return None
     if isinstance(checked, ValidationError):
         await send_json(send, 422, {"detail": validation_detail(checked)})
-        return
+        return None
     request = checked
-    if (bad := attachment_problem(request.items)) is not None:
-        await send_json(send, 400, {"detail": bad})
-        return
-    total = 0
-    for i, item in enumerate(request.items):
-        size = len(extract_text(item.content)[0])
-        if size > governance.max_length:
-            await send_json(send, 413, {"detail": f"Item {i} is {size} characters long, limit {governance.max_length}"})
-            return
-        total += size
-        if total > governance.max_request_chars:
-            limit = governance.max_request_chars
-            detail = f"The items' text is more than {limit} characters in all: split the request (max_request_chars)"
-            await send_json(send, 413, {"detail": detail})
-            return
+    problem = attachment_problem(request.items)
+    if problem is not None:
+        await send_json(send, 400, {"detail": problem})
+        return None
+    too_long = _length_problem(request, governance.max_length, governance.max_request_chars)
+    if too_long is not None:
+        await send_json(send, 413, {"detail": too_long})
+        return None
     batch = Batch(
-        bank=bank,
+        bank=scope["path_params"]["bank_id"],
         raw_items=payload["items"],
         contents=[item.content for item in request.items],
         tags=[item.tags or [] for item in request.items],
@@ -198,141 +213,64 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         # when the client names one, the document.
         threads=[item.document_id or "" for item in request.items],
     )
+    return raw_body, request, batch
 
-    # -- service --------------------------------------------------------------------------
-    if not dry_run:
-        seed_in_background(state, bank)
-    judgements = await judge(state, batch)
-    if dry_run:
-        await _respond(send, bank, request.is_async, Retained(judgements), mode, None, dry_run=True, verbose=True)
-        return
-    if mode == "shadow":
-        try:
-            async with state.gates.writing(bank, governance_wait(state)):
-                await shadow(state, batch, judgements)
-                await forward(state.backend, scope, replay(raw_body, receive), send, retries=0)
-        except GateClosed as exc:
-            await _gate_closed(send, exc)
-        return
 
-    async def deliver(body: dict[str, Any], vectors: list[Any]) -> Delivered:
-        if RAW_PASSTHROUGH not in state.memory.capabilities:  # a backend of another dialect: neutral items
-            json_type = [(b"content-type", b"application/json")]
-            items = []
-            for raw, vector in zip(body["items"], vectors, strict=True):
-                item = Item.from_json(raw)
-                # The pipeline embedded the text as judged (stripped): the same text, the same vector.
-                same = (
-                    vector is not None
-                    and isinstance(raw.get("content"), str)
-                    and raw["content"] == item.content.strip()
-                )
-                items.append(replace(item, vector=vector) if same else item)
-            try:
-                receipt = await state.memory.retain(
-                    bank, items, document_tags=body.get("document_tags") or (), wait=not request.is_async
-                )
-            except BackendRejected as exc:
-                return Delivered(exc.status, dumps(exc.body), json_type)
-            except BackendUnavailable as exc:  # a store's database busy (503) or full (507): said as its app says it
-                if exc.status is None:
-                    raise
-                return Delivered(exc.status, dumps({"detail": str(exc)}), json_type)
-            return Delivered(200, b"", json_type, answer=receipt_json(bank, receipt))
-        headers, _ = request_headers(scope)
-        headers = [(k, v) for k, v in headers if k.lower() not in ("content-length", "accept-encoding")]
-        headers.append(("accept-encoding", "identity"))
-        encoded = json.dumps(body, ensure_ascii=False).encode()
-        upstream = await state.backend.send_raw("POST", _backend_target(scope), headers, encoded)
-        try:
-            answer = b"".join([chunk async for chunk in upstream.aiter_raw()])
-        except BodyBrokenError as exc:  # cut mid-answer: the backend may or may not have it
-            raise BackendUnavailable(f"the backend's answer was cut: {exc}") from exc
-        finally:
-            await upstream.aclose()
-        return Delivered(upstream.status_code, answer, list(upstream.raw_headers))
+def _length_problem(request: RetainRequest, max_length: int, max_request_chars: int) -> str | None:
+    """Why the items' text is too long (an item past ``max_length``, all of them past
+    ``max_request_chars``); None when it is not."""
+    total = 0
+    for i, item in enumerate(request.items):
+        size = len(extract_text(item.content)[0])
+        if size > max_length:
+            return f"Item {i} is {size} characters long, limit {max_length}"
+        total += size
+        if total > max_request_chars:
+            return (
+                f"The items' text is more than {max_request_chars} characters in all:"
+                " split the request (max_request_chars)"
+            )
+    return None
 
-    try:
-        async with state.gates.writing(bank, governance_wait(state)):
-            retained = await enforce(state, batch, judgements, deliver)
-    except GateClosed as exc:  # nothing was recorded, nothing delivered
-        await _gate_closed(send, exc)
-        return
-    except OutboxFull as exc:  # nothing was recorded
-        await send_json(
-            send,
-            503,
-            {"detail": f"memwarden: {exc}; nothing was written, retry later"},
-            headers=[(b"retry-after", b"30")],
-        )
-        return
 
-    # -- shape ----------------------------------------------------------------------------
-    decisions = (b"x-warden-decisions", decisions_header(judgements))
+async def _shape(
+    scope: Scope, send: Send, bank: str, is_async: bool, retained: Retained, mode: str, *, verbose: bool
+) -> None:
+    """The answer to a written batch: Hindsight's, queued (the outbox delivers it), unreachable
+    (502), the backend's own refusal as it gave it, or its success with memwarden's count."""
     if retained.queued is not None:  # accepted; the outbox delivers it: Hindsight's async answer
         note_backend_status(scope, "queued")
         queued = {"async": True, "operation_id": retained.queued.operation_id, "usage": None}
-        await _respond(
-            send,
-            bank,
-            True,
-            retained,
-            mode,
-            None,
-            verbose=verbose,
-            extra_headers=[(b"x-warden-outbox", b"queued")],
-            answer=queued,
-        )
+        outbox = [(b"x-warden-outbox", b"queued")]
+        await _respond(send, bank, True, retained, mode, None, verbose=verbose, extra_headers=outbox, answer=queued)
         return
+    decisions = decisions_header(retained.judgements)
     if retained.unreachable is not None:
         note_backend_status(scope, "unreachable")
         await send_json(send, 502, {"detail": f"Backend unavailable: {retained.unreachable}"}, headers=[decisions])
         return
     delivered = retained.delivered
     if delivered is None:  # nothing went to the backend
-        await _respond(send, bank, request.is_async, retained, mode, None, verbose=verbose)
+        await _respond(send, bank, is_async, retained, mode, None, verbose=verbose)
         return
     note_backend_status(scope, delivered.status)
     if delivered.status != 200:  # the backend's own answer, as it gave it
-        passed = [
-            (k, v)
-            for k, v in delivered.headers
-            if k.lower() not in (b"content-length", b"transfer-encoding", b"connection")
-        ]
+        hop = (b"content-length", b"transfer-encoding", b"connection")
+        passed = [(k, v) for k, v in delivered.headers if k.lower() not in hop]
         headers = [*passed, (b"content-length", str(len(delivered.body)).encode()), decisions]
         await send({"type": "http.response.start", "status": delivered.status, "headers": headers})
         await send({"type": "http.response.body", "body": delivered.body})
         return
-    backend_json = delivered.answer
-    if backend_json is None:
+    backend_json: Any = None
+    if delivered.receipt is not None:
+        backend_json = receipt_json(bank, delivered.receipt)
+    else:
         try:
             backend_json = json.loads(delivered.body)
         except ValueError:
             backend_json = None
-    await _respond(
-        send,
-        bank,
-        request.is_async,
-        retained,
-        mode,
-        backend_json,
-        verbose=verbose,
-        extra_headers=[(k, v) for k, v in delivered.headers if k.lower() == b"x-ignored-params"],
-    )
-
-
-def governance_wait(state: AppState) -> float:
-    return state.settings.config_guard.write_wait
-
-
-async def _gate_closed(send: Send, exc: GateClosed) -> None:
-    """A write that waited its bound for a guarded config change: 503, try again shortly."""
-    await send_json(
-        send,
-        503,
-        {"detail": f"memwarden: {exc}; nothing was written, retry shortly"},
-        headers=[(b"retry-after", b"5")],
-    )
+    ignored = [(k, v) for k, v in delivered.headers if k.lower() == b"x-ignored-params"]
+    await _respond(send, bank, is_async, retained, mode, backend_json, verbose=verbose, extra_headers=ignored)
 
 
 def _backend_target(scope: Scope) -> str:
@@ -373,6 +311,4 @@ async def _respond(
         }
     if verbose:
         body["warden"] = warden_object(retained, mode, dry_run)
-    await send_json(
-        send, 200, body, headers=[(b"x-warden-decisions", decisions_header(retained.judgements)), *extra_headers]
-    )
+    await send_json(send, 200, body, headers=[decisions_header(retained.judgements), *extra_headers])

@@ -117,14 +117,16 @@ async def body_of(call: Call, receive: Receive, *, empty: Any = None) -> Any:
         raise Mem0Error(call.invalid, f"the body is not valid JSON: {exc}", detail) from None
 
 
-async def send_error(send: Send, error: Mem0Error, *, oss: bool) -> None:
+async def send_error(
+    send: Send, error: Mem0Error, *, oss: bool, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
     if oss:
         body: dict[str, Any] = {"detail": error.detail if error.status == 422 and error.detail else error.message}
     else:
         body = {"error": error.message}
         if error.status == 401:
             body = {"detail": error.message}
-    await send_json(send, error.status, body)
+    await send_json(send, error.status, body, headers=headers or [])
 
 
 __all__ = ["Call", "ClientGone", "body_of", "call_of", "need", "send_error"]

@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 from starlette.types import Receive, Scope, Send
 
 from memwarden.fronts.asgi import ClientGone, send_json
-from memwarden.fronts.hindsight.retain import decisions_header
+from memwarden.fronts.decisions import decisions_header
 from memwarden.fronts.mem0 import reads, writes
 from memwarden.fronts.mem0.context import Call, body_of, call_of, send_error
 from memwarden.fronts.mem0.models import (
@@ -29,6 +29,7 @@ from memwarden.fronts.mem0.models import (
     validated,
 )
 from memwarden.fronts.mem0.shapes import memory_json
+from memwarden.governance.errors import ServiceError
 from memwarden.governance.state import AppState
 
 Work = Callable[[Call, Receive, Send], Awaitable[None]]
@@ -37,14 +38,17 @@ DEFAULT_PAGE_SIZE = 100
 
 
 def handler(work: Work, *, oss: bool = False) -> Callable[[AppState, Scope, Receive, Send], Awaitable[None]]:
-    """An endpoint's handler: the call built, ``work`` run, a :class:`Mem0Error` answered in the
-    dialect's shape."""
+    """An endpoint's handler: the call built, ``work`` run, a :class:`Mem0Error` or a governance
+    :class:`ServiceError` answered in the dialect's shape."""
 
     async def handle(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await work(call_of(state, scope, oss=oss), receive, send)
         except Mem0Error as exc:
             await send_error(send, exc, oss=oss)
+        except ServiceError as exc:  # governance's refusals (busy, queue full, not done): said once, here
+            retry = [] if exc.retry_after is None else [(b"retry-after", str(exc.retry_after).encode())]
+            await send_error(send, Mem0Error(exc.status, exc.detail), oss=oss, headers=retry)
         except ClientGone:
             return
 
@@ -57,7 +61,7 @@ async def ping(call: Call, receive: Receive, send: Send) -> None:
 
 
 def _decisions(added: writes.Added) -> list[tuple[bytes, bytes]]:
-    return [(b"x-warden-decisions", decisions_header(added.judgements)), (b"x-warden-event", added.event_id.encode())]
+    return [decisions_header(added.judgements), (b"x-warden-event", added.event_id.encode())]
 
 
 async def add_v3(call: Call, receive: Receive, send: Send) -> None:

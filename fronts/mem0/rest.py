@@ -16,6 +16,7 @@ from typing import Any
 from starlette.types import Receive, Send
 
 from memwarden.fronts.asgi import send_json
+from memwarden.fronts.decisions import decisions_header
 from memwarden.fronts.mem0 import reads, writes
 from memwarden.fronts.mem0.context import Call, body_of
 from memwarden.fronts.mem0.models import Mem0Error, RestSearchRequest, validated
@@ -29,13 +30,11 @@ async def add(call: Call, receive: Receive, send: Send) -> None:
     added = await writes.add(call, await body_of(call, receive))
     polled = await reads.event(call, added.event_id)
     results = [{"id": r["id"], "memory": r["data"]["memory"], "event": r["event"]} for r in polled["results"]]
-    from memwarden.fronts.hindsight.retain import decisions_header
-
     await send_json(
         send,
         200,
         {"results": results, "warden": polled["warden"]},
-        headers=[(b"x-warden-decisions", decisions_header(added.judgements))],
+        headers=[decisions_header(added.judgements)],
     )
 
 

@@ -22,12 +22,10 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from memwarden.backends.base import BackendRejected, BackendUnavailable
 from memwarden.backends.llm import LLMError, LLMTimeout
-from memwarden.backends.types import Item
 from memwarden.db import mem0 as rows
 from memwarden.db.common import Connection, Row
 from memwarden.fronts.mem0.context import Call
@@ -43,12 +41,11 @@ from memwarden.fronts.mem0.shapes import entities as entities_in
 from memwarden.fronts.mem0.shapes import item_of, mem0_id
 from memwarden.governance.archive import archive
 from memwarden.governance.config_changes import seed_in_background
+from memwarden.governance.delivery import Neutral
 from memwarden.governance.erase import erase
-from memwarden.governance.errors import Refused
+from memwarden.governance.errors import ServiceError
 from memwarden.governance.extract import extract_facts
-from memwarden.governance.locks import GateClosed
-from memwarden.governance.outbox import OutboxFull
-from memwarden.governance.retain import Batch, Delivered, Retained, enforce, judge
+from memwarden.governance.retain import Batch, Retained, judge, write
 from memwarden.governance.rewrite import rewrite
 from memwarden.policies.field_secrets import field_secrets, locations
 from memwarden.policies.judgement import Judgement
@@ -63,28 +60,6 @@ class Added:
     event_id: str
     judgements: list[Judgement] = field(default_factory=list)
     results: list[dict[str, Any]] = field(default_factory=list)
-
-
-def _deliver(call: Call) -> Any:
-    state, bank = call.state, call.bank
-
-    async def deliver(body: dict[str, Any], vectors: list[Any]) -> Delivered:
-        items = []
-        for raw, vector in zip(body["items"], vectors, strict=True):
-            item = Item.from_json(raw)
-            same = vector is not None and raw["content"] == item.content.strip()
-            items.append(replace(item, vector=vector) if same else item)
-        try:
-            receipt = await state.memory.retain(bank, items, document_tags=(), wait=True)
-        except BackendRejected as exc:
-            return Delivered(exc.status, json.dumps(exc.body).encode(), [])
-        except BackendUnavailable as exc:
-            if exc.status is None:
-                raise
-            return Delivered(exc.status, json.dumps({"detail": str(exc)}).encode(), [])
-        return Delivered(200, b"", [], answer={"items": receipt.items})
-
-    return deliver
 
 
 def _secrets(payload: Mapping[str, Any], call: Call) -> None:
@@ -192,21 +167,10 @@ async def add(call: Call, payload: Any, *, kind: str = "add") -> Added:
         return added
     seed_in_background(state, call.bank)
     judgements.extend(await judge(state, batch))
-    retained = await _enforce(call, batch, judgements)
+    retained = await write(state, batch, judgements, Neutral(state.memory, call.bank))
     added.judgements, added.results = judgements, summaries
     _raise_for_delivery(retained)
     return added
-
-
-async def _enforce(call: Call, batch: Batch, judgements: list[Judgement]) -> Retained:
-    state = call.state
-    try:
-        async with state.gates.writing(call.bank, state.settings.config_guard.write_wait):
-            return await enforce(state, batch, judgements, _deliver(call))
-    except GateClosed as exc:
-        raise Mem0Error(503, f"memwarden: {exc}; nothing was written, retry shortly") from None
-    except OutboxFull as exc:
-        raise Mem0Error(503, f"memwarden: {exc}; nothing was written, retry later") from None
 
 
 def _raise_for_delivery(retained: Retained) -> None:
@@ -281,13 +245,7 @@ async def _rewrite(call: Call, old: Row, text: str | None, metadata: dict[str, A
         source="mem0",
         scope=_same_entities(entities_in(item["tags"])),
     )
-    try:
-        async with state.gates.writing(call.bank, state.settings.config_guard.write_wait):
-            done = await rewrite(state, batch, old["id"], _deliver(call))
-    except GateClosed as exc:
-        raise Mem0Error(503, f"memwarden: {exc}; nothing was written, retry shortly") from None
-    except OutboxFull as exc:
-        raise Mem0Error(503, f"memwarden: {exc}; nothing was written, retry later") from None
+    done = await rewrite(state, batch, old["id"], Neutral(state.memory, call.bank))
     _raise_for_delivery(done.retained)
     if done.new_id is None:
         j = done.retained.judgements[0]
@@ -302,38 +260,37 @@ async def _rewrite(call: Call, old: Row, text: str | None, metadata: dict[str, A
 
 
 async def delete(call: Call, memory_id: str) -> None:
-    """Archive one memory (erase it, with ``[mem0] hard_delete``). Raises :class:`Mem0Error`."""
+    """Archive one memory (erase it, with ``[mem0] hard_delete``). Raises :class:`Mem0Error` (404) or
+    a governance :class:`ServiceError`."""
     state = call.state
-    try:
-        async with state.bank_locks(call.bank):
-            row = await _live(call, memory_id)
-            if state.settings.mem0.hard_delete:
-                versions = await state.ledger.read(lambda db: rows.rows_of(db, call.bank, memory_id))
-                await erase(
-                    state,
-                    call.bank,
-                    versions,
-                    reason="deleted by a Mem0 client",
-                    request_id=call.request_id,
-                    locked=True,
-                )
-            else:
-                await archive(
-                    state,
-                    call.bank,
-                    row["id"],
-                    reason="deleted by a Mem0 client",
-                    request_id=call.request_id,
-                    source="mem0",
-                    locked=True,
-                )
-    except Refused as exc:
-        raise Mem0Error(exc.status, exc.detail) from None
+    async with state.bank_locks(call.bank):
+        row = await _live(call, memory_id)
+        if state.settings.mem0.hard_delete:
+            versions = await state.ledger.read(lambda db: rows.rows_of(db, call.bank, memory_id))
+            await erase(
+                state,
+                call.bank,
+                versions,
+                reason="deleted by a Mem0 client",
+                request_id=call.request_id,
+                locked=True,
+            )
+        else:
+            await archive(
+                state,
+                call.bank,
+                row["id"],
+                reason="deleted by a Mem0 client",
+                request_id=call.request_id,
+                source="mem0",
+                locked=True,
+            )
 
 
 async def erase_entities(call: Call, entities: Mapping[str, str], *, missing_ok: bool = True) -> int:
     """Erase every memory (every version) of the memories holding all of ``entities``' tags (every
-    memory of the bank when none is named); how many rows. Raises :class:`Mem0Error`."""
+    memory of the bank when none is named); how many rows. Raises :class:`Mem0Error` (404) or a
+    governance :class:`ServiceError`."""
     from memwarden.fronts.mem0.filters import ENTITY_TAG
 
     sep = call.state.settings.governance.tag_separator
@@ -343,17 +300,14 @@ async def erase_entities(call: Call, entities: Mapping[str, str], *, missing_ok:
         found = await call.state.ledger.read(lambda db: rows.rows_with_tags(db, call.bank, sets))
         if not found and not missing_ok:
             raise Mem0Error(404, "Entity not found")
-        try:
-            return await erase(
-                call.state,
-                call.bank,
-                found,
-                reason="deleted by a Mem0 client (delete_all)",
-                request_id=call.request_id,
-                locked=True,
-            )
-        except Refused as exc:
-            raise Mem0Error(exc.status, exc.detail) from None
+        return await erase(
+            call.state,
+            call.bank,
+            found,
+            reason="deleted by a Mem0 client (delete_all)",
+            request_id=call.request_id,
+            locked=True,
+        )
 
 
 async def batch(call: Call, payload: Any, *, deleting: bool) -> list[dict[str, Any]]:
@@ -384,4 +338,6 @@ async def batch(call: Call, payload: Any, *, deleting: bool) -> list[dict[str, A
                 out.append({"memory_id": entry.memory_id, "status": "updated"})
         except Mem0Error as exc:
             out.append({"memory_id": entry.memory_id, "status": "refused", "error": exc.message})
+        except ServiceError as exc:
+            out.append({"memory_id": entry.memory_id, "status": "refused", "error": exc.detail})
     return out
