@@ -37,7 +37,7 @@ BANK_PATH = re.compile(r"^/v1/default/banks/[^/]+(/.*)?$")
 # The backend's routes under a bank, by what they do (Hindsight 1.1.0's table). Deny by default:
 # a changing route not listed here needs ``admin`` (config-like: webhooks, directives, imports,
 # deletions …).
-READ_ROUTES = re.compile(  # POSTs that only read (a bank's export is an admin's: proxy/routes.py)
+READ_ROUTES = re.compile(  # POSTs that only read (a bank's export is an admin's: fronts/hindsight/routes.py)
     r"^/(?:reflect|memories/recall|memories/dry-run-extract"
     r"|consolidation-strategies/preview|prompts/preview|mental-models/[^/]+/dry-run-refresh)/?$"
 )

@@ -35,9 +35,10 @@ stays ≥ 0.98 (losing a fact costs more than storing some noise). The trim thre
 transcripts' facts survive ≥ 0.99 of the time, each conversation held out of training in turn.
 The weights are rounded to 5 decimals and written with sorted keys, so running the script again on
 the same machine writes the same bytes. On another CPU the weights move in the third decimal (the
-embeddings differ a few ulps between ONNX kernels), so ``--check`` (``tests/test_learned.py``)
-passes when the file is the same bytes, or the same data and choices with the same decisions on
-each head's training texts: keep or not on ≥ 99.5 % of them, topic on ≥ 99 %, stage on ≥ 98.5 %.
+embeddings differ a few ulps between ONNX kernels), so ``--check`` (a check of its own in
+``.ci/run``, ~5 min of CPU; not in the test command) passes when the file is the same bytes, or
+the same data and choices with the same decisions on each head's training texts: keep or not
+on ≥ 99.5 % of them, topic on ≥ 99 %, stage on ≥ 98.5 %.
 
 Usage: python scripts/train_learned.py [--out policies/learned_model.json] [--check] [--with a.jsonl,b.jsonl]
        (scripts/keep_writers.py: each training writer held out, what each keep threshold buys)

@@ -168,19 +168,6 @@ async def test_in_front_of_a_backend_the_learned_layer_judges_and_says_so(learne
     assert (fact["verdict"], fact["topic"]) == ("store", "personal")
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(1800)  # ~5 min on an idle 2-core machine; more when the machine is shared
-def test_the_weights_are_the_ones_the_script_makes_from_the_data() -> None:
-    # Byte for byte on the machine that trained them; elsewhere, the same data, choices and decisions.
-    done = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "train_learned.py"), "--check"],
-        capture_output=True,
-        text=True,
-        timeout=1740,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-
-
 def test_the_light_turn_sets_weigh_a_quarter_and_with_adds_a_set_at_full_weight() -> None:
     """The three newest training writers' turns are trained on at LIGHT_WEIGHT (a row the other data
     already holds weighs 1, like it); ``--with`` trains a set at full weight for a candidate, never

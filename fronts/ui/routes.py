@@ -15,9 +15,12 @@ import functools
 from importlib import resources
 from importlib.resources.abc import Traversable
 
+from starlette.routing import BaseRoute
 from starlette.types import Receive, Scope, Send
 
+from memwarden.fronts import auth
 from memwarden.fronts.asgi import send_json
+from memwarden.fronts.endpoint import route
 from memwarden.governance.state import AppState
 
 CSP = (
@@ -89,3 +92,13 @@ async def ui_asset(state: AppState, scope: Scope, receive: Receive, send: Send) 
         await send_json(send, 404, {"detail": f"No dashboard file {name[:200]!r}"}, headers=SECURITY_HEADERS)
         return
     await _send_file(send, name, head=scope["method"] == "HEAD")
+
+
+def ui_routes() -> list[BaseRoute]:
+    """The dashboard's route table: open (the page asks for a key; its calls to ``/warden/v1`` need one)."""
+    get = ["GET"]
+    return [
+        route("/warden/ui", "warden_ui_redirect", ui_redirect, auth.open_route, get, exact=False),
+        route("/warden/ui/", "warden_ui", ui_page, auth.open_route, get, exact=False),
+        route("/warden/ui/{asset:path}", "warden_ui_asset", ui_asset, auth.open_route, get, exact=False),
+    ]
