@@ -4,9 +4,9 @@ the review queue, what a recall must withhold, what a rollback can restore."""
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from memwarden.db.common import chunked
@@ -29,57 +29,48 @@ def memory_view(row: sqlite3.Row | None) -> dict[str, Any] | None:
     return out
 
 
-# A page's numbers: ASCII digits (str.isdigit() also says yes to "²", which int() refuses), an
-# offset SQLite can hold.
-_LIMIT, _OFFSET = re.compile(r"[0-9]{1,4}"), re.compile(r"[0-9]{1,18}")
+@dataclass(frozen=True)
+class LedgerQuery:
+    """Which of a bank's memories an operator's listing shows: any of ``statuses`` (all when
+    empty), the labels, every tag of ``tags`` (in either spelling), text holding ``q``; one page."""
+
+    statuses: tuple[str, ...] = ()
+    topic: str | None = None
+    stage: str | None = None
+    topic_key: str | None = None
+    tags: tuple[str, ...] = ()
+    q: str | None = None
+    limit: int = 100
+    offset: int = 0
 
 
-class FilterError(ValueError):
-    """A list filter that is not valid: ``loc`` names it."""
-
-    def __init__(self, loc: str, msg: str, value: Any) -> None:
-        super().__init__(msg)
-        self.loc, self.value = loc, value
-
-
-def list_memories(db: sqlite3.Connection, bank: str, query: list[tuple[str, str]]) -> dict[str, Any]:
-    """One page of the ledger's memories for ``query`` (``status`` comma-separated, ``topic``,
-    ``stage``, ``topic_key``, ``tag`` repeatable in either spelling, ``q``, ``limit``, ``offset``).
-    A pure read, shared by the API and the command line's ``--data-dir`` mode."""
-    one = dict(query)
+def list_memories(db: sqlite3.Connection, bank: str, query: LedgerQuery) -> dict[str, Any]:
+    """One page of the ledger's memories for ``query``. A pure read, shared by the API and the
+    command line's ``--data-dir`` mode."""
     where, args = ["bank = ?"], [bank]
-    statuses = [s for k, v in query if k == "status" for s in v.split(",") if s]
-    for status in statuses:
-        if status not in STATUSES:
-            raise FilterError("status", f"must be one of {', '.join(STATUSES)}", status)
-    if statuses:
-        where.append(f"status IN ({','.join('?' * len(statuses))})")
-        args += statuses
-    for column in ("topic", "stage", "topic_key"):
-        if one.get(column):
+    if query.statuses:
+        where.append(f"status IN ({','.join('?' * len(query.statuses))})")
+        args += query.statuses
+    for column, value in (("topic", query.topic), ("stage", query.stage), ("topic_key", query.topic_key)):
+        if value:
             where.append(f"{column} = ?")
-            args.append(one[column])
-    for tag in (v for k, v in query if k == "tag" and v):
+            args.append(value)
+    for tag in query.tags:
         forms = spellings(tag)
         marks = ",".join("?" * len(forms))
         where.append(f"EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value IN ({marks}))")  # noqa: S608
         args += forms
-    if one.get("q"):
+    if query.q:
         where.append("instr(lower(content), lower(?)) > 0")
-        args.append(one["q"])
-    raw_limit, raw_offset = one.get("limit", "100"), one.get("offset", "0")
-    if not _LIMIT.fullmatch(raw_limit) or not 1 <= int(raw_limit) <= 1000:
-        raise FilterError("limit", "limit must be an integer from 1 to 1000", raw_limit)
-    if not _OFFSET.fullmatch(raw_offset):
-        raise FilterError("offset", "offset must be an integer from 0, of at most 18 digits", raw_offset)
-    limit, offset = int(raw_limit), int(raw_offset)
+        args.append(query.q)
     clause = " AND ".join(where)
     rows = db.execute(
         f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause} ORDER BY created_at DESC, id LIMIT ? OFFSET ?",  # noqa: S608
-        (*args, limit, offset),
+        (*args, query.limit, query.offset),
     ).fetchall()
     total = db.execute(f"SELECT count(*) FROM memories WHERE {clause}", args).fetchone()[0]  # noqa: S608
-    return {"bank_id": bank, "items": [memory_view(r) for r in rows], "total": total, "limit": limit, "offset": offset}
+    items = [memory_view(r) for r in rows]
+    return {"bank_id": bank, "items": items, "total": total, "limit": query.limit, "offset": query.offset}
 
 
 def memory_account(db: sqlite3.Connection, bank: str, memory_id: str) -> dict[str, Any] | None:

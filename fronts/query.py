@@ -14,13 +14,16 @@ bank C). Now:
 * a count (``limit``, ``offset``, ``min_count``) past :data:`MAX_COUNT` is refused there too, in
   FastAPI's validation shape (:func:`count_problem`): Hindsight takes any integer and PostgreSQL
   then fails (``?limit=99999999999999999999999`` was Hindsight's 500, relayed with PostgreSQL's
-  text).
+  text);
+* an integer parameter of memwarden's own routes (a page's ``limit`` and ``offset``, ``days``, a
+  Mem0 ``top_k``) is read by :func:`bounded_int`, one way (its copies each had their own bugs).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, overload
 
 from starlette.datastructures import QueryParams
 from starlette.types import Scope
@@ -80,3 +83,40 @@ def count_problem(query_string: bytes) -> dict[str, Any] | None:
                 }
                 return {"detail": [error]}
     return None
+
+
+MAX_OFFSET = 10**18 - 1  # an offset SQLite's integer holds
+
+
+class QueryProblem(ValueError):
+    """A query parameter that is not valid: its ``name``, why (``str(exc)``), the value sent."""
+
+    def __init__(self, name: str, msg: str, value: str) -> None:
+        super().__init__(msg)
+        self.name, self.value = name, value
+
+    def detail(self) -> dict[str, Any]:
+        """The 422 body, in FastAPI's validation shape (as the rest of memwarden's API answers)."""
+        error = {"type": "value_error", "loc": ["query", self.name], "msg": str(self), "input": self.value[:100]}
+        return {"detail": [error]}
+
+
+@overload
+def bounded_int(query: Mapping[str, str], name: str, default: int, low: int, high: int) -> int: ...
+
+
+@overload
+def bounded_int(query: Mapping[str, str], name: str, default: None, low: int, high: int) -> int | None: ...
+
+
+def bounded_int(query: Mapping[str, str], name: str, default: int | None, low: int, high: int) -> int | None:
+    """The integer parameter ``name`` of ``query``, from ``low`` to ``high`` (``default`` when it is
+    absent). ASCII digits only — ``str.isdigit()`` also says yes to "²", which ``int()`` refuses —
+    and no more of them than ``high`` has, so a huge value costs nothing. Raises
+    :class:`QueryProblem`."""
+    raw = query.get(name)
+    if raw is None:
+        return default
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > len(str(high)) or not low <= int(raw) <= high:
+        raise QueryProblem(name, f"{name} must be an integer from {low} to {high}", raw)
+    return int(raw)

@@ -29,7 +29,7 @@ from memwarden.db.audit import (
 )
 from memwarden.db.common import Connection
 from memwarden.fronts.asgi import read_object, send_json
-from memwarden.fronts.query import query_params
+from memwarden.fronts.query import QueryProblem, bounded_int, query_params
 from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import masked
 
@@ -42,7 +42,6 @@ class QueryError(ValueError):
 
 
 _SEQ = re.compile(r"[0-9]{1,18}")  # a sequence number SQLite can hold
-_COUNT = re.compile(r"[0-9]{1,4}")  # ASCII digits: str.isdigit() also says yes to "²", which int() refuses
 
 
 def parse_filters(query: Mapping[str, str]) -> tuple[EventFilter, int]:
@@ -65,11 +64,12 @@ def parse_filters(query: Mapping[str, str]) -> tuple[EventFilter, int]:
             except ValueError:
                 raise QueryError(f"since must be a sequence number or an ISO timestamp, got {since!r}") from None
             since_ts = since
-    raw_limit = query.get("limit", "100")
-    if not _COUNT.fullmatch(raw_limit) or not 1 <= int(raw_limit) <= MAX_LIMIT:
-        raise QueryError(f"limit must be an integer from 1 to {MAX_LIMIT}, got {raw_limit!r}")
+    try:
+        limit = bounded_int(query, "limit", 100, 1, MAX_LIMIT)
+    except QueryProblem as exc:
+        raise QueryError(f"{exc}, got {exc.value[:40]!r}") from None
     where = event_filter(bank=query.get("bank") or None, actions=actions, after_seq=after_seq, since_ts=since_ts)
-    return where, int(raw_limit)
+    return where, limit
 
 
 def _query(scope: Scope) -> Mapping[str, str]:
@@ -83,15 +83,16 @@ async def list_audit(state: AppState, scope: Scope, receive: Receive, send: Send
         await send_json(send, 422, {"detail": str(exc)})
         return
     query = _query(scope)
-    tail = query.get("tail", "")
-    if tail and not (_COUNT.fullmatch(tail) and 1 <= int(tail) <= MAX_LIMIT):
-        await send_json(send, 422, {"detail": f"tail must be an integer from 1 to {MAX_LIMIT}, got {tail!r}"})
+    try:  # blank: no tail
+        tail = bounded_int(query, "tail", None, 1, MAX_LIMIT) if query.get("tail") else None
+    except QueryProblem as exc:
+        await send_json(send, 422, {"detail": f"{exc}, got {exc.value[:40]!r}"})
         return
 
     def read(db: Connection) -> tuple[list[dict[str, Any]], int]:
         last = last_seq(db)
-        if tail:
-            return latest_events(db, where, int(tail)), last
+        if tail is not None:
+            return latest_events(db, where, tail), last
         return fetch_events(db, where, limit), last
 
     events, newest = await state.ledger.read(read)

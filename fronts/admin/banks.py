@@ -10,18 +10,15 @@
 
 from __future__ import annotations
 
-import re
-
 from starlette.types import Receive, Scope, Send
 
 from memwarden.db.bank_stats import bank_overview, bank_summaries
 from memwarden.db.memory_reads import STATUSES
 from memwarden.fronts.asgi import send_json
-from memwarden.fronts.query import query_params
+from memwarden.fronts.query import QueryProblem, bounded_int, query_params
 from memwarden.governance.state import AppState
 
 MAX_DAYS = 366
-_DAYS = re.compile(r"[0-9]{1,3}")  # ASCII digits only: str.isdigit() also says yes to "²", int() does not
 
 
 async def list_banks(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
@@ -32,10 +29,10 @@ async def list_banks(state: AppState, scope: Scope, receive: Receive, send: Send
 async def overview(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank: str = scope["path_params"]["bank_id"]
     query = query_params(scope)
-    raw_days = query.get("days", "30")
-    if not (_DAYS.fullmatch(raw_days) and 1 <= int(raw_days) <= MAX_DAYS):
-        bad = {"type": "value_error", "loc": ["query", "days"], "msg": f"days must be 1..{MAX_DAYS}", "input": raw_days}
-        await send_json(send, 422, {"detail": [bad]})
+    try:
+        days = bounded_int(query, "days", 30, 1, MAX_DAYS)
+    except QueryProblem as exc:
+        await send_json(send, 422, exc.detail())
         return
     statuses = list(dict.fromkeys(s for s in query.get("status", "active").split(",") if s)) or ["active"]
     unknown = [s for s in statuses if s not in STATUSES]
@@ -47,6 +44,5 @@ async def overview(state: AppState, scope: Scope, receive: Receive, send: Send) 
             {"detail": [{"type": "value_error", "loc": ["query", "status"], "msg": msg, "input": unknown[0]}]},
         )
         return
-    days = int(raw_days)
     view = await state.ledger.read(lambda db: bank_overview(db, bank, statuses=statuses, days=days))
     await send_json(send, 200, view)

@@ -20,14 +20,15 @@ can be and reported exactly; the ledger changes only once the backend has.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
-from memwarden.db.memory_reads import FilterError, list_memories, memory_account
+from memwarden.db.memory_reads import STATUSES, LedgerQuery, list_memories, memory_account
 from memwarden.fronts.asgi import answer, read_object, send_json
 from memwarden.fronts.middleware import request_id_of
-from memwarden.fronts.query import query_pairs
+from memwarden.fronts.query import MAX_OFFSET, QueryProblem, bounded_int, query_pairs
 from memwarden.governance.archive import (
     archive,
     restore,
@@ -38,18 +39,35 @@ from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import masked
 
 
-def _bad(loc: str, msg: str, value: Any) -> dict[str, Any]:
-    return {"detail": [{"type": "value_error", "loc": ["query", loc], "msg": msg, "input": value}]}
+def ledger_query(pairs: Sequence[tuple[str, str]]) -> LedgerQuery:
+    """The listing's query string read (``status`` comma-separated, ``topic``, ``stage``,
+    ``topic_key``, ``tag`` repeatable in either spelling, ``q``, ``limit``, ``offset``); the API
+    and the command line's ``--data-dir`` mode read it alike. Raises :class:`QueryProblem`."""
+    one = dict(pairs)
+    statuses = tuple(dict.fromkeys(s for k, v in pairs if k == "status" for s in v.split(",") if s))
+    for status in statuses:
+        if status not in STATUSES:
+            raise QueryProblem("status", f"must be one of {', '.join(STATUSES)}", status)
+    return LedgerQuery(
+        statuses=statuses,
+        topic=one.get("topic") or None,
+        stage=one.get("stage") or None,
+        topic_key=one.get("topic_key") or None,
+        tags=tuple(v for k, v in pairs if k == "tag" and v),
+        q=one.get("q") or None,
+        limit=bounded_int(one, "limit", 100, 1, 1000),
+        offset=bounded_int(one, "offset", 0, 0, MAX_OFFSET),
+    )
 
 
 async def list_ledger_memories(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank: str = scope["path_params"]["bank_id"]
-    query = query_pairs(scope)
     try:
-        page = await state.ledger.read(lambda db: list_memories(db, bank, query))
-    except FilterError as exc:
-        await send_json(send, 422, _bad(exc.loc, str(exc), exc.value))
+        query = ledger_query(query_pairs(scope))
+    except QueryProblem as exc:
+        await send_json(send, 422, exc.detail())
         return
+    page = await state.ledger.read(lambda db: list_memories(db, bank, query))
     await send_json(send, 200, page)
 
 

@@ -20,7 +20,7 @@ from memwarden.db.audit import current_actor
 from memwarden.fronts.asgi import send_json
 from memwarden.fronts.auth import key_allows
 from memwarden.fronts.middleware import request_id_of
-from memwarden.fronts.query import query_params
+from memwarden.fronts.query import QueryProblem, bounded_int, query_params
 from memwarden.governance.errors import Refused
 from memwarden.governance.outbox import Outbox
 from memwarden.governance.state import AppState
@@ -48,17 +48,15 @@ async def list_outbox(state: AppState, scope: Scope, receive: Receive, send: Sen
     if wanted is not None and wanted not in outbox_rows.STATES:
         await send_json(send, 422, _bad("state", f"state must be one of {', '.join(outbox_rows.STATES)}", wanted))
         return
-    numbers = {}
-    for name, default, low, high in (("limit", "100", 1, MAX_LIMIT), ("offset", "0", 0, 10**9)):
-        raw = query.get(name, default)
-        # ASCII digits: str.isdigit() also says yes to "²", which int() refuses.
-        if not (raw.isascii() and raw.isdigit()) or len(raw) > 10 or not low <= int(raw) <= high:
-            await send_json(send, 422, _bad(name, f"{name} must be an integer from {low} to {high}", raw))
-            return
-        numbers[name] = int(raw)
+    try:
+        limit = bounded_int(query, "limit", 100, 1, MAX_LIMIT)
+        offset = bounded_int(query, "offset", 0, 0, 10**9)
+    except QueryProblem as exc:
+        await send_json(send, 422, exc.detail())
+        return
     bank = query.get("bank") or None
     entries, total = await state.ledger.read(
-        lambda db: outbox_rows.listing(db, state=wanted, bank=bank, limit=numbers["limit"], offset=numbers["offset"])
+        lambda db: outbox_rows.listing(db, state=wanted, bank=bank, limit=limit, offset=offset)
     )
     await send_json(
         send,
@@ -66,8 +64,8 @@ async def list_outbox(state: AppState, scope: Scope, receive: Receive, send: Sen
         {
             "summary": (await outbox.summary(bank)).as_json(),
             "total": total,
-            "limit": numbers["limit"],
-            "offset": numbers["offset"],
+            "limit": limit,
+            "offset": offset,
             "items": [e.public() for e in entries],
         },
     )

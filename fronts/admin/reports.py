@@ -18,7 +18,7 @@ from __future__ import annotations
 from starlette.types import Receive, Scope, Send
 
 from memwarden.fronts.asgi import send_json
-from memwarden.fronts.query import query_params
+from memwarden.fronts.query import QueryProblem, bounded_int, query_params
 from memwarden.governance.reports import cleanup_candidates, health
 from memwarden.governance.state import AppState
 
@@ -30,23 +30,8 @@ async def cleanup_route(state: AppState, scope: Scope, receive: Receive, send: S
 async def health_route(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     query = query_params(scope)
     try:
-        days = int(query.get("days", "7"))
-        if not 1 <= days <= 3650:
-            raise ValueError
-    except ValueError:
-        await send_json(
-            send,
-            422,
-            {
-                "detail": [
-                    {
-                        "type": "value_error",
-                        "loc": ["query", "days"],
-                        "msg": "days must be 1..3650",
-                        "input": query.get("days"),
-                    }
-                ]
-            },
-        )
+        days = bounded_int(query, "days", 7, 1, 3650)
+    except QueryProblem as exc:
+        await send_json(send, 422, exc.detail())
         return
     await send_json(send, 200, await health(state, scope["path_params"]["bank_id"], days))

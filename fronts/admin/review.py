@@ -12,7 +12,6 @@ nothing else lives in it (its ``mw-`` document id); the ledger keeps its content
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from starlette.types import Receive, Scope, Send
@@ -21,26 +20,22 @@ from memwarden.db.common import Connection
 from memwarden.db.memory_reads import review_count, review_queue
 from memwarden.fronts.asgi import answer, send_json
 from memwarden.fronts.middleware import request_id_of
-from memwarden.fronts.query import query_params
+from memwarden.fronts.query import MAX_OFFSET, QueryProblem, bounded_int, query_params
 from memwarden.governance.review import approve, reject
 from memwarden.governance.state import AppState
 
 MAX_LIMIT = 1000
-# ASCII digits only (str.isdigit() also says yes to "²", which int() refuses); an offset SQLite can hold.
-OFFSET_MSG = "offset must be an integer from 0, of at most 18 digits"
-_NUMBER = {"limit": re.compile(r"[0-9]{1,4}"), "offset": re.compile(r"[0-9]{1,18}")}
 
 
 async def list_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank: str = scope["path_params"]["bank_id"]
     query = query_params(scope)
-    raw = {"limit": query.get("limit", "100"), "offset": query.get("offset", "0")}
-    for name, msg in (("limit", f"limit must be an integer from 1 to {MAX_LIMIT}"), ("offset", OFFSET_MSG)):
-        if not _NUMBER[name].fullmatch(raw[name]) or (name == "limit" and not 1 <= int(raw[name]) <= MAX_LIMIT):
-            bad = {"type": "value_error", "loc": ["query", name], "msg": msg, "input": raw[name]}
-            await send_json(send, 422, {"detail": [bad]})
-            return
-    limit, offset = int(raw["limit"]), int(raw["offset"])
+    try:
+        limit = bounded_int(query, "limit", 100, 1, MAX_LIMIT)
+        offset = bounded_int(query, "offset", 0, 0, MAX_OFFSET)
+    except QueryProblem as exc:
+        await send_json(send, 422, exc.detail())
+        return
 
     def read(db: Connection) -> tuple[list[dict[str, Any]], int]:
         return review_queue(db, bank, limit=limit, offset=offset), review_count(db, bank)

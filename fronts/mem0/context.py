@@ -30,6 +30,7 @@ from memwarden.fronts.asgi import (
 )
 from memwarden.fronts.mem0.models import Mem0Error
 from memwarden.fronts.middleware import request_id_of
+from memwarden.fronts.query import query_params
 from memwarden.governance.state import AppState
 from memwarden.policies.ids import bank_id_problem
 from memwarden.policies.keys import Level, split_token
@@ -75,10 +76,8 @@ class Call:
         return 422 if self.oss else 400
 
     def query(self, name: str) -> str | None:
-        from urllib.parse import parse_qsl
-
-        pairs = parse_qsl(self.scope.get("query_string", b"").decode("utf-8", "replace"), keep_blank_values=True)
-        return next((v for k, v in pairs if k == name), None)
+        """A query parameter, read as every reader reads it (``fronts/query.py``)."""
+        return query_params(self.scope).get(name)
 
     def path(self, name: str) -> str:
         return str(self.scope["path_params"][name])

@@ -29,6 +29,7 @@ from memwarden.fronts.mem0.models import (
     validated,
 )
 from memwarden.fronts.mem0.shapes import memory_json
+from memwarden.fronts.query import QueryProblem, bounded_int, query_params
 from memwarden.governance.errors import ServiceError
 from memwarden.governance.state import AppState
 
@@ -102,12 +103,10 @@ def _page_url(call: Call, page: int, size: int) -> str:
 
 
 def _int_query(call: Call, name: str, default: int, most: int) -> int:
-    raw = call.query(name)
-    if raw is None:
-        return default
-    if not (raw.isascii() and raw.isdigit()) or len(raw) > 9 or not 1 <= int(raw) <= most:  # "²" is a digit too
-        raise Mem0Error(400, f"{name} must be an integer from 1 to {most}")
-    return int(raw)
+    try:
+        return bounded_int(query_params(call.scope), name, default, 1, most)
+    except QueryProblem as exc:
+        raise Mem0Error(400, str(exc)) from None
 
 
 async def list_v3(call: Call, receive: Receive, send: Send) -> None:

@@ -22,6 +22,7 @@ from memwarden.fronts.mem0.context import Call, body_of
 from memwarden.fronts.mem0.models import Mem0Error, RestSearchRequest, validated
 from memwarden.fronts.mem0.platform import handler, query_entities
 from memwarden.fronts.mem0.shapes import memory_json
+from memwarden.fronts.query import QueryProblem, bounded_int, query_params
 
 OSS_ENTITIES = ("user_id", "agent_id", "run_id")
 
@@ -40,11 +41,10 @@ async def add(call: Call, receive: Receive, send: Send) -> None:
 
 async def list_memories(call: Call, receive: Receive, send: Send) -> None:
     named = query_entities(call)
-    raw = call.query("top_k")
-    if raw is not None and (not (raw.isascii() and raw.isdigit()) or len(raw) > 9 or not 1 <= int(raw) <= 1000):
-        detail = [{"type": "int_parsing", "loc": ["query", "top_k"], "msg": "top_k: 1 to 1000", "input": raw}]
-        raise Mem0Error(422, "top_k must be an integer from 1 to 1000", detail)
-    top_k = int(raw) if raw is not None else 100
+    try:
+        top_k = bounded_int(query_params(call.scope), "top_k", 100, 1, 1000)
+    except QueryProblem as exc:
+        raise Mem0Error(422, str(exc), exc.detail()["detail"]) from None
     node = reads.filter_of(call, named)
     found = await reads.listed(call, node)
     await send_json(send, 200, {"results": [memory_json(r, oss=True) for r in found[:top_k]]})

@@ -67,12 +67,15 @@ def memories_list(
             params.append((key, value))
     params += [("tag", t) for t in tags]
     if data_dir is not None or config is not None:
-        from memwarden.db.memory_reads import FilterError, list_memories
+        from memwarden.db.memory_reads import list_memories
+        from memwarden.fronts.admin.memories import ledger_query
+        from memwarden.fronts.query import QueryProblem
 
         try:
-            page = list_memories(open_data_dir(config, data_dir), bank, params)
-        except FilterError as exc:
-            raise click.ClickException(f"{exc.loc}: {exc}") from None
+            query = ledger_query(params)
+        except QueryProblem as exc:
+            raise click.ClickException(f"{exc.name}: {exc}") from None
+        page = list_memories(open_data_dir(config, data_dir), bank, query)
     else:
         page = Client(url).call("GET", "banks", bank, "memories", params=params)
     if as_json:
