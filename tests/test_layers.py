@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 import memwarden
 
 REPO = Path(__file__).resolve().parent.parent
@@ -18,6 +20,26 @@ def test_each_layer_folder_is_a_subpackage_of_the_one_installed_name() -> None:
     for layer in LAYERS:
         assert (root / layer).resolve() == (REPO / layer).resolve(), layer
         assert (REPO / layer / "__init__.py").is_file(), layer
+
+
+def test_a_layer_has_one_import_name_in_the_tests_and_benchmarks_too() -> None:
+    """The repository is on ``sys.path`` here (for ``tests``, ``testing``, ``bench``): ``import
+    db.audit`` would be a second module beside ``memwarden.db.audit`` (two actor ContextVars).
+    ``testing`` refuses it (``testing/one_name.py``), in every process that imports it."""
+    import importlib
+    import subprocess
+    import sys
+
+    from testing.one_name import SecondName
+
+    for layer in LAYERS:
+        with pytest.raises(SecondName, match=f"import memwarden.{layer}, not {layer}"):
+            importlib.import_module(layer)
+    assert not set(LAYERS) & set(sys.modules)
+    # a benchmark's process (python -m bench.X, from the repository) gets it with its first import of testing
+    code = "import bench.harness, sys\ntry:\n    import governance\nexcept ImportError as e:\n    print(e)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "import memwarden.governance, not governance: one module has one name", done.stderr
 
 
 def sql_calls(folder: str) -> list[str]:
