@@ -3,26 +3,45 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from starlette.types import Scope, Send
 
 from memwarden.backends.base import BackendError, BackendRejected
 from memwarden.fronts.asgi import note_backend_status, send_json
-from memwarden.policies.field_secrets import Loc, field_secrets
+from memwarden.fronts.middleware import request_id_of
+from memwarden.governance.refusals import SecretInFields, refuse_secrets
+from memwarden.governance.state import AppState
+from memwarden.policies.field_secrets import FieldSecret, Loc, field_secrets
 
 PROBLEM = "https://memwarden.dev/problems/"
 
 
-async def refused_for_secrets(send: Send, payload: Any, *, skip: Callable[[Loc], bool] = lambda loc: False) -> bool:
+async def refused_for_secrets(
+    state: AppState,
+    scope: Scope,
+    send: Send,
+    payload: Any,
+    *,
+    skip: Callable[[Loc], bool] = lambda loc: False,
+    found: Sequence[FieldSecret] | None = None,
+) -> bool:
     """Answer ``422`` (Hindsight's validation shape, each field named, no value echoed) when any field
-    of ``payload`` holds what looks like a secret; whether it did. For the bodies memwarden passes
-    on without judging them item by item: the backend would store, log or send them on."""
-    found = field_secrets(payload, skip=skip)
-    if found:
-        await send_json(send, 422, {"detail": [f.detail() for f in found]})
-    return bool(found)
+    of ``payload`` holds what looks like a secret (or ``found`` names some), the refusal audited by
+    :func:`memwarden.governance.refusals.refuse_secrets`; whether it did. For the bodies memwarden
+    passes on without judging them item by item: the backend would store, log or send them on."""
+    if found is None:
+        found = field_secrets(payload, skip=skip)
+    if not found:
+        return False
+    bank = scope.get("path_params", {}).get("bank_id")
+    route = scope.get("state", {}).get("route", "api")
+    try:
+        await refuse_secrets(state, bank, found, route=route, request_id=request_id_of(scope))
+    except SecretInFields as exc:
+        await send_json(send, 422, {"detail": [f.detail() for f in exc.found]})
+    return True
 
 
 async def problem(

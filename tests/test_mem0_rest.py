@@ -174,7 +174,11 @@ def test_mem0_error_contract(url: str, method: str, path: str, body: Any, status
     else:
         assert set(shaped) == {"detail"}
         assert words in str(shaped["detail"])
-    assert _written(url) == before  # nothing written, nothing audited
+    rows, events = _written(url)
+    # Nothing written, nothing audited — but a secret's refusal, which is audited (where, never what).
+    assert (rows, events) == (before[0], before[1] + (words == "secret"))
+    if words == "secret":
+        assert rig.audit(url)[-1]["action"] == "secret_refused"
     assert httpx.get(f"{url}/mem0/v1/ping/").status_code == 200  # serving on
 
 

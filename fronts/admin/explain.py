@@ -37,7 +37,7 @@ async def explain(state: AppState, scope: Scope, receive: Receive, send: Send) -
     if got is None:
         return
     _, payload = got
-    if await refused_for_secrets(send, payload):  # as recall: in front of a backend the query goes to it
+    if await refused_for_secrets(state, scope, send, payload):  # as recall: in front of a backend the query goes to it
         return
     try:
         if state.local is not None:

@@ -185,7 +185,7 @@ async def governed_recall(state: AppState, scope: Scope, receive: Receive, send:
     if got is None:
         return
     raw, payload = got
-    if await refused_for_secrets(send, payload):  # the backend logs a query, and may keep it
+    if await refused_for_secrets(state, scope, send, payload):  # the backend logs a query, and may keep it
         return
     if not isinstance(payload, dict):
         await forward(state.backend, scope, replay(raw, receive), send, retries=state.read_retries)
@@ -244,7 +244,9 @@ async def governed_reflect(state: AppState, scope: Scope, receive: Receive, send
         except BodyError as exc:  # what memwarden cannot read is never forwarded unjudged
             await send_json(send, exc.status, {"detail": exc.detail})
             return
-    if await refused_for_secrets(send, payload):  # the backend logs a reflect's query and sends it to its LLM
+    if await refused_for_secrets(
+        state, scope, send, payload
+    ):  # the backend logs a reflect's query and sends it to its LLM
         return
     try:
         body, normalized = normalize_request(payload, state.label_space) if isinstance(payload, dict) else ({}, False)

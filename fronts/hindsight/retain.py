@@ -33,6 +33,7 @@ from memwarden.fronts.asgi import (
     validation_detail,
 )
 from memwarden.fronts.decisions import decisions_header
+from memwarden.fronts.errors import refused_for_secrets
 from memwarden.fronts.hindsight.models import MAX_TAG_CHARS, MemoryItem, attachment_problem
 from memwarden.fronts.hindsight.passthrough import forward, request_headers
 from memwarden.fronts.middleware import request_id_of
@@ -46,7 +47,6 @@ from memwarden.policies.field_secrets import (
     AttachmentTextTooLong,
     FieldSecret,
     attachment_secrets,
-    locations,
     retain_secrets,
 )
 from memwarden.policies.judgement import ACCEPTED, extract_text
@@ -186,8 +186,7 @@ async def _parse(
         await send_json(send, 413, {"detail": f"{checked}: split the request (max_request_chars)"})
         return None
     if isinstance(checked, list):  # before the request model: its 422 would quote the value
-        log.warning("secret_in_fields", bank=scope["path_params"]["bank_id"], fields=locations(checked))
-        await send_json(send, 422, {"detail": [f.detail() for f in checked]})
+        await refused_for_secrets(state, scope, send, payload, found=checked)
         return None
     if isinstance(checked, ValidationError):
         await send_json(send, 422, {"detail": validation_detail(checked)})

@@ -154,7 +154,7 @@ async def scanned_write(state: AppState, scope: Scope, receive: Receive, send: S
         except BodyError as exc:  # what memwarden cannot read is never forwarded unjudged
             await send_json(send, exc.status, {"detail": exc.detail})
             return
-        if await refused_for_secrets(send, payload, skip=_credential_field(scope["path"])):
+        if await refused_for_secrets(state, scope, send, payload, skip=_credential_field(scope["path"])):
             return
     await forward(state.backend, scope, replay(body, receive), send, retries=0)
 
@@ -170,7 +170,7 @@ async def curate_memory(state: AppState, scope: Scope, receive: Receive, send: S
     if got is None:
         return
     body, payload = got
-    if await refused_for_secrets(send, payload):
+    if await refused_for_secrets(state, scope, send, payload):
         return
     holding, release = hold_end(send)
     await forward(state.backend, scope, replay(body, receive), holding, retries=0)
@@ -210,7 +210,7 @@ async def document_patch(state: AppState, scope: Scope, receive: Receive, send: 
     except BodyError as exc:
         await send_json(send, exc.status, {"detail": exc.detail})
         return
-    if await refused_for_secrets(send, payload):  # a document's tags and other fields: no secrets
+    if await refused_for_secrets(state, scope, send, payload):  # a document's tags and other fields: no secrets
         return
     if not isinstance(payload, dict) or not isinstance(payload.get("tags"), list):
         await forward(state.backend, scope, replay(body, receive), send, retries=0)  # not a re-tag: Hindsight judges it

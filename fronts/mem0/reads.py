@@ -27,6 +27,7 @@ from memwarden.fronts.mem0.context import Call
 from memwarden.fronts.mem0.filters import FilterError, Node, matches, parse, tag_sets
 from memwarden.fronts.mem0.models import Mem0Error
 from memwarden.fronts.mem0.shapes import entities, history_json, mem0_id, memory_json, record
+from memwarden.governance.refusals import SecretInFields, refuse_secrets
 from memwarden.policies.field_secrets import field_secrets
 
 RECALL_TOKENS = 16_384  # a search reads this much memory text from the backend before filtering
@@ -71,8 +72,12 @@ async def search(call: Call, query: str, node: Node, *, top_k: int, threshold: f
     """The hits, best first, each a memory with its ``score``. Raises :class:`Mem0Error` (502 when
     the backend cannot be reached)."""
     state = call.state
-    if field_secrets({"query": query}):  # as recall: the backend would log it and embed it
-        raise Mem0Error(422, "the query holds what looks like a secret; it is not sent on")
+    found = field_secrets({"query": query})  # as recall: the backend would log it and embed it
+    try:
+        route = str(call.scope.get("state", {}).get("route", "mem0"))
+        await refuse_secrets(state, call.bank, found, route=route, request_id=call.request_id)
+    except SecretInFields:
+        raise Mem0Error(422, "the query holds what looks like a secret; it is not sent on") from None
     sets = tag_sets(node, state.settings.governance.tag_separator)
     groups = [{"tags": tags, "match": "any_strict"} for tags in sets] or None
     recall = RecallQuery(text=query, max_tokens=RECALL_TOKENS, tags=TagFilter(groups=groups))

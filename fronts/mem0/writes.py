@@ -45,9 +45,10 @@ from memwarden.governance.delivery import Neutral
 from memwarden.governance.erase import erase
 from memwarden.governance.errors import ServiceError
 from memwarden.governance.extract import extract_facts
+from memwarden.governance.refusals import SecretInFields, refuse_secrets
 from memwarden.governance.retain import Batch, Retained, judge, write
 from memwarden.governance.rewrite import rewrite
-from memwarden.policies.field_secrets import field_secrets, locations
+from memwarden.policies.field_secrets import field_secrets
 from memwarden.policies.judgement import Judgement
 from memwarden.policies.tags import LABEL_KEYS, split_tag
 
@@ -62,13 +63,22 @@ class Added:
     results: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _secrets(payload: Mapping[str, Any], call: Call) -> None:
+async def _secrets(payload: Mapping[str, Any], call: Call) -> None:
+    """A secret in any field but the memory text: refused (and audited) by governance, answered
+    with the dialect's invalid-body status."""
+
     def message_text(loc: tuple[str | int, ...]) -> bool:
         return (len(loc) == 3 and loc[0] == "messages" and loc[2] == "content") or loc[:1] == ("text",)
 
     found = field_secrets(payload, skip=message_text)
-    if found:
-        raise Mem0Error(call.invalid, f"a secret in {locations(found)}: not stored (put secrets in no memory field)")
+    try:
+        await refuse_secrets(call.state, call.bank, found, route=_route(call), request_id=call.request_id)
+    except SecretInFields as exc:
+        raise Mem0Error(call.invalid, exc.detail) from None
+
+
+def _route(call: Call) -> str:
+    return str(call.scope.get("state", {}).get("route", "mem0"))
 
 
 async def _items(call: Call, request: AddRequest, entities: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -135,7 +145,7 @@ async def add(call: Call, payload: Any, *, kind: str = "add") -> Added:
     if not entities:
         names = "user_id, agent_id, run_id" if call.oss else "user_id, agent_id, app_id, run_id"
         raise Mem0Error(400, f"At least one identifier ({names}) is required.")
-    _secrets(payload, call)
+    await _secrets(payload, call)
     items = await _items(call, request, entities)
     added = Added(uuid.uuid4().hex)
     state = call.state
@@ -209,7 +219,7 @@ async def update(call: Call, memory_id: str, payload: Any) -> Row:
         raise Mem0Error(400, "At least one of text or metadata must be provided.")
     if request.text is not None and not request.text.strip():
         raise Mem0Error(400, "text must not be empty")
-    _secrets(payload, call)
+    await _secrets(payload, call)
     async with call.state.bank_locks(call.bank):
         # One change of a memory at a time (the bank's lock, which archives and erasures hold too):
         # two updates at once would each supersede the same version and leave two live ones.
@@ -317,7 +327,7 @@ async def batch(call: Call, payload: Any, *, deleting: bool) -> list[dict[str, A
 
     request: BatchRequest = validated(BatchRequest, payload, status=call.invalid)
     if not deleting:
-        _secrets({"memories": [e.metadata for e in request.memories]}, call)
+        await _secrets({"memories": [e.metadata for e in request.memories]}, call)
         for entry in request.memories:
             if entry.text is None and entry.metadata is None:
                 raise Mem0Error(400, f"memory {entry.memory_id}: at least one of text or metadata must be provided")

@@ -1,0 +1,62 @@
+"""Fields that hold what looks like a secret, refused the same way by every front: audited (where
+and what kind — never the value), logged, and raised as one error the front answers in its dialect.
+
+memwarden stores no secret outside the memory text (where the pipeline masks it): a secret in an
+item's metadata, a tag, a document id, a recall's query, a directive or an attachment would reach
+the backend's database, its log or its LLM. Before, five places refused it with different outcomes
+(a 422 with a log line and no audit event, or a 400/422 with neither)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import structlog
+
+from memwarden.db.audit import AuditEvent, append_events
+from memwarden.governance.errors import Invalid
+from memwarden.governance.state import AppState
+from memwarden.policies.field_secrets import FieldSecret, Loc
+
+log = structlog.get_logger("memwarden.secrets")
+AUDITED_FIELDS = 20  # a request naming more fields is audited with the first 20 and the count
+MAX_PART = 64  # characters of a field name kept in the audit (the names are the client's)
+
+
+class SecretInFields(Invalid):
+    """The request's fields hold what looks like a secret: nothing was stored or sent on. ``found``
+    says where (the value is never kept)."""
+
+    def __init__(self, found: Sequence[FieldSecret]) -> None:
+        self.found = list(found)
+        fields = ", ".join(field_name(f.loc) for f in self.found[:AUDITED_FIELDS])
+        super().__init__(f"a secret in {fields}: not stored or sent on (put secrets in no memory field)")
+
+
+def field_name(loc: Loc) -> str:
+    """A field's path as text (``items[0].metadata.api_key``), each name cut to ``MAX_PART``."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part[:MAX_PART]}" if text else part[:MAX_PART])
+    return text
+
+
+async def refuse_secrets(
+    state: AppState, bank: str | None, found: Sequence[FieldSecret], *, route: str, request_id: str | None
+) -> None:
+    """Nothing when ``found`` is empty; else audit the refusal (``secret_refused``: the fields and
+    kinds, never a value), log it, and raise :class:`SecretInFields`."""
+    if not found:
+        return
+    fields = [field_name(f.loc) for f in found[:AUDITED_FIELDS]]
+    event = AuditEvent(
+        "secret_refused",
+        bank=bank,
+        source=route,
+        rule="secret.field",
+        reason=f"{len(found)} field(s) hold what looks like a secret; nothing was stored or sent on",
+        after={"fields": fields, "kinds": sorted({f.kind for f in found}), "count": len(found)},
+        request_id=request_id,
+    )
+    await state.ledger.write(lambda db: append_events(db, [event]))
+    log.warning("secret_in_fields", bank=bank, route=route, fields=fields)
+    raise SecretInFields(found)
