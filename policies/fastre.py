@@ -13,47 +13,49 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from re import _constants as C  # type: ignore[attr-defined]  # noqa: N812
-from re import _parser as P  # type: ignore[attr-defined]  # noqa: N812
-from typing import Any
+
+from memwarden.policies.regex_syntax import Node, parse
 
 MAX_FIRST = 300
+_CASE_OR_VERBOSE = frozenset("ix")  # flags under which a literal no longer says what it matches
 
 
-def _class_chars(items: Any, *, max_range: int) -> list[str] | None:
+def _class_chars(members: Sequence[Node], *, max_range: int) -> list[str] | None:
     """The characters a ``[...]`` class matches, when it lists them (ranges up to ``max_range``
-    wide); None for categories (``\\w``), negations and wider ranges."""
+    wide); None for categories (``\\w``) and wider ranges (a negated class is no class here)."""
     out: list[str] = []
-    for op, av in items:
-        if op is C.LITERAL:
-            out.append(chr(av))
-        elif op is C.RANGE and av[1] - av[0] <= max_range:
+    for op, av in members:
+        if op == "lit":
+            out.append(av)
+        elif op == "range" and av[1] - av[0] <= max_range:
             out.extend(chr(c) for c in range(av[0], av[1] + 1))
         else:
             return None
     return out
 
 
-def _first(items: Any) -> tuple[set[str] | None, bool]:
+def _first(items: Sequence[Node]) -> tuple[set[str] | None, bool]:
     """The characters a match of the item sequence can start with, and whether it can be empty."""
     out: set[str] = set()
     for op, av in items:
-        if op in (C.AT, C.ASSERT, C.ASSERT_NOT):
-            if op is C.AT and av in (C.AT_BEGINNING, C.AT_BEGINNING_STRING):
+        if op == "at":
+            if av in ("beginning", "beginning_string"):
                 return None, False  # anchored: re already handles it cheaply
             continue  # zero-width
-        if op is C.LITERAL:
-            out.add(chr(av))
+        if op == "assert":
+            continue  # zero-width
+        if op == "lit":
+            out.add(av)
             return out, False
-        if op is C.IN:
+        if op == "in":
             members = _class_chars(av, max_range=100)
             if members is None:
                 return None, False
             out.update(members)
             return out, False
-        if op is C.BRANCH:
+        if op == "branch":
             nullable = False
-            for branch in av[1]:
+            for branch in av:
                 chars, empty = _first(branch)
                 if chars is None:
                     return None, False
@@ -62,32 +64,46 @@ def _first(items: Any) -> tuple[set[str] | None, bool]:
             if not nullable:
                 return out, False
             continue
-        if op is C.SUBPATTERN:
-            chars, empty = _first(av[3])
+        if op == "group":
+            flags, inner = av
+            if flags & _CASE_OR_VERBOSE:
+                return None, False
+            chars, empty = _first(inner)
             if chars is None:
                 return None, False
             out |= chars
             if not empty:
                 return out, False
             continue
-        if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
-            chars, empty = _first(av[2])
+        if op == "repeat":
+            low, _, inner, _ = av
+            chars, empty = _first(inner)
             if chars is None:
                 return None, False
             out |= chars
-            if av[0] > 0 and not empty:
+            if low > 0 and not empty:
                 return out, False
             continue
-        return None, False  # ANY, CATEGORY, NOT_LITERAL, group references: unbounded
+        return None, False  # any character, an atomic group, what the reader could not bound
     return out, True
+
+
+def _parsed(pattern: str, flags: int = 0) -> list[Node] | None:
+    """The pattern's items, None when it is case-insensitive or verbose (a literal then says
+    nothing sure) or cannot be read."""
+    read = parse(pattern, flags)
+    if read is None:
+        return None
+    items, letters = read
+    return None if letters & _CASE_OR_VERBOSE else items
 
 
 def first_chars(pattern: str, flags: int = 0) -> set[str] | None:
     """The set of characters every match of ``pattern`` starts with, or None when unbounded."""
-    parsed = P.parse(pattern, flags)
-    if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
+    items = _parsed(pattern, flags)
+    if items is None:
         return None
-    chars, empty = _first(parsed)
+    chars, empty = _first(items)
     if chars is None or empty or len(chars) > MAX_FIRST:
         return None
     return chars
@@ -131,35 +147,35 @@ def split_alternatives(pattern: str) -> list[str]:
 MAX_EXPANSION = 64
 
 
-def _expand(items: Any) -> list[str] | None:
+def _expand(items: Sequence[Node]) -> list[str] | None:
     """Every string the item sequence can match, when they are few and nothing but word
     boundaries constrains them (boundaries are dropped here: :class:`PatternSet` checks them)."""
     out = [""]
     for op, av in items:
-        if op is C.AT:
-            if av is C.AT_BOUNDARY:
+        if op == "at":
+            if av == "boundary":
                 continue
             return None
-        if op is C.LITERAL:
-            options = [chr(av)]
-        elif op is C.IN:
+        if op == "lit":
+            options = [av]
+        elif op == "in":
             members = _class_chars(av, max_range=10)
             if members is None:
                 return None
             options = members
-        elif op is C.BRANCH:
+        elif op == "branch":
             options = []
-            for branch in av[1]:
+            for branch in av:
                 sub = _expand(branch)
                 if sub is None:
                     return None
                 options.extend(sub)
-        elif op is C.SUBPATTERN:
-            sub = _expand(av[3])
+        elif op == "group" and not av[0] & _CASE_OR_VERBOSE:
+            sub = _expand(av[1])
             if sub is None:
                 return None
             options = sub
-        elif op in (C.MAX_REPEAT, C.MIN_REPEAT) and av[0] == 0 and av[1] == 1:
+        elif op == "repeat" and av[0] == 0 and av[1] == 1 and not av[3]:  # x? (not x?+: it never gives back)
             sub = _expand(av[2])
             if sub is None:
                 return None
@@ -174,11 +190,8 @@ def _expand(items: Any) -> list[str] | None:
 
 def expand_literals(pattern: str) -> list[str] | None:
     """The finite set of strings ``pattern`` matches (word boundaries aside), or None."""
-    try:
-        parsed = P.parse(pattern)
-    except re.error:
-        return None
-    if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
+    parsed = _parsed(pattern)
+    if parsed is None:
         return None
     strings = _expand(parsed)
     if strings is None or any(not s for s in strings):
@@ -223,7 +236,7 @@ def _rarity(options: frozenset[str]) -> int:
     return min(sum(1 if (c.isalnum() and c.isascii()) or c in _COMMON else 2 for c in s) for s in options)
 
 
-def _required(items: Any) -> frozenset[str] | None:
+def _required(items: Sequence[Node]) -> frozenset[str] | None:
     """Strings one of which every match of the item sequence contains (the most selective choice
     among the literal runs and required groups found at this level), or None."""
     best: frozenset[str] | None = None
@@ -237,21 +250,21 @@ def _required(items: Any) -> frozenset[str] | None:
 
     run = ""
     for op, av in items:
-        if op is C.LITERAL:
-            run += chr(av)
+        if op == "lit":
+            run += av
             continue
         consider(frozenset({run}) if run else None)
         run = ""
-        if op is C.SUBPATTERN:
-            if not av[1] & (re.IGNORECASE | re.VERBOSE):  # (?i:...) matches what its literals do not
-                consider(_required(av[3]))
-        elif op is C.BRANCH:
-            branches = [_required(b) for b in av[1]]
+        if op == "group":
+            if not av[0] & _CASE_OR_VERBOSE:  # (?i:...) matches what its literals do not
+                consider(_required(av[1]))
+        elif op == "branch":
+            branches = [_required(b) for b in av]
             if all(b is not None for b in branches):
                 consider(frozenset(s for b in branches if b is not None for s in b))
-        elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT) and av[0] >= 1:
+        elif op == "repeat" and av[0] >= 1:
             consider(_required(av[2]))
-        elif op is C.IN:
+        elif op == "in":
             members = _class_chars(av, max_range=0)
             consider(frozenset(members) if members else None)
     consider(frozenset({run}) if run else None)
@@ -261,13 +274,8 @@ def _required(items: Any) -> frozenset[str] | None:
 def required_literals(pattern: str) -> frozenset[str] | None:
     """A small set of strings one of which occurs in every match of ``pattern`` — a necessary
     condition that a literal scan can test before the regular expression runs — or None."""
-    try:
-        parsed = P.parse(pattern)
-    except re.error:
-        return None
-    if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
-        return None
-    return _required(parsed)
+    parsed = _parsed(pattern)
+    return None if parsed is None else _required(parsed)
 
 
 class Residual:
