@@ -26,19 +26,23 @@ async def refused_for_secrets(
     *,
     skip: Callable[[Loc], bool] = lambda loc: False,
     found: Sequence[FieldSecret] | None = None,
+    audit: bool = True,
 ) -> bool:
     """Answer ``422`` (Hindsight's validation shape, each field named, no value echoed) when any field
     of ``payload`` holds what looks like a secret (or ``found`` names some), the refusal audited by
     :func:`memwarden.governance.refusals.refuse_secrets`; whether it did. For the bodies memwarden
-    passes on without judging them item by item: the backend would store, log or send them on."""
+    passes on without judging them item by item: the backend would store, log or send them on.
+    ``audit=False`` for a dry run (it writes nothing)."""
     if found is None:
         found = field_secrets(payload, skip=skip)
     if not found:
         return False
-    bank = scope.get("path_params", {}).get("bank_id")
-    route = scope.get("state", {}).get("route", "api")
+    info = scope.get("state", {})
+    bank = scope.get("path_params", {}).get("bank_id") or info.get("bank_id")  # the pass-through's too
     try:
-        await refuse_secrets(state, bank, found, route=route, request_id=request_id_of(scope))
+        await refuse_secrets(
+            state, bank, found, route=info.get("route", "api"), request_id=request_id_of(scope), audit=audit
+        )
     except SecretInFields as exc:
         await send_json(send, 422, {"detail": [f.detail() for f in exc.found]})
     return True

@@ -112,11 +112,12 @@ def bounded_int(query: Mapping[str, str], name: str, default: None, low: int, hi
 def bounded_int(query: Mapping[str, str], name: str, default: int | None, low: int, high: int) -> int | None:
     """The integer parameter ``name`` of ``query``, from ``low`` to ``high`` (``default`` when it is
     absent). ASCII digits only — ``str.isdigit()`` also says yes to "²", which ``int()`` refuses —
-    and no more of them than ``high`` has, so a huge value costs nothing. Raises
-    :class:`QueryProblem`."""
+    and, leading zeros aside, no more of them than ``high`` has, so a huge value costs nothing.
+    Raises :class:`QueryProblem`."""
     raw = query.get(name)
     if raw is None:
         return default
-    if not (raw.isascii() and raw.isdigit()) or len(raw) > len(str(high)) or not low <= int(raw) <= high:
+    digits = raw.lstrip("0") or "0"
+    if not (raw.isascii() and raw.isdigit()) or len(digits) > len(str(high)) or not low <= int(digits) <= high:
         raise QueryProblem(name, f"{name} must be an integer from {low} to {high}", raw)
     return int(raw)

@@ -46,7 +46,8 @@ class Delivery(Protocol):
 
 
 def _json(payload: Any) -> bytes:
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str).encode()
+    """JSON bytes of any value a backend's refusal carries (a lone surrogate too: escaped)."""
+    return json.dumps(payload, separators=(",", ":"), default=str).encode()
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import structlog
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.governance.errors import Invalid
 from memwarden.governance.state import AppState
-from memwarden.policies.field_secrets import FieldSecret, Loc
+from memwarden.policies.field_secrets import FieldSecret, Loc, secret_kind
 
 log = structlog.get_logger("memwarden.secrets")
 AUDITED_FIELDS = 20  # a request naming more fields is audited with the first 20 and the count
@@ -33,18 +33,31 @@ class SecretInFields(Invalid):
 
 
 def field_name(loc: Loc) -> str:
-    """A field's path as text (``items[0].metadata.api_key``), each name cut to ``MAX_PART``."""
+    """A field's path as text (``items[0].metadata.api_key``), each name cut to ``MAX_PART`` and
+    masked when it looks like a secret itself (a random token used as a key: the key scan reads
+    names without the random-token detectors, which would refuse every random id)."""
     text = ""
     for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part[:MAX_PART]}" if text else part[:MAX_PART])
+        if isinstance(part, int):
+            text += f"[{part}]"
+            continue
+        name = "[REDACTED]" if secret_kind(part) else part[:MAX_PART]
+        text += f".{name}" if text else name
     return text
 
 
 async def refuse_secrets(
-    state: AppState, bank: str | None, found: Sequence[FieldSecret], *, route: str, request_id: str | None
+    state: AppState,
+    bank: str | None,
+    found: Sequence[FieldSecret],
+    *,
+    route: str,
+    request_id: str | None,
+    audit: bool = True,
 ) -> None:
     """Nothing when ``found`` is empty; else audit the refusal (``secret_refused``: the fields and
-    kinds, never a value), log it, and raise :class:`SecretInFields`."""
+    kinds, never a value; not for a dry run, ``audit=False``, which writes nothing), log it, and
+    raise :class:`SecretInFields`. The refusal stands when the audit cannot be written (logged)."""
     if not found:
         return
     fields = [field_name(f.loc) for f in found[:AUDITED_FIELDS]]
@@ -57,6 +70,10 @@ async def refuse_secrets(
         after={"fields": fields, "kinds": sorted({f.kind for f in found}), "count": len(found)},
         request_id=request_id,
     )
-    await state.ledger.write(lambda db: append_events(db, [event]))
+    if audit:
+        try:
+            await state.ledger.write(lambda db: append_events(db, [event]))
+        except Exception as exc:  # the client's answer does not wait on the audit: refused all the same
+            log.error("secret_refusal_not_audited", bank=bank, route=route, error=f"{type(exc).__name__}: {exc}")
     log.warning("secret_in_fields", bank=bank, route=route, fields=fields)
     raise SecretInFields(found)

@@ -3,8 +3,8 @@ analyses (the characters a match starts with, the strings a pattern expands to, 
 match holds) — without CPython's private ``re._parser``, whose tree changes between versions.
 
 The reading is conservative: what it does not know for sure becomes a node the analyses cannot
-bound (:data:`ANY`, :data:`UNKNOWN`), so a pattern it misreads is only searched more slowly, never
-answered differently. It reads only patterns ``re`` compiles (:func:`parse` compiles first).
+bound (:data:`ANY`), or the whole pattern is left unread (:class:`Unreadable`) — searched more
+slowly, never answered differently. It reads only patterns ``re`` compiles (:func:`parse` compiles first).
 
 Nodes are ``(op, arg)`` pairs:
 
@@ -20,8 +20,11 @@ Nodes are ``(op, arg)`` pairs:
 * ``("repeat", (min, max, items, possessive))`` — ``max`` None for no bound; ``possessive``
   (``*+``, ``?+`` …: it never gives back, so it matches fewer strings than its greedy form);
 * ``("atomic", items)`` — ``(?>…)``: as possessive;
-* ``("any", None)`` — ``.``, ``\\w``, a negated class, a back-reference: any character;
-* ``("unknown", None)`` — a conditional group: nothing can be said.
+* ``("any", None)`` — ``.``, ``\\w``, a negated class, a back-reference: any character.
+
+What it does not read (:class:`Unreadable`, the pattern then left to ``re`` as it is): conditional
+groups, octal escapes, verbose mode (``x``, global or scoped), a comment holding a backslash, a
+quantifier after a comment or a flags group.
 """
 
 from __future__ import annotations
@@ -32,7 +35,6 @@ from typing import Any
 
 Node = tuple[str, Any]
 ANY: Node = ("any", None)
-UNKNOWN: Node = ("unknown", None)
 
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "a": "\a"}
 _CATEGORIES = frozenset("dDsSwW")
@@ -71,7 +73,9 @@ class _Reader:
         items: list[Node] = []
         while self.i < len(self.p) and self.peek() not in ("|", ")"):
             atom = self._atom()
-            if atom is None:
+            if atom is None:  # a comment or a flags group: a quantifier after it applies to what came before
+                if self.peek() in ("*", "+", "?", "{"):
+                    raise Unreadable("a quantifier after a comment")
                 continue
             items.append(self._quantified(atom))
         return items
@@ -86,8 +90,8 @@ class _Reader:
         elif c == "?":
             bounds = (0, 1)
         elif c == "{":
-            found = re.match(r"\{(\d*)(,?)(\d*)\}", self.p[self.i :])
-            if found and (found[1] or found[3]):
+            found = re.match(r"\{([0-9]*)(,?)([0-9]*)\}", self.p[self.i :])
+            if found and (found[1] or found[2] or found[3]):  # {,} is *; {} is two characters
                 low = int(found[1]) if found[1] else 0
                 high = int(found[3]) if found[3] else (None if found[2] else low)
                 self.i += len(found[0]) - 1
@@ -137,6 +141,8 @@ class _Reader:
             return self._closed(("assert", self.sequence()))
         if c == "#":
             end = self.p.index(")", self.i)
+            if "\\" in self.p[self.i : end]:  # re skips an escaped ")" in a comment
+                raise Unreadable("a comment with a backslash")
             self.i = end + 1
             return None
         if c == "P":
@@ -150,9 +156,6 @@ class _Reader:
             raise Unreadable(f"(?P{kind}")
         if c == "(":
             raise Unreadable("a conditional group")
-        if c == "<":  # (?<name>…) is Python 3.12's spelling of (?P<name>…)
-            self.i = self.p.index(">", self.i) + 1
-            return self._closed(("group", (frozenset(), self.sequence())))
         # flags: (?aiLmsux) at the start, or (?flags-flags:…) scoped
         self.i -= 1
         on = ""
@@ -162,6 +165,8 @@ class _Reader:
             self.i += 1
             while self.peek() in _FLAG_LETTERS and self.peek():
                 self.i += 1
+        if "x" in on:  # verbose: whitespace and # comments mean something else inside
+            raise Unreadable("verbose mode")
         c = self.take()
         if c == ")":
             self.flags.update(on)

@@ -32,8 +32,9 @@ class _OneName(importlib.abc.MetaPathFinder):
         spec = importlib.machinery.PathFinder.find_spec(fullname)
         if spec is None:
             return None
+        folder = (REPO / fullname).resolve()  # the layer's own folder, not a package of the same name elsewhere
         places = [spec.origin, *(spec.submodule_search_locations or ())]
-        if any(p is not None and Path(p).resolve().is_relative_to(REPO) for p in places):
+        if any(p is not None and Path(p).resolve() in (folder, folder / "__init__.py") for p in places):
             raise SecondName(f"import memwarden.{fullname}, not {fullname}: one module has one name")
         return None
 

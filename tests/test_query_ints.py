@@ -27,6 +27,7 @@ def test_anything_but_plain_ascii_digits_within_the_bounds_is_refused_naming_the
 def test_a_value_within_the_bounds_is_read_and_an_absent_one_is_the_default() -> None:
     assert bounded_int({"limit": "1000"}, "limit", 100, 1, 1000) == 1000
     assert bounded_int({"limit": "007"}, "limit", 100, 1, 1000) == 7
+    assert bounded_int({"limit": "00000000100"}, "limit", 100, 1, 1000) == 100  # leading zeros aside
     assert bounded_int({}, "limit", 100, 1, 1000) == 100
     assert bounded_int({}, "tail", None, 1, 1000) is None
     assert bounded_int({"offset": "0"}, "offset", 0, 0, 10**18 - 1) == 0

@@ -18,7 +18,26 @@ ATOMS = [
     "a", "b", "c", "A", "-", " ", "1", r"\-", r"\.", r"\x61", r"\u0062", r"\N{LATIN SMALL LETTER C}",
     "[ab]", "[a-c]", "[^a]", "[-a]", "[a-]", r"[\w]", r"[\d-]", ".", r"\b", r"\B", r"\w", r"\s", r"\d", "^", "$",
 ]  # fmt: skip
-QUANTIFIERS = ["", "", "", "?", "*", "+", "{2}", "{1,2}", "{,2}", "{2,}", "??", "*?", "?+", "*+", "++", "{x"]
+QUANTIFIERS = [
+    "",
+    "",
+    "",
+    "?",
+    "*",
+    "+",
+    "{2}",
+    "{1,2}",
+    "{,2}",
+    "{2,}",
+    "{,}",
+    "{}",
+    "??",
+    "*?",
+    "?+",
+    "*+",
+    "++",
+    "{x",
+]
 
 
 def patterns() -> st.SearchStrategy[str]:
@@ -30,9 +49,12 @@ def patterns() -> st.SearchStrategy[str]:
         seq = st.lists(inner, min_size=1, max_size=4).map("".join)
         alts = st.lists(seq, min_size=1, max_size=3).map("|".join)
         wrapper = st.sampled_from(
-            ["(?:{})", "({})", "(?i:{})", "(?i:{})", "(?={})", "(?!{})", "(?>{})", "(?P<n{}>x)", "{}"]
-        )
-        grouped = st.builds(lambda w, body: w.format(body) if "n{}" not in w else f"(?:{body})", wrapper, alts)
+            [
+                "(?:{})", "({})", "(?i:{})", "(?i:{})", "(?-i:{})", "(?={})", "(?!{})", "(?<=a){}", "(?>{})",
+                "(?P<n>{})", "(?#c){}", "{}(?#c)", r"(?#\)[)]){}", "(?x:{} #)", "(?x: {} )", "{}",
+            ]
+        )  # fmt: skip
+        grouped = st.builds(lambda w, body: w.replace("{}", body, 1), wrapper, alts)
         return st.builds(lambda g, q: g + q, grouped, st.sampled_from(QUANTIFIERS))
 
     return st.recursive(base, extend, max_leaves=8).map(lambda p: p)
@@ -85,6 +107,12 @@ def test_every_analysis_holds_for_what_re_matches(pattern: str, samples: list[st
         ("(?#a comment)ab", {"a"}, ["ab"]),
         (r"(a)\1", {"a"}, None),
         ("^ab", None, None),
+        ("ab{,}c", {"a"}, None),  # {,} is *, not four characters
+        ("ab{}c", {"a"}, ["ab{}c"]),  # {} is two characters
+        ("ba(?#x)*c", None, None),  # the * repeats the a: left to re
+        (r"(?#\)[)]x", None, None),  # re skips the escaped ) in the comment: left to re
+        ("(?x:#)abc(\n)", None, None),  # verbose: left to re
+        ("(?-i:ab)", {"a"}, ["ab"]),
     ],
 )
 def test_what_the_analyses_say_of_known_patterns(

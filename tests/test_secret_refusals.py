@@ -113,3 +113,17 @@ def test_the_audit_keeps_at_most_twenty_fields_and_cuts_long_names(url: str) -> 
     assert refusal["after"]["count"] == 30
     assert len(refusal["after"]["fields"]) == 20
     assert all(len(f) < 100 for f in refusal["after"]["fields"])
+
+
+def test_a_random_token_used_as_a_key_is_masked_in_the_audit_and_a_dry_run_audits_nothing(url: str) -> None:
+    token = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(40))
+    body = {"items": [{"content": "Dana moved to Lyon.", "metadata": {token: aws_key()}}]}
+    before = len(audit(url, BANK))
+    dry = httpx.post(f"{url}/v1/default/banks/{BANK}/memories?dry_run=true", json=body)
+    assert dry.status_code == 422
+    assert len(audit(url, BANK)) == before  # a dry run writes nothing, its refusal neither
+    r = httpx.post(f"{url}/v1/default/banks/{BANK}/memories", json=body)
+    assert r.status_code == 422
+    refusal = audit(url, BANK)[-1]
+    assert refusal["after"]["fields"] == ["items[0].metadata.[REDACTED]"]
+    assert token not in json.dumps(refusal)

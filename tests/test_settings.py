@@ -30,6 +30,12 @@ def test_file_then_environment_then_overrides(tmp_path: Path) -> None:
     assert str(s.backends.hindsight.url) == "http://h:1/"
 
 
+def test_the_command_lines_own_variables_are_no_settings() -> None:
+    """``MEMWARDEN_API_KEY`` is the CLI's key: a server started in the same shell starts."""
+    env = {"MEMWARDEN_API_KEY": "mwk_x", "MEMWARDEN_SCREENSHOTS": "/tmp/s", "MEMWARDEN_SERVER__PORT": "9002"}
+    assert load_settings(environ=env).server.port == 9002
+
+
 def test_memwarden_config_variable_names_the_file(tmp_path: Path) -> None:
     cfg = tmp_path / "m.toml"
     cfg.write_text("[server]\nport = 9001\n")

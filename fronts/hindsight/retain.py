@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
-import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.types import Receive, Scope, Send
 
@@ -51,7 +50,6 @@ from memwarden.policies.field_secrets import (
 )
 from memwarden.policies.judgement import ACCEPTED, extract_text
 
-log = structlog.get_logger("memwarden.retain")
 WARDEN_PARAMS = frozenset({"dry_run", "warden"})
 
 
@@ -133,7 +131,7 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         await forward(state.backend, scope, receive, send, retries=0)
         return
     verbose = dry_run or _flag(scope, "warden", b"x-warden-verbose", ("verbose",))
-    parsed = await _parse(state, scope, receive, send)  # answered when None
+    parsed = await _parse(state, scope, receive, send, dry_run=dry_run)  # answered when None
     if parsed is None:
         return
     raw_body, request, batch = parsed
@@ -165,7 +163,7 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
 
 
 async def _parse(
-    state: AppState, scope: Scope, receive: Receive, send: Send
+    state: AppState, scope: Scope, receive: Receive, send: Send, *, dry_run: bool
 ) -> tuple[bytes, RetainRequest, Batch] | None:
     """The request read, checked and made a batch; None when it was answered (refused)."""
     governance = state.settings.governance
@@ -186,7 +184,7 @@ async def _parse(
         await send_json(send, 413, {"detail": f"{checked}: split the request (max_request_chars)"})
         return None
     if isinstance(checked, list):  # before the request model: its 422 would quote the value
-        await refused_for_secrets(state, scope, send, payload, found=checked)
+        await refused_for_secrets(state, scope, send, payload, found=checked, audit=not dry_run)
         return None
     if isinstance(checked, ValidationError):
         await send_json(send, 422, {"detail": validation_detail(checked)})

@@ -43,8 +43,9 @@ async def list_memories(call: Call, receive: Receive, send: Send) -> None:
     named = query_entities(call)
     try:
         top_k = bounded_int(query_params(call.scope), "top_k", 100, 1, 1000)
-    except QueryProblem as exc:
-        raise Mem0Error(422, str(exc), exc.detail()["detail"]) from None
+    except QueryProblem as exc:  # FastAPI's words, as the server answers them
+        detail = [{"type": "int_parsing", "loc": ["query", "top_k"], "msg": "top_k: 1 to 1000", "input": exc.value}]
+        raise Mem0Error(422, str(exc), detail) from None
     node = reads.filter_of(call, named)
     found = await reads.listed(call, node)
     await send_json(send, 200, {"results": [memory_json(r, oss=True) for r in found[:top_k]]})

@@ -20,8 +20,10 @@ from pydantic import (
 )
 
 ENV_PREFIX = "MEMWARDEN_"
-# Variables with the prefix that are not settings keys.
-ENV_RESERVED = frozenset({"MEMWARDEN_CONFIG"})
+# Variables with the prefix that are not settings keys: the config file's path, the command line's
+# own key (a `memwarden serve` started in the shell that uses the CLI must not read it as a setting),
+# and where the tests write the dashboard's screenshots.
+ENV_RESERVED = frozenset({"MEMWARDEN_CONFIG", "MEMWARDEN_API_KEY", "MEMWARDEN_SCREENSHOTS"})
 
 
 class SettingsError(Exception):
