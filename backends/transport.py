@@ -4,8 +4,8 @@
 * :class:`RawSender` — the pass-through hot path: send a request as is, get the status, raw
   headers and an unread body stream back.
 
-Transports are chosen by measurement (``bench/proxy_overhead.py``, README): httpx's own transport
-pins a core at a few hundred requests/s under concurrency (encode/httpx#3215), so the default is
+Transports are chosen by measurement (``bench/proxy_overhead.py``; docs/operations/benchmarks/speed.md):
+httpx's own transport pins a core at a few hundred requests/s under concurrency (encode/httpx#3215), so the default is
 aiohttp underneath — the httpx client runs on the ``httpx-aiohttp`` transport and the raw sender
 calls the *same* ``aiohttp.ClientSession`` directly, which skips httpx's request/response
 objects on the path every proxied request takes. ``transport = "httpx"`` keeps everything on

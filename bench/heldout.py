@@ -3,7 +3,7 @@ facts and of noise, its topic labels, and every retrieval arm beside the fusion 
 
 The sets (``tests/data``), each written by writers who saw neither memwarden's rules and models nor
 the other sets, each split once into ``tune`` (what choices may look at) and ``eval`` (only
-measured; README *Held-out sets* says which choice an evaluation number moved):
+measured; docs/operations/benchmarks/held-out.md, *Caveats*, says which choice an evaluation number moved):
 
 * **items** — one memory candidate an item: ``labelled_items`` (720: seven styles, work and life),
   ``oneliners`` (561 one-line user facts, preferences and instructions as assistants' users type
@@ -37,7 +37,7 @@ measured; README *Held-out sets* says which choice an evaluation number moved):
   bank of one store; R@5, R@10 and MRR of the keyword arm, the semantic arm, the fusion recall
   answers with, and plain SQLite FTS5 BM25; per stratum (worded like the answer / paraphrased, by
   the writer's label and by shared content terms; temporal; multi-hop; per language). The fusion's
-  margin is fused R@5 minus the better arm's (README *Retrieval quality*: never below −0.01).
+  margin is fused R@5 minus the better arm's (docs/operations/benchmarks/held-out.md, *Retrieval*: never below −0.01).
 
 Usage: python -m bench.heldout [--json FILE] [--skip-retrieval] [--skip-judgement] [--embedder e5|hashing]
 """

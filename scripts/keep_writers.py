@@ -4,7 +4,7 @@ seen (issue #32). Each training writer's set and each tune half the keep head tr
 and that head — judges it at each of ``THRESHOLDS``, a turn with the turn before it known. Prints,
 per held-out set, facts kept / noise rejected; writes nothing (~10 min on two cores). The 5-fold
 figure the shipped threshold is chosen by puts a writer's rows on both sides of a fold; this one
-does not. README, *Held-out sets*: "The keep threshold, one writer held out".
+does not. docs/operations/benchmarks/held-out.md: "The keep threshold, one writer held out".
 
 Usage: python scripts/keep_writers.py
 """

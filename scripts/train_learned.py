@@ -81,7 +81,7 @@ ITEM_SETS = (
 TURN_SETS = ("training_turns.jsonl", "training_turns2.jsonl", "training_turns3.jsonl")
 # Trained on at a quarter of a row's weight: at full weight they cost more tune noise and
 # pleasantries rejected than the bar set before training allowed (4-15 points), at half 2.5-11; at a
-# quarter they pass it (README, *Held-out sets*, the fifth round). A row whose text and label the
+# quarter they pass it (docs/operations/benchmarks/held-out.md; CHANGELOG.md). A row whose text and label the
 # other data already holds is one more copy of that row, weighing 1 like it.
 LIGHT_TURN_SETS = ("training_turns4.jsonl", "training_turns5.jsonl", "training_turns6.jsonl")
 LIGHT_WEIGHT = 0.25

@@ -16,7 +16,7 @@ RRF_K = 60
 # first in both arms (the keyword evidence counts); a paraphrased one makes the keyword arm's first
 # hit a memory that merely shares a name (the semantic arm ranks it low: the keyword evidence does
 # not count). Chosen by the worst margin over the better single arm on every retrieval set's tune
-# split and every stratum pooled over them (bench/fusion_choice.py; README *Retrieval quality*).
+# split and every stratum pooled over them (bench/fusion_choice.py; docs/operations/benchmarks/held-out.md).
 AGREEMENT_WEIGHT = 1.0
 AGREEMENT_FLOOR = 1.0
 # A recalled memory's relevance, 0..1: σ(A·cosine + B·min(1.5, BM25 / idf mass) + C), fitted on the

@@ -4,7 +4,7 @@ loopback, seeded with memories in Chinese and English and a key configured. Each
 without a console error; the review, archive/restore, plan and rollback buttons change the ledger
 exactly as the API does (checked through the API); the audit tail shows a write within a second;
 a wrong phrase, an expired plan and a 409 are shown with nothing applied; a phone's width renders.
-Screenshots of each page are written to :data:`SCREENSHOTS` (kept by CI, shown by the README)."""
+Screenshots of each page are written to :data:`SCREENSHOTS` (kept by CI, shown by docs/guides/dashboard.md)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from tests.test_browser import page_app
 from tests.ui_rig import BANK, FACTS, HELD, MISSION, Rig, ui_rig
 
 # The pages' screenshots go to a scratch folder: running the tests never rewrites a tracked file.
-# MEMWARDEN_SCREENSHOTS=docs/screenshots refreshes the README's pictures.
+# MEMWARDEN_SCREENSHOTS=docs/screenshots refreshes the pictures of docs/guides/dashboard.md.
 SCREENSHOTS = Path(os.environ.get("MEMWARDEN_SCREENSHOTS") or Path(tempfile.gettempdir()) / "memwarden-screenshots")
 LAPTOP = {"width": 1280, "height": 860}
 PHONE = {"width": 390, "height": 844}

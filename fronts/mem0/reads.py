@@ -9,7 +9,7 @@ memwarden — never comes back) and applies the whole filter exactly there.
 Scores are 0..1: the backend's calibrated relevance (the self-hosted store's, or Hindsight's
 cross-encoder score), else the better of the hit's semantic similarity and its keyword score as the
 backend gives them (both 0..1), else by rank. The store's relevance compares across queries (a
-memory a question is about scores ~0.8, an unrelated one ~0.2; README *Retrieval quality*), so
+memory a question is about scores ~0.8, an unrelated one ~0.2; docs/operations/benchmarks/held-out.md), so
 Mem0's ``threshold`` means what it says.
 """
 
