@@ -46,6 +46,7 @@ from memwarden.governance.deliveries import (
 )
 from memwarden.governance.errors import Refused
 from memwarden.governance.locks import GateClosed
+from memwarden.governance.review import retire
 
 if TYPE_CHECKING:
     from memwarden.governance.state import AppState
@@ -301,8 +302,6 @@ class Outbox:
         self._remove(entry.bank, entry.seq)
         state.metrics.outbox_delivered.inc()
         log.info("outbox_delivered", bank=entry.bank, operation_id=entry.operation_id, items=entry.items)
-        from memwarden.governance.review import retire
-
         for _, old_id in got.supersede:
             await retire(state, entry.bank, old_id)
         return True

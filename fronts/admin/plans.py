@@ -30,6 +30,7 @@ from memwarden.governance.plans import (
     create_plan,
     show,
 )
+from memwarden.governance.reports import cleanup_candidates
 from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import masked
 
@@ -57,8 +58,6 @@ async def plans_route(state: AppState, scope: Scope, receive: Receive, send: Sen
     reason = masked(reason) if reason is not None else None  # stored and audited: no secret in clear
     operations = payload.get("operations")
     if payload.get("from") == "cleanup":
-        from memwarden.governance.reports import cleanup_candidates
-
         report = await cleanup_candidates(state, bank)
         operations = [{"op": "archive", "memory_id": c["id"]} for c in report["candidates"] if c["plannable"]]
         if not operations:

@@ -14,23 +14,23 @@ serves is answered as Hindsight's router answers it by ``fronts/hindsight/store_
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from memwarden.backends.hindsight_json import recalled_json
-from memwarden.fronts.asgi import BodyError, dumps, is_json_type, not_json_detail, parse_json_async, validation_detail
+from memwarden.fronts.asgi import dumps
 from memwarden.fronts.hindsight import store_reads as reads
 from memwarden.fronts.hindsight import store_transfer
 from memwarden.fronts.hindsight.models import MemoryItem
 from memwarden.fronts.hindsight.store_fallback import fallback_route, not_built
-from memwarden.fronts.hindsight.store_reads import query_param
+from memwarden.fronts.hindsight.store_reads import Handler, json_body, query_param, validated
+from memwarden.fronts.hindsight.store_reflect import reflect_routes
 from memwarden.store import rules, tagfilter
 from memwarden.store.attachments import content_of
 from memwarden.store.errors import StoreError, storage_failure
@@ -169,23 +169,6 @@ class MemoryPatchIn(BaseModel):
         return self
 
 
-async def _body(request: Request) -> Any:
-    raw = await request.body()
-    if raw and not is_json_type(request.headers.get("content-type")):  # as Hindsight (FastAPI) answers it
-        raise StoreError(422, not_json_detail(raw))
-    try:
-        return await parse_json_async(raw) if raw else {}
-    except BodyError as exc:
-        raise StoreError(exc.status, exc.detail) from None
-
-
-def _model(cls: type[BaseModel], payload: Any) -> Any:
-    try:
-        return cls.model_validate(payload)
-    except ValidationError as exc:
-        raise StoreError(422, validation_detail(exc)) from None
-
-
 # Hindsight's query parameters, validated by pydantic as FastAPI validates them (so its errors are
 # FastAPI's): paging has a floor of 0 and no ceiling but SQLite's.
 _PAGE: TypeAdapter[int] = TypeAdapter(Annotated[int, Field(ge=0, le=2**63 - 1)])
@@ -198,9 +181,6 @@ def _int(request: Request, name: str, default: int) -> int:
     return value
 
 
-Handler = Callable[[LocalStore, Request], Awaitable[Any]]
-
-
 def json_response(payload: Any, status: int = 200) -> Response:
     """Every answer of the store, written by ``memwarden.fronts.asgi.dumps`` (orjson)."""
     return Response(dumps(payload), status_code=status, media_type="application/json")
@@ -208,7 +188,6 @@ def json_response(payload: Any, status: int = 200) -> Response:
 
 def create_local_app(store: LocalStore, reflector: Reflector | None = None) -> Starlette:
     """The app; ``reflector`` serves reflect, directives and mental models (None: no ``[llm]``, 501)."""
-    from memwarden.fronts.hindsight.store_reflect import reflect_routes  # it imports this module's helpers
 
     def route(path: str, handler: Handler, methods: list[str]) -> Route:
         async def endpoint(request: Request) -> Response:
@@ -283,10 +262,10 @@ async def list_banks(store: LocalStore, request: Request) -> Any:
 
 
 async def put_bank(store: LocalStore, request: Request) -> Any:
-    payload = await _body(request)
+    payload = await json_body(request)
     if not isinstance(payload, dict):
         raise StoreError(422, [{"type": "dict_type", "loc": ["body"], "msg": "Input should be a valid dictionary"}])
-    fields: BankIn = _model(BankIn, payload)
+    fields: BankIn = validated(BankIn, payload)
     return await store.put_bank(request.path_params["bank_id"], fields.model_dump(exclude_unset=True))
 
 
@@ -300,14 +279,14 @@ async def config(store: LocalStore, request: Request) -> Any:
         return await store.get_config(bank)
     if request.method == "DELETE":
         return await store.reset_config(bank)
-    body = await _body(request)
-    update: ConfigIn = _model(ConfigIn, body)
+    body = await json_body(request)
+    update: ConfigIn = validated(ConfigIn, body)
     return await store.patch_config(bank, update.updates)
 
 
 async def retain(store: LocalStore, request: Request) -> Any:
     bank = request.path_params["bank_id"]
-    req: RetainIn = _model(RetainIn, await _body(request))
+    req: RetainIn = validated(RetainIn, await json_body(request))
     contents = [content_of(i.model_dump()["content"], f"items[{n}]") for n, i in enumerate(req.items)]
     items = [
         RetainItem(
@@ -355,7 +334,7 @@ def recall_request(payload: Any) -> dict[str, Any]:
     """A recall body validated as Hindsight validates it: its model (422), its query timestamp
     (400), its tag groups (422) and its fact types (422). A query of any length is taken, as
     Hindsight takes it; only its first 510 tokens are embedded."""
-    req: RecallIn = _model(RecallIn, payload)
+    req: RecallIn = validated(RecallIn, payload)
     if req.query_timestamp:
         try:
             datetime.fromisoformat(req.query_timestamp.replace("Z", "+00:00"))
@@ -376,14 +355,14 @@ def recall_request(payload: Any) -> dict[str, Any]:
 
 
 async def recall(store: LocalStore, request: Request) -> Any:
-    return recalled_json(await store.recall(request.path_params["bank_id"], recall_request(await _body(request))))
+    return recalled_json(await store.recall(request.path_params["bank_id"], recall_request(await json_body(request))))
 
 
 async def memory(store: LocalStore, request: Request) -> Any:
     bank, memory_id = request.path_params["bank_id"], request.path_params["memory_id"]
     if request.method == "GET":
         return await store.get_unit(bank, memory_id)
-    patch: MemoryPatchIn = _model(MemoryPatchIn, await _body(request))
+    patch: MemoryPatchIn = validated(MemoryPatchIn, await json_body(request))
     return await store.update_unit(bank, memory_id, patch.model_dump(exclude_unset=True))
 
 
@@ -407,7 +386,7 @@ async def document(store: LocalStore, request: Request) -> Any:
         return await store.get_document(bank, document_id)
     if request.method == "DELETE":
         return await store.delete_document(bank, document_id)
-    update: DocumentPatchIn = _model(DocumentPatchIn, await _body(request))
+    update: DocumentPatchIn = validated(DocumentPatchIn, await json_body(request))
     if update.tags is None:
         raise StoreError(422, "At least one field (tags, observation_scopes) must be provided")
     return await store.update_document_tags(bank, document_id, update.tags)

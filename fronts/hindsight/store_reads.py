@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Annotated, Any, Literal
 
@@ -28,6 +29,28 @@ _1_TO_1000: TypeAdapter[int] = TypeAdapter(Annotated[int, Field(ge=1, le=1000)])
 _BOOL: TypeAdapter[bool] = TypeAdapter(bool)
 _TAGS_MATCH: TypeAdapter[str] = TypeAdapter(Literal["any", "all", "any_strict", "all_strict", "exact"])
 _TAG_GROUPS: TypeAdapter[list[dict[str, Any]]] = TypeAdapter(list[dict[str, Any]])
+
+
+Handler = Callable[[LocalStore, Request], Awaitable[Any]]  # a route of the store's app
+
+
+async def json_body(request: Request) -> Any:
+    """The request's JSON body (``{}`` for none), refused as Hindsight (FastAPI) refuses it."""
+    raw = await request.body()
+    if raw and not is_json_type(request.headers.get("content-type")):  # as Hindsight (FastAPI) answers it
+        raise StoreError(422, not_json_detail(raw))
+    try:
+        return await parse_json_async(raw) if raw else {}
+    except BodyError as exc:
+        raise StoreError(exc.status, exc.detail) from None
+
+
+def validated(cls: type[BaseModel], payload: Any) -> Any:
+    """``payload`` validated by ``cls``; a refusal in FastAPI's 422 words."""
+    try:
+        return cls.model_validate(payload)
+    except ValidationError as exc:
+        raise StoreError(422, validation_detail(exc)) from None
 
 
 def query_param(request: Request, name: str, adapter: TypeAdapter[Any], default: Any) -> Any:

@@ -18,8 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 from starlette.requests import Request
 from starlette.routing import Route
 
-from memwarden.fronts.hindsight.store_app import Handler, _body, _model
-from memwarden.fronts.hindsight.store_reads import query_param
+from memwarden.fronts.hindsight.store_reads import Handler, json_body, query_param, validated
 from memwarden.store import directives, mental_models, tagfilter
 from memwarden.store.errors import StoreError
 from memwarden.store.local import LocalStore
@@ -212,7 +211,7 @@ def reflect_routes(route: Route_, reflector: Reflector | None) -> list[Route]:
 
     async def reflect(store: LocalStore, request: Request) -> Any:
         r = ready(request)
-        req: ReflectIn = _model(ReflectIn, await _body(request))
+        req: ReflectIn = validated(ReflectIn, await json_body(request))
         _tag_groups(req.tag_groups)
         query = f"{req.query}\n\nAdditional context: {req.context}" if req.context else req.query
         q = ReflectQuery(
@@ -240,7 +239,7 @@ def reflect_routes(route: Route_, reflector: Reflector | None) -> list[Route]:
         r = ready(request)
         b = request.path_params["bank_id"]
         if request.method == "POST":
-            made: DirectiveIn = _model(DirectiveIn, await _body(request))
+            made: DirectiveIn = validated(DirectiveIn, await json_body(request))
             return await directives.create(r.ledger, b, made.model_dump())
         active = query_param(request, "active_only", _BOOL, True)
         return await directives.list_page(r.ledger, b, active_only=active, **_page(request))
@@ -252,14 +251,14 @@ def reflect_routes(route: Route_, reflector: Reflector | None) -> list[Route]:
             return await directives.get(r.ledger, b, directive_id)
         if request.method == "DELETE":
             return await directives.delete(r.ledger, b, directive_id)
-        patch: DirectivePatchIn = _model(DirectivePatchIn, await _body(request))
+        patch: DirectivePatchIn = validated(DirectivePatchIn, await json_body(request))
         return await directives.update(r.ledger, b, directive_id, patch.model_dump(exclude_unset=True))
 
     async def model_list(store: LocalStore, request: Request) -> Any:
         r = ready(request)
         b = request.path_params["bank_id"]
         if request.method == "POST":
-            made: MentalModelIn = _model(MentalModelIn, await _body(request))
+            made: MentalModelIn = validated(MentalModelIn, await json_body(request))
             _tag_groups(made.trigger.tag_groups)
             fields = {**made.model_dump(exclude={"trigger"}), "trigger": made.trigger.given()}
             return await r.create_model(b, fields)
@@ -274,7 +273,7 @@ def reflect_routes(route: Route_, reflector: Reflector | None) -> list[Route]:
             return await mental_models.get(r.ledger, b, model_id, query_param(request, "detail", _DETAIL, "full"))
         if request.method == "DELETE":
             return await mental_models.delete(r.ledger, b, model_id)
-        patch: MentalModelPatchIn = _model(MentalModelPatchIn, await _body(request))
+        patch: MentalModelPatchIn = validated(MentalModelPatchIn, await json_body(request))
         changes = patch.model_dump(exclude_unset=True, exclude={"trigger"})
         if patch.trigger is not None:
             _tag_groups(patch.trigger.tag_groups)
@@ -289,9 +288,9 @@ def reflect_routes(route: Route_, reflector: Reflector | None) -> list[Route]:
             return await mental_models.history(r.ledger, b, model_id)
         if action == "clear":
             return await mental_models.clear(r.ledger, b, model_id)
-        payload = await _body(request)
+        payload = await json_body(request)
         if payload is not None:  # an optional body: none, null, or {"mode": "full"}
-            _model(RefreshIn, payload)
+            validated(RefreshIn, payload)
         return await r.refresh_model(b, model_id)
 
     handlers = [reflect, directive_list, directive, model_list, model, model_action, model_action, model_action]
