@@ -304,7 +304,7 @@ class PatternSet:
     expand (anchors, lookarounds, ``\\w*``, ``.{0,80}`` …) stays a regular expression, but its
     required literals (:func:`required_literals`) go into the same automaton as a gate: the
     expression runs only when the scan saw one of them. Same answers as the regular expressions
-    (``tests/test_fastre.py`` checks it), far fewer scans.
+    (``tests/unit/test_fastre.py`` checks it), far fewer scans.
 
     :meth:`scan` returns the hits: group name → count of literal matches, and gate number → 1.
     """

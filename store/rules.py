@@ -1,7 +1,7 @@
 """Hindsight 1.1.0's input rules, as the self-hosted store enforces them.
 
 The store answers bad input the way the real server does, with its status and its words (checked
-side by side against it in ``tests/test_interop_local.py``): bank ids a new bank may take, the
+side by side against it in ``tests/interop/test_interop_local.py``): bank ids a new bank may take, the
 per-bank config's value types and ranges, the memory ``PATCH`` rules, recall's fact types, the
 dates a retain or an edit may carry, and the tag listing's wildcard. Each rule names where
 Hindsight keeps it. Every function raises :class:`ValueError` with Hindsight's message; the store

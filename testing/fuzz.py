@@ -13,7 +13,7 @@ kept in ``--out``.
 
 Excluded: ``GET /warden/v1/audit/stream`` — server-sent events that never end (a heartbeat every
 15 s), so every request would only time out; its query parsing is shared with ``/warden/v1/audit``
-(fuzzed) and its answers are tested in ``tests/test_audit.py``.
+(fuzzed) and its answers are tested in ``tests/loopback/test_audit.py``.
 
 Accepted: ``501`` — and only it — from the Hindsight operations the self-hosted store does not
 build (entities' graph, time series … : what the store does not keep) and from those that need

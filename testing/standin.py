@@ -3,7 +3,7 @@ behind fault-injecting ASGI middleware.
 
 The app is memwarden's own (``memwarden.fronts.hindsight.store_app.create_local_app`` over a
 ``LocalStore`` in a directory, hashing embedder), so there is one stand-in, with the shapes and
-rules that ``tests/test_interop_local.py`` checks against the real Hindsight 1.1.0. The
+rules that ``tests/interop/test_interop_local.py`` checks against the real Hindsight 1.1.0. The
 middleware adds:
 
 * a log of every request (method, path, query, JSON body, status it got): ``requests``, ``seen``;

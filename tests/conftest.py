@@ -51,7 +51,7 @@ def make_settings(
             "governance": governance or {},
             "config_guard": config_guard if config_guard is not None else {"missions": {"mode": "off"}},
             "retention": {"enabled": False},
-            # The rules alone, as the tests of other features expect (tests/test_learned.py turns the
+            # The rules alone, as the tests of other features expect (tests/loopback/test_learned.py turns the
             # learned layer on).
             "labels": labels if labels is not None else {"learned": "off"},
             "outbox": outbox or {},
@@ -124,7 +124,7 @@ def browser() -> Iterator[Any]:
 # A test is marked ``slow`` when its code, the code of the fixtures it uses, or the code of the
 # suite's own functions these call names one of these: a server on a loopback port (uvicorn in a
 # thread), a process (memwarden as a user runs it), the real Hindsight. ``interop`` implies slow.
-# ``pytest -m "not slow"`` is then the fast loop (tests/test_markers.py checks the marking).
+# ``pytest -m "not slow"`` is then the fast loop (tests/loopback/test_markers.py checks the marking).
 SERVER_STARTERS = frozenset(
     {
         "serve_in_thread",

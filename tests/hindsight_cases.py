@@ -1,6 +1,6 @@
 """Bad input, and what the real Hindsight 1.1.0 answers to it: one table for every backend.
 
-``tests/test_contract.py`` sends each request to every backend in its ``BACKENDS`` (the
+``tests/interop/test_contract.py`` sends each request to every backend in its ``BACKENDS`` (the
 self-hosted store, the real Hindsight), bare and with memwarden in front, and expects the answer
 written here; the real server's row keeps the table true to Hindsight. Run in order on one bank:
 some steps depend on the ones before (the memory is archived, then edited). ``{bank}`` and

@@ -3,7 +3,7 @@
 memwarden's proxy talks to this app exactly as it talks to a Hindsight server (in process, through
 ``httpx.ASGITransport``), so governance, the config guard and the pass-through work unchanged.
 Shapes, status codes and error bodies are Hindsight's (checked against the real server by
-``tests/test_interop_local.py``). The reads a Hindsight client makes beyond these are
+``tests/interop/test_interop_local.py``). The reads a Hindsight client makes beyond these are
 ``fronts/hindsight/store_reads.py``'s; reflect, directives and mental models are served with an LLM
 (``fronts/hindsight/store_reflect.py``; without ``[llm]`` they answer ``501`` saying to configure
 it); a bank's export and import are ``fronts/hindsight/store_transfer.py``'s. What no route here

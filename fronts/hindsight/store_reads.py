@@ -3,7 +3,7 @@ a document's chunks and history, a chunk, the entities, the health probes, and t
 profile routes (``410``, as Hindsight 1.1.0 answers them). Registered by
 :func:`memwarden.fronts.hindsight.store_app.create_local_app`; query parameters and bodies are
 checked as FastAPI checks Hindsight's (its ``422`` words), and each answer is in Hindsight's shape
-(compared with the real server's in ``tests/test_interop_local.py``).
+(compared with the real server's in ``tests/interop/test_interop_local.py``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""In-process tests: memwarden's ASGI app driven through httpx's ASGITransport (lifespan run); no socket, no process."""
