@@ -15,11 +15,10 @@ import structlog
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.governance.errors import Invalid
 from memwarden.governance.state import AppState
-from memwarden.policies.field_secrets import FieldSecret, Loc, secret_kind
+from memwarden.policies.field_secrets import FieldSecret, field_name, locations
 
 log = structlog.get_logger("memwarden.secrets")
 AUDITED_FIELDS = 20  # a request naming more fields is audited with the first 20 and the count
-MAX_PART = 64  # characters of a field name kept in the audit (the names are the client's)
 
 
 class SecretInFields(Invalid):
@@ -28,22 +27,8 @@ class SecretInFields(Invalid):
 
     def __init__(self, found: Sequence[FieldSecret]) -> None:
         self.found = list(found)
-        fields = ", ".join(field_name(f.loc) for f in self.found[:AUDITED_FIELDS])
+        fields = locations(self.found[:AUDITED_FIELDS])
         super().__init__(f"a secret in {fields}: not stored or sent on (put secrets in no memory field)")
-
-
-def field_name(loc: Loc) -> str:
-    """A field's path as text (``items[0].metadata.api_key``), each name cut to ``MAX_PART`` and
-    masked when it looks like a secret itself (a random token used as a key: the key scan reads
-    names without the random-token detectors, which would refuse every random id)."""
-    text = ""
-    for part in loc:
-        if isinstance(part, int):
-            text += f"[{part}]"
-            continue
-        name = "[REDACTED]" if secret_kind(part) else part[:MAX_PART]
-        text += f".{name}" if text else name
-    return text
 
 
 async def refuse_secrets(

@@ -249,12 +249,23 @@ def masked(text: str) -> str:
     return mask(text, found) if found else text
 
 
+MAX_NAME_PART = 64  # characters of a field name kept in a message or the audit (the names are the client's)
+
+
+def field_name(loc: Loc) -> str:
+    """A field's path as text (``items[0].metadata.api_key``), each name cut to ``MAX_NAME_PART``
+    and masked when it looks like a secret itself (a random token used as a key: keys are scanned
+    without the random-token detectors, which would refuse every random id)."""
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+            continue
+        name = "[REDACTED]" if secret_kind(part) else part[:MAX_NAME_PART]
+        text += f".{name}" if text else name
+    return text
+
+
 def locations(found: Sequence[FieldSecret]) -> str:
     """The fields, for a message: ``items[0].metadata.api_key, document_tags[1]``."""
-    out = []
-    for f in found:
-        text = ""
-        for part in f.loc:
-            text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
-        out.append(text)
-    return ", ".join(out)
+    return ", ".join(field_name(f.loc) for f in found)

@@ -57,7 +57,7 @@ def patterns() -> st.SearchStrategy[str]:
         grouped = st.builds(lambda w, body: w.replace("{}", body, 1), wrapper, alts)
         return st.builds(lambda g, q: g + q, grouped, st.sampled_from(QUANTIFIERS))
 
-    return st.recursive(base, extend, max_leaves=8).map(lambda p: p)
+    return st.recursive(base, extend, max_leaves=8)
 
 
 def compiles(pattern: str) -> bool:
