@@ -23,10 +23,10 @@ from collections.abc import Callable
 from starlette.types import Scope, Send
 
 from memwarden.db.keys import KeyRecord
-from memwarden.fronts.asgi import send_json
 from memwarden.fronts.query import query_params
 from memwarden.governance.keys import KeyRing
 from memwarden.policies.keys import Level, split_token
+from memwarden.wire.asgi import send_json
 
 # What a route needs: a level on a bank (None: on every bank), or nothing ("open": the health probes).
 Need = tuple[Level, str | None] | None

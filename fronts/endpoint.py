@@ -12,9 +12,9 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.db.audit import ACTOR
 from memwarden.fronts import auth
-from memwarden.fronts.asgi import send_json
 from memwarden.governance.state import AppState
 from memwarden.policies.ids import bank_id_problem, id_secret_problem
+from memwarden.wire.asgi import send_json
 
 Handler = Callable[[AppState, Scope, Receive, Send], Awaitable[None]]
 

@@ -1,21 +1,39 @@
-"""Error answers the fronts share: a backend's failure as the client sees it, and problem details
-(RFC 9457) for memwarden's own refusals."""
+"""Error answers the fronts share: a governance service's refusal, a backend's failure as the client
+sees it, and problem details (RFC 9457) for memwarden's own refusals."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from starlette.types import Scope, Send
 
 from memwarden.backends.base import BackendError, BackendRejected
-from memwarden.fronts.asgi import note_backend_status, send_json
 from memwarden.fronts.middleware import request_id_of
+from memwarden.governance.errors import ServiceError
 from memwarden.governance.refusals import SecretInFields, refuse_secrets
 from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import FieldSecret, Loc, field_secrets
+from memwarden.wire.asgi import note_backend_status, send_json
 
 PROBLEM = "https://memwarden.dev/problems/"
+
+
+async def send_service_error(send: Send, exc: ServiceError) -> None:
+    """A governance service's refusal in the ``{"detail": …}`` dialect (Hindsight's, memwarden's
+    own API): its status, and ``Retry-After`` when the same request can succeed later."""
+    headers = [] if exc.retry_after is None else [(b"retry-after", str(exc.retry_after).encode())]
+    await send_json(send, exc.status, {"detail": exc.detail}, headers=headers)
+
+
+async def answer(send: Send, work: Awaitable[dict[str, Any]]) -> None:
+    """Answer ``work``'s result with 200, or its governance refusal (:func:`send_service_error`)."""
+    try:
+        body = await work
+    except ServiceError as exc:
+        await send_service_error(send, exc)
+        return
+    await send_json(send, 200, body)
 
 
 async def refused_for_secrets(

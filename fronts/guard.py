@@ -25,7 +25,7 @@ browser sends, checked before any route runs.
   ``Access-Control-Request-Method``) from one is answered ``204``; their responses carry
   ``Access-Control-Allow-Origin`` with ``Vary: Origin``.
 
-The JSON routes also refuse a body whose ``Content-Type`` is not JSON (``fronts/asgi.py``), as
+The JSON routes also refuse a body whose ``Content-Type`` is not JSON (``wire/asgi.py``), as
 Hindsight does: with ``Origin`` refused and no ``text/plain`` JSON, a page's simple request cannot
 write.
 """
@@ -39,7 +39,7 @@ from collections.abc import Iterable
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memwarden.fronts import query
-from memwarden.fronts.asgi import send_json
+from memwarden.wire.asgi import send_json
 
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 WILDCARD = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 - names, compared with the bound address

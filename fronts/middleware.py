@@ -17,9 +17,9 @@ from typing import Any
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memwarden.fronts.asgi import send_json
 from memwarden.policies.ids import id_secret_problem
 from memwarden.policies.secrets import find_secrets, mask
+from memwarden.wire.asgi import send_json
 
 log = structlog.get_logger("memwarden.access")
 

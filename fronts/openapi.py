@@ -1,6 +1,6 @@
 """``GET /warden/openapi.json``: the OpenAPI 3.1 document of every route memwarden serves.
 
-Hindsight 1.1.0's own document (``fronts/hindsight/openapi.json``, the real server's, unchanged
+Hindsight 1.1.0's own document (``backends/hindsight_openapi.json``, the real server's, unchanged
 on disk) gives the Hindsight paths — governed or passed through, memwarden serves them all —
 and this module adds:
 
@@ -27,7 +27,6 @@ from importlib import resources
 from starlette.types import Receive, Scope, Send
 
 from memwarden import __version__
-from memwarden.fronts.asgi import dumps
 from memwarden.fronts.openapi_paths import (
     AUTH_ERRORS,
     CONFIRM,
@@ -42,6 +41,7 @@ from memwarden.fronts.openapi_paths import (
     warden_paths,
 )
 from memwarden.governance.state import AppState
+from memwarden.wire.asgi import dumps
 
 SCHEMAS: dict[str, Json] = {
     "WardenError": {
@@ -170,7 +170,7 @@ def _govern(paths: dict[str, Json]) -> None:
 @functools.cache
 def document() -> bytes:
     """The whole document, as served."""
-    text = resources.files("memwarden.fronts.hindsight").joinpath("openapi.json").read_text(encoding="utf-8")
+    text = resources.files("memwarden.backends").joinpath("hindsight_openapi.json").read_text(encoding="utf-8")
     doc: Json = json.loads(text)
     paths: dict[str, Json] = copy.deepcopy(doc["paths"])
     _govern(paths)

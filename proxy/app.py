@@ -188,8 +188,8 @@ def create_app(
         if settings.backend == "local":
             # memwarden is the memory server: its own Hindsight-compatible app over the local
             # store, reached in process, behind the same proxy and governance as a real Hindsight.
-            from memwarden.fronts.hindsight.store_app import create_local_app
             from memwarden.store.local import LocalStore
+            from memwarden.store.server.app import create_local_app
 
             local = LocalStore(opened, _embedder(settings), ann_threshold=settings.local.ann_threshold)
             reflector = None

@@ -8,7 +8,7 @@ reports) reach :class:`LocalStore`'s methods without HTTP; a refusal is the
 :class:`~memwarden.backends.base.BackendRejected` the store's Hindsight app would answer (same
 status, same body), a failure of the database a
 :class:`~memwarden.backends.base.BackendUnavailable`. The store's Hindsight-compatible app
-(``fronts/hindsight/store_app.py``) stays for Hindsight clients, the pass-through of the routes
+(``store/server/app.py``) stays for Hindsight clients, the pass-through of the routes
 memwarden does not govern, and the contract tests.
 """
 

@@ -1,5 +1,5 @@
 """The self-hosted store: memwarden as the memory server, answering Hindsight's API from its own
-database (:mod:`memwarden.fronts.hindsight.store_app` serves it over HTTP).
+database (:mod:`memwarden.store.server.app` serves it over HTTP).
 
 All rows live in the ledger's database (one store, one writer thread: :class:`memwarden.db.database.Database`);
 reads run on the ledger's reader threads, embedding and vector search on worker threads, never on

@@ -38,7 +38,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memwarden.fronts.hindsight.store_fallback import not_built_reason
+from memwarden.store.server.fallback import not_built_reason
 from testing import peer_examples
 from testing.fuzz import store_501s
 from testing.hindsight import REPO, start_hindsight, stop_hindsight

@@ -1,7 +1,7 @@
 """A Hindsight stand-in for failure injection: the self-hosted store's Hindsight-compatible app
 behind fault-injecting ASGI middleware.
 
-The app is memwarden's own (``memwarden.fronts.hindsight.store_app.create_local_app`` over a
+The app is memwarden's own (``memwarden.store.server.app.create_local_app`` over a
 ``LocalStore`` in a directory, hashing embedder), so there is one stand-in, with the shapes and
 rules that ``tests/interop/test_interop_local.py`` checks against the real Hindsight 1.1.0. The
 middleware adds:
@@ -35,10 +35,10 @@ from typing import Any
 from starlette.types import Message, Receive, Scope, Send
 
 from memwarden.db.database import Database
-from memwarden.fronts.hindsight.store_app import create_local_app
 from memwarden.store.embedder import HashingEmbedder
 from memwarden.store.errors import StoreError
 from memwarden.store.local import LocalStore
+from memwarden.store.server.app import create_local_app
 from testing.loopback import serve_in_thread
 
 BANK = re.compile(r"^/v1/default/banks/([^/]+)")

@@ -28,10 +28,10 @@ from memwarden.db.audit import (
     latest_events,
 )
 from memwarden.db.common import Connection
-from memwarden.fronts.asgi import read_object, send_json
 from memwarden.fronts.query import QueryProblem, bounded_int, query_params
 from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import masked
+from memwarden.wire.asgi import read_object, send_json
 
 MAX_LIMIT = 1000
 HEARTBEAT_SECONDS = 15.0

@@ -14,9 +14,9 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.db.bank_stats import bank_overview, bank_summaries
 from memwarden.db.memory_reads import STATUSES
-from memwarden.fronts.asgi import send_json
 from memwarden.fronts.query import QueryProblem, bounded_int, query_params
 from memwarden.governance.state import AppState
+from memwarden.wire.asgi import send_json
 
 MAX_DAYS = 366
 

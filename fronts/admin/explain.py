@@ -9,13 +9,13 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendError
 from memwarden.backends.hindsight_json import recall_query_from_json
-from memwarden.fronts.asgi import read_json, send_json
 from memwarden.fronts.errors import backend_failed, refused_for_secrets
 from memwarden.governance import reads
 from memwarden.governance.state import AppState
 from memwarden.policies.tag_query import TagQueryError, normalize_request
 from memwarden.store.errors import StoreError
 from memwarden.store.tagfilter import TagFilterError
+from memwarden.wire.asgi import read_json, send_json
 
 if TYPE_CHECKING:  # the self-hosted store (and its vector stack) is imported only when it serves
     from memwarden.store.local import LocalStore
@@ -41,7 +41,7 @@ async def explain(state: AppState, scope: Scope, receive: Receive, send: Send) -
         return
     try:
         if state.local is not None:
-            from memwarden.fronts.hindsight.store_app import recall_request  # the store's stack: only when it serves
+            from memwarden.store.server.app import recall_request  # the store's stack: only when it serves
 
             payload = recall_request(payload)
         elif not isinstance(payload, dict) or not isinstance(payload.get("query"), str):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from starlette.types import Receive, Scope, Send
 
 from memwarden import __version__
-from memwarden.fronts.asgi import note_backend_status, send_json
 from memwarden.governance.state import AppState
+from memwarden.wire.asgi import note_backend_status, send_json
 
 
 async def warden_health(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:

@@ -13,11 +13,11 @@ from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
-from memwarden.fronts.asgi import read_object, send_json
 from memwarden.fronts.query import query_params
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import masked
+from memwarden.wire.asgi import read_object, send_json
 
 FIELDS = frozenset({"name", "read", "write", "admin", "expires_in_days"})
 

@@ -26,7 +26,7 @@ from typing import Any
 from starlette.types import Receive, Scope, Send
 
 from memwarden.db.memory_reads import STATUSES, LedgerQuery, list_memories, memory_account
-from memwarden.fronts.asgi import answer, read_object, send_json
+from memwarden.fronts.errors import answer
 from memwarden.fronts.middleware import request_id_of
 from memwarden.fronts.query import MAX_OFFSET, QueryProblem, bounded_int, query_pairs
 from memwarden.governance.archive import (
@@ -37,6 +37,7 @@ from memwarden.governance.curation import feedback
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import masked
+from memwarden.wire.asgi import read_object, send_json
 
 
 def ledger_query(pairs: Sequence[tuple[str, str]]) -> LedgerQuery:

@@ -17,13 +17,13 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.db import outbox as outbox_rows
 from memwarden.db.audit import current_actor
-from memwarden.fronts.asgi import send_json
 from memwarden.fronts.auth import key_allows
 from memwarden.fronts.middleware import request_id_of
 from memwarden.fronts.query import QueryProblem, bounded_int, query_params
 from memwarden.governance.errors import Refused
 from memwarden.governance.outbox import Outbox
 from memwarden.governance.state import AppState
+from memwarden.wire.asgi import send_json
 
 MAX_LIMIT = 1000
 NO_OUTBOX = "no delivery outbox: the self-hosted store writes in memwarden's own database"

@@ -23,7 +23,6 @@ from starlette.types import Receive, Scope, Send
 from memwarden.db.plans import (
     list_plans,
 )
-from memwarden.fronts.asgi import read_object, send_json
 from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.plans import (
     apply_plan,
@@ -33,6 +32,7 @@ from memwarden.governance.plans import (
 from memwarden.governance.reports import cleanup_candidates
 from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import masked
+from memwarden.wire.asgi import read_object, send_json
 
 # -- routes -------------------------------------------------------------------------------------
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from starlette.types import Receive, Scope, Send
 
-from memwarden.fronts.asgi import send_json
 from memwarden.fronts.query import QueryProblem, bounded_int, query_params
 from memwarden.governance.reports import cleanup_candidates, health
 from memwarden.governance.state import AppState
+from memwarden.wire.asgi import send_json
 
 
 async def cleanup_route(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from starlette.types import Receive, Scope, Send
 
-from memwarden.fronts.asgi import send_json
 from memwarden.fronts.middleware import request_id_of
 from memwarden.fronts.query import query_params
 from memwarden.governance.retention import run
 from memwarden.governance.state import AppState
+from memwarden.wire.asgi import send_json
 
 
 async def run_retention(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:

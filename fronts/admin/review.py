@@ -18,11 +18,12 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.db.common import Connection
 from memwarden.db.memory_reads import review_count, review_queue
-from memwarden.fronts.asgi import answer, send_json
+from memwarden.fronts.errors import answer
 from memwarden.fronts.middleware import request_id_of
 from memwarden.fronts.query import MAX_OFFSET, QueryProblem, bounded_int, query_params
 from memwarden.governance.review import approve, reject
 from memwarden.governance.state import AppState
+from memwarden.wire.asgi import send_json
 
 MAX_LIMIT = 1000
 

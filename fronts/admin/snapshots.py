@@ -6,7 +6,6 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendError
 from memwarden.db.snapshots import get_snapshot, list_snapshots
-from memwarden.fronts.asgi import send_json
 from memwarden.fronts.errors import backend_failed
 from memwarden.fronts.middleware import request_id_of
 from memwarden.fronts.query import query_params
@@ -15,6 +14,7 @@ from memwarden.governance.config_guard import (
     plan_rollback,
 )
 from memwarden.governance.state import AppState
+from memwarden.wire.asgi import send_json
 
 
 async def list_bank_snapshots(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from starlette.types import Receive, Scope, Send
 
-from memwarden.fronts.asgi import send_json
 from memwarden.governance.state import AppState
 from memwarden.store.errors import StoreError
+from memwarden.wire.asgi import send_json
 
 
 async def reembed(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:

@@ -26,20 +26,6 @@ from starlette.types import Message, Receive, Scope, Send
 from memwarden.backends.base import BackendError
 from memwarden.backends.hindsight_json import config_json
 from memwarden.db.snapshots import Snapshot
-from memwarden.fronts.asgi import (
-    BodyError,
-    ClientGone,
-    content_type_of,
-    is_json_type,
-    not_json_detail,
-    note_backend_status,
-    parse_json_async,
-    read_body,
-    replay,
-    send_json,
-    set_body_length,
-    with_headers,
-)
 from memwarden.fronts.auth import key_allows
 from memwarden.fronts.errors import backend_failed, problem
 from memwarden.fronts.hindsight.passthrough import forward
@@ -66,6 +52,20 @@ from memwarden.policies.bank_config import (
     validate_containers,
 )
 from memwarden.policies.field_secrets import redact_config
+from memwarden.wire.asgi import (
+    BodyError,
+    ClientGone,
+    content_type_of,
+    is_json_type,
+    not_json_detail,
+    note_backend_status,
+    parse_json_async,
+    read_body,
+    replay,
+    send_json,
+    set_body_length,
+    with_headers,
+)
 
 log = structlog.get_logger("memwarden.config")
 

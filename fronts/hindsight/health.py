@@ -5,9 +5,9 @@ from __future__ import annotations
 from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendUnavailable
-from memwarden.fronts.asgi import note_backend_status, send_json
 from memwarden.fronts.hindsight.passthrough import relay, request_headers, target_of
 from memwarden.governance.state import AppState
+from memwarden.wire.asgi import note_backend_status, send_json
 
 
 async def hindsight_health(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:

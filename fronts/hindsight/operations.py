@@ -20,9 +20,9 @@ from starlette.types import Receive, Scope, Send
 from memwarden.backends.base import BackendUnavailable
 from memwarden.backends.transport import BodyBrokenError
 from memwarden.db import outbox as outbox_rows
-from memwarden.fronts.asgi import send_json
 from memwarden.fronts.hindsight.passthrough import forward, request_headers
 from memwarden.governance.state import AppState
+from memwarden.wire.asgi import send_json
 
 STATUS_OF_STATE = {"sending": "processing", "queued": "pending", "dead": "failed", "given_up": "cancelled"}
 

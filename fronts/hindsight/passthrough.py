@@ -19,8 +19,8 @@ from starlette.types import Message, Receive, Scope, Send
 
 from memwarden.backends.base import BackendTimeout, BackendUnavailable, PassThrough
 from memwarden.backends.transport import Body, BodyBrokenError, RawResponse
-from memwarden.fronts.asgi import ClientGone, note_backend_status, read_body, send_json
 from memwarden.fronts.middleware import BodyTimeout, BodyTooLarge, masked_path, request_id_of
+from memwarden.wire.asgi import ClientGone, note_backend_status, read_body, send_json
 
 log = structlog.get_logger("memwarden.passthrough")
 

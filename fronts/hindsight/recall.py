@@ -37,7 +37,14 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import RAW_PASSTHROUGH, BackendRejected, BackendUnavailable
 from memwarden.backends.hindsight_json import recall_query_from_json, recalled_json
-from memwarden.fronts.asgi import (
+from memwarden.fronts.errors import refused_for_secrets
+from memwarden.fronts.hindsight.passthrough import forward, request_headers
+from memwarden.fronts.query import query_pairs
+from memwarden.governance import reads
+from memwarden.governance.state import AppState
+from memwarden.policies.tag_query import TagQueryError, list_filters, normalize_request, spellings
+from memwarden.store.errors import StoreError
+from memwarden.wire.asgi import (
     BodyError,
     ClientGone,
     content_type_of,
@@ -51,13 +58,6 @@ from memwarden.fronts.asgi import (
     replay,
     send_json,
 )
-from memwarden.fronts.errors import refused_for_secrets
-from memwarden.fronts.hindsight.passthrough import forward, request_headers
-from memwarden.fronts.query import query_pairs
-from memwarden.governance import reads
-from memwarden.governance.state import AppState
-from memwarden.policies.tag_query import TagQueryError, list_filters, normalize_request, spellings
-from memwarden.store.errors import StoreError
 
 log = structlog.get_logger("memwarden.recall")
 PASSED_HEADERS_DROPPED = (b"content-length", b"transfer-encoding", b"connection", b"content-encoding")
@@ -111,7 +111,7 @@ async def _recall(
     unchanged. A backend without the raw pass-through (the self-hosted store) is called in neutral
     types, the request checked as the store's app checks it."""
     if RAW_PASSTHROUGH not in state.memory.capabilities:
-        from memwarden.fronts.hindsight.store_app import recall_request  # the store's stack: only when it serves
+        from memwarden.store.server.app import recall_request  # the store's stack: only when it serves
 
         json_type = [(b"content-type", b"application/json")]
         try:

@@ -22,18 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.hindsight_json import receipt_json
-from memwarden.fronts.asgi import (
-    OFF_LOOP_BYTES,
-    note_backend_status,
-    read_json,
-    replay,
-    send_json,
-    send_service_error,
-    validation_detail,
-)
+from memwarden.backends.hindsight_models import MAX_TAG_CHARS, MemoryItem, attachment_problem
 from memwarden.fronts.decisions import decisions_header
-from memwarden.fronts.errors import refused_for_secrets
-from memwarden.fronts.hindsight.models import MAX_TAG_CHARS, MemoryItem, attachment_problem
+from memwarden.fronts.errors import refused_for_secrets, send_service_error
 from memwarden.fronts.hindsight.passthrough import forward, request_headers
 from memwarden.fronts.middleware import request_id_of
 from memwarden.fronts.query import query_pairs
@@ -49,6 +40,14 @@ from memwarden.policies.field_secrets import (
     retain_secrets,
 )
 from memwarden.policies.judgement import ACCEPTED, extract_text
+from memwarden.wire.asgi import (
+    OFF_LOOP_BYTES,
+    note_backend_status,
+    read_json,
+    replay,
+    send_json,
+    validation_detail,
+)
 
 WARDEN_PARAMS = frozenset({"dry_run", "warden"})
 

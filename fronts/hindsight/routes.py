@@ -17,7 +17,6 @@ from starlette.routing import BaseRoute
 from starlette.types import Receive, Scope, Send
 
 from memwarden.fronts import auth
-from memwarden.fronts.asgi import sandboxed
 from memwarden.fronts.endpoint import Handler
 from memwarden.fronts.endpoint import route as endpoint_route
 from memwarden.fronts.hindsight.config import bank_config, bank_profile, destructive
@@ -37,6 +36,7 @@ from memwarden.fronts.hindsight.writes import curate_memory, document_patch, fil
 from memwarden.fronts.query import query_params
 from memwarden.governance.state import AppState
 from memwarden.policies.keys import Level
+from memwarden.wire.asgi import sandboxed
 
 BANK = "/v1/default/banks/{bank_id}"
 

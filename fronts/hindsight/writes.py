@@ -25,7 +25,13 @@ from typing import Any
 import structlog
 from starlette.types import Receive, Scope, Send
 
-from memwarden.fronts.asgi import (
+from memwarden.fronts.errors import refused_for_secrets
+from memwarden.fronts.hindsight.passthrough import forward
+from memwarden.fronts.middleware import request_id_of
+from memwarden.governance.curation import document_retagged, document_tags, fact_curated
+from memwarden.governance.errors import Refused
+from memwarden.governance.state import AppState
+from memwarden.wire.asgi import (
     BodyError,
     ClientGone,
     content_type_of,
@@ -40,12 +46,6 @@ from memwarden.fronts.asgi import (
     set_body_length,
     starts_like_json,
 )
-from memwarden.fronts.errors import refused_for_secrets
-from memwarden.fronts.hindsight.passthrough import forward
-from memwarden.fronts.middleware import request_id_of
-from memwarden.governance.curation import document_retagged, document_tags, fact_curated
-from memwarden.governance.errors import Refused
-from memwarden.governance.state import AppState
 
 log = structlog.get_logger("memwarden.governance")
 MCP_RETAIN_TOOLS = frozenset({"retain", "sync_retain"})

@@ -18,7 +18,13 @@ from typing import Any
 from starlette.types import Receive, Scope, Send
 
 from memwarden.fronts import auth
-from memwarden.fronts.asgi import (
+from memwarden.fronts.mem0.models import Mem0Error
+from memwarden.fronts.middleware import request_id_of
+from memwarden.fronts.query import query_params
+from memwarden.governance.state import AppState
+from memwarden.policies.ids import bank_id_problem
+from memwarden.policies.keys import Level, split_token
+from memwarden.wire.asgi import (
     BodyError,
     ClientGone,
     content_type_of,
@@ -28,12 +34,6 @@ from memwarden.fronts.asgi import (
     read_body,
     send_json,
 )
-from memwarden.fronts.mem0.models import Mem0Error
-from memwarden.fronts.middleware import request_id_of
-from memwarden.fronts.query import query_params
-from memwarden.governance.state import AppState
-from memwarden.policies.ids import bank_id_problem
-from memwarden.policies.keys import Level, split_token
 
 ANONYMOUS = "anonymous"
 

@@ -15,7 +15,6 @@ from urllib.parse import urlencode
 
 from starlette.types import Receive, Scope, Send
 
-from memwarden.fronts.asgi import ClientGone, send_json
 from memwarden.fronts.decisions import decisions_header
 from memwarden.fronts.mem0 import reads, writes
 from memwarden.fronts.mem0.context import Call, body_of, call_of, send_error
@@ -32,6 +31,7 @@ from memwarden.fronts.mem0.shapes import memory_json
 from memwarden.fronts.query import QueryProblem, bounded_int, query_params
 from memwarden.governance.errors import ServiceError
 from memwarden.governance.state import AppState
+from memwarden.wire.asgi import ClientGone, send_json
 
 Work = Callable[[Call, Receive, Send], Awaitable[None]]
 ENTITY_TYPES = {"user": "user_id", "agent": "agent_id", "app": "app_id", "run": "run_id"}

@@ -15,7 +15,6 @@ from typing import Any
 
 from starlette.types import Receive, Send
 
-from memwarden.fronts.asgi import send_json
 from memwarden.fronts.decisions import decisions_header
 from memwarden.fronts.mem0 import reads, writes
 from memwarden.fronts.mem0.context import Call, body_of
@@ -23,6 +22,7 @@ from memwarden.fronts.mem0.models import Mem0Error, RestSearchRequest, validated
 from memwarden.fronts.mem0.platform import handler, query_entities
 from memwarden.fronts.mem0.shapes import memory_json
 from memwarden.fronts.query import QueryProblem, bounded_int, query_params
+from memwarden.wire.asgi import send_json
 
 OSS_ENTITIES = ("user_id", "agent_id", "run_id")
 

@@ -14,7 +14,6 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from memwarden.fronts import auth
-from memwarden.fronts.asgi import send_json
 from memwarden.fronts.endpoint import Handler, route
 from memwarden.fronts.mem0 import platform as p
 from memwarden.fronts.mem0.context import bank_for, need
@@ -22,6 +21,7 @@ from memwarden.fronts.mem0.models import ENTITY_FIELDS
 from memwarden.fronts.mem0.rest import HANDLERS as REST
 from memwarden.fronts.query import query_params
 from memwarden.governance.state import AppState
+from memwarden.wire.asgi import send_json
 
 PREFIX = "/mem0"
 

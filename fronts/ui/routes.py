@@ -19,9 +19,9 @@ from starlette.routing import BaseRoute
 from starlette.types import Receive, Scope, Send
 
 from memwarden.fronts import auth
-from memwarden.fronts.asgi import send_json
 from memwarden.fronts.endpoint import route
 from memwarden.governance.state import AppState
+from memwarden.wire.asgi import send_json
 
 CSP = (
     b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self';"

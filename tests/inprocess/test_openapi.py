@@ -48,7 +48,7 @@ def test_every_route_is_in_the_document_with_its_methods() -> None:
 
 def test_hindsight_paths_are_all_there_and_memwardens_own_are_documented_in_full() -> None:
     doc = _doc()
-    hindsight = json.loads((Path(__file__).parents[2] / "fronts/hindsight/openapi.json").read_text())
+    hindsight = json.loads((Path(__file__).parents[2] / "backends/hindsight_openapi.json").read_text())
     for path, item in hindsight["paths"].items():
         assert {m for m in item if m in METHODS} <= set(doc["paths"][path]), path
     ours = {p: item for p, item in doc["paths"].items() if p.startswith("/warden/")}

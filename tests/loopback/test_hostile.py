@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from memwarden.fronts.asgi import parse_json
+from memwarden.wire.asgi import parse_json
 from testing.standin import running_standin
 from tests.conftest import make_settings, running_warden
 from tests.loopback.test_local_store import local_settings

@@ -12,7 +12,7 @@ import pytest
 import memwarden
 
 REPO = Path(__file__).resolve().parents[2]
-LAYERS = ("policies", "db", "backends", "store", "governance", "fronts", "proxy")
+LAYERS = ("policies", "wire", "db", "backends", "store", "governance", "fronts", "proxy")
 SQL_CALLS = {"execute", "executemany", "executescript"}
 
 

@@ -538,9 +538,9 @@ async def test_verdicts_left_pending_by_a_stopped_process_are_settled_against_th
 @pytest.mark.anyio
 async def test_a_full_disk_is_a_clear_error_and_writes_nothing(tmp_path: Path) -> None:
     from memwarden.db.database import Database
-    from memwarden.fronts.hindsight.store_app import create_local_app
     from memwarden.store.embedder import HashingEmbedder
     from memwarden.store.local import LocalStore
+    from memwarden.store.server.app import create_local_app
 
     ledger = Database.open(tmp_path, mirror=False)
     try:

@@ -22,10 +22,10 @@ from memwarden.backends.base import (
 from memwarden.backends.hindsight import HindsightBackend
 from memwarden.backends.types import Item, MemoryQuery, RecallQuery, TagFilter
 from memwarden.db.database import Database
-from memwarden.fronts.hindsight.store_app import create_local_app
 from memwarden.store.backend import LocalBackend
 from memwarden.store.embedder import HashingEmbedder
 from memwarden.store.local import LocalStore
+from memwarden.store.server.app import create_local_app
 
 pytestmark = pytest.mark.anyio
 

@@ -24,12 +24,12 @@ from hindsight_client_api.exceptions import ApiException
 from starlette.routing import Match, Route
 
 from memwarden.db.database import Database
-from memwarden.fronts.hindsight.store_app import create_local_app
-from memwarden.fronts.hindsight.store_fallback import HindsightFallback, hindsight_routes
 from memwarden.settings import load_settings
 from memwarden.store.embedder import HashingEmbedder
 from memwarden.store.local import LocalStore
 from memwarden.store.schema import STORE_MIGRATIONS
+from memwarden.store.server.app import create_local_app
+from memwarden.store.server.fallback import HindsightFallback, hindsight_routes
 from tests.conftest import running_warden
 
 pytestmark = pytest.mark.anyio

@@ -1,4 +1,4 @@
-"""``memwarden.fronts.asgi``'s JSON: orjson where it can, the standard library for what orjson refuses; a
+"""``memwarden.wire.asgi``'s JSON: orjson where it can, the standard library for what orjson refuses; a
 client reads the same values either way."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from memwarden.fronts.asgi import dumps, loads
+from memwarden.wire.asgi import dumps, loads
 
 VALUES: list[Any] = [
     {"results": [{"text": '支付团队 ✓ "quoted"\n\t', "scores": {"final": 0.016393442622950821, "semantic": None}}]},
@@ -39,14 +39,14 @@ def test_invalid_json_is_a_value_error() -> None:
             loads(body)
 
 
-# -- issue #33: a body's values are counted before it is parsed (fronts/json_budget.py) ------------
+# -- issue #33: a body's values are counted before it is parsed (wire/json_budget.py) ------------
 
 
 def test_a_body_past_the_value_budget_is_a_413_counted_in_another_process() -> None:
     import asyncio
 
-    from memwarden.fronts import json_budget
-    from memwarden.fronts.asgi import BodyError, parse_json_async
+    from memwarden.wire import json_budget
+    from memwarden.wire.asgi import BodyError, parse_json_async
 
     many = b"[" + b",".join([b"{}"] * 250_000) + b"]"
     assert json_budget.marks_here(many) > json_budget.MAX_JSON_VALUES
@@ -66,7 +66,7 @@ def test_only_utf8_json_is_read() -> None:
     which counts UTF-8 bytes (a review of issue #33's change found it)."""
     import asyncio
 
-    from memwarden.fronts.asgi import BodyError, parse_json_async, starts_like_json
+    from memwarden.wire.asgi import BodyError, parse_json_async, starts_like_json
 
     body = json.dumps({"items": [{"content": "The cache has 4 shards."}]})
     for encoded in (

@@ -2,7 +2,7 @@
 router would answer it (FastAPI over starlette):
 
 * a documented operation the store does not build (Hindsight's OpenAPI document,
-  ``fronts/hindsight/openapi.json``): ``501``, saying what it needs — an LLM (reflect, mental
+  ``backends/hindsight_openapi.json``): ``501``, saying what it needs — an LLM (reflect, mental
   models, observations …) or what the store does not keep — and how to get it (memwarden in front
   of a Hindsight server);
 * a path of Hindsight's asked with a method it does not take: ``405 {"detail": "Method Not
@@ -29,7 +29,7 @@ from importlib import resources
 from starlette.routing import Match, Route
 from starlette.types import Receive, Scope, Send
 
-from memwarden.fronts.asgi import send_json
+from memwarden.wire.asgi import send_json
 
 PATH = "/{rest:path}"  # the store app's last route: everything its other routes do not serve
 PATH_IDS = ("document_id", "chunk_id", "key")  # Hindsight's {…:path} parameters
@@ -117,7 +117,7 @@ async def _never(scope: Scope, receive: Receive, send: Send) -> None:  # pragma:
 @functools.cache
 def hindsight_routes() -> tuple[HindsightRoute, ...]:
     """Hindsight 1.1.0's routes in its router's order, one a method."""
-    text = resources.files("memwarden.fronts.hindsight").joinpath("openapi.json").read_text(encoding="utf-8")
+    text = resources.files("memwarden.backends").joinpath("hindsight_openapi.json").read_text(encoding="utf-8")
     routes = [_route(p, m, hidden=True) for p, m in HIDDEN]
     for template, item in json.loads(text)["paths"].items():
         routes += [_route(template, (method.upper(),)) for method in item]

@@ -1,4 +1,4 @@
-"""Hindsight request models that memwarden reads in more than one place.
+"""Hindsight 1.1.0 request models, read by the Hindsight front and by the self-hosted store's Hindsight server.
 
 ``MemoryItem`` is one item of ``POST …/memories`` as Hindsight 1.1.0 validates it: what memwarden
 needs is declared with Hindsight's checks (so a malformed item is refused with Hindsight's ``422``
@@ -6,7 +6,7 @@ before governance records anything), every other field is kept (``extra="allow"`
 passes through. Validators check and return the value the client sent: the forwarded item is the
 client's JSON, not a re-serialized model. Blank content is the exception: governance judges it
 (``content.empty``, the rest of the batch goes on) where Hindsight would refuse the whole request;
-the self-hosted store's ``StoredItem`` (``fronts/hindsight/store_app.py``) adds Hindsight's refusal.
+the self-hosted store's ``StoredItem`` (``store/server/app.py``) adds Hindsight's refusal.
 """
 
 from __future__ import annotations

@@ -12,9 +12,8 @@ import orjson
 from pydantic import ValidationError
 from starlette.types import Message, Receive, Scope, Send
 
-from memwarden.fronts import json_budget
-from memwarden.governance.errors import ServiceError
 from memwarden.policies.field_secrets import masked
+from memwarden.wire import json_budget
 
 
 class ClientGone(Exception):
@@ -347,7 +346,7 @@ def content_type_of(scope: Scope) -> str | None:
 
 async def parse_json_async(raw: bytes) -> Any:
     """:func:`parse_json`, in a worker thread for a large body (the event loop keeps serving), after
-    the body's values are counted against :data:`~memwarden.fronts.json_budget.MAX_JSON_VALUES`
+    the body's values are counted against :data:`~memwarden.wire.json_budget.MAX_JSON_VALUES`
     (past it: :class:`BodyError` with status 413, nothing parsed)."""
     if await json_budget.past_budget(raw):
         msg = f"JSON body holds more than {json_budget.MAX_JSON_VALUES:,} values"
@@ -398,23 +397,6 @@ async def read_object(scope: Scope, receive: Receive, send: Send) -> dict[str, A
         await send_json(send, 422, {"detail": detail})
         return None
     return payload
-
-
-async def send_service_error(send: Send, exc: ServiceError) -> None:
-    """A governance service's refusal in the ``{"detail": …}`` dialect (Hindsight's, memwarden's
-    own API): its status, and ``Retry-After`` when the same request can succeed later."""
-    headers = [] if exc.retry_after is None else [(b"retry-after", str(exc.retry_after).encode())]
-    await send_json(send, exc.status, {"detail": exc.detail}, headers=headers)
-
-
-async def answer(send: Send, work: Awaitable[dict[str, Any]]) -> None:
-    """Answer ``work``'s result with 200, or its governance refusal (:func:`send_service_error`)."""
-    try:
-        body = await work
-    except ServiceError as exc:
-        await send_service_error(send, exc)
-        return
-    await send_json(send, 200, body)
 
 
 def set_body_length(scope: Scope, length: int) -> None:

@@ -21,12 +21,12 @@ from pydantic import TypeAdapter, ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
-from memwarden.fronts.asgi import dumps, validation_detail
 from memwarden.policies.ids import bank_id_problem
 from memwarden.store import archive, archive_read
 from memwarden.store.errors import StoreError
 from memwarden.store.local import LocalStore
 from memwarden.store.transfer_import import Conflict, ImportRequest
+from memwarden.wire.asgi import dumps, validation_detail
 
 _BOOL: TypeAdapter[bool] = TypeAdapter(bool)
 CONFLICTS = ("skip", "replace", "new-id")
@@ -218,7 +218,7 @@ async def download(store: LocalStore, request: Request) -> Any:
 
 
 BANK = "/v1/default/banks/{bank_id}"
-# (path, handler, methods): added to the store's app (fronts/hindsight/store_app.py).
+# (path, handler, methods): added to the store's app (store/server/app.py).
 ROUTES = (
     (f"{BANK}/transfer/export", transfer_export, ["POST"]),
     (f"{BANK}/transfer/import", transfer_import, ["POST"]),

@@ -18,11 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 from starlette.requests import Request
 from starlette.routing import Route
 
-from memwarden.fronts.hindsight.store_reads import Handler, json_body, query_param, validated
 from memwarden.store import directives, mental_models, tagfilter
 from memwarden.store.errors import StoreError
 from memwarden.store.local import LocalStore
 from memwarden.store.reflect import Reflector, ReflectQuery
+from memwarden.store.server.reads import Handler, json_body, query_param, validated
 from memwarden.store.tagfilter import TagFilterError
 
 MAX_TEXT = 16_000  # characters of a query, its context, a source query or a directive

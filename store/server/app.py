@@ -4,10 +4,10 @@ memwarden's proxy talks to this app exactly as it talks to a Hindsight server (i
 ``httpx.ASGITransport``), so governance, the config guard and the pass-through work unchanged.
 Shapes, status codes and error bodies are Hindsight's (checked against the real server by
 ``tests/interop/test_interop_local.py``). The reads a Hindsight client makes beyond these are
-``fronts/hindsight/store_reads.py``'s; reflect, directives and mental models are served with an LLM
-(``fronts/hindsight/store_reflect.py``; without ``[llm]`` they answer ``501`` saying to configure
-it); a bank's export and import are ``fronts/hindsight/store_transfer.py``'s. What no route here
-serves is answered as Hindsight's router answers it by ``fronts/hindsight/store_fallback.py``:
+``store/server/reads.py``'s; reflect, directives and mental models are served with an LLM
+(``store/server/reflect.py``; without ``[llm]`` they answer ``501`` saying to configure
+it); a bank's export and import are ``store/server/transfer.py``'s. What no route here
+serves is answered as Hindsight's router answers it by ``store/server/fallback.py``:
 ``501`` for a documented operation that needs an LLM or is not built here (saying which),
 ``405``/``404``/``307`` as Hindsight does.
 """
@@ -24,20 +24,20 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from memwarden.backends.hindsight_json import recalled_json
-from memwarden.fronts.asgi import dumps
-from memwarden.fronts.hindsight import store_reads as reads
-from memwarden.fronts.hindsight import store_transfer
-from memwarden.fronts.hindsight.models import MemoryItem
-from memwarden.fronts.hindsight.store_fallback import fallback_route, not_built
-from memwarden.fronts.hindsight.store_reads import Handler, json_body, query_param, validated
-from memwarden.fronts.hindsight.store_reflect import reflect_routes
+from memwarden.backends.hindsight_models import MemoryItem
 from memwarden.store import rules, tagfilter
 from memwarden.store.attachments import content_of
 from memwarden.store.errors import StoreError, storage_failure
 from memwarden.store.local import LocalStore
+from memwarden.store.server import reads
+from memwarden.store.server import transfer as store_transfer
+from memwarden.store.server.fallback import fallback_route, not_built
+from memwarden.store.server.reads import Handler, json_body, query_param, validated
+from memwarden.store.server.reflect import reflect_routes
 from memwarden.store.shapes import API_VERSION, FEATURES
 from memwarden.store.tagfilter import TagFilterError
 from memwarden.store.writes import RetainItem
+from memwarden.wire.asgi import dumps
 
 if TYPE_CHECKING:
     from memwarden.store.reflect import Reflector
@@ -182,7 +182,7 @@ def _int(request: Request, name: str, default: int) -> int:
 
 
 def json_response(payload: Any, status: int = 200) -> Response:
-    """Every answer of the store, written by ``memwarden.fronts.asgi.dumps`` (orjson)."""
+    """Every answer of the store, written by ``memwarden.wire.asgi.dumps`` (orjson)."""
     return Response(dumps(payload), status_code=status, media_type="application/json")
 
 

@@ -1,7 +1,7 @@
 """The self-hosted store's answers to the rest of what a Hindsight client reads: the operations list,
 a document's chunks and history, a chunk, the entities, the health probes, and the retired bank
 profile routes (``410``, as Hindsight 1.1.0 answers them). Registered by
-:func:`memwarden.fronts.hindsight.store_app.create_local_app`; query parameters and bodies are
+:func:`memwarden.store.server.app.create_local_app`; query parameters and bodies are
 checked as FastAPI checks Hindsight's (its ``422`` words), and each answer is in Hindsight's shape
 (compared with the real server's in ``tests/interop/test_interop_local.py``).
 """
@@ -18,10 +18,10 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
-from memwarden.fronts.asgi import BodyError, is_json_type, not_json_detail, parse_json_async, validation_detail
 from memwarden.store.errors import StoreError
 from memwarden.store.local import LocalStore
 from memwarden.store.shapes import API_VERSION
+from memwarden.wire.asgi import BodyError, is_json_type, not_json_detail, parse_json_async, validation_detail
 
 _AT_LEAST_0: TypeAdapter[int] = TypeAdapter(Annotated[int, Field(ge=0, le=2**63 - 1)])
 _1_TO_100: TypeAdapter[int] = TypeAdapter(Annotated[int, Field(ge=1, le=100)])
@@ -147,7 +147,7 @@ async def health_live(store: LocalStore, request: Request) -> Any:
 
 @functools.cache
 def _hindsight_document() -> bytes:
-    return resources.files("memwarden.fronts.hindsight").joinpath("openapi.json").read_bytes()
+    return resources.files("memwarden.backends").joinpath("hindsight_openapi.json").read_bytes()
 
 
 async def openapi(store: LocalStore, request: Request) -> Any:
