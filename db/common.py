@@ -18,7 +18,7 @@ def chunked(values: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
         yield values[i : i + size]
 
 
-# The connection and row types the layers above name in their transaction functions: they compose
-# transactions from the repositories' functions, and never write SQL of their own.
+# The connection type the layers above name in their transaction functions: they compose
+# transactions from the repositories' functions, and never write SQL of their own. What those
+# functions return is a record (``db/records.py``) or plain values, never a row.
 Connection = sqlite3.Connection
-Row = sqlite3.Row

@@ -15,29 +15,30 @@ from typing import Any
 
 from memwarden.db.audit import AuditEvent, append_events, current_actor
 from memwarden.db.common import chunked, now
+from memwarden.db.records import LedgerMemory, Mem0Event, MemoryEvent
 
 MEM0_ID = "json_extract(item, '$.metadata.mem0_id')"
 
 
-def rows_of(db: sqlite3.Connection, bank: str, mem0_id: str) -> list[sqlite3.Row]:
+def rows_of(db: sqlite3.Connection, bank: str, mem0_id: str) -> list[LedgerMemory]:
     """Every version of the memory ``mem0_id`` in ``bank`` (any status), oldest first."""
     found = db.execute(
         f"SELECT rowid AS seq_, * FROM memories WHERE bank = ? AND {MEM0_ID} = ?"  # noqa: S608
         " UNION SELECT rowid AS seq_, * FROM memories WHERE bank = ? AND id = ?",
         (bank, mem0_id, bank, mem0_id),
     ).fetchall()
-    return sorted(found, key=lambda r: (r["created_at"], r["seq_"]))
+    return [LedgerMemory.of(r) for r in sorted(found, key=lambda r: (r["created_at"], r["seq_"]))]
 
 
-def live_row(db: sqlite3.Connection, bank: str, mem0_id: str) -> sqlite3.Row | None:
+def live_row(db: sqlite3.Connection, bank: str, mem0_id: str) -> LedgerMemory | None:
     """The active version of ``mem0_id`` (None: unknown in this bank, or not active)."""
     for row in reversed(rows_of(db, bank, mem0_id)):
-        if row["status"] == "active":
+        if row.status == "active":
             return row
     return None
 
 
-def live_rows(db: sqlite3.Connection, bank: str, tag_sets: Sequence[Sequence[str]] = ()) -> list[sqlite3.Row]:
+def live_rows(db: sqlite3.Connection, bank: str, tag_sets: Sequence[Sequence[str]] = ()) -> list[LedgerMemory]:
     """The bank's active memories, newest first; each of ``tag_sets`` narrows them to those holding
     one of its tags (an AND of ORs)."""
     return rows_with_tags(db, bank, tag_sets, ("active",))
@@ -48,7 +49,7 @@ TEXT_HOLDING = ("active", "archived", "pending", "review", "superseded", "failed
 
 def rows_with_tags(
     db: sqlite3.Connection, bank: str, tag_sets: Sequence[Sequence[str]], statuses: Sequence[str] = TEXT_HOLDING
-) -> list[sqlite3.Row]:
+) -> list[LedgerMemory]:
     """The bank's memories in ``statuses`` holding one tag of each of ``tag_sets``, newest first."""
     marks = ",".join("?" * len(statuses))
     where, args = ["bank = ?", f"status IN ({marks})"], [bank, *statuses]
@@ -56,45 +57,50 @@ def rows_with_tags(
         marks = ",".join("?" * len(tags))
         where.append(f"EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value IN ({marks}))")  # noqa: S608
         args += list(tags)
-    return db.execute(
+    found = db.execute(
         f"SELECT * FROM memories WHERE {' AND '.join(where)} ORDER BY created_at DESC, rowid DESC",  # noqa: S608
         args,
-    ).fetchall()
+    )
+    return [LedgerMemory.of(r) for r in found]
 
 
-def live_by_document(db: sqlite3.Connection, bank: str, document_ids: Sequence[str]) -> dict[str, sqlite3.Row]:
+def live_by_document(db: sqlite3.Connection, bank: str, document_ids: Sequence[str]) -> dict[str, LedgerMemory]:
     """The active memory of each of ``document_ids`` that has one."""
-    out: dict[str, sqlite3.Row] = {}
+    out: dict[str, LedgerMemory] = {}
     for chunk in chunked(list(dict.fromkeys(document_ids))):
         marks = ",".join("?" * len(chunk))
         for row in db.execute(
             f"SELECT * FROM memories WHERE bank = ? AND status = 'active' AND document_id IN ({marks})",  # noqa: S608
             (bank, *chunk),
         ):
-            out.setdefault(row["document_id"], row)
+            if row["document_id"] not in out:
+                out[row["document_id"]] = LedgerMemory.of(row)
     return out
 
 
-def rows_by_ids(db: sqlite3.Connection, ids: Sequence[str]) -> dict[str, sqlite3.Row]:
-    out: dict[str, sqlite3.Row] = {}
+def rows_by_ids(db: sqlite3.Connection, ids: Sequence[str]) -> dict[str, LedgerMemory]:
+    out: dict[str, LedgerMemory] = {}
     for chunk in chunked(list(dict.fromkeys(ids))):
         marks = ",".join("?" * len(chunk))
         for row in db.execute(f"SELECT * FROM memories WHERE id IN ({marks})", tuple(chunk)):  # noqa: S608
-            out[row["id"]] = row
+            out[row["id"]] = LedgerMemory.of(row)
     return out
 
 
-def events_of(db: sqlite3.Connection, memory_ids: Sequence[str]) -> list[sqlite3.Row]:
+def events_of(db: sqlite3.Connection, memory_ids: Sequence[str]) -> list[MemoryEvent]:
     """The audit events of ``memory_ids``, in the chain's order."""
-    out: list[sqlite3.Row] = []
+    out: list[MemoryEvent] = []
     for chunk in chunked(list(memory_ids)):
         marks = ",".join("?" * len(chunk))
-        out += db.execute(
-            f"SELECT seq, id, ts, memory_id, action, source, rule, reason, after FROM audit_events"  # noqa: S608
-            f" WHERE memory_id IN ({marks}) ORDER BY seq",
-            tuple(chunk),
-        ).fetchall()
-    return sorted(out, key=lambda e: int(e["seq"]))
+        out += map(
+            MemoryEvent.of,
+            db.execute(
+                f"SELECT seq, id, ts, memory_id, action, source, rule, reason, after FROM audit_events"  # noqa: S608
+                f" WHERE memory_id IN ({marks}) ORDER BY seq",
+                tuple(chunk),
+            ),
+        )
+    return sorted(out, key=lambda e: e.seq)
 
 
 # -- add events -----------------------------------------------------------------------------------
@@ -111,11 +117,9 @@ def record_event(
     )
 
 
-def event(db: sqlite3.Connection, bank: str, event_id: str) -> sqlite3.Row | None:
-    row: sqlite3.Row | None = db.execute(
-        "SELECT * FROM mem0_events WHERE id = ? AND bank = ?", (event_id, bank)
-    ).fetchone()
-    return row
+def event(db: sqlite3.Connection, bank: str, event_id: str) -> Mem0Event | None:
+    row = db.execute("SELECT * FROM mem0_events WHERE id = ? AND bank = ?", (event_id, bank)).fetchone()
+    return None if row is None else Mem0Event.of(row)
 
 
 # -- erasure --------------------------------------------------------------------------------------

@@ -353,9 +353,9 @@ _PENDING = """
 """
 
 
-def pending_rows(db: sqlite3.Connection) -> list[sqlite3.Row]:
-    """Every row still ``pending`` (bank, id, document id): verdicts whose delivery never settled."""
-    return db.execute(_PENDING).fetchall()
+def pending_rows(db: sqlite3.Connection) -> list[tuple[str, str, str | None]]:
+    """Every memory still ``pending`` (bank, id, document id): verdicts whose delivery never settled."""
+    return [(bank, memory_id, document_id) for bank, memory_id, document_id in db.execute(_PENDING)]
 
 
 def retag_document(

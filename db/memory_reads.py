@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memwarden.db.common import chunked
+from memwarden.db.records import LedgerMemory
 from memwarden.policies.tag_query import spellings
 
 STATUSES = ("pending", "active", "review", "rejected", "archived", "superseded", "failed", "erased")
@@ -75,7 +76,10 @@ def list_memories(db: sqlite3.Connection, bank: str, query: LedgerQuery) -> dict
 
 def memory_account(db: sqlite3.Connection, bank: str, memory_id: str) -> dict[str, Any] | None:
     """One memory with its item, feedback score and audit timeline (None: unknown). A pure read."""
-    row = memory_row(db, bank, memory_id)
+    row = db.execute(
+        f"SELECT {MEMORY_COLUMNS}, item, rule, reason FROM memories WHERE bank = ? AND id = ?",  # noqa: S608
+        (bank, memory_id),
+    ).fetchone()
     if row is None:
         return None
     events = memory_events(db, memory_id)
@@ -87,21 +91,18 @@ def memory_account(db: sqlite3.Connection, bank: str, memory_id: str) -> dict[st
     return view
 
 
-def memory_row(db: sqlite3.Connection, bank: str, memory_id: str) -> sqlite3.Row | None:
-    row: sqlite3.Row | None = db.execute(
-        f"SELECT {MEMORY_COLUMNS}, item, rule, reason FROM memories WHERE bank = ? AND id = ?",  # noqa: S608
-        (bank, memory_id),
-    ).fetchone()
-    return row
+def memory_row(db: sqlite3.Connection, bank: str, memory_id: str) -> LedgerMemory | None:
+    """One memory of ``bank``; None: unknown there."""
+    return row_by_id(db, memory_id, bank=bank)
 
 
-def row_by_id(db: sqlite3.Connection, memory_id: str, *, bank: str | None = None) -> sqlite3.Row | None:
-    """The whole row of one memory (of ``bank``, when given); None: unknown."""
+def row_by_id(db: sqlite3.Connection, memory_id: str, *, bank: str | None = None) -> LedgerMemory | None:
+    """One memory (of ``bank``, when given); None: unknown."""
     if bank is None:
-        row: sqlite3.Row | None = db.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        row = db.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
     else:
         row = db.execute("SELECT * FROM memories WHERE id = ? AND bank = ?", (memory_id, bank)).fetchone()
-    return row
+    return None if row is None else LedgerMemory.of(row)
 
 
 def active_siblings(db: sqlite3.Connection, bank: str, document_id: str | None, memory_id: str) -> int:

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from memwarden.db.common import now
+from memwarden.db.memory_reads import row_by_id
+from memwarden.db.records import LedgerMemory
 
 PLAN_COLUMNS = "id, bank, status, phrase, reason, operations, result, created_at, expires_at, applied_at"
 LIST_PLANS = f"SELECT {PLAN_COLUMNS} FROM plans WHERE bank = ? ORDER BY created_at DESC"  # noqa: S608
@@ -70,21 +72,17 @@ def finish_plan(db: sqlite3.Connection, plan_id: str, status: str, result: dict[
     )
 
 
-def target_state(row: sqlite3.Row) -> dict[str, Any]:
+def target_state(memory: LedgerMemory) -> dict[str, Any]:
     """What a plan records of its target, and compares before applying: changed means stale."""
-    return {"status": row["status"], "content_hash": row["content_hash"], "updated_at": row["updated_at"]}
+    return {"status": memory.status, "content_hash": memory.content_hash, "updated_at": memory.updated_at}
 
 
-def plan_target(db: sqlite3.Connection, bank: str, memory_id: str) -> sqlite3.Row | None:
-    """A memory a plan would operate on: its status, content and :func:`target_state`."""
-    row: sqlite3.Row | None = db.execute(
-        "SELECT id, status, content, content_hash, updated_at FROM memories WHERE bank = ? AND id = ?",
-        (bank, memory_id),
-    ).fetchone()
-    return row
+def plan_target(db: sqlite3.Connection, bank: str, memory_id: str) -> LedgerMemory | None:
+    """A memory a plan would operate on (its status, content and :func:`target_state`)."""
+    return row_by_id(db, memory_id, bank=bank)
 
 
 def current_target_state(db: sqlite3.Connection, memory_id: str) -> dict[str, Any] | None:
     """The :func:`target_state` of a memory now (None: it is gone)."""
     row = db.execute("SELECT status, content_hash, updated_at FROM memories WHERE id = ?", (memory_id,)).fetchone()
-    return target_state(row) if row is not None else None
+    return None if row is None else dict(row)

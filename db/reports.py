@@ -6,15 +6,17 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from memwarden.db.records import LedgerMemory
 
-def active_oldest_first(db: sqlite3.Connection, bank: str) -> list[sqlite3.Row]:
-    """The bank's active memories, oldest first by event time (else when memwarden saw them): ``born``."""
-    return db.execute(
-        "SELECT id, content, content_hash, topic, stage, topic_key, tags, document_id, created_at,"
-        " COALESCE(event_time, created_at) AS born FROM memories WHERE bank = ? AND status = 'active'"
-        " ORDER BY born, created_at",
+
+def active_oldest_first(db: sqlite3.Connection, bank: str) -> list[LedgerMemory]:
+    """The bank's active memories, oldest first by event time (else when memwarden saw them)."""
+    found = db.execute(
+        "SELECT * FROM memories WHERE bank = ? AND status = 'active'"
+        " ORDER BY COALESCE(event_time, created_at), created_at",
         (bank,),
-    ).fetchall()
+    )
+    return [LedgerMemory.of(r) for r in found]
 
 
 def active_per_document(db: sqlite3.Connection, bank: str) -> dict[str | None, int]:

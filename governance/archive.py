@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from memwarden.backends.base import BackendError, BackendRejected
 from memwarden.backends.types import Item, MemoryQuery
-from memwarden.db.common import Connection, Row
+from memwarden.db.common import Connection
 from memwarden.db.memories import Change, move
 from memwarden.db.memory_reads import active_siblings, memory_row
+from memwarden.db.records import LedgerMemory
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
 
@@ -60,12 +60,12 @@ async def _set_state(state: AppState, bank: str, units: list[str], to: str, reas
     return done
 
 
-async def _locked_row(state: AppState, bank: str, memory_id: str, want: str, verb: str) -> Row:
+async def _locked_row(state: AppState, bank: str, memory_id: str, want: str, verb: str) -> LedgerMemory:
     row = await state.ledger.read(lambda db: memory_row(db, bank, memory_id))
     if row is None:
         raise Refused(404, f"Memory '{memory_id}' not found in bank '{bank}'")
-    if row["status"] != want:
-        raise Refused(409, f"Memory '{memory_id}' is {row['status']}; only {want} memories can be {verb}")
+    if row.status != want:
+        raise Refused(409, f"Memory '{memory_id}' is {row.status}; only {want} memories can be {verb}")
     return row
 
 
@@ -88,7 +88,7 @@ async def archive(
                 state, bank, memory_id, reason=reason, request_id=request_id, action=action, source=source, locked=True
             )
     row = await _locked_row(state, bank, memory_id, "active", "archived")
-    document_id = row["document_id"]
+    document_id = row.document_id
     siblings = await state.ledger.read(lambda db: active_siblings(db, bank, document_id, memory_id))
     if siblings:
         raise Refused(
@@ -116,7 +116,7 @@ async def restore(
         async with state.bank_locks(bank):
             return await restore(state, bank, memory_id, reason=reason, request_id=request_id, locked=True)
     row = await _locked_row(state, bank, memory_id, "archived", "restored")
-    document_id = row["document_id"]
+    document_id = row.document_id
     try:
         units = await document_units(state, bank, document_id, "invalidated") if document_id else []
         if units:
@@ -124,7 +124,7 @@ async def restore(
         elif document_id and await document_units(state, bank, document_id, "valid"):
             backend = {"revalidated": []}  # already back (restored around memwarden)
         else:  # the facts are gone: retain the memory again, as memwarden forwarded it
-            item = json.loads(row["item"] or "{}") or {"content": row["content"], "tags": json.loads(row["tags"])}
+            item = dict(row.item) or {"content": row.content, "tags": list(row.tags)}
             item.setdefault("document_id", document_id)
             await state.memory.retain(bank, [Item.from_json(item)])
             backend = {"recreated": True}

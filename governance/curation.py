@@ -95,6 +95,6 @@ async def feedback(
         request_id=request_id,
     )
     await state.ledger.write(lambda db: append_events(db, [event]))
-    if state.local is not None and row["document_id"]:
-        return await state.local.add_feedback(bank, row["document_id"], score)
+    if state.local is not None and row.document_id:
+        return await state.local.add_feedback(bank, row.document_id, score)
     return None

@@ -16,8 +16,9 @@ import structlog
 
 from memwarden.backends.base import BackendError, BackendRejected, Purging
 from memwarden.db import mem0
-from memwarden.db.common import Connection, Row
+from memwarden.db.common import Connection
 from memwarden.db.memory_reads import active_ids
+from memwarden.db.records import LedgerMemory
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
 
@@ -26,17 +27,17 @@ HELD = mem0.TEXT_HOLDING  # statuses whose rows hold text
 
 
 async def erase(
-    state: AppState, bank: str, rows: Sequence[Row], *, reason: str, request_id: str, locked: bool = False
+    state: AppState, bank: str, rows: Sequence[LedgerMemory], *, reason: str, request_id: str, locked: bool = False
 ) -> int:
     """Erase ``rows`` (ledger rows of ``bank``, any version); how many were erased. Raises
     :class:`Refused` (502 when the backend failed: those erased before it are named in the audit,
     the others keep their text; 409 for a shared document, or for a memory still queued for
     delivery, which nothing is erased with). ``locked``: the caller holds the bank's lock already (and
     read ``rows`` under it)."""
-    rows = [r for r in rows if r["status"] in HELD]
+    rows = [r for r in rows if r.status in HELD]
     if not rows:
         return 0
-    waiting = sum(r["status"] == "pending" for r in rows)
+    waiting = sum(r.status == "pending" for r in rows)
     if waiting:  # its delivery, queued, would write it back into the backend after the erasure
         raise Refused(
             409,
@@ -46,10 +47,10 @@ async def erase(
     if not locked:
         async with state.bank_locks(bank):
             return await erase(state, bank, rows, reason=reason, request_id=request_id, locked=True)
-    ids = {r["id"] for r in rows}
+    ids = {r.id for r in rows}
     by_document: dict[str | None, list[str]] = {}
     for row in rows:
-        by_document.setdefault(row["document_id"], []).append(row["id"])
+        by_document.setdefault(row.document_id, []).append(row.id)
     done: list[str] = []
     try:
         for document_id, members in by_document.items():

@@ -53,14 +53,14 @@ def check_operations(db: Connection, bank: str, operations: Any) -> tuple[list[d
             problems.append(f"{where}: no memory {memory_id} in bank '{bank}'")
             continue
         want, effect = OPS[op["op"]]
-        if row["status"] != want:
-            problems.append(f"{where}: memory {memory_id} is {row['status']}; {op['op']} needs {want}")
+        if row.status != want:
+            problems.append(f"{where}: memory {memory_id} is {row.status}; {op['op']} needs {want}")
             continue
         planned.append(
             {
                 "op": op["op"],
                 "memory_id": memory_id,
-                "content": row["content"],
+                "content": row.content,
                 "expected": target_state(row),
                 "effect": effect,
             }

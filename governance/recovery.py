@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any
@@ -118,8 +117,8 @@ def _adopt_orphans(db: Connection) -> None:
         if memory_id in claimed:
             continue
         row = row_by_id(db, memory_id)
-        if row is not None and row["item"]:  # every recorded row keeps its item
-            by_bank.setdefault(bank, []).append((memory_id, json.loads(row["item"])))
+        if row is not None and row.item:  # every recorded memory keeps its item
+            by_bank.setdefault(bank, []).append((memory_id, row.item))
     for bank, found in by_bank.items():
         outbox_rows.enqueue(
             db,

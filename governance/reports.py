@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memwarden.backends.base import BackendError
-from memwarden.db.common import Connection, Row
+from memwarden.db.common import Connection
+from memwarden.db.records import LedgerMemory
 from memwarden.db.reports import active_oldest_first, active_per_document, health_counts
 from memwarden.db.retention import due_for_retention
 from memwarden.governance.state import AppState
@@ -23,7 +23,7 @@ async def cleanup_candidates(state: AppState, bank: str) -> dict[str, Any]:
     """The cleanup report's data (a pure read)."""
     at = datetime.now(UTC)
 
-    def read(db: Connection) -> tuple[list[Row], list[dict[str, Any]], dict[str | None, int]]:
+    def read(db: Connection) -> tuple[list[LedgerMemory], list[dict[str, Any]], dict[str | None, int]]:
         rows = active_oldest_first(db, bank)
         expired = due_for_retention(db, state.settings.retention.period_for, bank=bank, at=at)
         return rows, expired, active_per_document(db, bank)
@@ -31,47 +31,47 @@ async def cleanup_candidates(state: AppState, bank: str) -> dict[str, Any]:
     rows, expired, per_document = await state.ledger.read(read)
     found: dict[str, dict[str, Any]] = {}
 
-    def add(row: Row, kind: str, why: str) -> None:
-        entry = found.get(row["id"])
+    def add(row: LedgerMemory, kind: str, why: str) -> None:
+        entry = found.get(row.id)
         if entry is None:
-            shared = per_document.get(row["document_id"], 0) > 1
-            entry = found[row["id"]] = {
-                "id": row["id"],
-                "content": row["content"],
-                "topic": row["topic"],
-                "stage": row["stage"],
-                "document_id": row["document_id"],
+            shared = per_document.get(row.document_id, 0) > 1
+            entry = found[row.id] = {
+                "id": row.id,
+                "content": row.content,
+                "topic": row.topic,
+                "stage": row.stage,
+                "document_id": row.document_id,
                 "kinds": [],
                 "reasons": [],
                 "plannable": not shared,
-                "note": f"shares document {row['document_id']} with other active memories" if shared else None,
+                "note": f"shares document {row.document_id} with other active memories" if shared else None,
             }
         entry["kinds"].append(kind)
         entry["reasons"].append(why)
 
-    by_id = {r["id"]: r for r in rows}
+    by_id = {r.id: r for r in rows}
     # Today's rules alone (an embedding per memory of the bank would cost minutes); with the learned
     # layer on, only the rules it never overrides, so a fact it kept is not proposed for archiving.
     rules = state.pipeline.rules_only
     learned = state.pipeline.learned is not None
     for row in rows:  # noise by today's rules
-        j = rules.judge(0, row["content"], json.loads(row["tags"]))
+        j = rules.judge(0, row.content, list(row.tags))
         if j.verdict == "reject" and (not learned or j.rule in SURE_RULES):
             add(row, "noise", f"today's rules reject it: {j.rule} ({j.reason})")
     for m in expired:
         add(by_id[m["id"]], "expired", f"{m['stage']} memory {m['age_days']} days old, past {m['period_days']} days")
     first_of: dict[str, str] = {}
-    newest_context: dict[str, Row] = {}
+    newest_context: dict[str, LedgerMemory] = {}
     for row in rows:  # oldest first
-        if row["content_hash"] in first_of:
-            add(row, "duplicate", f"duplicate of {first_of[row['content_hash']]}")
+        if row.content_hash in first_of:
+            add(row, "duplicate", f"duplicate of {first_of[row.content_hash]}")
         else:
-            first_of[row["content_hash"]] = row["id"]
-        key = row["topic_key"] or ""
+            first_of[row.content_hash] = row.id
+        key = row.topic_key or ""
         if key.startswith("active_context"):
             older = newest_context.get(key)
             if older is not None:
-                add(older, "stale_active_context", f"replaced by the newer {key} {row['id']}")
+                add(older, "stale_active_context", f"replaced by the newer {key} {row.id}")
             newest_context[key] = row
     candidates = sorted(found.values(), key=lambda c: (c["kinds"][0], c["id"]))
     kinds: dict[str, int] = {}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Any
 
@@ -10,32 +9,33 @@ import structlog
 
 from memwarden.backends.base import BackendError, BackendRejected
 from memwarden.backends.types import Item
-from memwarden.db.common import Connection, Row
+from memwarden.db.common import Connection
 from memwarden.db.memories import Change, move
 from memwarden.db.memory_reads import row_by_id
+from memwarden.db.records import LedgerMemory
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
 
 log = structlog.get_logger("memwarden.review")
 
 
-async def _held(state: AppState, bank: str, memory_id: str) -> Row | None:
+async def _held(state: AppState, bank: str, memory_id: str) -> LedgerMemory | None:
     return await state.ledger.read(lambda db: row_by_id(db, memory_id, bank=bank))
 
 
-async def _held_for_review(state: AppState, bank: str, memory_id: str) -> Row:
+async def _held_for_review(state: AppState, bank: str, memory_id: str) -> LedgerMemory:
     """The held row; :class:`Refused` 404 (unknown) / 409 (not held)."""
     row = await _held(state, bank, memory_id)
     if row is None:
         raise Refused(404, f"no memory {memory_id} in bank '{bank}'")
-    if row["status"] != "review":
-        raise Refused(409, f"memory {memory_id} is {row['status']}, not held for review")
+    if row.status != "review":
+        raise Refused(409, f"memory {memory_id} is {row.status}, not held for review")
     return row
 
 
-async def supersede_in_backend(state: AppState, bank: str, old: Row | dict[str, Any]) -> str:
+async def supersede_in_backend(state: AppState, bank: str, old: LedgerMemory) -> str:
     """Remove a superseded memory's document from the backend when that is safe; say what happened."""
-    document_id = old["document_id"] or ""
+    document_id = old.document_id or ""
     if not document_id.startswith("mw-"):
         return "kept in the backend (its document is the client's)"
     try:
@@ -64,21 +64,21 @@ async def approve(state: AppState, bank: str, memory_id: str, *, request_id: str
     for a new version of a memory (a Mem0 update), the version it was to replace, which must still
     be the live one (409 otherwise: that memory changed since)."""
     row = await _held_for_review(state, bank, memory_id)
-    replaced = await _held(state, bank, row["replaces"]) if row["replaces"] else None
-    if replaced is not None and replaced["status"] != "active":
+    replaced = await _held(state, bank, row.replaces) if row.replaces else None
+    if replaced is not None and replaced.status != "active":
         raise Refused(
             409,
-            f"memory {memory_id} is a new version of {replaced['id']}, which is {replaced['status']} now"
+            f"memory {memory_id} is a new version of {replaced.id}, which is {replaced.status} now"
             " (it changed since this one was held): reject it, or write it anew",
         )
-    item = json.loads(row["item"])
+    item = row.item
     try:
         await state.memory.retain(bank, [Item.from_json(item)])
     except BackendError as exc:
         raise Refused(502, f"the backend did not take the approved item: {exc}") from exc
-    old = await _held(state, bank, row["conflict_with"]) if row["conflict_with"] else None
+    old = await _held(state, bank, row.conflict_with) if row.conflict_with else None
     note = ""
-    if old is not None and old["status"] == "active":
+    if old is not None and old.status == "active":
         try:
             note = await supersede_in_backend(state, bank, old)
         except BackendError as exc:
@@ -92,21 +92,21 @@ async def approve(state: AppState, bank: str, memory_id: str, *, request_id: str
 
     def record(db: Connection) -> None:
         move(db, bank, [memory_id], Change("review", "active", "approve", "review", request_id))
-        if old is not None and (replaced is None or old["id"] != replaced["id"]):
+        if old is not None and (replaced is None or old.id != replaced.id):
             why = f"superseded by approved {memory_id}; {note}"
             superseded = Change("active", "superseded", "supersede", "review", request_id, rule="topic_key.conflict")
-            move(db, bank, [old["id"]], replace(superseded, reason=why, by=memory_id))
+            move(db, bank, [old.id], replace(superseded, reason=why, by=memory_id))
         if replaced is not None:
             why = f"updated: superseded by approved {memory_id}; {replaced_note}"
             updated = Change("active", "superseded", "supersede", "review", request_id, rule="update")
-            move(db, bank, [replaced["id"]], replace(updated, reason=why, by=memory_id))
+            move(db, bank, [replaced.id], replace(updated, reason=why, by=memory_id))
 
     await state.ledger.write(record)
     return {
         "id": memory_id,
         "status": "active",
-        "superseded": old["id"] if old is not None else None,
-        "replaced": replaced["id"] if replaced is not None else None,
+        "superseded": old.id if old is not None else None,
+        "replaced": replaced.id if replaced is not None else None,
         "backend": note or None,
     }
 

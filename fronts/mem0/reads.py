@@ -15,14 +15,13 @@ Mem0's ``threshold`` means what it says.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memwarden.backends.base import BackendRejected, BackendUnavailable
 from memwarden.backends.types import Memory, RecallQuery, TagFilter
 from memwarden.db import mem0 as rows
-from memwarden.db.common import Row
+from memwarden.db.records import LedgerMemory
 from memwarden.fronts.mem0.context import Call
 from memwarden.fronts.mem0.filters import FilterError, Node, matches, parse, tag_sets
 from memwarden.fronts.mem0.models import Mem0Error
@@ -41,14 +40,14 @@ def filter_of(call: Call, filters: Any) -> Node:
         raise Mem0Error(400, f"invalid filters: {exc}") from None
 
 
-async def get(call: Call, memory_id: str) -> Row:
+async def get(call: Call, memory_id: str) -> LedgerMemory:
     row = await call.state.ledger.read(lambda db: rows.live_row(db, call.bank, memory_id))
     if row is None:
         raise Mem0Error(404, "Memory not found")
     return row
 
 
-async def listed(call: Call, node: Node) -> list[Row]:
+async def listed(call: Call, node: Node) -> list[LedgerMemory]:
     """Every live memory the filter selects, newest first."""
     sets = tag_sets(node, call.state.settings.governance.tag_separator)
     found = await call.state.ledger.read(lambda db: rows.live_rows(db, call.bank, sets))
@@ -113,10 +112,10 @@ async def search(call: Call, query: str, node: Node, *, top_k: int, threshold: f
 
 async def history(call: Call, memory_id: str) -> list[dict[str, Any]]:
     versions = await call.state.ledger.read(lambda db: rows.rows_of(db, call.bank, memory_id))
-    versions = [v for v in versions if v["status"] != "erased"]
+    versions = [v for v in versions if v.status != "erased"]
     if not versions:
         raise Mem0Error(404, "Memory not found")
-    events = await call.state.ledger.read(lambda db: rows.events_of(db, [v["id"] for v in versions]))
+    events = await call.state.ledger.read(lambda db: rows.events_of(db, [v.id for v in versions]))
     return history_json(versions, events, oss=call.oss)
 
 
@@ -125,13 +124,12 @@ async def entity_list(call: Call) -> list[dict[str, Any]]:
     found = await call.state.ledger.read(lambda db: rows.live_rows(db, call.bank))
     counts: dict[tuple[str, str], list[Any]] = {}
     for row in found:
-        tags = json.loads(row["tags"] or "[]")
-        for name, value in entities(tags).items():
+        for name, value in entities(row.tags).items():
             kind = name.removesuffix("_id")
-            entry = counts.setdefault((kind, value), [0, row["created_at"], row["updated_at"]])
+            entry = counts.setdefault((kind, value), [0, row.created_at, row.updated_at])
             entry[0] += 1
-            entry[1] = min(entry[1], row["created_at"])
-            entry[2] = max(entry[2], row["updated_at"])
+            entry[1] = min(entry[1], row.created_at)
+            entry[2] = max(entry[2], row.updated_at)
     return [
         {
             "id": f"{kind}:{name}",
@@ -154,31 +152,31 @@ async def event(call: Call, event_id: str) -> dict[str, Any]:
     found = await call.state.ledger.read(lambda db: rows.event(db, call.bank, event_id))
     if found is None:
         raise Mem0Error(404, "Event not found")
-    summaries: list[dict[str, Any]] = json.loads(found["results"])
+    summaries = found.results
     ids = [s["ledger_id"] for s in summaries if s.get("ledger_id")]
-    by_id: Mapping[str, Row] = await call.state.ledger.read(lambda db: rows.rows_by_ids(db, ids))
+    by_id: Mapping[str, LedgerMemory] = await call.state.ledger.read(lambda db: rows.rows_by_ids(db, ids))
     results, statuses = [], []
     for s in summaries:
         row = by_id.get(s.get("ledger_id") or "")
         if row is None:
             continue
-        statuses.append(row["status"])
+        statuses.append(row.status)
         kind = "ADD" if s["verdict"] in ("store", "redact") else "NONE"
-        results.append({"id": mem0_id(row), "data": {"memory": row["content"]}, "event": kind})
+        results.append({"id": mem0_id(row), "data": {"memory": row.content}, "event": kind})
     status = "SUCCEEDED"
     if "pending" in statuses:
         status = "RUNNING"
     elif "failed" in statuses:
         status = "FAILED"
     return {
-        "id": found["id"],
-        "event_type": found["kind"].upper(),
+        "id": found.id,
+        "event_type": found.kind.upper(),
         "status": status,
         "payload": None,
         "results": results,
         "error": "the backend did not take every memory" if status == "FAILED" else None,
-        "created_at": found["created_at"],
-        "updated_at": found["created_at"],
+        "created_at": found.created_at,
+        "updated_at": found.created_at,
         "warden": {"decisions": [_public(s) for s in summaries]},
     }
 
@@ -187,5 +185,5 @@ def _public(summary: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in summary.items() if k != "ledger_id"}
 
 
-def page_of(found: Sequence[Row], page: int, size: int) -> Sequence[Row]:
+def page_of(found: Sequence[LedgerMemory], page: int, size: int) -> Sequence[LedgerMemory]:
     return found[(page - 1) * size : page * size]

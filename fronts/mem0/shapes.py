@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memwarden.db.common import Row
+from memwarden.db.records import LedgerMemory, MemoryEvent
 from memwarden.fronts.mem0.filters import ENTITY_TAG, Record
 from memwarden.policies.tags import split_tag
 
@@ -51,22 +51,14 @@ def item_of(
     return item
 
 
-def _item(row: Row) -> dict[str, Any]:
-    try:
-        item = json.loads(row["item"] or "{}")
-    except ValueError:
-        item = {}
-    return item if isinstance(item, dict) else {}
-
-
 def _meta(item: Mapping[str, Any]) -> Mapping[str, Any]:
     meta = item.get("metadata")
     return meta if isinstance(meta, Mapping) else {}
 
 
-def mem0_id(row: Row) -> str:
-    value = _meta(_item(row)).get("mem0_id")
-    return value if isinstance(value, str) and value else str(row["id"])
+def mem0_id(row: LedgerMemory) -> str:
+    value = _meta(row.item).get("mem0_id")
+    return value if isinstance(value, str) and value else str(row.id)
 
 
 def user_metadata(item: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -90,99 +82,93 @@ def entities(tags: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def _tags(row: Row) -> list[str]:
-    try:
-        tags = json.loads(row["tags"] or "[]")
-    except ValueError:
-        return []
-    return [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
-
-
-def record(row: Row) -> Record:
+def record(row: LedgerMemory) -> Record:
     """The memory as a filter reads it."""
-    item = _item(row)
+    item = row.item
     return Record(
         id=mem0_id(row),
-        text=row["content"],
-        entities=entities(_tags(row)),
+        text=row.content,
+        entities=entities(row.tags),
         metadata=user_metadata(item) or {},
-        categories=[row["topic"]] if row["topic"] else [],
+        categories=[row.topic] if row.topic else [],
         created_at=_first_created(row),
-        updated_at=row["updated_at"],
-        timestamp=row["event_time"],
+        updated_at=row.updated_at,
+        timestamp=row.event_time,
     )
 
 
-def _first_created(row: Row) -> str:
+def _first_created(row: LedgerMemory) -> str:
     # A version's created_at is when the memory was first created (kept in the item by an update).
-    created = _meta(_item(row)).get("mem0_created_at")
-    return created if isinstance(created, str) else str(row["created_at"])
+    created = _meta(row.item).get("mem0_created_at")
+    return created if isinstance(created, str) else str(row.created_at)
 
 
-def memory_json(row: Row, *, oss: bool = False) -> dict[str, Any]:
+def memory_json(row: LedgerMemory, *, oss: bool = False) -> dict[str, Any]:
     """A memory in Mem0's shape (the platform's; ``oss``: the open-source server's)."""
-    item = _item(row)
-    found = entities(_tags(row))
+    item = row.item
+    found = entities(row.tags)
     out: dict[str, Any] = {
         "id": mem0_id(row),
-        "memory": row["content"],
+        "memory": row.content,
         "user_id": found.get("user_id"),
         "agent_id": found.get("agent_id"),
         "app_id": found.get("app_id"),
         "run_id": found.get("run_id"),
         "metadata": user_metadata(item),
-        "categories": [row["topic"]] if row["topic"] else [],
+        "categories": [row.topic] if row.topic else [],
         "created_at": _first_created(row),
-        "updated_at": row["updated_at"],
+        "updated_at": row.updated_at,
     }
     if oss:
-        out["hash"] = row["content_hash"]
+        out["hash"] = row.content_hash
         role = _meta(item).get("mem0_role")
         if role:
             out["role"] = role
     else:
         out.update(expiration_date=None, immutable=False, structured_attributes=None)
-    out["warden"] = {"topic": row["topic"], "stage": row["stage"], "status": row["status"], "ledger_id": row["id"]}
+    out["warden"] = {"topic": row.topic, "stage": row.stage, "status": row.status, "ledger_id": row.id}
     return out
 
 
-def history_json(versions: Sequence[Row], events: Sequence[Row], *, oss: bool = False) -> list[dict[str, Any]]:
+def history_json(
+    versions: Sequence[LedgerMemory], events: Sequence[MemoryEvent], *, oss: bool = False
+) -> list[dict[str, Any]]:
     """The memory's account in Mem0's history shape, from its versions and their audit events:
     the first version's ``add`` an ADD, each later version's an UPDATE (old and new text), an
     archive or erasure a DELETE. Erased versions have no text left to show."""
-    by_id = {v["id"]: v for v in versions}
-    order = [v["id"] for v in versions]
+    by_id = {v.id: v for v in versions}
+    order = [v.id for v in versions]
     out: list[dict[str, Any]] = []
     for e in events:
-        row = by_id.get(e["memory_id"])
+        row = by_id.get(e.memory_id)
         if row is None:
             continue
-        position = order.index(row["id"])
-        text = row["content"] or None
+        position = order.index(row.id)
+        text = row.content or None
         kind: str | None = None
         old = new = None
-        if e["action"] in ("add", "redact"):
+        if e.action in ("add", "redact"):
             kind = "ADD" if position == 0 else "UPDATE"
             new = text
-            old = (versions[position - 1]["content"] or None) if position else None
-        elif e["action"] in ("archive", "expire", "erase") or (e["action"] == "supersede" and e["rule"] != "update"):
+            old = (versions[position - 1].content or None) if position else None
+        elif e.action in ("archive", "expire", "erase") or (e.action == "supersede" and e.rule != "update"):
             kind, old = "DELETE", text
-        elif e["action"] == "restore":
+        elif e.action == "restore":
             kind, new = "ADD", text
         if kind is None:
             continue
-        found = entities(_tags(row))
+        found = entities(row.tags)
         entry: dict[str, Any] = {
-            "id": e["id"],
+            "id": e.id,
             "memory_id": mem0_id(row),
             "old_memory": old,
             "new_memory": new,
             "event": kind,
-            "created_at": e["ts"],
-            "updated_at": e["ts"],
+            "created_at": e.ts,
+            "updated_at": e.ts,
         }
         if oss:
-            entry.update(is_deleted=kind == "DELETE", actor_id=None, role=_meta(_item(row)).get("mem0_role"))
+            entry.update(is_deleted=kind == "DELETE", actor_id=None, role=_meta(row.item).get("mem0_role"))
         else:
             entry.update(
                 input=[],
@@ -190,8 +176,8 @@ def history_json(versions: Sequence[Row], events: Sequence[Row], *, oss: bool = 
                 agent_id=found.get("agent_id"),
                 app_id=found.get("app_id"),
                 run_id=found.get("run_id"),
-                categories=[row["topic"]] if row["topic"] else [],
-                metadata=user_metadata(_item(row)),
+                categories=[row.topic] if row.topic else [],
+                metadata=user_metadata(row.item),
             )
         out.append(entry)
     return out

@@ -27,7 +27,8 @@ from typing import Any
 
 from memwarden.backends.llm import LLMError, LLMTimeout
 from memwarden.db import mem0 as rows
-from memwarden.db.common import Connection, Row
+from memwarden.db.common import Connection
+from memwarden.db.records import LedgerMemory
 from memwarden.fronts.mem0.context import Call
 from memwarden.fronts.mem0.models import (
     AddRequest,
@@ -204,14 +205,14 @@ def _label(tag: str) -> bool:
     return split is not None and split[0] in LABEL_KEYS
 
 
-async def _live(call: Call, memory_id: str) -> Row:
+async def _live(call: Call, memory_id: str) -> LedgerMemory:
     row = await call.state.ledger.read(lambda db: rows.live_row(db, call.bank, memory_id))
     if row is None:
         raise Mem0Error(404, "Memory not found")
     return row
 
 
-async def update(call: Call, memory_id: str, payload: Any) -> Row:
+async def update(call: Call, memory_id: str, payload: Any) -> LedgerMemory:
     """A governed re-write of one memory; its new version's row. Raises :class:`Mem0Error` (404;
     400 when the new text is refused, 409 when held for review — the old version kept)."""
     request: UpdateRequest = validated(UpdateRequest, payload, status=call.invalid)
@@ -227,15 +228,15 @@ async def update(call: Call, memory_id: str, payload: Any) -> Row:
         return await _rewrite(call, old, request.text, request.metadata)
 
 
-async def _rewrite(call: Call, old: Row, text: str | None, metadata: dict[str, Any] | None) -> Row:
+async def _rewrite(call: Call, old: LedgerMemory, text: str | None, metadata: dict[str, Any] | None) -> LedgerMemory:
     state = call.state
-    item = json.loads(old["item"] or "{}") or {"content": old["content"], "tags": json.loads(old["tags"])}
+    item = dict(old.item) or {"content": old.content, "tags": list(old.tags)}
     item.pop("document_id", None)
     # The entity tags are kept; the old version's labels are not: the new text is labelled anew.
     item["tags"] = [t for t in item.get("tags") or [] if isinstance(t, str) and not _label(t)]
     meta = dict(item.get("metadata") or {})
     meta.setdefault("mem0_id", mem0_id(old))
-    meta.setdefault("mem0_created_at", old["created_at"])
+    meta.setdefault("mem0_created_at", old.created_at)
     if metadata is not None:
         meta["mem0_metadata"] = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
     item["metadata"] = meta
@@ -255,7 +256,7 @@ async def _rewrite(call: Call, old: Row, text: str | None, metadata: dict[str, A
         source="mem0",
         scope=_same_entities(entities_in(item["tags"])),
     )
-    done = await rewrite(state, batch, old["id"], Neutral(state.memory, call.bank))
+    done = await rewrite(state, batch, old.id, Neutral(state.memory, call.bank))
     _raise_for_delivery(done.retained)
     if done.new_id is None:
         j = done.retained.judgements[0]
@@ -289,7 +290,7 @@ async def delete(call: Call, memory_id: str) -> None:
             await archive(
                 state,
                 call.bank,
-                row["id"],
+                row.id,
                 reason="deleted by a Mem0 client",
                 request_id=call.request_id,
                 source="mem0",

@@ -113,3 +113,28 @@ def test_no_sql_outside_db_and_the_store() -> None:
     assert sql_calls("db"), "the scan finds the repositories' statements"  # it can see SQL at all
     for folder in ("policies", "backends", "governance", "fronts", "proxy"):
         assert sql_calls(folder) == [], folder
+
+
+def _row_returning(path: Path) -> set[str]:
+    """The functions of a ``db/`` module whose return annotation names ``sqlite3.Row``."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef) and node.returns is not None and "Row" in ast.unparse(node.returns):
+            found.add(node.name)
+    return found
+
+
+def test_no_row_above_db() -> None:
+    """The layers above ``db/`` receive records (``db/records.py``) or plain values: none names a
+    row type, none calls a repository function that returns rows (those stay inside ``db/``)."""
+    returning = set().union(*(_row_returning(p) for p in (REPO / "db").glob("*.py")))
+    assert "all_event_rows" in returning  # the scan sees them: the chain's check reads rows, inside db/
+    for folder in ("policies", "wire", "backends", "governance", "fronts", "proxy"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+            names |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+            names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+            assert not names & (returning | {"Row"}), (
+                f"{path.relative_to(REPO)}: {sorted(names & (returning | {'Row'}))}"
+            )

@@ -173,7 +173,7 @@ def test_move_writes_an_event_only_for_rows_that_moved(ledger: Database) -> None
     assert [(e["memory_id"], e["before"], e["after"]) for e in logged] == [
         ("a", {"status": "active"}, {"status": "archived"})
     ]
-    statuses = {m: ledger.read_sync(lambda db, m=m: memory_reads.row_by_id(db, m))["status"] for m in ("a", "r")}
+    statuses = {m: ledger.read_sync(lambda db, m=m: memory_reads.row_by_id(db, m)).status for m in ("a", "r")}
     assert statuses == {"a": "archived", "r": "review"}
     # Nothing left in ``frm``: no change, no event.
     again = ledger.write_sync(
@@ -221,8 +221,8 @@ def test_retag_updates_the_documents_rows_with_one_event_each(ledger: Database) 
     )
     row = ledger.read_sync(lambda db: memory_reads.row_by_id(db, "a"))
     assert row is not None
-    assert (json.loads(row["tags"]), row["topic"]) == (["topic:dev", "y"], "dev")
-    assert json.loads(ledger.read_sync(lambda db: memory_reads.row_by_id(db, "c"))["tags"]) == []
+    assert (row.tags, row.topic) == (("topic:dev", "y"), "dev")
+    assert ledger.read_sync(lambda db: memory_reads.row_by_id(db, "c")).tags == ()
     ledger.write_sync(lambda db: memories.retag_document(db, "b", "nothing", ["z"], {}, request_id="q"))
     logged = events(ledger)
     assert [(e["memory_id"], e["before"], e["after"]) for e in logged] == [
