@@ -42,6 +42,7 @@ DOCUMENTS = "documents"  # items grouped by document id, listed and deleted by i
 TAG_GROUPS = "tag_groups"  # Hindsight's tag filters (tags_match modes, tag_groups trees) on reads
 OPERATIONS = "operations"  # asynchronous retains with an operation id to poll
 RAW_PASSTHROUGH = "raw_passthrough"  # speaks the front's HTTP dialect: a client's request goes as sent
+SELF_HOSTED = "self_hosted"  # memwarden's own store: the calls of SelfHosted; it audits its own imports
 
 
 class BackendError(Exception):
@@ -80,6 +81,41 @@ class Purging(Protocol):
     async def purge(self) -> None: ...
 
 
+@runtime_checkable
+class SelfHosted(Protocol):
+    """What only memwarden's own store answers (capability ``SELF_HOSTED``): its index counts,
+    ranking feedback, re-embedding with a new embedder and a white-box recall. Reach it with
+    :func:`self_hosted`; a remote backend has none of it."""
+
+    async def index_counts(self, bank_id: str) -> dict[str, Any]:
+        """Rows, vectors and full-text entries of ``bank_id`` (``""``: every bank's, as ``all_banks_rows``)."""
+        ...
+
+    async def add_feedback(self, bank_id: str, document_id: str, score: int) -> list[str]:
+        """An operator's vote on a document's facts (they rank a little higher or lower); their ids."""
+        ...
+
+    async def reembed(self, bank_id: str) -> dict[str, Any]:
+        """Embed every memory of ``bank_id`` again with the configured embedder (resumable)."""
+        ...
+
+    async def explain(self, bank_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """A recall of the Hindsight recall ``body`` with every candidate, its ranks and scores."""
+        ...
+
+
+def self_hosted(backend: object) -> SelfHosted | None:
+    """``backend`` — or the backend it wraps (``inner``: retries) — as :class:`SelfHosted` when it
+    is memwarden's own store; None in front of any other. The one way a layer above reaches the
+    store's own calls (there is no second handle on the store)."""
+    seen: object | None = backend
+    while seen is not None:
+        if isinstance(seen, SelfHosted):
+            return seen
+        seen = getattr(seen, "inner", None)
+    return None
+
+
 @dataclass(frozen=True)
 class BackendHealth:
     """What ``/warden/health`` reports about the backend."""
@@ -103,7 +139,7 @@ class MemoryBackend(Protocol):
     """
 
     kind: str
-    capabilities: frozenset[str]  # of CONFIG_GUARD, DOCUMENTS, TAG_GROUPS, OPERATIONS, RAW_PASSTHROUGH
+    capabilities: frozenset[str]  # of CONFIG_GUARD, DOCUMENTS, TAG_GROUPS, OPERATIONS, RAW_PASSTHROUGH, SELF_HOSTED
 
     async def health(self) -> BackendHealth: ...
 

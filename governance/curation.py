@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import structlog
 
-from memwarden.backends.base import BackendError
+from memwarden.backends.base import BackendError, self_hosted
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.memories import Change, move, retag_document
 from memwarden.db.memory_reads import document_memory_ids, memory_row
@@ -95,6 +95,7 @@ async def feedback(
         request_id=request_id,
     )
     await state.ledger.write(lambda db: append_events(db, [event]))
-    if state.local is not None and row.document_id:
-        return await state.local.add_feedback(bank, row.document_id, score)
+    own = self_hosted(state.memory)
+    if own is not None and row.document_id:
+        return await own.add_feedback(bank, row.document_id, score)
     return None

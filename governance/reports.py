@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memwarden.backends.base import BackendError
+from memwarden.backends.base import BackendError, self_hosted
 from memwarden.db.common import Connection
 from memwarden.db.records import LedgerMemory
 from memwarden.db.reports import active_oldest_first, active_per_document, health_counts
@@ -104,7 +104,8 @@ async def health(state: AppState, bank: str, days: int) -> dict[str, Any]:
 
     data = await state.ledger.read(lambda db: health_counts(db, bank, since))
     # The self-hosted store's rows vs vectors vs full-text entries (a read of its own tables).
-    store = await state.local.index_counts(bank) if state.local is not None else None
+    own = self_hosted(state.memory)
+    store = await own.index_counts(bank) if own is not None else None
     cleanup = await cleanup_candidates(state, bank)
     backend_docs = await _backend_documents(state, bank)
     reasons_critical: list[str] = []

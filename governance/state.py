@@ -28,7 +28,6 @@ if TYPE_CHECKING:  # the self-hosted store (and its vector stack) is imported on
     from memwarden.backends.llm import ChatClient
     from memwarden.governance.outbox import Outbox
     from memwarden.policies.learned import LearnedLayer
-    from memwarden.store.local import LocalStore
 
 
 MODEL_FILE = "learned_model.json"  # in memwarden.policies: scripts/train_learned.py writes it
@@ -100,7 +99,6 @@ class AppState:
     read_retries: int
     pipeline: Pipeline
     ledger: Database
-    local: LocalStore | None = None  # the self-hosted store, when memwarden is the memory server
     bank_locks: BankLocks = field(default_factory=BankLocks)  # config changes: one at a time per bank
     gates: BankGates = field(default_factory=BankGates)  # governed writes wait for a guarded change
     seeded: set[str] = field(default_factory=set)  # banks whose missions were seeded (or are being)

@@ -243,7 +243,6 @@ def create_app(
                 hash_key=opened.installation_key,
             ),
             ledger=opened,
-            local=local,
             metrics=metrics,
             chat=chat,
         )

@@ -23,6 +23,7 @@ from memwarden.backends.base import (
     CONFIG_GUARD,
     DOCUMENTS,
     OPERATIONS,
+    SELF_HOSTED,
     TAG_GROUPS,
     BackendHealth,
     BackendRejected,
@@ -99,7 +100,7 @@ class LocalBackend:
     memwarden does not govern go to the store's Hindsight app."""
 
     kind = "local"
-    capabilities = frozenset({CONFIG_GUARD, DOCUMENTS, TAG_GROUPS, OPERATIONS})
+    capabilities = frozenset({CONFIG_GUARD, DOCUMENTS, TAG_GROUPS, OPERATIONS, SELF_HOSTED})
 
     def __init__(self, store: LocalStore) -> None:
         self.store = store
@@ -175,3 +176,19 @@ class LocalBackend:
 
     async def stats(self, bank_id: str, *, refresh: bool = False) -> BankStats:
         return hj.stats_from_json(await _called(self.store.stats(bank_id)))  # never cached here: always fresh
+
+    # -- SelfHosted: what only this store answers. Its own errors pass through (StoreError with
+    # Hindsight's status and detail, TagFilterError, EmbedderError): the admin routes answer them.
+
+    async def index_counts(self, bank_id: str) -> dict[str, Any]:
+        return await self.store.index_counts(bank_id)
+
+    async def add_feedback(self, bank_id: str, document_id: str, score: int) -> list[str]:
+        return await self.store.add_feedback(bank_id, document_id, score)
+
+    async def reembed(self, bank_id: str) -> dict[str, Any]:
+        return await self.store.reembed(bank_id)
+
+    async def explain(self, bank_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        recalled = await self.store.recall(bank_id, body, explain=True)
+        return {"backend": "local", **recalled.extra["explain"]}

@@ -3,11 +3,11 @@ and why it was kept or excluded."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
-from memwarden.backends.base import BackendError
+from memwarden.backends.base import BackendError, self_hosted
 from memwarden.backends.hindsight_json import recall_query_from_json
 from memwarden.fronts.errors import backend_failed, refused_for_secrets
 from memwarden.governance import reads
@@ -16,9 +16,6 @@ from memwarden.policies.tag_query import TagQueryError, normalize_request
 from memwarden.store.errors import StoreError
 from memwarden.store.tagfilter import TagFilterError
 from memwarden.wire.asgi import read_json, send_json
-
-if TYPE_CHECKING:  # the self-hosted store (and its vector stack) is imported only when it serves
-    from memwarden.store.local import LocalStore
 
 WITHHELD = "withheld: its document holds only memories memwarden archived, superseded or rejected"
 
@@ -39,8 +36,9 @@ async def explain(state: AppState, scope: Scope, receive: Receive, send: Send) -
     _, payload = got
     if await refused_for_secrets(state, scope, send, payload):  # as recall: in front of a backend the query goes to it
         return
+    own = self_hosted(state.memory)
     try:
-        if state.local is not None:
+        if own is not None:
             from memwarden.store.server.app import recall_request  # the store's stack: only when it serves
 
             payload = recall_request(payload)
@@ -64,8 +62,8 @@ async def explain(state: AppState, scope: Scope, receive: Receive, send: Send) -
         },
     }
     try:
-        if state.local is not None:
-            account.update(await _explain_local(state.local, bank, body))
+        if own is not None:
+            account.update(await own.explain(bank, body))
         else:
             account.update(await _explain_backend(state, bank, body))
     except StoreError as exc:
@@ -94,11 +92,6 @@ async def explain(state: AppState, scope: Scope, receive: Receive, send: Send) -
         "excluded": reasons,
     }
     await send_json(send, 200, account)
-
-
-async def _explain_local(store: LocalStore, bank: str, body: dict[str, Any]) -> dict[str, Any]:
-    recalled = await store.recall(bank, body, explain=True)
-    return {"backend": "local", **recalled.extra["explain"]}
 
 
 async def _explain_backend(state: AppState, bank: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from starlette.types import Receive, Scope, Send
 
+from memwarden.backends.base import self_hosted
 from memwarden.db.memory_reads import STATUSES
 from memwarden.db.reports import status_totals
 from memwarden.governance.state import AppState
@@ -35,8 +36,9 @@ async def warden_metrics(state: AppState, scope: Scope, receive: Receive, send: 
     for status in {*STATUSES, *totals}:  # a status no row has any more reads 0, not its last count
         m.ledger_memories.labels(status).set(totals.get(status, 0))
     m.database_bytes.set(_size(state.ledger.path))
-    if state.local is not None:
-        m.store_units.set((await state.local.index_counts(""))["all_banks_rows"])
+    own = self_hosted(state.memory)
+    if own is not None:
+        m.store_units.set((await own.index_counts(""))["all_banks_rows"])
     if state.outbox is not None:
         # Read last, with no await before the page is rendered: the queue and the delivered
         # counter are one moment (a delivery settling meanwhile is in both or in neither).

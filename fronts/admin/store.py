@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from starlette.types import Receive, Scope, Send
 
+from memwarden.backends.base import self_hosted
 from memwarden.governance.state import AppState
 from memwarden.store.errors import StoreError
 from memwarden.wire.asgi import send_json
@@ -16,14 +17,15 @@ from memwarden.wire.asgi import send_json
 
 async def reembed(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank: str = scope["path_params"]["bank_id"]
-    if state.local is None:
+    own = self_hosted(state.memory)
+    if own is None:
         await send_json(send, 409, {"detail": "memwarden is not the memory server here (backend is not local)"})
         return
     from memwarden.store.embedder import EmbedderError
 
     async with state.bank_locks(bank):
         try:
-            result = await state.local.reembed(bank)
+            result = await own.reembed(bank)
         except StoreError as exc:
             await send_json(send, exc.status, {"detail": exc.detail})
             return

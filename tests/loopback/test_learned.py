@@ -12,9 +12,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from memwarden.backends.base import self_hosted
 from memwarden.governance.state import build_pipeline, learned_layer
 from memwarden.policies.pipeline import Pipeline
 from memwarden.settings import SettingsError, load_settings
+from memwarden.store.backend import LocalBackend
 from memwarden.store.embedder import E5Embedder, HashingEmbedder
 from tests.conftest import asgi_warden, make_settings
 from tests.upstream import UpstreamProbe, create_upstream
@@ -235,13 +237,15 @@ async def test_self_hosted_one_embedding_serves_the_judge_and_the_store(tmp_path
         state = app.state.warden
         assert state.pipeline.learned is not None
         store_embedded: list[str] = []
-        original = state.local.embedder.passages
+        own = self_hosted(state.memory)
+        assert isinstance(own, LocalBackend)
+        original = own.store.embedder.passages
 
         def counting(texts: list[str]) -> object:
             store_embedded.extend(texts)
             return original(texts)
 
-        state.local.embedder.passages = counting  # the store's calls from now on; the judge kept its own
+        own.store.embedder.passages = counting  # the store's calls from now on; the judge kept its own
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
             items = [{"content": "Bob is allergic to peanuts."}, {"content": "The API gateway listens on port 8443."}]
             r = await client.post("/v1/default/banks/b/memories", json={"items": items})

@@ -80,3 +80,18 @@ async def test_a_4xx_is_final() -> None:
     with pytest.raises(BackendRejected):
         await backend.list_memories("b", MemoryQuery(document_id="d"))
     assert len(calls) == 1
+
+
+def test_the_store_s_own_calls_are_reached_through_the_wrapper_and_only_in_front_of_the_store() -> None:
+    """``self_hosted`` finds memwarden's own store behind its retries; a remote backend has none."""
+    from memwarden.backends.base import SELF_HOSTED, SelfHosted, self_hosted
+    from memwarden.store.backend import LocalBackend
+
+    remote, _ = flaky([200])
+    assert self_hosted(remote) is None
+    assert SELF_HOSTED not in remote.capabilities
+    store = LocalBackend.__new__(LocalBackend)  # the class's calls, without opening a store
+    wrapped = RetryingBackend(store, retries=1)
+    assert isinstance(store, SelfHosted)
+    assert self_hosted(wrapped) is store
+    assert SELF_HOSTED in wrapped.capabilities
