@@ -1,0 +1,52 @@
+"""governance/reads.py, the read-path filter every front applies: a recalled memory of a document
+memwarden archived comes back from no front; one the ledger does not know passes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memwarden.backends.types import Memory
+from memwarden.db.database import Database
+from memwarden.db.memories import Change, move
+from memwarden.governance.reads import visible, withheld
+from memwarden.governance.state import AppState, build_pipeline
+from memwarden.settings import load_settings
+
+pytestmark = pytest.mark.anyio
+
+
+def _add(db: object, memory_id: str, document_id: str) -> None:
+    db.execute(  # type: ignore[attr-defined]
+        "INSERT INTO memories (id, bank, status, content, content_hash, document_id, created_at, updated_at)"
+        " VALUES (?, 'b', 'active', ?, ?, ?, '2026-01-01', '2026-01-01')",
+        (memory_id, f"text {memory_id}", f"hash {memory_id}", document_id),
+    )
+
+
+async def test_hits_of_an_archived_document_are_withheld_and_the_others_kept_in_order(tmp_path: Path) -> None:
+    settings = load_settings(environ={}, overrides={"data_dir": str(tmp_path)})
+    ledger = Database.open(tmp_path)
+    try:
+        state = AppState(
+            settings=settings,
+            backend=None,  # type: ignore[arg-type]  # a read filter calls no backend
+            memory=None,  # type: ignore[arg-type]
+            read_retries=0,
+            pipeline=build_pipeline(settings.governance),
+            ledger=ledger,
+        )
+        await ledger.write(lambda db: (_add(db, "m1", "d-archived"), _add(db, "m2", "d-live")))
+        await ledger.write(lambda db: move(db, "b", ["m1"], Change("active", "archived", "archive", "test", None)))
+        hits = [
+            Memory(id="u1", text="archived fact", document_id="d-archived"),
+            Memory(id="u2", text="live fact", document_id="d-live"),
+            Memory(id="u3", text="written around memwarden", document_id="d-unknown"),
+            Memory(id="u4", text="no document"),
+        ]
+        assert [m.id for m in await visible(state, "b", hits)] == ["u2", "u3", "u4"]
+        assert await withheld(state, "b", ["d-archived", "d-live", "d-unknown"]) == {"d-archived"}
+        assert [m.id for m in await visible(state, "other-bank", hits)] == ["u1", "u2", "u3", "u4"]
+    finally:
+        ledger.close()
