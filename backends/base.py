@@ -85,7 +85,11 @@ class Purging(Protocol):
 class SelfHosted(Protocol):
     """What only memwarden's own store answers (capability ``SELF_HOSTED``): its index counts,
     ranking feedback, re-embedding with a new embedder and a white-box recall. Reach it with
-    :func:`self_hosted`; a remote backend has none of it."""
+    :func:`self_hosted`; a remote backend has none of it. Not a neutral seam: it is the store's
+    own, in its terms — ``explain`` takes a Hindsight recall body — and its calls raise the store's
+    errors (``memwarden.store.errors.StoreError`` with Hindsight's status and detail,
+    ``store.tagfilter.TagFilterError``, ``store.embedder.EmbedderError``), which the admin routes
+    that call it answer."""
 
     async def index_counts(self, bank_id: str) -> dict[str, Any]:
         """Rows, vectors and full-text entries of ``bank_id`` (``""``: every bank's, as ``all_banks_rows``)."""

@@ -84,5 +84,5 @@ def plan_target(db: sqlite3.Connection, bank: str, memory_id: str) -> LedgerMemo
 
 def current_target_state(db: sqlite3.Connection, memory_id: str) -> dict[str, Any] | None:
     """The :func:`target_state` of a memory now (None: it is gone)."""
-    row = db.execute("SELECT status, content_hash, updated_at FROM memories WHERE id = ?", (memory_id,)).fetchone()
-    return None if row is None else dict(row)
+    memory = row_by_id(db, memory_id)
+    return None if memory is None else target_state(memory)

@@ -1,15 +1,16 @@
 """The ledger's rows as the layers above receive them: frozen records, their JSON columns read.
 
 The repositories read with ``sqlite3.Row`` and return these; nothing above ``db/`` indexes a row
-by a column's name (``tests/loopback/test_layers.py`` checks that no public function of ``db/``
-returns a row).
+by a column's name (``tests/loopback/test_layers.py`` checks that no layer above calls a ``db/``
+function annotated to return rows: those, like the audit chain's own check, stay inside ``db/``).
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 
@@ -29,12 +30,13 @@ def _json_strings(text: str | None) -> tuple[str, ...]:
     return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class LedgerMemory:
     """One memory of the ledger (a row of ``memories``): a version of an item with its verdict.
 
-    ``item`` is the item as delivered to the backend (``{}`` once erased), ``tags`` its final
-    tags; ``replaces`` the memory an update superseded."""
+    ``item_json`` is the item as delivered to the backend (``{}`` once erased), read as a dict by
+    ``item`` when first asked for (a report over thousands of memories never parses them), ``tags``
+    its final tags; ``replaces`` the memory an update superseded."""
 
     id: str
     bank: str
@@ -48,7 +50,7 @@ class LedgerMemory:
     tags: tuple[str, ...] = ()
     hit_count: int = 0
     document_id: str | None = None
-    item: dict[str, Any] = field(default_factory=dict)
+    item_json: str = "{}"
     rule: str | None = None
     reason: str | None = None
     conflict_with: str | None = None
@@ -74,7 +76,7 @@ class LedgerMemory:
             tags=_json_strings(row["tags"]),
             hit_count=row["hit_count"],
             document_id=row["document_id"],
-            item=_json_object(row["item"]),
+            item_json=row["item"] or "{}",
             rule=row["rule"],
             reason=row["reason"],
             conflict_with=row["conflict_with"],
@@ -84,6 +86,11 @@ class LedgerMemory:
             request_id=row["request_id"],
             replaces=row["replaces"],
         )
+
+    @cached_property
+    def item(self) -> dict[str, Any]:
+        """The item as delivered, a fresh dict of this record's (``{}`` for malformed JSON)."""
+        return _json_object(self.item_json)
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,18 +27,17 @@ from importlib import resources
 from starlette.types import Receive, Scope, Send
 
 from memwarden import __version__
+from memwarden.fronts.admin.openapi import PLAN_OP, warden_paths
 from memwarden.fronts.openapi_paths import (
     AUTH_ERRORS,
     CONFIRM,
     HBANK,
     OBJECT,
-    PLAN_OP,
     SECURED,
     Json,
     error_answer,
     json_answer,
     param,
-    warden_paths,
 )
 from memwarden.governance.state import AppState
 from memwarden.wire.asgi import dumps

@@ -4,7 +4,9 @@ overview)."""
 
 from __future__ import annotations
 
+from memwarden.fronts.admin.queries import OverviewQuery
 from memwarden.fronts.openapi_paths import BANK, WBANK, Json, W, json_answer, listing, operation, param
+from memwarden.fronts.query import openapi_parameters
 
 
 def _html(description: str) -> Json:
@@ -81,11 +83,7 @@ def dashboard_paths() -> dict[str, Json]:
                 "warden_bank_overview",
                 "A bank at a glance: by status, topic × stage, growth per day, review queue, last config change",
                 json_answer(overview, "The overview"),
-                params=(
-                    BANK,
-                    param("days", "query", {"type": "integer", "minimum": 1, "maximum": 366, "default": 30}, "Window"),
-                    param("status", "query", {"type": "string", "default": "active"}, "The matrix's statuses"),
-                ),
+                params=(BANK, *openapi_parameters(OverviewQuery)),
                 errors={422: "days out of 1..366, or an unknown status"},
             )
         },

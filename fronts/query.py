@@ -16,15 +16,23 @@ bank C). Now:
   then fails (``?limit=99999999999999999999999`` was Hindsight's 500, relayed with PostgreSQL's
   text);
 * an integer parameter of memwarden's own routes (a page's ``limit`` and ``offset``, ``days``, a
-  Mem0 ``top_k``) is read by :func:`bounded_int`, one way (its copies each had their own bugs).
+  Mem0 ``top_k``) is read by :func:`bounded_int`, one way (its copies each had their own bugs);
+* a route of memwarden's own API declares its parameters once, as a :class:`QueryModel`: the
+  handler reads the query with :func:`read_query`, the OpenAPI document lists them with
+  :func:`openapi_parameters` — the two cannot disagree.
 """
 
 from __future__ import annotations
 
+import types
 from collections import Counter
-from collections.abc import Mapping
-from typing import Any, overload
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar, Union, get_args, get_origin, overload
 
+import annotated_types
+from pydantic import BaseModel, ConfigDict
+from pydantic.fields import FieldInfo
 from starlette.datastructures import QueryParams
 from starlette.types import Scope
 
@@ -121,3 +129,113 @@ def bounded_int(query: Mapping[str, str], name: str, default: int | None, low: i
     if not (raw.isascii() and raw.isdigit()) or len(digits) > len(str(high)) or not low <= int(digits) <= high:
         raise QueryProblem(name, f"{name} must be an integer from {low} to {high}", raw)
     return int(raw)
+
+
+# -- declared parameters --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Choices:
+    """Field metadata: the values a string parameter (or each value of a list one) may take."""
+
+    values: Sequence[str]
+
+
+@dataclass(frozen=True)
+class CommaSeparated:
+    """Field metadata: a list parameter whose values may also come comma-separated (``a,b``)."""
+
+
+class QueryModel(BaseModel):
+    """A route's query parameters, declared with their types, bounds, choices, defaults and
+    descriptions. Fields are ``int`` with ``ge``/``le`` (read by :func:`bounded_int`), ``str | None``
+    (a blank value is no value; ``max_length`` checked), ``str | None`` with :class:`Choices`, or
+    ``tuple[str, ...]`` (repeated, with :class:`CommaSeparated` also comma-separated; blanks dropped;
+    with :class:`Choices` each value checked)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+Q = TypeVar("Q", bound=QueryModel)
+
+
+def _marker(info: FieldInfo, kind: type[Any]) -> Any:
+    return next((m for m in info.metadata if isinstance(m, kind)), None)
+
+
+def _bound(info: FieldInfo, kind: type[Any], attr: str) -> Any:
+    found = _marker(info, kind)
+    return getattr(found, attr) if found is not None else None
+
+
+def _is_list(info: FieldInfo) -> bool:
+    return get_origin(info.annotation) is tuple
+
+
+def _is_int(info: FieldInfo) -> bool:
+    annotation = info.annotation
+    if get_origin(annotation) in (Union, types.UnionType):
+        annotation = next(a for a in get_args(annotation) if a is not type(None))
+    return annotation is int
+
+
+def _checked(name: str, info: FieldInfo, value: str) -> str:
+    choices = _marker(info, Choices)
+    if choices is not None and value not in choices.values:
+        raise QueryProblem(name, f"{name} must be one of {', '.join(choices.values)}", value)
+    longest = _bound(info, annotated_types.MaxLen, "max_length")
+    if longest is not None and len(value) > longest:
+        raise QueryProblem(name, f"{name} must be at most {longest} characters", value)
+    return value
+
+
+def read_query(query: QueryParams, model: type[Q]) -> Q:
+    """``query`` read as ``model`` declares it; absent parameters take their defaults. Raises
+    :class:`QueryProblem` naming the first parameter that is not valid."""
+    values: dict[str, Any] = {}
+    for name, info in model.model_fields.items():
+        if _is_list(info):
+            given = query.getlist(name)
+            if not given:
+                continue
+            if _marker(info, CommaSeparated) is not None:
+                given = [part for value in given for part in value.split(",")]
+            values[name] = tuple(dict.fromkeys(_checked(name, info, v) for v in given if v))
+            continue
+        raw = query.get(name)
+        if raw is None:
+            continue
+        if _is_int(info):
+            low, high = _bound(info, annotated_types.Ge, "ge"), _bound(info, annotated_types.Le, "le")
+            values[name] = bounded_int(query, name, None, low, high)
+        elif raw:  # a blank string parameter is no filter
+            values[name] = _checked(name, info, raw)
+    return model.model_validate(values)
+
+
+def openapi_parameters(model: type[QueryModel]) -> list[dict[str, Any]]:
+    """``model``'s parameters in OpenAPI's form, as :func:`read_query` reads them."""
+    out = []
+    for name, info in model.model_fields.items():
+        choices = _marker(info, Choices)
+        one: dict[str, Any] = {"type": "string"} if choices is None else {"enum": list(choices.values)}
+        longest = _bound(info, annotated_types.MaxLen, "max_length")
+        if longest is not None:
+            one["maxLength"] = longest
+        schema: dict[str, Any]
+        if _is_list(info):
+            schema = {"type": "array", "items": one}
+        elif _is_int(info):
+            schema = {"type": "integer"}
+            schema["minimum"] = _bound(info, annotated_types.Ge, "ge")
+            schema["maximum"] = _bound(info, annotated_types.Le, "le")
+        else:
+            schema = one
+        if info.default is not None and not info.is_required():
+            schema["default"] = list(info.default) if isinstance(info.default, tuple) else info.default
+        param: dict[str, Any] = {"name": name, "in": "query", "required": False, "schema": schema}
+        param["description"] = info.description or ""
+        if _is_list(info):
+            param["explode"] = True  # repeated: ?tag=a&tag=b
+        out.append(param)
+    return out

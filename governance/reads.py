@@ -1,14 +1,17 @@
 """The read-path filter, one for every front: what a recall must not return although the backend
 still holds it. The Hindsight front applies :func:`withheld` to the answer it relays (its JSON as
-the backend gave it), the Mem0 front :func:`visible` to the neutral hits it shapes, the admin
-explain marks the same documents excluded."""
+the backend gave it) and the admin explain marks the same documents excluded; the Mem0 front, which
+shapes each hit from its ledger memory, takes :func:`live_hits` — a withheld document has no live
+memory, so the same hits never come back, in the one ledger read the shaping needs anyway."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from memwarden.backends.types import Memory
+from memwarden.db.mem0 import live_by_document
 from memwarden.db.memory_reads import withheld_documents
+from memwarden.db.records import LedgerMemory
 from memwarden.governance.state import AppState
 
 
@@ -21,7 +24,10 @@ async def withheld(state: AppState, bank: str, document_ids: Sequence[str]) -> s
     return await state.ledger.read(lambda db: withheld_documents(db, bank, document_ids))
 
 
-async def visible(state: AppState, bank: str, memories: Sequence[Memory]) -> list[Memory]:
-    """``memories`` (a recall's hits, best first) without those of withheld documents."""
-    gone = await withheld(state, bank, [m.document_id for m in memories if m.document_id])
-    return [m for m in memories if m.document_id not in gone] if gone else list(memories)
+async def live_hits(state: AppState, bank: str, memories: Sequence[Memory]) -> list[tuple[Memory, LedgerMemory]]:
+    """``memories`` (a recall's hits, best first) that the ledger holds live, each with the active
+    memory of its document: none of a withheld document (archived, superseded), none written
+    around memwarden (no ledger memory to shape it from)."""
+    documents = [m.document_id for m in memories if m.document_id]
+    held = await state.ledger.read(lambda db: live_by_document(db, bank, documents)) if documents else {}
+    return [(m, held[m.document_id]) for m in memories if m.document_id in held]

@@ -117,7 +117,7 @@ def _adopt_orphans(db: Connection) -> None:
         if memory_id in claimed:
             continue
         row = row_by_id(db, memory_id)
-        if row is not None and row.item:  # every recorded memory keeps its item
+        if row is not None and row.item_json:  # every recorded memory keeps its item
             by_bank.setdefault(bank, []).append((memory_id, row.item))
     for bank, found in by_bank.items():
         outbox_rows.enqueue(

@@ -13,12 +13,10 @@ from __future__ import annotations
 from starlette.types import Receive, Scope, Send
 
 from memwarden.db.bank_stats import bank_overview, bank_summaries
-from memwarden.db.memory_reads import STATUSES
-from memwarden.fronts.query import QueryProblem, bounded_int, query_params
+from memwarden.fronts.admin.queries import OverviewQuery
+from memwarden.fronts.query import QueryProblem, query_params, read_query
 from memwarden.governance.state import AppState
 from memwarden.wire.asgi import send_json
-
-MAX_DAYS = 366
 
 
 async def list_banks(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
@@ -28,21 +26,11 @@ async def list_banks(state: AppState, scope: Scope, receive: Receive, send: Send
 
 async def overview(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank: str = scope["path_params"]["bank_id"]
-    query = query_params(scope)
     try:
-        days = bounded_int(query, "days", 30, 1, MAX_DAYS)
+        query = read_query(query_params(scope), OverviewQuery)
     except QueryProblem as exc:
         await send_json(send, 422, exc.detail())
         return
-    statuses = list(dict.fromkeys(s for s in query.get("status", "active").split(",") if s)) or ["active"]
-    unknown = [s for s in statuses if s not in STATUSES]
-    if unknown:
-        msg = f"must be one of {', '.join(STATUSES)}"
-        await send_json(
-            send,
-            422,
-            {"detail": [{"type": "value_error", "loc": ["query", "status"], "msg": msg, "input": unknown[0]}]},
-        )
-        return
+    days, statuses = query.days, list(query.status) or ["active"]
     view = await state.ledger.read(lambda db: bank_overview(db, bank, statuses=statuses, days=days))
     await send_json(send, 200, view)

@@ -23,12 +23,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from starlette.datastructures import QueryParams
 from starlette.types import Receive, Scope, Send
 
-from memwarden.db.memory_reads import STATUSES, LedgerQuery, list_memories, memory_account
+from memwarden.db.memory_reads import LedgerQuery, list_memories, memory_account
+from memwarden.fronts.admin.queries import LedgerListing
 from memwarden.fronts.errors import answer
 from memwarden.fronts.middleware import request_id_of
-from memwarden.fronts.query import MAX_OFFSET, QueryProblem, bounded_int, query_pairs
+from memwarden.fronts.query import QueryProblem, query_pairs, read_query
 from memwarden.governance.archive import (
     archive,
     restore,
@@ -41,23 +43,18 @@ from memwarden.wire.asgi import read_object, send_json
 
 
 def ledger_query(pairs: Sequence[tuple[str, str]]) -> LedgerQuery:
-    """The listing's query string read (``status`` comma-separated, ``topic``, ``stage``,
-    ``topic_key``, ``tag`` repeatable in either spelling, ``q``, ``limit``, ``offset``); the API
-    and the command line's ``--data-dir`` mode read it alike. Raises :class:`QueryProblem`."""
-    one = dict(pairs)
-    statuses = tuple(dict.fromkeys(s for k, v in pairs if k == "status" for s in v.split(",") if s))
-    for status in statuses:
-        if status not in STATUSES:
-            raise QueryProblem("status", f"must be one of {', '.join(STATUSES)}", status)
+    """The listing's query string read (:class:`~memwarden.fronts.admin.queries.LedgerListing`);
+    the API and the command line's ``--data-dir`` mode read it alike. Raises :class:`QueryProblem`."""
+    q = read_query(QueryParams(list(pairs)), LedgerListing)
     return LedgerQuery(
-        statuses=statuses,
-        topic=one.get("topic") or None,
-        stage=one.get("stage") or None,
-        topic_key=one.get("topic_key") or None,
-        tags=tuple(v for k, v in pairs if k == "tag" and v),
-        q=one.get("q") or None,
-        limit=bounded_int(one, "limit", 100, 1, 1000),
-        offset=bounded_int(one, "offset", 0, 0, MAX_OFFSET),
+        statuses=q.status,
+        topic=q.topic,
+        stage=q.stage,
+        topic_key=q.topic_key,
+        tags=q.tag,
+        q=q.q,
+        limit=q.limit,
+        offset=q.offset,
     )
 
 

@@ -17,20 +17,16 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.db import outbox as outbox_rows
 from memwarden.db.audit import current_actor
+from memwarden.fronts.admin.queries import OutboxQuery
 from memwarden.fronts.auth import key_allows
 from memwarden.fronts.middleware import request_id_of
-from memwarden.fronts.query import QueryProblem, bounded_int, query_params
+from memwarden.fronts.query import QueryProblem, query_params, read_query
 from memwarden.governance.errors import Refused
 from memwarden.governance.outbox import Outbox
 from memwarden.governance.state import AppState
 from memwarden.wire.asgi import send_json
 
-MAX_LIMIT = 1000
 NO_OUTBOX = "no delivery outbox: the self-hosted store writes in memwarden's own database"
-
-
-def _bad(loc: str, msg: str, value: str) -> dict[str, object]:
-    return {"detail": [{"type": "value_error", "loc": ["query", loc], "msg": msg, "input": value}]}
 
 
 async def _outbox(state: AppState, send: Send) -> Outbox | None:
@@ -43,18 +39,12 @@ async def list_outbox(state: AppState, scope: Scope, receive: Receive, send: Sen
     outbox = await _outbox(state, send)
     if outbox is None:
         return
-    query = query_params(scope)
-    wanted = query.get("state") or None
-    if wanted is not None and wanted not in outbox_rows.STATES:
-        await send_json(send, 422, _bad("state", f"state must be one of {', '.join(outbox_rows.STATES)}", wanted))
-        return
     try:
-        limit = bounded_int(query, "limit", 100, 1, MAX_LIMIT)
-        offset = bounded_int(query, "offset", 0, 0, 10**9)
+        query = read_query(query_params(scope), OutboxQuery)
     except QueryProblem as exc:
         await send_json(send, 422, exc.detail())
         return
-    bank = query.get("bank") or None
+    wanted, bank, limit, offset = query.state, query.bank, query.limit, query.offset
     entries, total = await state.ledger.read(
         lambda db: outbox_rows.listing(db, state=wanted, bank=bank, limit=limit, offset=offset)
     )

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from starlette.types import Receive, Scope, Send
 
-from memwarden.fronts.query import QueryProblem, bounded_int, query_params
+from memwarden.fronts.admin.queries import HealthQuery
+from memwarden.fronts.query import QueryProblem, query_params, read_query
 from memwarden.governance.reports import cleanup_candidates, health
 from memwarden.governance.state import AppState
 from memwarden.wire.asgi import send_json
@@ -28,9 +29,8 @@ async def cleanup_route(state: AppState, scope: Scope, receive: Receive, send: S
 
 
 async def health_route(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    query = query_params(scope)
     try:
-        days = bounded_int(query, "days", 7, 1, 3650)
+        days = read_query(query_params(scope), HealthQuery).days
     except QueryProblem as exc:
         await send_json(send, 422, exc.detail())
         return

@@ -18,25 +18,23 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.db.common import Connection
 from memwarden.db.memory_reads import review_count, review_queue
+from memwarden.fronts.admin.queries import Page
 from memwarden.fronts.errors import answer
 from memwarden.fronts.middleware import request_id_of
-from memwarden.fronts.query import MAX_OFFSET, QueryProblem, bounded_int, query_params
+from memwarden.fronts.query import QueryProblem, query_params, read_query
 from memwarden.governance.review import approve, reject
 from memwarden.governance.state import AppState
 from memwarden.wire.asgi import send_json
 
-MAX_LIMIT = 1000
-
 
 async def list_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank: str = scope["path_params"]["bank_id"]
-    query = query_params(scope)
     try:
-        limit = bounded_int(query, "limit", 100, 1, MAX_LIMIT)
-        offset = bounded_int(query, "offset", 0, 0, MAX_OFFSET)
+        page = read_query(query_params(scope), Page)
     except QueryProblem as exc:
         await send_json(send, 422, exc.detail())
         return
+    limit, offset = page.limit, page.offset
 
     def read(db: Connection) -> tuple[list[dict[str, Any]], int]:
         return review_queue(db, bank, limit=limit, offset=offset), review_count(db, bank)

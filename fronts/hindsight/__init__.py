@@ -1,3 +1,4 @@
-"""The Hindsight 1.1.0 dialect: its request models and error shapes, the governed routes (retain,
-recall, lists, config, other writes, health), the pass-through of every other route, and the
-self-hosted store's Hindsight-compatible app."""
+"""The Hindsight 1.1.0 dialect: the governed routes (retain, recall, lists, config, other writes,
+health) and the pass-through of every other route. Its request models are
+``backends/hindsight_models.py`` (the self-hosted store's own Hindsight server, ``store/server``,
+validates with them too)."""

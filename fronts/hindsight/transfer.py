@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import structlog
 from starlette.types import Message, Receive, Scope, Send
 
-from memwarden.backends.base import SELF_HOSTED
+from memwarden.backends.base import self_hosted
 from memwarden.db.audit import AuditEvent
 from memwarden.fronts.hindsight.passthrough import forward
 from memwarden.fronts.middleware import request_id_of
@@ -33,7 +33,7 @@ class _Answer:
 
 
 async def bank_import(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    if SELF_HOSTED in state.memory.capabilities:  # the store audits its own imports
+    if self_hosted(state.memory) is not None:  # the store audits its own imports
         await forward(state.backend, scope, receive, send, retries=0)
         return
     bank: str = scope["path_params"]["bank_id"]

@@ -3,9 +3,9 @@
 get and get_all read the ledger (exact, and fast: the memories memwarden accepted and holds
 active, with their labels); search recalls through the backend — the self-hosted store or
 Hindsight — with the filter's entity tags as the backend's tag filter, then maps each hit to its
-ledger memory (a hit of a document memwarden withholds — ``governance/reads.py``, the filter every
-front applies — or one the ledger does not hold active, written around memwarden, never comes
-back) and applies the whole filter exactly there.
+ledger memory (``governance.reads.live_hits``, the read-path filter: a hit of a document memwarden
+withholds, or one the ledger does not hold active — written around memwarden — never comes back)
+and applies the whole filter exactly there.
 
 Scores are 0..1: the backend's calibrated relevance (the self-hosted store's, or Hindsight's
 cross-encoder score), else the better of the hit's semantic similarity and its keyword score as the
@@ -27,7 +27,7 @@ from memwarden.fronts.mem0.context import Call
 from memwarden.fronts.mem0.filters import FilterError, Node, matches, parse, tag_sets
 from memwarden.fronts.mem0.models import Mem0Error
 from memwarden.fronts.mem0.shapes import entities, history_json, mem0_id, memory_json, record
-from memwarden.governance.reads import visible
+from memwarden.governance.reads import live_hits
 from memwarden.governance.refusals import SecretInFields, refuse_secrets
 from memwarden.policies.field_secrets import field_secrets
 
@@ -90,15 +90,11 @@ async def search(call: Call, query: str, node: Node, *, top_k: int, threshold: f
         raise Mem0Error(502, f"the backend refused the search ({exc.status})") from None
     except BackendUnavailable as exc:
         raise Mem0Error(502, f"the backend could not be reached: {exc}") from None
-    hits = await visible(state, call.bank, recalled.memories)  # the read-path filter every front applies
-    documents = [m.document_id for m in hits if m.document_id]
-    held = await state.ledger.read(lambda db: rows.live_by_document(db, call.bank, documents))
     cut = DEFAULT_THRESHOLD if threshold is None else threshold
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for hit in hits:
-        row = held.get(hit.document_id or "")
-        if row is None or mem0_id(row) in seen or not matches(node, record(row)):
+    for hit, row in await live_hits(state, call.bank, recalled.memories):  # the read-path filter
+        if mem0_id(row) in seen or not matches(node, record(row)):
             continue
         score = _score(hit, len(out))
         if score < cut:

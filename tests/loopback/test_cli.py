@@ -68,7 +68,13 @@ async def test_serve_with_no_configuration_is_the_self_hosted_server_on_8890(tmp
         assert health["mode"] == "self-hosted"
         assert health["backend"]["kind"] == "local"
         # Governance calls the store directly; nothing of it is a raw pass-through.
-        assert health["backend"]["capabilities"] == ["config_guard", "documents", "operations", "self_hosted", "tag_groups"]
+        assert health["backend"]["capabilities"] == [
+            "config_guard",
+            "documents",
+            "operations",
+            "self_hosted",
+            "tag_groups",
+        ]
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(20)

@@ -111,15 +111,27 @@ def sql_calls(folder: str) -> list[str]:
 
 def test_no_sql_outside_db_and_the_store() -> None:
     assert sql_calls("db"), "the scan finds the repositories' statements"  # it can see SQL at all
-    for folder in ("policies", "backends", "governance", "fronts", "proxy"):
+    for folder in ("policies", "wire", "backends", "governance", "fronts", "proxy"):
         assert sql_calls(folder) == [], folder
 
 
 def _row_returning(path: Path) -> set[str]:
-    """The functions of a ``db/`` module whose return annotation names ``sqlite3.Row``."""
+    """The functions of a ``db/`` module that return rows: annotated so — and every one that returns
+    a cursor's rows as they come (``return db.execute(…).fetchall()``) must say so."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.FunctionDef) and node.returns is not None and "Row" in ast.unparse(node.returns):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        said = node.returns is not None and "Row" in ast.unparse(node.returns)
+        raw = any(
+            isinstance(r, ast.Return)
+            and isinstance(r.value, ast.Call)
+            and isinstance(r.value.func, ast.Attribute)
+            and r.value.func.attr in ("fetchall", "fetchone", "execute")
+            for r in ast.walk(node)
+        )
+        assert said or not raw, f"{path.name}: {node.name} returns rows without saying so"
+        if said:
             found.add(node.name)
     return found
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from memwarden.fronts.query import QueryProblem, bounded_int
@@ -31,3 +33,58 @@ def test_a_value_within_the_bounds_is_read_and_an_absent_one_is_the_default() ->
     assert bounded_int({}, "limit", 100, 1, 1000) == 100
     assert bounded_int({}, "tail", None, 1, 1000) is None
     assert bounded_int({"offset": "0"}, "offset", 0, 0, 10**18 - 1) == 0
+
+
+# -- declared parameters: read_query and openapi_parameters read one declaration -----------------
+
+
+def test_a_declared_query_is_read_with_its_defaults_choices_and_lists() -> None:
+    from starlette.datastructures import QueryParams
+
+    from memwarden.fronts.admin.queries import LedgerListing, OutboxQuery, OverviewQuery
+    from memwarden.fronts.query import read_query
+
+    assert read_query(QueryParams(""), OutboxQuery) == OutboxQuery(state=None, bank=None, limit=100, offset=0)
+    got = read_query(QueryParams("state=dead&bank=&limit=007"), OutboxQuery)
+    assert (got.state, got.bank, got.limit) == ("dead", None, 7)  # a blank bank is no filter
+    listing = read_query(QueryParams("status=active,review&status=active&tag=a&tag=&tag=b&q=x"), LedgerListing)
+    assert (listing.status, listing.tag, listing.q) == (("active", "review"), ("a", "b"), "x")
+    assert read_query(QueryParams("status="), OverviewQuery).status == ()  # the route then counts active
+    assert read_query(QueryParams(""), OverviewQuery).status == ("active",)
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "msg"),
+    [
+        ("state=lost", "state", "state must be one of sending, queued, delivered, dead, given_up"),
+        ("limit=0", "limit", "limit must be an integer from 1 to 1000"),
+        ("offset=-1", "offset", "offset must be an integer from 0 to 999999999999999999"),
+        ("status=active,nope", "status", "status must be one of pending, active, review, rejected, archived,"),
+    ],
+)
+def test_a_value_a_declaration_does_not_take_is_refused_naming_the_parameter(query: str, name: str, msg: str) -> None:
+    from starlette.datastructures import QueryParams
+
+    from memwarden.fronts.admin.queries import LedgerListing, OutboxQuery
+    from memwarden.fronts.query import read_query
+
+    model = LedgerListing if name == "status" else OutboxQuery
+    with pytest.raises(QueryProblem) as caught:
+        read_query(QueryParams(query), model)
+    [error] = caught.value.detail()["detail"]
+    assert error["loc"] == ["query", name]
+    assert error["msg"].startswith(msg)
+
+
+def test_the_openapi_document_lists_what_the_handler_reads() -> None:
+    from memwarden.fronts.admin.queries import LedgerListing, OutboxQuery
+    from memwarden.fronts.openapi import document
+    from memwarden.fronts.query import openapi_parameters
+
+    listed = {p["name"]: p for p in openapi_parameters(LedgerListing)}
+    assert list(listed) == list(LedgerListing.model_fields)
+    assert listed["limit"]["schema"] == {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}
+    assert listed["status"]["schema"]["items"]["enum"][:2] == ["pending", "active"]
+    assert listed["tag"]["schema"] == {"type": "array", "items": {"type": "string"}, "default": []}
+    served = json.loads(document())["paths"]["/warden/v1/outbox"]["get"]["parameters"]
+    assert served == openapi_parameters(OutboxQuery)

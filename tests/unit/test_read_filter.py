@@ -10,7 +10,7 @@ import pytest
 from memwarden.backends.types import Memory
 from memwarden.db.database import Database
 from memwarden.db.memories import Change, move
-from memwarden.governance.reads import visible, withheld
+from memwarden.governance.reads import live_hits, withheld
 from memwarden.governance.state import AppState, build_pipeline
 from memwarden.settings import load_settings
 
@@ -25,7 +25,7 @@ def _add(db: object, memory_id: str, document_id: str) -> None:
     )
 
 
-async def test_hits_of_an_archived_document_are_withheld_and_the_others_kept_in_order(tmp_path: Path) -> None:
+async def test_hits_of_an_archived_document_come_back_from_no_front(tmp_path: Path) -> None:
     settings = load_settings(environ={}, overrides={"data_dir": str(tmp_path)})
     ledger = Database.open(tmp_path)
     try:
@@ -45,8 +45,12 @@ async def test_hits_of_an_archived_document_are_withheld_and_the_others_kept_in_
             Memory(id="u3", text="written around memwarden", document_id="d-unknown"),
             Memory(id="u4", text="no document"),
         ]
-        assert [m.id for m in await visible(state, "b", hits)] == ["u2", "u3", "u4"]
+        # The Hindsight front relays what the ledger does not withhold: unknown documents pass.
         assert await withheld(state, "b", ["d-archived", "d-live", "d-unknown"]) == {"d-archived"}
-        assert [m.id for m in await visible(state, "other-bank", hits)] == ["u1", "u2", "u3", "u4"]
+        assert await withheld(state, "other-bank", ["d-archived"]) == set()
+        # The Mem0 front shapes from the ledger: only hits it holds live, each with its memory.
+        live = await live_hits(state, "b", hits)
+        assert [(m.id, row.id, row.status) for m, row in live] == [("u2", "m2", "active")]
+        assert await live_hits(state, "other-bank", hits) == []
     finally:
         ledger.close()

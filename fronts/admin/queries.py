@@ -1,0 +1,50 @@
+"""The query parameters of memwarden's own API, declared once: each handler reads its query with
+:func:`memwarden.fronts.query.read_query`, and ``fronts/openapi_paths.py`` lists the same
+declarations as the routes' parameters."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from memwarden.db.memory_reads import STATUSES
+from memwarden.db.outbox import STATES
+from memwarden.fronts.query import MAX_OFFSET, Choices, CommaSeparated, QueryModel
+
+MAX_LIMIT = 1000
+
+
+class Page(QueryModel):
+    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Page size")] = 100
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, description="Rows to skip")] = 0
+
+
+class OutboxQuery(Page):
+    state: Annotated[str | None, Choices(STATES), Field(description="Only entries in this state")] = None
+    bank: Annotated[str | None, Field(description="Only this bank's")] = None
+
+
+class LedgerListing(Page):
+    status: Annotated[
+        tuple[str, ...], Choices(STATUSES), CommaSeparated(), Field(description="Statuses (comma-separated)")
+    ] = ()
+    topic: Annotated[str | None, Field(description="Topic label")] = None
+    stage: Annotated[str | None, Field(description="Stage label")] = None
+    topic_key: Annotated[str | None, Field(description="Topic key")] = None
+    tag: Annotated[tuple[str, ...], Field(description="A tag, either spelling (repeatable: every one)")] = ()
+    q: Annotated[str | None, Field(description="Text the content holds")] = None
+
+
+class OverviewQuery(QueryModel):
+    days: Annotated[int, Field(ge=1, le=366, description="The growth chart's window, in days")] = 30
+    status: Annotated[
+        tuple[str, ...],
+        Choices(STATUSES),
+        CommaSeparated(),
+        Field(description="Statuses the label counts include (comma-separated)"),
+    ] = ("active",)
+
+
+class HealthQuery(QueryModel):
+    days: Annotated[int, Field(ge=1, le=3650, description="Window, in days")] = 7
