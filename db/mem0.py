@@ -15,7 +15,7 @@ from typing import Any
 
 from memwarden.db.audit import AuditEvent, append_events, current_actor
 from memwarden.db.common import chunked, now
-from memwarden.db.records import LedgerMemory, Mem0Event, MemoryEvent
+from memwarden.db.records import MEMORY_RECORD, LedgerMemory, Mem0Event, MemoryEvent
 
 MEM0_ID = "json_extract(item, '$.metadata.mem0_id')"
 
@@ -23,8 +23,8 @@ MEM0_ID = "json_extract(item, '$.metadata.mem0_id')"
 def rows_of(db: sqlite3.Connection, bank: str, mem0_id: str) -> list[LedgerMemory]:
     """Every version of the memory ``mem0_id`` in ``bank`` (any status), oldest first."""
     found = db.execute(
-        f"SELECT rowid AS seq_, * FROM memories WHERE bank = ? AND {MEM0_ID} = ?"  # noqa: S608
-        " UNION SELECT rowid AS seq_, * FROM memories WHERE bank = ? AND id = ?",
+        f"SELECT {MEMORY_RECORD}, rowid AS seq_ FROM memories WHERE bank = ? AND {MEM0_ID} = ?"  # noqa: S608
+        f" UNION SELECT {MEMORY_RECORD}, rowid AS seq_ FROM memories WHERE bank = ? AND id = ?",
         (bank, mem0_id, bank, mem0_id),
     ).fetchall()
     return [LedgerMemory.of(r) for r in sorted(found, key=lambda r: (r["created_at"], r["seq_"]))]
@@ -58,7 +58,7 @@ def rows_with_tags(
         where.append(f"EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value IN ({marks}))")  # noqa: S608
         args += list(tags)
     found = db.execute(
-        f"SELECT * FROM memories WHERE {' AND '.join(where)} ORDER BY created_at DESC, rowid DESC",  # noqa: S608
+        f"SELECT {MEMORY_RECORD} FROM memories WHERE {' AND '.join(where)} ORDER BY created_at DESC, rowid DESC",  # noqa: S608
         args,
     )
     return [LedgerMemory.of(r) for r in found]
@@ -70,7 +70,7 @@ def live_by_document(db: sqlite3.Connection, bank: str, document_ids: Sequence[s
     for chunk in chunked(list(dict.fromkeys(document_ids))):
         marks = ",".join("?" * len(chunk))
         for row in db.execute(
-            f"SELECT * FROM memories WHERE bank = ? AND status = 'active' AND document_id IN ({marks})",  # noqa: S608
+            f"SELECT {MEMORY_RECORD} FROM memories WHERE bank = ? AND status = 'active' AND document_id IN ({marks})",  # noqa: S608
             (bank, *chunk),
         ):
             if row["document_id"] not in out:
@@ -82,7 +82,7 @@ def rows_by_ids(db: sqlite3.Connection, ids: Sequence[str]) -> dict[str, LedgerM
     out: dict[str, LedgerMemory] = {}
     for chunk in chunked(list(dict.fromkeys(ids))):
         marks = ",".join("?" * len(chunk))
-        for row in db.execute(f"SELECT * FROM memories WHERE id IN ({marks})", tuple(chunk)):  # noqa: S608
+        for row in db.execute(f"SELECT {MEMORY_RECORD} FROM memories WHERE id IN ({marks})", tuple(chunk)):  # noqa: S608
             out[row["id"]] = LedgerMemory.of(row)
     return out
 

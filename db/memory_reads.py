@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memwarden.db.common import chunked
-from memwarden.db.records import LedgerMemory
+from memwarden.db.records import MEMORY_RECORD, LedgerMemory
 from memwarden.policies.tag_query import spellings
 
 STATUSES = ("pending", "active", "review", "rejected", "archived", "superseded", "failed", "erased")
@@ -98,10 +98,11 @@ def memory_row(db: sqlite3.Connection, bank: str, memory_id: str) -> LedgerMemor
 
 def row_by_id(db: sqlite3.Connection, memory_id: str, *, bank: str | None = None) -> LedgerMemory | None:
     """One memory (of ``bank``, when given); None: unknown."""
+    select = f"SELECT {MEMORY_RECORD} FROM memories WHERE id = ?"  # noqa: S608
     if bank is None:
-        row = db.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        row = db.execute(select, (memory_id,)).fetchone()
     else:
-        row = db.execute("SELECT * FROM memories WHERE id = ? AND bank = ?", (memory_id, bank)).fetchone()
+        row = db.execute(f"{select} AND bank = ?", (memory_id, bank)).fetchone()
     return None if row is None else LedgerMemory.of(row)
 
 

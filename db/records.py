@@ -10,8 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 
 def _json_object(text: str | None) -> dict[str, Any]:
@@ -30,67 +29,49 @@ def _json_strings(text: str | None) -> tuple[str, ...]:
     return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 
-@dataclass(frozen=True)
-class LedgerMemory:
+class LedgerMemory(NamedTuple):
     """One memory of the ledger (a row of ``memories``): a version of an item with its verdict.
 
-    ``item_json`` is the item as delivered to the backend (``{}`` once erased), read as a dict by
-    ``item`` when first asked for (a report over thousands of memories never parses them), ``tags``
-    its final tags; ``replaces`` the memory an update superseded."""
+    ``tags`` are its final tags; ``item_json`` the item as delivered to the backend (``{}`` once
+    erased), which ``item`` reads; ``replaces`` the memory an update superseded. A named tuple,
+    built from the row's values in order: a report reads every active memory of a bank."""
 
     id: str
     bank: str
     status: str
     content: str
     content_hash: str
-    topic: str | None = None
-    stage: str | None = None
-    topic_key: str | None = None
-    cardinality: str | None = None
-    tags: tuple[str, ...] = ()
-    hit_count: int = 0
-    document_id: str | None = None
-    item_json: str = "{}"
-    rule: str | None = None
-    reason: str | None = None
-    conflict_with: str | None = None
-    event_time: str | None = None
-    created_at: str = ""
-    updated_at: str = ""
-    request_id: str | None = None
-    replaces: str | None = None
+    topic: str | None
+    stage: str | None
+    topic_key: str | None
+    cardinality: str | None
+    tags: tuple[str, ...]
+    hit_count: int
+    document_id: str | None
+    item_json: str
+    rule: str | None
+    reason: str | None
+    conflict_with: str | None
+    event_time: str | None
+    created_at: str
+    updated_at: str
+    request_id: str | None
+    replaces: str | None
+
+    @property
+    def item(self) -> dict[str, Any]:
+        """The item as delivered: a fresh dict at each call (``{}`` for malformed JSON)."""
+        return _json_object(self.item_json)
 
     @classmethod
     def of(cls, row: sqlite3.Row) -> LedgerMemory:
-        """The record of a ``SELECT * FROM memories`` row (extra columns are ignored)."""
-        return cls(
-            id=row["id"],
-            bank=row["bank"],
-            status=row["status"],
-            content=row["content"],
-            content_hash=row["content_hash"],
-            topic=row["topic"],
-            stage=row["stage"],
-            topic_key=row["topic_key"],
-            cardinality=row["cardinality"],
-            tags=_json_strings(row["tags"]),
-            hit_count=row["hit_count"],
-            document_id=row["document_id"],
-            item_json=row["item"] or "{}",
-            rule=row["rule"],
-            reason=row["reason"],
-            conflict_with=row["conflict_with"],
-            event_time=row["event_time"],
-            created_at=row["created_at"],
-            updated_at=row["updated_at"],
-            request_id=row["request_id"],
-            replaces=row["replaces"],
-        )
+        """The record of a row selected with :data:`MEMORY_RECORD` (its first columns, in order)."""
+        v = tuple(row)
+        return cls._make((*v[:9], _json_strings(v[9]), v[10], v[11], v[12] or "{}", *v[13:21]))
 
-    @cached_property
-    def item(self) -> dict[str, Any]:
-        """The item as delivered, a fresh dict of this record's (``{}`` for malformed JSON)."""
-        return _json_object(self.item_json)
+
+# The columns a LedgerMemory is read from, in its fields' order: ``SELECT {MEMORY_RECORD} FROM memories``.
+MEMORY_RECORD = ", ".join(LedgerMemory._fields).replace("item_json", "item")
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,13 +6,13 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from memwarden.db.records import LedgerMemory
+from memwarden.db.records import MEMORY_RECORD, LedgerMemory
 
 
 def active_oldest_first(db: sqlite3.Connection, bank: str) -> list[LedgerMemory]:
     """The bank's active memories, oldest first by event time (else when memwarden saw them)."""
     found = db.execute(
-        "SELECT * FROM memories WHERE bank = ? AND status = 'active'"
+        f"SELECT {MEMORY_RECORD} FROM memories WHERE bank = ? AND status = 'active'"  # noqa: S608
         " ORDER BY COALESCE(event_time, created_at), created_at",
         (bank,),
     )

@@ -74,7 +74,7 @@ def memories_list(
         try:
             query = ledger_query(params)
         except QueryProblem as exc:
-            raise click.ClickException(f"{exc.name}: {exc}") from None
+            raise click.ClickException(str(exc)) from None  # it names the parameter
         page = list_memories(open_data_dir(config, data_dir), bank, query)
     else:
         page = Client(url).call("GET", "banks", bank, "memories", params=params)

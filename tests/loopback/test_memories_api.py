@@ -216,7 +216,7 @@ def test_the_memories_commands(http: httpx.Client, tmp_path: Path) -> None:
     assert cli("show", "b", memory_id, "--data-dir", str(tmp_path)).stdout == shown
     bad = cli("list", "b", "--status", "bogus", "--data-dir", str(tmp_path))
     assert bad.returncode == 1
-    assert "status: must be one of" in bad.stderr
+    assert "status must be one of" in bad.stderr
 
 
 def test_a_backend_that_refuses_the_restore_leaves_it_archived(tmp_path: Path) -> None:
