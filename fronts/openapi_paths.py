@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
 Json = dict[str, Any]
 W = "/warden/v1"
 WBANK = f"{W}/banks/{{bank_id}}"
@@ -93,3 +95,18 @@ def operation(
 def listing(item: Json, description: str, **extra: Json) -> Json:
     props = {"items": {"type": "array", "items": item}, **extra}
     return json_answer({"type": "object", "properties": props, "required": ["items"]}, description)
+
+
+def body_schema(model: type[BaseModel]) -> Json:
+    """A request body's schema, from the pydantic model its handler reads it with (titles dropped:
+    the operation says what it is)."""
+
+    def untitled(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: untitled(v) for k, v in node.items() if k != "title" or not isinstance(v, str)}
+        if isinstance(node, list):
+            return [untitled(v) for v in node]
+        return node
+
+    schema: Json = untitled(model.model_json_schema())
+    return schema

@@ -6,10 +6,10 @@ import asyncio
 import json
 import re
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.types import Message, Receive, Scope, Send
 
 from memwarden.policies.field_secrets import masked
@@ -397,6 +397,23 @@ async def read_object(scope: Scope, receive: Receive, send: Send) -> dict[str, A
         await send_json(send, 422, {"detail": detail})
         return None
     return payload
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+async def read_model(scope: Scope, receive: Receive, send: Send, model: type[M]) -> M | None:
+    """The request body as ``model`` (an empty body is ``{}``), or None after answering 422 — the
+    body not a JSON object, or not what ``model`` takes (FastAPI's shape: each error's ``loc``,
+    ``msg`` and ``input``) — or when the client has gone."""
+    payload = await read_object(scope, receive, send)
+    if payload is None:
+        return None
+    try:
+        return model.model_validate(payload)
+    except ValidationError as exc:
+        await send_json(send, 422, {"detail": validation_detail(exc)})
+        return None
 
 
 def set_body_length(scope: Scope, length: int) -> None:

@@ -27,6 +27,7 @@ from starlette.datastructures import QueryParams
 from starlette.types import Receive, Scope, Send
 
 from memwarden.db.memory_reads import LedgerQuery, list_memories, memory_account
+from memwarden.fronts.admin.bodies import FeedbackBody, ReasonBody
 from memwarden.fronts.admin.queries import LedgerListing
 from memwarden.fronts.errors import answer
 from memwarden.fronts.middleware import request_id_of
@@ -39,7 +40,7 @@ from memwarden.governance.curation import feedback
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import masked
-from memwarden.wire.asgi import read_object, send_json
+from memwarden.wire.asgi import read_model, send_json
 
 
 def ledger_query(pairs: Sequence[tuple[str, str]]) -> LedgerQuery:
@@ -78,33 +79,17 @@ async def memory_detail(state: AppState, scope: Scope, receive: Receive, send: S
     await send_json(send, 200, view)
 
 
-async def _body_object(scope: Scope, receive: Receive, send: Send) -> dict[str, Any] | None:
-    payload = await read_object(scope, receive, send)
-    if payload is None:
-        return None
-    reason = payload.get("reason")
-    if reason is not None and (not isinstance(reason, str) or len(reason) > 2000):
-        await send_json(
-            send,
-            422,
-            {
-                "detail": [
-                    {"type": "string_type", "loc": ["body", "reason"], "msg": "a string, at most 2000 characters"}
-                ]
-            },
-        )
-        return None
-    if reason is not None:
-        payload["reason"] = masked(reason)  # an operator's words are stored and audited: no secret in clear
-    return payload
+def _masked(reason: str | None) -> str | None:
+    """An operator's words are stored and audited: no secret in them in clear."""
+    return masked(reason) if reason is not None else None
 
 
 async def archive_memory(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
-    payload = await _body_object(scope, receive, send)
-    if payload is None:
+    body = await read_model(scope, receive, send, ReasonBody)
+    if body is None:
         return
-    reason = payload.get("reason") or "archived by an operator"
+    reason = _masked(body.reason) or "archived by an operator"
 
     async def work() -> dict[str, Any]:
         backend = await archive(state, bank, memory_id, reason=reason, request_id=request_id_of(scope))
@@ -115,12 +100,13 @@ async def archive_memory(state: AppState, scope: Scope, receive: Receive, send: 
 
 async def restore_memory(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
-    payload = await _body_object(scope, receive, send)
-    if payload is None:
+    body = await read_model(scope, receive, send, ReasonBody)
+    if body is None:
         return
+    reason = _masked(body.reason)
 
     async def work() -> dict[str, Any]:
-        backend = await restore(state, bank, memory_id, reason=payload.get("reason"), request_id=request_id_of(scope))
+        backend = await restore(state, bank, memory_id, reason=reason, request_id=request_id_of(scope))
         return {"id": memory_id, "status": "active", "backend": backend}
 
     await answer(send, work())
@@ -128,31 +114,15 @@ async def restore_memory(state: AppState, scope: Scope, receive: Receive, send: 
 
 async def memory_feedback(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
-    payload = await _body_object(scope, receive, send)
-    if payload is None:
+    body = await read_model(scope, receive, send, FeedbackBody)
+    if body is None:
         return
-    score = payload.get("score")
-    if score not in (1, -1) or isinstance(score, bool):
-        await send_json(
-            send,
-            422,
-            {
-                "detail": [
-                    {
-                        "type": "literal_error",
-                        "loc": ["body", "score"],
-                        "msg": "Input should be 1 or -1",
-                        "input": score,
-                    }
-                ]
-            },
-        )
-        return
-    reason = payload.get("reason")
+    score, reason = body.score, _masked(body.reason)
     try:
         nudged = await feedback(state, bank, memory_id, score=score, reason=reason, request_id=request_id_of(scope))
     except Refused as exc:
         await send_json(send, exc.status, {"detail": exc.detail})
         return
-    body = {"id": memory_id, "feedback": {"score": score, "reason": payload.get("reason")}, "ranking_nudged": nudged}
-    await send_json(send, 200, body)
+    await send_json(
+        send, 200, {"id": memory_id, "feedback": {"score": score, "reason": reason}, "ranking_nudged": nudged}
+    )

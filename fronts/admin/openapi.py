@@ -5,6 +5,7 @@ bodies and answers (4xx included)."""
 
 from __future__ import annotations
 
+from memwarden.fronts.admin.bodies import FeedbackBody, ReasonBody
 from memwarden.fronts.admin.queries import HealthQuery, LedgerListing, OutboxQuery, Page
 from memwarden.fronts.openapi_paths import (
     BANK,
@@ -14,6 +15,7 @@ from memwarden.fronts.openapi_paths import (
     WBANK,
     Json,
     W,
+    body_schema,
     json_answer,
     listing,
     operation,
@@ -22,7 +24,6 @@ from memwarden.fronts.openapi_paths import (
 )
 from memwarden.fronts.query import openapi_parameters
 
-REASON = {"type": "object", "properties": {"reason": {"type": "string", "maxLength": 2000}}}
 MEMORY_ERRORS = {
     404: "No such memory in the bank",
     409: "Not in a status the operation takes, or it shares its document with other active memories",
@@ -337,7 +338,7 @@ def warden_paths() -> dict[str, Json]:
                     summary,
                     json_answer(OBJECT, "Done"),
                     params=memory,
-                    body=REASON,
+                    body=body_schema(ReasonBody),
                     errors=MEMORY_ERRORS,
                 )
             }
@@ -352,11 +353,7 @@ def warden_paths() -> dict[str, Json]:
                 "A vote on a memory (self-hosted: nudges ranking)",
                 json_answer(OBJECT, "Stored"),
                 params=memory,
-                body={
-                    "type": "object",
-                    "properties": {"score": {"enum": [1, -1]}, "reason": {"type": "string", "maxLength": 2000}},
-                    "required": ["score"],
-                },
+                body=body_schema(FeedbackBody),
                 errors={404: "No such memory"},
             )
         },

@@ -149,8 +149,11 @@ def test_bad_input_is_refused_and_changes_nothing(http: httpx.Client) -> None:
     assert http.post(f"{base}/archive", content=b"{nope").status_code == 422
     assert http.post(f"{base}/archive", json=[1]).status_code == 422
     assert http.post(f"{base}/archive", json={"reason": 5}).status_code == 422
-    for bad in ({"score": 2}, {"score": True}, {"score": "1"}, {}):
-        assert http.post(f"{base}/feedback", json=bad).status_code == 422
+    long = http.post(f"{base}/archive", json={"reason": "x" * 2001})
+    assert (long.status_code, long.json()["detail"][0]["loc"]) == (422, ["body", "reason"])
+    for bad in ({"score": 2}, {"score": True}, {"score": 1.0}, {"score": "1"}, {}):
+        refused = http.post(f"{base}/feedback", json=bad)
+        assert (refused.status_code, refused.json()["detail"][0]["loc"]) == (422, ["body", "score"])
     r = http.post(f"{base}/restore")
     assert r.status_code == 409
     assert "only archived memories can be restored" in r.json()["detail"]
