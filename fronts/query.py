@@ -148,8 +148,10 @@ class CommaSeparated:
 
 class QueryModel(BaseModel):
     """A route's query parameters, declared with their types, bounds, choices, defaults and
-    descriptions. Fields are ``int`` with ``ge``/``le`` (read by :func:`bounded_int`), ``str | None``
-    (a blank value is no value; ``max_length`` checked), ``str | None`` with :class:`Choices`, or
+    descriptions. Fields are ``int`` with ``ge``/``le`` (read by :func:`bounded_int`), ``bool``
+    (``true``/``false``, ``1``/``0``, ``yes``/``no``; anything else refused — a mistyped
+    ``preview`` is no order to act), ``str | None`` (a blank value is no value; ``max_length``
+    checked), ``str | None`` with :class:`Choices`, or
     ``tuple[str, ...]`` (repeated, with :class:`CommaSeparated` also comma-separated; blanks dropped;
     with :class:`Choices` each value checked)."""
 
@@ -179,6 +181,9 @@ def _is_int(info: FieldInfo) -> bool:
     return annotation is int
 
 
+TRUE, FALSE = ("true", "1", "yes"), ("false", "0", "no")
+
+
 def _checked(name: str, info: FieldInfo, value: str) -> str:
     choices = _marker(info, Choices)
     if choices is not None and value not in choices.values:
@@ -205,7 +210,11 @@ def read_query(query: QueryParams, model: type[Q]) -> Q:
         raw = query.get(name)
         if raw is None:
             continue
-        if _is_int(info):
+        if info.annotation is bool:
+            if raw.lower() not in TRUE + FALSE:
+                raise QueryProblem(name, f"{name} must be true or false", raw)
+            values[name] = raw.lower() in TRUE
+        elif _is_int(info):
             low, high = _bound(info, annotated_types.Ge, "ge"), _bound(info, annotated_types.Le, "le")
             values[name] = bounded_int(query, name, None, low, high)
         elif raw:  # a blank string parameter is no filter
@@ -225,6 +234,8 @@ def openapi_parameters(model: type[QueryModel]) -> list[dict[str, Any]]:
         schema: dict[str, Any]
         if _is_list(info):
             schema = {"type": "array", "items": one}
+        elif info.annotation is bool:
+            schema = {"type": "boolean"}
         elif _is_int(info):
             schema = {"type": "integer"}
             schema["minimum"] = _bound(info, annotated_types.Ge, "ge")

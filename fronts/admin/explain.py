@@ -77,7 +77,7 @@ async def explain(state: AppState, scope: Scope, receive: Receive, send: Send) -
         return
     candidates: list[dict[str, Any]] = account["candidates"]
     documents = [c["document_id"] for c in candidates if c["outcome"] == "returned" and c.get("document_id")]
-    withheld = await reads.withheld(state, bank, documents)
+    withheld = await reads.withheld(state.ledger, bank, documents)
     for c in candidates:
         if c["outcome"] == "returned" and c.get("document_id") in withheld:
             c["outcome"], c["reason"] = "excluded", WITHHELD

@@ -13,7 +13,8 @@ from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
-from memwarden.fronts.query import query_params
+from memwarden.fronts.admin.queries import RevokeQuery
+from memwarden.fronts.query import QueryProblem, query_params, read_query
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import masked
@@ -72,11 +73,12 @@ async def show_key(state: AppState, scope: Scope, receive: Receive, send: Send) 
 
 async def revoke_key(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     key_id: str = scope["path_params"]["key_id"]
-    reason = query_params(scope).get("reason") or None
-    if reason is not None and len(reason) > 500:
-        await send_json(send, 422, {"detail": "reason: at most 500 characters"})
+    try:
+        given = read_query(query_params(scope), RevokeQuery).reason
+    except QueryProblem as exc:
+        await send_json(send, 422, exc.detail())
         return
-    reason = masked(reason) if reason is not None else None
+    reason = masked(given) if given is not None else None
     try:
         revoked = await state.keys.revoke(key_id, reason=reason)
     except Refused as exc:

@@ -6,7 +6,15 @@ bodies and answers (4xx included)."""
 from __future__ import annotations
 
 from memwarden.fronts.admin.bodies import FeedbackBody, ReasonBody
-from memwarden.fronts.admin.queries import HealthQuery, LedgerListing, OutboxQuery, Page
+from memwarden.fronts.admin.queries import (
+    HealthQuery,
+    LedgerListing,
+    OutboxQuery,
+    Page,
+    RetentionQuery,
+    RevokeQuery,
+    RollbackQuery,
+)
 from memwarden.fronts.openapi_paths import (
     BANK,
     CONFIRM,
@@ -88,7 +96,7 @@ def warden_paths() -> dict[str, Json]:
                 "warden_revoke_key",
                 "Revoke a key, at once",
                 json_answer(KEY, "The key, revoked"),
-                params=(key_id, param("reason", "query", {"type": "string", "maxLength": 500}, "Audited")),
+                params=(key_id, *openapi_parameters(RevokeQuery)),
                 errors={404: "No such key", 422: "A reason over 500 characters"},
             ),
         },
@@ -188,7 +196,7 @@ def warden_paths() -> dict[str, Json]:
                 "warden_rollback_snapshot",
                 "Roll the bank's config back to a snapshot (`preview=true`: only say what it would do)",
                 json_answer(OBJECT, "The plan, and what was done"),
-                params=(BANK, snapshot_id, param("preview", "query", {"type": "boolean"}, "Change nothing")),
+                params=(BANK, snapshot_id, *openapi_parameters(RollbackQuery)),
                 errors={
                     404: "No such snapshot",
                     409: "The snapshot is past its restore window: what it would re-create was erased",
@@ -252,10 +260,7 @@ def warden_paths() -> dict[str, Json]:
                 "warden_run_retention",
                 "Archive what is past its retention period",
                 json_answer(OBJECT, "What went (or would go)"),
-                params=(
-                    param("dry_run", "query", {"type": "boolean"}, "Only list what would go"),
-                    param("bank", "query", {"type": "string"}, "Only this bank"),
-                ),
+                params=tuple(openapi_parameters(RetentionQuery)),
                 errors={422: "A bad `dry_run`"},
             )
         },

@@ -48,3 +48,16 @@ class OverviewQuery(QueryModel):
 
 class HealthQuery(QueryModel):
     days: Annotated[int, Field(ge=1, le=3650, description="Window, in days")] = 7
+
+
+class RetentionQuery(QueryModel):
+    dry_run: Annotated[bool, Field(description="Only list what would go")] = False
+    bank: Annotated[str | None, Field(description="Only this bank")] = None
+
+
+class RollbackQuery(QueryModel):
+    preview: Annotated[bool, Field(description="Change nothing: only say what the rollback would do")] = False
+
+
+class RevokeQuery(QueryModel):
+    reason: Annotated[str | None, Field(max_length=500, description="Why: audited (a secret in it is masked)")] = None

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from starlette.types import Receive, Scope, Send
 
+from memwarden.fronts.admin.queries import RetentionQuery
 from memwarden.fronts.middleware import request_id_of
-from memwarden.fronts.query import query_params
+from memwarden.fronts.query import QueryProblem, query_params, read_query
 from memwarden.governance.retention import run
 from memwarden.governance.state import AppState
 from memwarden.wire.asgi import send_json
@@ -25,16 +26,10 @@ from memwarden.wire.asgi import send_json
 
 async def run_retention(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     """``POST /warden/v1/retention/run[?dry_run=true][&bank=B]``."""
-    query = query_params(scope)
-    flag = query.get("dry_run", "false").lower()
-    if flag not in ("true", "false", "1", "0", "yes", "no"):
-        await send_json(
-            send,
-            422,
-            {"detail": [{"type": "bool_parsing", "loc": ["query", "dry_run"], "msg": "true or false", "input": flag}]},
-        )
+    try:
+        query = read_query(query_params(scope), RetentionQuery)
+    except QueryProblem as exc:
+        await send_json(send, 422, exc.detail())
         return
-    result = await run(
-        state, dry_run=flag in ("true", "1", "yes"), bank=query.get("bank") or None, request_id=request_id_of(scope)
-    )
+    result = await run(state, dry_run=query.dry_run, bank=query.bank, request_id=request_id_of(scope))
     await send_json(send, 200, result)

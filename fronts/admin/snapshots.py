@@ -6,9 +6,10 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendError
 from memwarden.db.snapshots import get_snapshot, list_snapshots
+from memwarden.fronts.admin.queries import RollbackQuery
 from memwarden.fronts.errors import backend_failed
 from memwarden.fronts.middleware import request_id_of
-from memwarden.fronts.query import query_params
+from memwarden.fronts.query import QueryProblem, query_params, read_query
 from memwarden.governance.config_guard import (
     apply_rollback,
     plan_rollback,
@@ -46,8 +47,11 @@ async def rollback_snapshot(state: AppState, scope: Scope, receive: Receive, sen
     """``?preview=true``: what a rollback would do; otherwise do it (resumes an incomplete one)."""
     bank: str = scope["path_params"]["bank_id"]
     snapshot_id: str = scope["path_params"]["snapshot_id"]
-    query = query_params(scope)
-    preview = query.get("preview", "").lower() in ("1", "true", "yes")
+    try:
+        preview = read_query(query_params(scope), RollbackQuery).preview
+    except QueryProblem as exc:
+        await send_json(send, 422, exc.detail())
+        return
     cfg = state.settings.config_guard
     snap = await state.ledger.read(lambda db: get_snapshot(db, bank, snapshot_id))
     if snap is None:

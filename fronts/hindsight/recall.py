@@ -207,7 +207,7 @@ async def governed_recall(state: AppState, scope: Scope, receive: Receive, send:
         return
     results: list[Any] = result["results"]
     documents = [r["document_id"] for r in results if isinstance(r, dict) and isinstance(r.get("document_id"), str)]
-    withheld = await reads.withheld(state, bank, [*documents, *_included_documents(result, bank)])
+    withheld = await reads.withheld(state.ledger, bank, [*documents, *_included_documents(result, bank)])
     if withheld:
         result["results"] = [r for r in results if not (isinstance(r, dict) and r.get("document_id") in withheld)]
         _prune_includes(result, bank, withheld)

@@ -93,7 +93,7 @@ async def search(call: Call, query: str, node: Node, *, top_k: int, threshold: f
     cut = DEFAULT_THRESHOLD if threshold is None else threshold
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for hit, row in await live_hits(state, call.bank, recalled.memories):  # the read-path filter
+    for hit, row in await live_hits(state.ledger, call.bank, recalled.memories):  # the read-path filter
         if mem0_id(row) in seen or not matches(node, record(row)):
             continue
         score = _score(hit, len(out))

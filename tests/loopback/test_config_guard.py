@@ -303,6 +303,9 @@ def test_destructive_routes_need_confirmation_and_are_snapshotted(rig_factory: A
     assert r.status_code == 200
     assert r.json()["plan"]["memories_to_restore"] == 12
     assert rig.units("team") == []  # a preview changes nothing
+    typo = rig.client.post(f"/warden/v1/banks/team/snapshots/{snap['id']}/rollback", params={"preview": "ture"})
+    assert (typo.status_code, typo.json()["detail"][0]["loc"]) == (422, ["query", "preview"])
+    assert rig.units("team") == []  # a mistyped preview is no order to roll back
     r = rig.client.post(f"/warden/v1/banks/team/snapshots/{snap['id']}/rollback")
     assert r.status_code == 200
     assert r.json()["result"]["memories_restored"] == 12

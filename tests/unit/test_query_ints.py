@@ -88,3 +88,25 @@ def test_the_openapi_document_lists_what_the_handler_reads() -> None:
     assert listed["tag"]["schema"] == {"type": "array", "items": {"type": "string"}, "default": []}
     served = json.loads(document())["paths"]["/warden/v1/outbox"]["get"]["parameters"]
     assert served == openapi_parameters(OutboxQuery)
+
+
+@pytest.mark.parametrize(("raw", "read"), [("true", True), ("YES", True), ("1", True), ("false", False), ("0", False)])
+def test_a_boolean_parameter_takes_the_usual_spellings(raw: str, read: bool) -> None:
+    from starlette.datastructures import QueryParams
+
+    from memwarden.fronts.admin.queries import RollbackQuery
+    from memwarden.fronts.query import read_query
+
+    assert read_query(QueryParams(f"preview={raw}"), RollbackQuery).preview is read
+    assert read_query(QueryParams(""), RollbackQuery).preview is False
+
+
+@pytest.mark.parametrize("raw", ["ture", "", "2", "on"])
+def test_anything_else_in_a_boolean_is_refused_not_read_as_false(raw: str) -> None:
+    from starlette.datastructures import QueryParams
+
+    from memwarden.fronts.admin.queries import RollbackQuery
+    from memwarden.fronts.query import read_query
+
+    with pytest.raises(QueryProblem, match="preview must be true or false"):
+        read_query(QueryParams(f"preview={raw}"), RollbackQuery)

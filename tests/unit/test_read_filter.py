@@ -11,8 +11,6 @@ from memwarden.backends.types import Memory
 from memwarden.db.database import Database
 from memwarden.db.memories import Change, move
 from memwarden.governance.reads import live_hits, withheld
-from memwarden.governance.state import AppState, build_pipeline
-from memwarden.settings import load_settings
 
 pytestmark = pytest.mark.anyio
 
@@ -26,17 +24,8 @@ def _add(db: object, memory_id: str, document_id: str) -> None:
 
 
 async def test_hits_of_an_archived_document_come_back_from_no_front(tmp_path: Path) -> None:
-    settings = load_settings(environ={}, overrides={"data_dir": str(tmp_path)})
-    ledger = Database.open(tmp_path)
+    ledger = Database.open(tmp_path)  # the filter needs the ledger and nothing else
     try:
-        state = AppState(
-            settings=settings,
-            backend=None,  # type: ignore[arg-type]  # a read filter calls no backend
-            memory=None,  # type: ignore[arg-type]
-            read_retries=0,
-            pipeline=build_pipeline(settings.governance),
-            ledger=ledger,
-        )
         await ledger.write(lambda db: (_add(db, "m1", "d-archived"), _add(db, "m2", "d-live")))
         await ledger.write(lambda db: move(db, "b", ["m1"], Change("active", "archived", "archive", "test", None)))
         hits = [
@@ -46,11 +35,11 @@ async def test_hits_of_an_archived_document_come_back_from_no_front(tmp_path: Pa
             Memory(id="u4", text="no document"),
         ]
         # The Hindsight front relays what the ledger does not withhold: unknown documents pass.
-        assert await withheld(state, "b", ["d-archived", "d-live", "d-unknown"]) == {"d-archived"}
-        assert await withheld(state, "other-bank", ["d-archived"]) == set()
+        assert await withheld(ledger, "b", ["d-archived", "d-live", "d-unknown"]) == {"d-archived"}
+        assert await withheld(ledger, "other-bank", ["d-archived"]) == set()
         # The Mem0 front shapes from the ledger: only hits it holds live, each with its memory.
-        live = await live_hits(state, "b", hits)
+        live = await live_hits(ledger, "b", hits)
         assert [(m.id, row.id, row.status) for m, row in live] == [("u2", "m2", "active")]
-        assert await live_hits(state, "other-bank", hits) == []
+        assert await live_hits(ledger, "other-bank", hits) == []
     finally:
         ledger.close()
