@@ -98,15 +98,20 @@ def listing(item: Json, description: str, **extra: Json) -> Json:
 
 
 def body_schema(model: type[BaseModel]) -> Json:
-    """A request body's schema, from the pydantic model its handler reads it with (titles dropped:
-    the operation says what it is)."""
+    """A request body's schema, from the pydantic model its handler reads it with: its definitions
+    inlined (the document's components are Hindsight's and memwarden's own), titles dropped (the
+    operation says what it is)."""
+    schema = model.model_json_schema()
+    defs = schema.pop("$defs", {})
 
-    def untitled(node: Any) -> Any:
+    def inline(node: Any) -> Any:
         if isinstance(node, dict):
-            return {k: untitled(v) for k, v in node.items() if k != "title" or not isinstance(v, str)}
+            if isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/$defs/"):
+                return inline(defs[node["$ref"].rsplit("/", 1)[-1]])
+            return {k: inline(v) for k, v in node.items() if k != "title" or not isinstance(v, str)}
         if isinstance(node, list):
-            return [untitled(v) for v in node]
+            return [inline(v) for v in node]
         return node
 
-    schema: Json = untitled(model.model_json_schema())
-    return schema
+    out: Json = inline(schema)
+    return out

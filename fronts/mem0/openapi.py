@@ -8,30 +8,18 @@ from typing import Any
 from pydantic import BaseModel
 
 from memwarden.fronts.mem0.models import AddRequest, BatchRequest, ListRequest, Message, SearchRequest, UpdateRequest
-from memwarden.fronts.openapi_paths import json_answer, operation, path_id
+from memwarden.fronts.openapi_paths import body_schema, json_answer, operation, path_id
 
 Json = dict[str, Any]
 ANY: Json = {"type": "object", "additionalProperties": True}
 
 
 def _schema(model: type[BaseModel]) -> Json:
-    """A request model's JSON schema, its definitions inlined (the document's components are
-    Hindsight's and memwarden's own); a message list as Mem0 documents it."""
-    schema = model.model_json_schema()
-    defs = schema.pop("$defs", {})
-
-    def inline(node: Any) -> Any:
-        if isinstance(node, dict):
-            if isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/$defs/"):
-                return inline(defs[node["$ref"].rsplit("/", 1)[-1]])
-            return {k: inline(v) for k, v in node.items()}
-        if isinstance(node, list):
-            return [inline(v) for v in node]
-        return node
-
-    out: Json = inline(schema)
+    """A request model's schema (:func:`~memwarden.fronts.openapi_paths.body_schema`); a message
+    list as Mem0 documents it."""
+    out = body_schema(model)
     if "messages" in out.get("properties", {}):
-        messages = {"type": "array", "minItems": 1, "items": inline(Message.model_json_schema())}
+        messages = {"type": "array", "minItems": 1, "items": body_schema(Message)}
         out["properties"]["messages"] = {**messages, "description": "The conversation to remember"}
     return out
 
