@@ -181,6 +181,13 @@ def _is_int(info: FieldInfo) -> bool:
     return annotation is int
 
 
+def _int_bounds(name: str, info: FieldInfo) -> tuple[int, int]:
+    low, high = _bound(info, annotated_types.Ge, "ge"), _bound(info, annotated_types.Le, "le")
+    if low is None or high is None:
+        raise TypeError(f"the integer parameter {name!r} is declared without ge= and le=")
+    return low, high
+
+
 TRUE, FALSE = ("true", "1", "yes"), ("false", "0", "no")
 
 
@@ -215,7 +222,7 @@ def read_query(query: QueryParams, model: type[Q]) -> Q:
                 raise QueryProblem(name, f"{name} must be true or false", raw)
             values[name] = raw.lower() in TRUE
         elif _is_int(info):
-            low, high = _bound(info, annotated_types.Ge, "ge"), _bound(info, annotated_types.Le, "le")
+            low, high = _int_bounds(name, info)
             values[name] = bounded_int(query, name, None, low, high)
         elif raw:  # a blank string parameter is no filter
             values[name] = _checked(name, info, raw)
@@ -237,9 +244,8 @@ def openapi_parameters(model: type[QueryModel]) -> list[dict[str, Any]]:
         elif info.annotation is bool:
             schema = {"type": "boolean"}
         elif _is_int(info):
-            schema = {"type": "integer"}
-            schema["minimum"] = _bound(info, annotated_types.Ge, "ge")
-            schema["maximum"] = _bound(info, annotated_types.Le, "le")
+            low, high = _int_bounds(name, info)
+            schema = {"type": "integer", "minimum": low, "maximum": high}
         else:
             schema = one
         if info.default is not None and not info.is_required():
