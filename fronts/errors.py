@@ -59,7 +59,7 @@ async def refused_for_secrets(
     bank = scope.get("path_params", {}).get("bank_id") or info.get("bank_id")  # the pass-through's too
     try:
         await refuse_secrets(
-            state, bank, found, route=info.get("route", "api"), request_id=request_id_of(scope), audit=audit
+            state.ledger, bank, found, route=info.get("route", "api"), request_id=request_id_of(scope), audit=audit
         )
     except SecretInFields as exc:
         await send_json(send, 422, {"detail": [f.detail() for f in exc.found]})

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from memwarden.backends.base import BackendError, BackendRejected
+from memwarden.backends.base import BackendError, BackendRejected, MemoryBackend
 from memwarden.backends.types import Item, MemoryQuery
 from memwarden.db.common import Connection
+from memwarden.db.database import Database
 from memwarden.db.memories import Change, move
 from memwarden.db.memory_reads import active_siblings, memory_row
 from memwarden.db.records import LedgerMemory
 from memwarden.governance.errors import Refused
-from memwarden.governance.state import AppState
+from memwarden.governance.locks import BankLocks
 
 CURATABLE = ("world", "experience")  # Hindsight curates only these fact types
 
@@ -19,11 +21,11 @@ CURATABLE = ("world", "experience")  # Hindsight curates only these fact types
 UNIT_PAGE = 1000
 
 
-async def document_units(state: AppState, bank: str, document_id: str, which: str) -> list[str]:
+async def document_units(memory: MemoryBackend, bank: str, document_id: str, which: str) -> list[str]:
     """The ids of the backend's curatable facts of one document, ``valid`` or ``invalidated`` ones
     (Hindsight lists one state at a time)."""
     query = MemoryQuery(document_id=document_id, state=which, limit=UNIT_PAGE)
-    page = await state.memory.list_memories(bank, query)
+    page = await memory.list_memories(bank, query)
     return [u.id for u in page.items if (u.kind or "world") in CURATABLE]
 
 
@@ -40,121 +42,127 @@ class StateChangeFailed(Exception):
         return f"the backend did not {what} it ({self.cause}); {ledger}{left or ', nothing left half-done'}"
 
 
-async def _set_state(state: AppState, bank: str, units: list[str], to: str, reason: str) -> list[str]:
+async def _set_state(memory: MemoryBackend, bank: str, units: list[str], to: str, reason: str) -> list[str]:
     """Move ``units`` to ``to``; on a failure, move the ones already done back and raise
     :class:`StateChangeFailed` naming any that stayed."""
     done: list[str] = []
     back = "valid" if to == "invalidated" else "invalidated"
     try:
         for unit_id in units:
-            await state.memory.set_memory_state(bank, unit_id, to, reason=reason if to == "invalidated" else None)
+            await memory.set_memory_state(bank, unit_id, to, reason=reason if to == "invalidated" else None)
             done.append(unit_id)
     except BackendError as exc:
         stuck = []
         for unit_id in done:
             try:
-                await state.memory.set_memory_state(bank, unit_id, back)
+                await memory.set_memory_state(bank, unit_id, back)
             except BackendError:
                 stuck.append(unit_id)
         raise StateChangeFailed(exc, stuck) from exc
     return done
 
 
-async def _locked_row(state: AppState, bank: str, memory_id: str, want: str, verb: str) -> LedgerMemory:
-    row = await state.ledger.read(lambda db: memory_row(db, bank, memory_id))
-    if row is None:
-        raise Refused(404, f"Memory '{memory_id}' not found in bank '{bank}'")
-    if row.status != want:
-        raise Refused(409, f"Memory '{memory_id}' is {row.status}; only {want} memories can be {verb}")
-    return row
+@dataclass(frozen=True)
+class Archiver:
+    """Archive and restore one memory: the ledger, the backend, and the banks' locks (an operator's
+    change is not beside a plan's or retention's on the same bank)."""
 
+    ledger: Database
+    memory: MemoryBackend
+    bank_locks: BankLocks
 
-async def archive(
-    state: AppState,
-    bank: str,
-    memory_id: str,
-    *,
-    reason: str,
-    request_id: str,
-    action: str = "archive",
-    source: str = "operator",
-    locked: bool = False,
-) -> dict[str, Any]:
-    """Archive one memory (see the module's doc); the backend's account. Raises :class:`Refused`.
-    ``locked``: the caller holds the bank's lock already (plans, retention)."""
-    if not locked:
-        async with state.bank_locks(bank):
-            return await archive(
-                state, bank, memory_id, reason=reason, request_id=request_id, action=action, source=source, locked=True
+    async def _locked_row(self, bank: str, memory_id: str, want: str, verb: str) -> LedgerMemory:
+        row = await self.ledger.read(lambda db: memory_row(db, bank, memory_id))
+        if row is None:
+            raise Refused(404, f"Memory '{memory_id}' not found in bank '{bank}'")
+        if row.status != want:
+            raise Refused(409, f"Memory '{memory_id}' is {row.status}; only {want} memories can be {verb}")
+        return row
+
+    async def archive(
+        self,
+        bank: str,
+        memory_id: str,
+        *,
+        reason: str,
+        request_id: str,
+        action: str = "archive",
+        source: str = "operator",
+        locked: bool = False,
+    ) -> dict[str, Any]:
+        """Archive one memory (see the module's doc); the backend's account. Raises :class:`Refused`.
+        ``locked``: the caller holds the bank's lock already (plans, retention)."""
+        if not locked:
+            async with self.bank_locks(bank):
+                return await self.archive(
+                    bank, memory_id, reason=reason, request_id=request_id, action=action, source=source, locked=True
+                )
+        row = await self._locked_row(bank, memory_id, "active", "archived")
+        document_id = row.document_id
+        siblings = await self.ledger.read(lambda db: active_siblings(db, bank, document_id, memory_id))
+        if siblings:
+            raise Refused(
+                409,
+                f"Memory '{memory_id}' shares document '{document_id}' with {siblings} other active memories;"
+                " archiving it would take theirs too (archive them together with a plan)",
             )
-    row = await _locked_row(state, bank, memory_id, "active", "archived")
-    document_id = row.document_id
-    siblings = await state.ledger.read(lambda db: active_siblings(db, bank, document_id, memory_id))
-    if siblings:
-        raise Refused(
-            409,
-            f"Memory '{memory_id}' shares document '{document_id}' with {siblings} other active memories;"
-            " archiving it would take theirs too (archive them together with a plan)",
+        try:
+            units = await document_units(self.memory, bank, document_id, "valid") if document_id else []
+            done = await _set_state(self.memory, bank, units, "invalidated", reason)
+        except StateChangeFailed as exc:
+            raise Refused(502, exc.detail("archive", "the ledger still says active")) from exc
+        except BackendError as exc:
+            raise Refused(502, f"the backend did not archive it ({exc}); nothing changed") from exc
+        note = f"{len(done)} backend facts of document {document_id} invalidated"
+        await self._record(request_id, bank, memory_id, "active", "archived", action, source, f"{reason} ({note})")
+        return {"invalidated": done}
+
+    async def restore(
+        self, bank: str, memory_id: str, *, reason: str | None, request_id: str, locked: bool = False
+    ) -> dict[str, Any]:
+        """Restore one archived memory; the backend's account. Raises :class:`Refused`."""
+        if not locked:
+            async with self.bank_locks(bank):
+                return await self.restore(bank, memory_id, reason=reason, request_id=request_id, locked=True)
+        row = await self._locked_row(bank, memory_id, "archived", "restored")
+        document_id = row.document_id
+        try:
+            units = await document_units(self.memory, bank, document_id, "invalidated") if document_id else []
+            if units:
+                backend: dict[str, Any] = {"revalidated": await _set_state(self.memory, bank, units, "valid", "")}
+            elif document_id and await document_units(self.memory, bank, document_id, "valid"):
+                backend = {"revalidated": []}  # already back (restored around memwarden)
+            else:  # the facts are gone: retain the memory again, as memwarden forwarded it
+                item = dict(row.item) or {"content": row.content, "tags": list(row.tags)}
+                item.setdefault("document_id", document_id)
+                await self.memory.retain(bank, [Item.from_json(item)])
+                backend = {"recreated": True}
+        except StateChangeFailed as exc:
+            raise Refused(502, exc.detail("restore", "the memory stays archived")) from exc
+        except BackendRejected as exc:
+            raise Refused(502, f"the backend refused the restore ({exc}); the memory stays archived") from exc
+        except BackendError as exc:
+            raise Refused(502, f"the backend did not restore it ({exc}); the memory stays archived") from exc
+        note = (
+            "re-created from the ledger"
+            if backend.get("recreated")
+            else f"{len(backend['revalidated'])} facts re-validated"
         )
-    try:
-        units = await document_units(state, bank, document_id, "valid") if document_id else []
-        done = await _set_state(state, bank, units, "invalidated", reason)
-    except StateChangeFailed as exc:
-        raise Refused(502, exc.detail("archive", "the ledger still says active")) from exc
-    except BackendError as exc:
-        raise Refused(502, f"the backend did not archive it ({exc}); nothing changed") from exc
-    note = f"{len(done)} backend facts of document {document_id} invalidated"
-    await _record(state, request_id, bank, memory_id, "active", "archived", action, source, f"{reason} ({note})")
-    return {"invalidated": done}
+        await self._record(request_id, bank, memory_id, "archived", "active", "restore", "operator", reason or note)
+        return backend
 
+    async def _record(
+        self,
+        request_id: str,
+        bank: str,
+        memory_id: str,
+        frm: str,
+        to: str,
+        action: str,
+        source: str,
+        reason: str,
+    ) -> None:
+        def write(db: Connection) -> None:
+            move(db, bank, [memory_id], Change(frm, to, action, source, request_id, reason=reason))
 
-async def restore(
-    state: AppState, bank: str, memory_id: str, *, reason: str | None, request_id: str, locked: bool = False
-) -> dict[str, Any]:
-    """Restore one archived memory; the backend's account. Raises :class:`Refused`."""
-    if not locked:
-        async with state.bank_locks(bank):
-            return await restore(state, bank, memory_id, reason=reason, request_id=request_id, locked=True)
-    row = await _locked_row(state, bank, memory_id, "archived", "restored")
-    document_id = row.document_id
-    try:
-        units = await document_units(state, bank, document_id, "invalidated") if document_id else []
-        if units:
-            backend: dict[str, Any] = {"revalidated": await _set_state(state, bank, units, "valid", "")}
-        elif document_id and await document_units(state, bank, document_id, "valid"):
-            backend = {"revalidated": []}  # already back (restored around memwarden)
-        else:  # the facts are gone: retain the memory again, as memwarden forwarded it
-            item = dict(row.item) or {"content": row.content, "tags": list(row.tags)}
-            item.setdefault("document_id", document_id)
-            await state.memory.retain(bank, [Item.from_json(item)])
-            backend = {"recreated": True}
-    except StateChangeFailed as exc:
-        raise Refused(502, exc.detail("restore", "the memory stays archived")) from exc
-    except BackendRejected as exc:
-        raise Refused(502, f"the backend refused the restore ({exc}); the memory stays archived") from exc
-    except BackendError as exc:
-        raise Refused(502, f"the backend did not restore it ({exc}); the memory stays archived") from exc
-    note = (
-        "re-created from the ledger"
-        if backend.get("recreated")
-        else f"{len(backend['revalidated'])} facts re-validated"
-    )
-    await _record(state, request_id, bank, memory_id, "archived", "active", "restore", "operator", reason or note)
-    return backend
-
-
-async def _record(
-    state: AppState,
-    request_id: str,
-    bank: str,
-    memory_id: str,
-    frm: str,
-    to: str,
-    action: str,
-    source: str,
-    reason: str,
-) -> None:
-    def write(db: Connection) -> None:
-        move(db, bank, [memory_id], Change(frm, to, action, source, request_id, reason=reason))
-
-    await state.ledger.write(write)
+        await self.ledger.write(write)

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import structlog
 
-from memwarden.backends.base import BackendError, BackendRejected
+from memwarden.backends.base import BackendError, BackendRejected, MemoryBackend
 from memwarden.db.common import Connection
+from memwarden.db.database import Database
 from memwarden.db.memories import Change, move, record_kept
 from memwarden.db.memory_reads import (
     KEPT_RULE,
@@ -31,7 +32,6 @@ from memwarden.db.memory_reads import (
 )
 from memwarden.db.snapshots import Snapshot
 from memwarden.governance.config_guard import inventory, set_outcome
-from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import masked
 from memwarden.policies.secrets import find_secrets
 
@@ -82,122 +82,129 @@ def _item(document_id: str, document: Mapping[str, Any], tags: Sequence[str]) ->
     return item
 
 
-async def unledgered(
-    state: AppState, snap: Snapshot, *, reason: str, document_id: str | None, kind: str | None
-) -> list[dict[str, Any]]:
-    """Before a DELETE: the items that re-create what it removes and the ledger holds no copy of.
-    Raises BackendError when the backend cannot be read (the caller deletes nothing then)."""
-    wanted = _in_scope(snap, reason, document_id, kind)
-    if not wanted:
-        return []
-    copies = await state.ledger.read(lambda db: restorable_rows(db, snap.bank, wanted))
-    missing = [d for d in wanted if d not in copies]
-    gate = asyncio.Semaphore(READS_AT_ONCE)
-
-    async def read(doc: str) -> dict[str, Any] | None:
-        async with gate:
-            try:
-                document = await state.memory.get_document(snap.bank, doc)
-            except BackendRejected as exc:
-                if exc.status == 404:  # gone meanwhile: nothing to keep
-                    return None
-                raise
-        return _item(doc, document.extra, document.tags)
-
-    items = await asyncio.gather(*(read(d) for d in missing))
-    return [i for i in items if i is not None]
-
-
-async def finished(
-    state: AppState,
-    snap: Snapshot,
-    *,
-    status: int,
-    reason: str,
-    document_id: str | None,
-    kind: str | None,
-    kept: Sequence[dict[str, Any]],
-    request_id: str,
-) -> None:
-    """A DELETE (``reason``: delete_bank, delete_memories, delete_document) answered by the backend
-    with ``status``: the snapshot's outcome, and on success the ledger follows in one transaction —
-    the deleted memories stop counting as active (dedup would otherwise call a re-sent fact a
-    duplicate of something gone), archived with the snapshot that restores them, and ``kept`` (from
-    :func:`unledgered`) archived beside them. Content is kept, until ``restore_days``.
-
-    A DELETE of one kind of memory (``?type=world``) leaves the documents that hold others: only the
-    memories of documents it left with no fact (:func:`_emptied`) are archived — an ``observation``
-    wipe archives none: the ledger keeps no observations."""
-    ok = 200 <= status < 300
-    if not ok:
-        await set_outcome(state.ledger, snap, "failed", {"backend_status": status})
-        return
-    bank = snap.bank
-    detail: dict[str, Any] = {"backend_status": status}
-    if reason == "delete_memories" and kind:
-        gone, unread = await _emptied(state, snap, kind)
-        live = await state.ledger.read(lambda db: active_by_document(db, bank))
-        ids = [m for d in sorted(gone) for m in live.get(d, [])]
-        kept = [i for i in kept if i["document_id"] in gone]
-        if unread:
-            detail["documents_judged_from_the_snapshot"] = unread
-    else:
-        ids = await state.ledger.read(lambda db: active_ids(db, bank, document_id))
-    why = f"deleted in the backend ({reason}); snapshot {snap.id} can restore it"
-    change = Change("active", "archived", "archive", "config", request_id, rule=reason, reason=why, snapshot=snap.id)
-    unwritten = replace(
-        change, frm="backend", rule=KEPT_RULE, reason=f"{why} (never written through memwarden: read back from it)"
-    )
-
-    def write(db: Connection) -> None:
-        move(db, bank, ids, change)
-        if kept:
-            record_kept(db, bank, kept, unwritten)
-
-    await state.ledger.write(write)
-    await set_outcome(state.ledger, snap, "applied", detail)
-    if kept:
-        log.info("deletion_kept", bank=bank, snapshot=snap.id, documents=len(kept))
-
-
 FACTS = ("world", "experience")  # what the ledger's memories are (it keeps no observations)
-
-
-async def _emptied(state: AppState, snap: Snapshot, kind: str) -> tuple[set[str], str | None]:
-    """The documents a DELETE of the ``kind`` memories left with no fact: of those that had such
-    facts in the snapshot, the ones with none now. When the bank cannot be read after the delete,
-    judged from the snapshot — those whose facts were all of ``kind`` — and why is the second value."""
-    if kind not in FACTS:
-        return set(), None
-    before = (snap.inventory or {}).get("memories", ())
-    had = {str(u["document_id"]) for u in before if u.get("fact_type") == kind and u.get("document_id")}
-    try:
-        now = await inventory(state.memory, snap.bank, state.settings.config_guard.inventory_page)
-    except BackendError as exc:
-        log.warning("typed_delete_unread", bank=snap.bank, error=str(exc))
-        others = {
-            str(u.get("document_id")) for u in before if u.get("fact_type") in FACTS and u.get("fact_type") != kind
-        }
-        return had - others, f"the bank could not be read after the delete ({type(exc).__name__})"
-    facts = {u.get("document_id") for u in now["memories"] if u.get("fact_type") in FACTS}
-    return had - facts, None
 
 
 KEPT_OUT = frozenset({"rejected", "review", "erased"})  # never delivered to the backend
 
 
-async def forget_kept_out(state: AppState, bank: str, document_id: str, request_id: str) -> bool:
-    """A DELETE of a document memwarden kept out of the backend — each of its memories rejected or
-    held for review, none delivered — that the backend does not hold either: the client deleting
-    what it sent. True, once those held for review are rejected (an approval must not bring back a
-    document its client deleted); the caller answers as the backend answers a delete. False for any
-    other document: the backend's delete decides."""
-    statuses = await state.ledger.read(lambda db: document_statuses(db, bank, document_id))
-    if not statuses or not set(statuses) <= KEPT_OUT:
-        return False
-    if await state.memory.held_documents(bank, [document_id]):
-        return False
-    why = "its client deleted the document while it waited for review"
-    change = Change("review", "rejected", "reject_review", "config", request_id, rule="delete_document", reason=why)
-    await state.ledger.write(lambda db: move(db, bank, statuses.get("review", []), change))
-    return True
+@dataclass(frozen=True)
+class Deletions:
+    """A governed DELETE's account: the ledger, the backend, and the page size its inventory reads."""
+
+    ledger: Database
+    memory: MemoryBackend
+    inventory_page: int
+
+    async def unledgered(
+        self, snap: Snapshot, *, reason: str, document_id: str | None, kind: str | None
+    ) -> list[dict[str, Any]]:
+        """Before a DELETE: the items that re-create what it removes and the ledger holds no copy of.
+        Raises BackendError when the backend cannot be read (the caller deletes nothing then)."""
+        wanted = _in_scope(snap, reason, document_id, kind)
+        if not wanted:
+            return []
+        copies = await self.ledger.read(lambda db: restorable_rows(db, snap.bank, wanted))
+        missing = [d for d in wanted if d not in copies]
+        gate = asyncio.Semaphore(READS_AT_ONCE)
+
+        async def read(doc: str) -> dict[str, Any] | None:
+            async with gate:
+                try:
+                    document = await self.memory.get_document(snap.bank, doc)
+                except BackendRejected as exc:
+                    if exc.status == 404:  # gone meanwhile: nothing to keep
+                        return None
+                    raise
+            return _item(doc, document.extra, document.tags)
+
+        items = await asyncio.gather(*(read(d) for d in missing))
+        return [i for i in items if i is not None]
+
+    async def finished(
+        self,
+        snap: Snapshot,
+        *,
+        status: int,
+        reason: str,
+        document_id: str | None,
+        kind: str | None,
+        kept: Sequence[dict[str, Any]],
+        request_id: str,
+    ) -> None:
+        """A DELETE (``reason``: delete_bank, delete_memories, delete_document) answered by the backend
+        with ``status``: the snapshot's outcome, and on success the ledger follows in one transaction —
+        the deleted memories stop counting as active (dedup would otherwise call a re-sent fact a
+        duplicate of something gone), archived with the snapshot that restores them, and ``kept`` (from
+        :func:`unledgered`) archived beside them. Content is kept, until ``restore_days``.
+
+        A DELETE of one kind of memory (``?type=world``) leaves the documents that hold others: only the
+        memories of documents it left with no fact (:func:`_emptied`) are archived — an ``observation``
+        wipe archives none: the ledger keeps no observations."""
+        ok = 200 <= status < 300
+        if not ok:
+            await set_outcome(self.ledger, snap, "failed", {"backend_status": status})
+            return
+        bank = snap.bank
+        detail: dict[str, Any] = {"backend_status": status}
+        if reason == "delete_memories" and kind:
+            gone, unread = await self._emptied(snap, kind)
+            live = await self.ledger.read(lambda db: active_by_document(db, bank))
+            ids = [m for d in sorted(gone) for m in live.get(d, [])]
+            kept = [i for i in kept if i["document_id"] in gone]
+            if unread:
+                detail["documents_judged_from_the_snapshot"] = unread
+        else:
+            ids = await self.ledger.read(lambda db: active_ids(db, bank, document_id))
+        why = f"deleted in the backend ({reason}); snapshot {snap.id} can restore it"
+        change = Change(
+            "active", "archived", "archive", "config", request_id, rule=reason, reason=why, snapshot=snap.id
+        )
+        unwritten = replace(
+            change, frm="backend", rule=KEPT_RULE, reason=f"{why} (never written through memwarden: read back from it)"
+        )
+
+        def write(db: Connection) -> None:
+            move(db, bank, ids, change)
+            if kept:
+                record_kept(db, bank, kept, unwritten)
+
+        await self.ledger.write(write)
+        await set_outcome(self.ledger, snap, "applied", detail)
+        if kept:
+            log.info("deletion_kept", bank=bank, snapshot=snap.id, documents=len(kept))
+
+    async def _emptied(self, snap: Snapshot, kind: str) -> tuple[set[str], str | None]:
+        """The documents a DELETE of the ``kind`` memories left with no fact: of those that had such
+        facts in the snapshot, the ones with none now. When the bank cannot be read after the delete,
+        judged from the snapshot — those whose facts were all of ``kind`` — and why is the second value."""
+        if kind not in FACTS:
+            return set(), None
+        before = (snap.inventory or {}).get("memories", ())
+        had = {str(u["document_id"]) for u in before if u.get("fact_type") == kind and u.get("document_id")}
+        try:
+            now = await inventory(self.memory, snap.bank, self.inventory_page)
+        except BackendError as exc:
+            log.warning("typed_delete_unread", bank=snap.bank, error=str(exc))
+            others = {
+                str(u.get("document_id")) for u in before if u.get("fact_type") in FACTS and u.get("fact_type") != kind
+            }
+            return had - others, f"the bank could not be read after the delete ({type(exc).__name__})"
+        facts = {u.get("document_id") for u in now["memories"] if u.get("fact_type") in FACTS}
+        return had - facts, None
+
+    async def forget_kept_out(self, bank: str, document_id: str, request_id: str) -> bool:
+        """A DELETE of a document memwarden kept out of the backend — each of its memories rejected or
+        held for review, none delivered — that the backend does not hold either: the client deleting
+        what it sent. True, once those held for review are rejected (an approval must not bring back a
+        document its client deleted); the caller answers as the backend answers a delete. False for any
+        other document: the backend's delete decides."""
+        statuses = await self.ledger.read(lambda db: document_statuses(db, bank, document_id))
+        if not statuses or not set(statuses) <= KEPT_OUT:
+            return False
+        if await self.memory.held_documents(bank, [document_id]):
+            return False
+        why = "its client deleted the document while it waited for review"
+        change = Change("review", "rejected", "reject_review", "config", request_id, rule="delete_document", reason=why)
+        await self.ledger.write(lambda db: move(db, bank, statuses.get("review", []), change))
+        return True

@@ -21,15 +21,15 @@ import contextvars
 import json
 import time
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
 
 import structlog
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential
 
-from memwarden.backends.base import BackendRejected, BackendUnavailable
+from memwarden.backends.base import BackendRejected, BackendUnavailable, MemoryBackend
 from memwarden.db import outbox as rows
 from memwarden.db.audit import append_events
 from memwarden.db.common import Connection
+from memwarden.db.database import Database
 from memwarden.db.memories import Change, failed_among, mark_failed, move
 from memwarden.governance.deliveries import (
     UNAVAILABLE_STATUS,
@@ -45,11 +45,10 @@ from memwarden.governance.deliveries import (
     transient,
 )
 from memwarden.governance.errors import Refused
-from memwarden.governance.locks import GateClosed
-from memwarden.governance.review import retire
-
-if TYPE_CHECKING:
-    from memwarden.governance.state import AppState
+from memwarden.governance.locks import BankGates, GateClosed
+from memwarden.governance.review import Review
+from memwarden.metrics import Metrics
+from memwarden.settings import OutboxSettings
 
 log = structlog.get_logger("memwarden.outbox")
 
@@ -63,9 +62,22 @@ class Outbox:
     entry's state and changing it, and every state change is a compare-and-set in the database:
     an entry is delivered, dead-lettered or given up once, whoever gets there first."""
 
-    def __init__(self, state: AppState) -> None:
-        self.state = state
-        self.settings = state.settings.outbox
+    def __init__(
+        self,
+        ledger: Database,
+        memory: MemoryBackend,
+        review: Review,
+        gates: BankGates,
+        metrics: Metrics,
+        settings: OutboxSettings,
+        *,
+        write_wait: float,
+    ) -> None:
+        """Deliveries go to ``memory``; ``review`` retires what they supersede; ``write_wait``: how
+        long a delivery waits at a bank's gate held by a guarded change."""
+        self.ledger, self.memory, self.review, self.gates, self.metrics = ledger, memory, review, gates, metrics
+        self.settings = settings
+        self.write_wait = write_wait
         # bank → {seq: (items, when it was queued)}, in the order they were queued: the first is the oldest.
         self._queued: dict[str, dict[int, tuple[int, float]]] = {}
         self._items = 0
@@ -81,8 +93,8 @@ class Outbox:
     async def load(self) -> None:
         """Read what is queued (at start) and prune delivered entries past ``keep_delivered``."""
         before = (datetime.now(UTC) - timedelta(seconds=self.settings.keep_delivered)).isoformat()
-        await self.state.ledger.write(lambda db: rows.prune_delivered(db, before))
-        for seq, bank, items, since in await self.state.ledger.read(rows.queued):
+        await self.ledger.write(lambda db: rows.prune_delivered(db, before))
+        for seq, bank, items, since in await self.ledger.read(rows.queued):
             self._add(seq, bank, items, epoch(since))
 
     def busy(self, bank: str) -> bool:
@@ -170,7 +182,7 @@ class Outbox:
 
     async def summary(self, bank: str | None = None) -> Summary:
         """What health and metrics show: depth, oldest age, dead letters, limits (of one bank or all)."""
-        counts = await self.state.ledger.read(lambda db: rows.counts(db, bank))
+        counts = await self.ledger.read(lambda db: rows.counts(db, bank))
         queues = [q for b, q in self._queued.items() if bank is None or b == bank]
         oldest = self._oldest(bank)
         full = None
@@ -202,7 +214,7 @@ class Outbox:
         while not self._stopping:
             work.clear()
             try:
-                entry = await self.state.ledger.read(lambda db: rows.first_queued(db, bank))
+                entry = await self.ledger.read(lambda db: rows.first_queued(db, bank))
                 if entry is None:
                     if work.is_set():
                         continue
@@ -237,7 +249,7 @@ class Outbox:
         async def attempt(number: int) -> None:
             nonlocal errors
             async with self._lock(entry.bank):
-                current = await self.state.ledger.read(lambda db: rows.find(db, entry.operation_id))
+                current = await self.ledger.read(lambda db: rows.find(db, entry.operation_id))
                 if current is None or current.seq != entry.seq or current.state != "queued":
                     self._remove(entry.bank, entry.seq)  # given up, or retried as a new entry, meanwhile
                     return
@@ -253,7 +265,7 @@ class Outbox:
 
         async def before_sleep(retry: RetryCallState) -> None:
             error = retry.outcome.exception() if retry.outcome else None
-            await self.state.ledger.write(lambda db: rows.attempted(db, entry.seq, str(error)))
+            await self.ledger.write(lambda db: rows.attempted(db, entry.seq, str(error)))
             log.warning("outbox_delivery_failed", bank=entry.bank, operation_id=entry.operation_id, error=str(error))
 
         retrying = AsyncRetrying(
@@ -277,12 +289,12 @@ class Outbox:
         """One delivery of an entry (queued, or ``sending`` at recovery); settles it: delivered
         (True), or dead on a 4xx (False). Raises :class:`BackendUnavailable` (or
         :class:`GateClosed`) when it may be tried again. The caller holds the bank's lock."""
-        state, entry = self.state, got.entry
+        entry = got.entry
         self._inflight.add(entry.seq)  # an operator's give-up is refused meanwhile
         try:
-            async with state.gates.writing(entry.bank, state.settings.config_guard.write_wait):
+            async with self.gates.writing(entry.bank, self.write_wait):
                 try:
-                    receipt = await state.memory.retain(
+                    receipt = await self.memory.retain(
                         entry.bank, got.items, document_tags=got.document_tags, wait=False
                     )
                 except BackendRejected as exc:
@@ -295,15 +307,15 @@ class Outbox:
 
                 # An entry the client was told about keeps answering its operation id a while.
                 keep, operation = entry.state == "queued", receipt.operation_id
-                if not await state.ledger.write(lambda db: settle_delivered(db, got, change, keep, operation)):
+                if not await self.ledger.write(lambda db: settle_delivered(db, got, change, keep, operation)):
                     log.warning("outbox_settled_meanwhile", bank=entry.bank, operation_id=entry.operation_id)
         finally:
             self._inflight.discard(entry.seq)
         self._remove(entry.bank, entry.seq)
-        state.metrics.outbox_delivered.inc()
+        self.metrics.outbox_delivered.inc()
         log.info("outbox_delivered", bank=entry.bank, operation_id=entry.operation_id, items=entry.items)
         for _, old_id in got.supersede:
-            await retire(state, entry.bank, old_id)
+            await self.review.retire(entry.bank, old_id)
         return True
 
     async def _dead(self, entry: rows.Entry, memory_ids: list[str], status: int | None, answer: str) -> None:
@@ -325,8 +337,8 @@ class Outbox:
             append_events(db, [entry_event(entry, "outbox_dead", "memwarden", said, state="dead")])
             return True
 
-        if await self.state.ledger.write(settle):
-            self.state.metrics.outbox_dead.inc()
+        if await self.ledger.write(settle):
+            self.metrics.outbox_dead.inc()
             log.warning("outbox_dead_letter", bank=entry.bank, operation_id=entry.operation_id, reason=said)
         self._remove(entry.bank, entry.seq)
 
@@ -344,11 +356,11 @@ class Outbox:
                 raise Refused(409, f"operation {operation_id} is being delivered by its request; look again shortly")
             if entry.state == "queued":
                 event = entry_event(entry, "outbox_retry", actor, "delivery attempted now", request_id, state="queued")
-                await self.state.ledger.write(lambda db: append_events(db, [event]))
+                await self.ledger.write(lambda db: append_events(db, [event]))
                 self.poke(entry.bank)
                 return entry
             memory_ids = memory_ids_of(entry)
-            still_failed = await self.state.ledger.read(lambda db: failed_among(db, memory_ids))
+            still_failed = await self.ledger.read(lambda db: failed_among(db, memory_ids))
             if memory_ids and not still_failed:
                 raise Refused(409, f"operation {operation_id}'s memories were delivered by a later retain since")
             change = Change("failed", "pending", "requeue", "admin", request_id, actor, reason="delivery retried")
@@ -361,7 +373,7 @@ class Outbox:
                 append_events(db, [entry_event(entry, "outbox_retry", actor, said, request_id, state="queued")])
                 return rows.find(db, operation_id)
 
-            again = await self.state.ledger.write(requeue)
+            again = await self.ledger.write(requeue)
             if again is None:
                 raise Refused(409, f"operation {operation_id} changed meanwhile; look again")
             self.queued(again)
@@ -399,7 +411,7 @@ class Outbox:
                 append_events(db, [event])
                 return rows.find(db, operation_id)
 
-            settled = await self.state.ledger.write(settle)
+            settled = await self.ledger.write(settle)
             if settled is None:
                 raise Refused(409, f"operation {operation_id} changed meanwhile; look again")
             self._remove(entry.bank, entry.seq)
@@ -407,7 +419,7 @@ class Outbox:
             return settled
 
     async def _entry(self, operation_id: str) -> rows.Entry:
-        entry = await self.state.ledger.read(lambda db: rows.find(db, operation_id))
+        entry = await self.ledger.read(lambda db: rows.find(db, operation_id))
         if entry is None:
             raise Refused(404, f"no outbox entry {operation_id}")
         return entry

@@ -8,7 +8,7 @@ from typing import Any
 
 import structlog
 
-from memwarden.backends.base import BackendError, BackendUnavailable
+from memwarden.backends.base import BackendError, BackendUnavailable, MemoryBackend
 from memwarden.db import outbox as outbox_rows
 from memwarden.db.audit import append_events
 from memwarden.db.common import Connection
@@ -17,7 +17,7 @@ from memwarden.db.memories import Change, mark_delivered, mark_failed, pending_r
 from memwarden.db.memory_reads import row_by_id
 from memwarden.governance.deliveries import Corrupt, Parcel, parcel, queue_event, settle_delivered
 from memwarden.governance.locks import GateClosed
-from memwarden.governance.state import AppState
+from memwarden.governance.outbox import Outbox
 
 log = structlog.get_logger("memwarden.recovery")
 
@@ -62,7 +62,7 @@ async def settle_interrupted(
     return sum(len(a) for _, a, _ in settled), sum(len(f) for _, _, f in settled)
 
 
-async def recover_outbox(state: AppState) -> tuple[int, int, int]:
+async def recover_outbox(ledger: Database, memory: MemoryBackend, outbox: Outbox) -> tuple[int, int, int]:
     """In front of a backend, before serving: settle the deliveries a stopped process was making
     itself (killed between its ledger write and the backend's answer; the client had no answer).
     Rows ``pending`` in no outbox entry (a ledger from before the outbox) get one first. An entry
@@ -70,8 +70,6 @@ async def recover_outbox(state: AppState) -> tuple[int, int, int]:
     others are delivered again now — each item carries its document id, and the backend replaces a
     document retained again, so a delivery that did land is not doubled. An entry that cannot be
     delivered now is queued for the outbox's worker. Returns (found delivered, redelivered, queued)."""
-    ledger, memory, outbox = state.ledger, state.memory, state.outbox
-    assert outbox is not None
     await ledger.write(_adopt_orphans)
     entries = await ledger.read(outbox_rows.sending)
     found = sent = queued = 0

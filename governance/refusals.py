@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import structlog
 
 from memwarden.db.audit import AuditEvent, append_events
+from memwarden.db.database import Database
 from memwarden.governance.errors import Invalid
-from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import FieldSecret, field_name, locations
 
 log = structlog.get_logger("memwarden.secrets")
@@ -32,7 +32,7 @@ class SecretInFields(Invalid):
 
 
 async def refuse_secrets(
-    state: AppState,
+    ledger: Database,
     bank: str | None,
     found: Sequence[FieldSecret],
     *,
@@ -57,7 +57,7 @@ async def refuse_secrets(
     )
     if audit:
         try:
-            await state.ledger.write(lambda db: append_events(db, [event]))
+            await ledger.write(lambda db: append_events(db, [event]))
         except Exception as exc:  # the client's answer does not wait on the audit: refused all the same
             log.error("secret_refusal_not_audited", bank=bank, route=route, error=f"{type(exc).__name__}: {exc}")
     log.warning("secret_in_fields", bank=bank, route=route, fields=fields)

@@ -19,7 +19,7 @@ import contextlib
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -27,15 +27,22 @@ from memwarden.backends.base import BackendUnavailable
 from memwarden.db import outbox as outbox_rows
 from memwarden.db.audit import append_events, current_actor
 from memwarden.db.common import Connection
+from memwarden.db.database import Database
 from memwarden.db.memories import Recorded, lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts
 from memwarden.governance.deliveries import queue_event, transient
 from memwarden.governance.delivery import Delivered, Delivery
-from memwarden.governance.review import retire
-from memwarden.governance.state import AppState
-from memwarden.governance.turns import Thread
+from memwarden.governance.locks import BankGates
+from memwarden.governance.review import Review
+from memwarden.governance.turns import LastTurns, Thread
+from memwarden.metrics import Metrics
 from memwarden.policies.judgement import FORWARDED, Forward, Judgement, extract_text
+from memwarden.policies.pipeline import Pipeline
 from memwarden.policies.resolve import resolve
 from memwarden.policies.tags import canonicalize_tags, tag_value
+from memwarden.settings import GovernanceSettings
+
+if TYPE_CHECKING:
+    from memwarden.governance.outbox import Outbox
 
 log = structlog.get_logger("memwarden.retain")
 ANSWER_CONTEXT = "a reply to: "  # a kept answer's context, when the client gave none
@@ -80,74 +87,10 @@ class Retained:
     queued: outbox_rows.Entry | None = None  # handed to the outbox: answered as an accepted async retain
 
 
-async def judge(state: AppState, batch: Batch) -> list[Judgement]:
-    """Every item's verdict against what the bank already holds. Reads, writes nothing."""
-    secrets = state.settings.governance.secrets_for(batch.bank)
-    forward = batch.segments or state.settings.governance.segments_for(batch.bank)
-
-    threads = _threads(batch)
-    before = None if threads is None else state.turns.before(threads, [extract_text(c)[0] for c in batch.contents])
-
-    def judge_all() -> list[Judgement]:
-        entries = [
-            (content, [*tags, *batch.document_tags]) for content, tags in zip(batch.contents, batch.tags, strict=True)
-        ]
-        return state.pipeline.judge_many(entries, secrets=secrets, forward=forward, before=before)
-
-    # The rules take microseconds an item: on the loop. The learned layer embeds: off the loop.
-    # A long text (a document, a long transcript) takes a while to cut: off the loop as well.
-    large = any(len(c) > LARGE_TEXT for c in batch.contents if isinstance(c, str))
-    judged = judge_all() if state.pipeline.learned is None and not large else await asyncio.to_thread(judge_all)
-    hashes = [j.content_hash for j in judged if j.verdict in FORWARDED]
-    keys = [j.topic_key for j in judged if j.verdict in FORWARDED and j.topic_key]
-    facts = (
-        await state.ledger.read(lambda db: lookup_facts(db, batch.bank, hashes, keys, batch.scope)) if hashes else None
-    )
-    return resolve(
-        judged, active_hashes=facts.active_hashes if facts else {}, key_holders=facts.key_holders if facts else {}
-    )
-
-
 def _threads(batch: Batch) -> list[Thread | None] | None:
     if batch.threads is None:
         return None
     return [None if t is None else (batch.bank, t) for t in batch.threads]
-
-
-def follow_turns(state: AppState, batch: Batch, judgements: Sequence[Judgement]) -> None:
-    """A batch was written (or shadowed): each conversation's latest turn is its last item — its
-    text as sent, or as masked when it held a secret."""
-    threads = _threads(batch)
-    if threads is None:
-        return
-    for j in sorted(judgements, key=lambda j: j.position):
-        thread = threads[j.position]
-        if thread is not None:
-            state.turns.follow(thread, j.text if j.secrets else extract_text(batch.contents[j.position])[0])
-
-
-def count_verdicts(state: AppState, judgements: Sequence[Judgement]) -> None:
-    for j in judgements:
-        state.metrics.verdicts.labels(j.verdict, j.rule).inc()
-
-
-async def shadow(state: AppState, batch: Batch, judgements: list[Judgement]) -> None:
-    """Audit the verdicts (``source: shadow``) without a row: the request goes on unchanged."""
-    count_verdicts(state, judgements)
-    await state.ledger.write(
-        lambda db: record_verdicts(
-            db,
-            bank=batch.bank,
-            judgements=judgements,
-            items=[dict(i) for i in batch.raw_items],
-            request_id=batch.request_id,
-            actor=batch.actor,
-            source="shadow",
-            record_rows=False,
-            previews=batch.previews,
-        )
-    )
-    follow_turns(state, batch, judgements)
 
 
 def forwarded_item(raw: Mapping[str, Any], j: Judgement) -> dict[str, Any]:
@@ -169,169 +112,246 @@ def forwarded_item(raw: Mapping[str, Any], j: Judgement) -> dict[str, Any]:
     return item
 
 
-@contextlib.asynccontextmanager
-async def writing(state: AppState, bank: str) -> AsyncIterator[None]:
-    """Hold ``bank``'s write gate for one governed write; :class:`~memwarden.governance.locks.GateClosed`
-    (a :class:`~memwarden.governance.errors.Busy`) when a guarded change holds it past
-    ``config_guard.write_wait``."""
-    async with state.gates.writing(bank, state.settings.config_guard.write_wait):
-        yield
+@dataclass
+class Retainer:
+    """The retain service: what a governed write needs, given when the app is composed — the
+    ledger, the policies, the governance settings, the banks' write gates (and how long a write
+    waits at one), the review service (to retire superseded memories), the outbox (in front of a
+    backend; None for the self-hosted store), the metrics and the conversations' last turns."""
 
+    ledger: Database
+    pipeline: Pipeline
+    governance: GovernanceSettings
+    gates: BankGates
+    write_wait: float
+    review: Review
+    outbox: Outbox | None = None
+    metrics: Metrics = field(default_factory=Metrics)
+    turns: LastTurns = field(default_factory=LastTurns)
 
-async def write(state: AppState, batch: Batch, judgements: list[Judgement], deliver: Delivery) -> Retained:
-    """A judged batch written: the bank's gate taken, then :func:`enforce`. Raises
-    :class:`~memwarden.governance.errors.Busy` or :class:`~memwarden.governance.errors.QueueFull`
-    with nothing written."""
-    async with writing(state, batch.bank):
-        return await enforce(state, batch, judgements, deliver)
+    async def judge(self, batch: Batch) -> list[Judgement]:
+        """Every item's verdict against what the bank already holds. Reads, writes nothing."""
+        secrets = self.governance.secrets_for(batch.bank)
+        forward = batch.segments or self.governance.segments_for(batch.bank)
 
+        threads = _threads(batch)
+        before = None if threads is None else self.turns.before(threads, [extract_text(c)[0] for c in batch.contents])
 
-async def shadowed(
-    state: AppState, batch: Batch, judgements: list[Judgement], forward: Callable[[], Awaitable[None]]
-) -> None:
-    """``shadow`` mode: the verdicts audited and the request sent on unchanged (``forward``), under
-    the bank's gate. Raises :class:`~memwarden.governance.errors.Busy` with nothing done."""
-    async with writing(state, batch.bank):
-        await shadow(state, batch, judgements)
-        await forward()
+        def judge_all() -> list[Judgement]:
+            entries = [
+                (content, [*tags, *batch.document_tags])
+                for content, tags in zip(batch.contents, batch.tags, strict=True)
+            ]
+            return self.pipeline.judge_many(entries, secrets=secrets, forward=forward, before=before)
 
-
-async def enforce(state: AppState, batch: Batch, judgements: list[Judgement], deliver: Delivery) -> Retained:
-    """Record every verdict, deliver the survivors, settle their rows (see the module). In front of
-    a backend the delivery is recorded in the outbox with the verdicts, and handed to it when the
-    backend cannot take it now (``Retained.queued``). Raises :class:`OutboxFull` (nothing written)."""
-    bank, request_id, actor = batch.bank, batch.request_id, batch.actor
-    outbox = state.outbox
-    if outbox is not None:
-        outbox.check_room(bank)
-    items = [
-        forwarded_item(batch.raw_items[j.position], j)
-        if j.verdict in (*FORWARDED, "review")
-        else dict(batch.raw_items[j.position])
-        for j in judgements
-    ]
-    survivors = [j for j in judgements if j.verdict in FORWARDED]
-    body = dict(batch.fields)
-    body["items"] = [items[j.position] for j in survivors]
-    if batch.document_tags:
-        sep = state.settings.governance.tag_separator
-        body["document_tags"] = [
-            t
-            for t in canonicalize_tags(batch.document_tags, separator=sep)
-            if tag_value([t], "topic") is None and tag_value([t], "stage") is None
-        ]
-    behind = outbox is not None and outbox.busy(bank)  # entries of this bank wait: go behind them
-
-    def record(db: Connection) -> tuple[Recorded, outbox_rows.Entry | None]:
-        recorded = record_verdicts(
-            db,
-            bank=bank,
-            judgements=judgements,
-            items=items,
-            request_id=request_id,
-            actor=actor,
-            source=batch.source,
-            previews=batch.previews,
+        # The rules take microseconds an item: on the loop. The learned layer embeds: off the loop.
+        # A long text (a document, a long transcript) takes a while to cut: off the loop as well.
+        large = any(len(c) > LARGE_TEXT for c in batch.contents if isinstance(c, str))
+        judged = judge_all() if self.pipeline.learned is None and not large else await asyncio.to_thread(judge_all)
+        hashes = [j.content_hash for j in judged if j.verdict in FORWARDED]
+        keys = [j.topic_key for j in judged if j.verdict in FORWARDED and j.topic_key]
+        facts = (
+            await self.ledger.read(lambda db: lookup_facts(db, batch.bank, hashes, keys, batch.scope))
+            if hashes
+            else None
         )
-        if batch.also is not None:
-            batch.also(db, recorded.memory_ids)
-        if outbox is None or not survivors:
-            return recorded, None
-        ids = recorded.memory_ids
-        entry = outbox_rows.enqueue(
-            db,
-            bank=bank,
-            body=body,
-            memory_ids=[ids[j.position] for j in survivors],
-            supersede=[(ids[j.position], old) for j in survivors if (old := real_id(j.supersedes, ids)) is not None],
-            request_id=request_id,
-            actor=actor,
-            state="queued" if behind else "sending",
+        return resolve(
+            judged, active_hashes=facts.active_hashes if facts else {}, key_holders=facts.key_holders if facts else {}
         )
-        if behind:
-            append_events(
-                db, [queue_event(entry, "earlier writes to the bank wait for the backend; queued behind them")]
+
+    def follow_turns(self, batch: Batch, judgements: Sequence[Judgement]) -> None:
+        """A batch was written (or shadowed): each conversation's latest turn is its last item — its
+        text as sent, or as masked when it held a secret."""
+        threads = _threads(batch)
+        if threads is None:
+            return
+        for j in sorted(judgements, key=lambda j: j.position):
+            thread = threads[j.position]
+            if thread is not None:
+                self.turns.follow(thread, j.text if j.secrets else extract_text(batch.contents[j.position])[0])
+
+    def count_verdicts(self, judgements: Sequence[Judgement]) -> None:
+        for j in judgements:
+            self.metrics.verdicts.labels(j.verdict, j.rule).inc()
+
+    async def shadow(self, batch: Batch, judgements: list[Judgement]) -> None:
+        """Audit the verdicts (``source: shadow``) without a row: the request goes on unchanged."""
+        self.count_verdicts(judgements)
+        await self.ledger.write(
+            lambda db: record_verdicts(
+                db,
+                bank=batch.bank,
+                judgements=judgements,
+                items=[dict(i) for i in batch.raw_items],
+                request_id=batch.request_id,
+                actor=batch.actor,
+                source="shadow",
+                record_rows=False,
+                previews=batch.previews,
             )
-        return recorded, entry
+        )
+        self.follow_turns(batch, judgements)
 
-    recorded, entry = await state.ledger.write(record)
-    follow_turns(state, batch, judgements)  # recorded: the conversation moved on (not before)
-    count_verdicts(state, judgements)
-    result = Retained(judgements, recorded.memory_ids)
-    if not survivors:
-        return result
-    survivor_ids = [recorded.memory_ids[j.position] for j in survivors]
-    if entry is not None and behind:
-        assert outbox is not None
-        outbox.queued(entry)
-        result.queued = entry
-        return result
-    try:
-        vectors = [j.vector if j.verdict == "store" else None for j in survivors]
-        result.delivered = await deliver(body, vectors)
-    except BackendUnavailable as exc:
-        if entry is not None:
-            result.queued = await _hand_over(state, entry, str(exc))
+    @contextlib.asynccontextmanager
+    async def writing(self, bank: str) -> AsyncIterator[None]:
+        """Hold ``bank``'s write gate for one governed write; :class:`~memwarden.governance.locks.GateClosed`
+        (a :class:`~memwarden.governance.errors.Busy`) when a guarded change holds it past
+        ``config_guard.write_wait``."""
+        async with self.gates.writing(bank, self.write_wait):
+            yield
+
+    async def write(self, batch: Batch, judgements: list[Judgement], deliver: Delivery) -> Retained:
+        """A judged batch written: the bank's gate taken, then :meth:`enforce`. Raises
+        :class:`~memwarden.governance.errors.Busy` or :class:`~memwarden.governance.errors.QueueFull`
+        with nothing written."""
+        async with self.writing(batch.bank):
+            return await self.enforce(batch, judgements, deliver)
+
+    async def shadowed(self, batch: Batch, judgements: list[Judgement], forward: Callable[[], Awaitable[None]]) -> None:
+        """``shadow`` mode: the verdicts audited and the request sent on unchanged (``forward``), under
+        the bank's gate. Raises :class:`~memwarden.governance.errors.Busy` with nothing done."""
+        async with self.writing(batch.bank):
+            await self.shadow(batch, judgements)
+            await forward()
+
+    async def enforce(self, batch: Batch, judgements: list[Judgement], deliver: Delivery) -> Retained:
+        """Record every verdict, deliver the survivors, settle their rows (see the module). In front of
+        a backend the delivery is recorded in the outbox with the verdicts, and handed to it when the
+        backend cannot take it now (``Retained.queued``). Raises :class:`OutboxFull` (nothing written)."""
+        bank, request_id, actor = batch.bank, batch.request_id, batch.actor
+        outbox = self.outbox
+        if outbox is not None:
+            outbox.check_room(bank)
+        items = [
+            forwarded_item(batch.raw_items[j.position], j)
+            if j.verdict in (*FORWARDED, "review")
+            else dict(batch.raw_items[j.position])
+            for j in judgements
+        ]
+        survivors = [j for j in judgements if j.verdict in FORWARDED]
+        body = dict(batch.fields)
+        body["items"] = [items[j.position] for j in survivors]
+        if batch.document_tags:
+            sep = self.governance.tag_separator
+            body["document_tags"] = [
+                t
+                for t in canonicalize_tags(batch.document_tags, separator=sep)
+                if tag_value([t], "topic") is None and tag_value([t], "stage") is None
+            ]
+        behind = outbox is not None and outbox.busy(bank)  # entries of this bank wait: go behind them
+
+        def record(db: Connection) -> tuple[Recorded, outbox_rows.Entry | None]:
+            recorded = record_verdicts(
+                db,
+                bank=bank,
+                judgements=judgements,
+                items=items,
+                request_id=request_id,
+                actor=actor,
+                source=batch.source,
+                previews=batch.previews,
+            )
+            if batch.also is not None:
+                batch.also(db, recorded.memory_ids)
+            if outbox is None or not survivors:
+                return recorded, None
+            ids = recorded.memory_ids
+            entry = outbox_rows.enqueue(
+                db,
+                bank=bank,
+                body=body,
+                memory_ids=[ids[j.position] for j in survivors],
+                supersede=[
+                    (ids[j.position], old) for j in survivors if (old := real_id(j.supersedes, ids)) is not None
+                ],
+                request_id=request_id,
+                actor=actor,
+                state="queued" if behind else "sending",
+            )
+            if behind:
+                append_events(
+                    db, [queue_event(entry, "earlier writes to the bank wait for the backend; queued behind them")]
+                )
+            return recorded, entry
+
+        recorded, entry = await self.ledger.write(record)
+        self.follow_turns(batch, judgements)  # recorded: the conversation moved on (not before)
+        self.count_verdicts(judgements)
+        result = Retained(judgements, recorded.memory_ids)
+        if not survivors:
             return result
-        result.unreachable = str(exc)
-        await _failed(state, bank, survivor_ids, f"backend unavailable: {exc}", request_id, actor)
-        return result
-    except Exception as exc:  # whatever became of the delivery, the worker makes sure of it
-        if entry is not None:
-            await _hand_over(state, entry, f"{type(exc).__name__}: {exc}")
-        raise
-    status = result.delivered.status
-    if status != 200:
-        if entry is not None and transient(status):
-            result.delivered = None
-            result.queued = await _hand_over(state, entry, f"the backend answered {status}")
+        survivor_ids = [recorded.memory_ids[j.position] for j in survivors]
+        if entry is not None and behind:
+            assert outbox is not None
+            outbox.queued(entry)
+            result.queued = entry
             return result
-        await _failed(state, bank, survivor_ids, f"backend answered {status}", request_id, actor, entry)
+        try:
+            vectors = [j.vector if j.verdict == "store" else None for j in survivors]
+            result.delivered = await deliver(body, vectors)
+        except BackendUnavailable as exc:
+            if entry is not None:
+                result.queued = await self._hand_over(entry, str(exc))
+                return result
+            result.unreachable = str(exc)
+            await self._failed(bank, survivor_ids, f"backend unavailable: {exc}", request_id, actor)
+            return result
+        except Exception as exc:  # whatever became of the delivery, the worker makes sure of it
+            if entry is not None:
+                await self._hand_over(entry, f"{type(exc).__name__}: {exc}")
+            raise
+        status = result.delivered.status
+        if status != 200:
+            if entry is not None and transient(status):
+                result.delivered = None
+                result.queued = await self._hand_over(entry, f"the backend answered {status}")
+                return result
+            await self._failed(bank, survivor_ids, f"backend answered {status}", request_id, actor, entry)
+            return result
+        supersede = [
+            (recorded.memory_ids[j.position], old)
+            for j in survivors
+            if (old := real_id(j.supersedes, recorded.memory_ids)) is not None
+        ]
+
+        def delivered(db: Connection) -> None:
+            mark_delivered(
+                db, bank=bank, memory_ids=survivor_ids, supersede=supersede, request_id=request_id, actor=actor
+            )
+            if entry is not None:
+                outbox_rows.delivered(db, entry.seq, keep=False)
+
+        await self.ledger.write(delivered)
+        for _, old_id in supersede:
+            await self.review.retire(bank, old_id)
         return result
-    supersede = [
-        (recorded.memory_ids[j.position], old)
-        for j in survivors
-        if (old := real_id(j.supersedes, recorded.memory_ids)) is not None
-    ]
 
-    def delivered(db: Connection) -> None:
-        mark_delivered(db, bank=bank, memory_ids=survivor_ids, supersede=supersede, request_id=request_id, actor=actor)
-        if entry is not None:
-            outbox_rows.delivered(db, entry.seq, keep=False)
+    async def _hand_over(self, entry: outbox_rows.Entry, error: str) -> outbox_rows.Entry:
+        """The request could not deliver: its outbox entry goes to the worker (audited once)."""
+        assert self.outbox is not None
+        event = queue_event(entry, f"the backend could not take it now ({error}); queued for delivery")
 
-    await state.ledger.write(delivered)
-    for _, old_id in supersede:
-        await retire(state, bank, old_id)
-    return result
+        def hand_over(db: Connection) -> None:
+            if outbox_rows.hand_over(db, entry.seq, error):
+                append_events(db, [event])
 
+        await self.ledger.write(hand_over)
+        self.outbox.queued(entry)
+        log.warning("retain_queued", bank=entry.bank, operation_id=entry.operation_id, error=error)
+        return entry
 
-async def _hand_over(state: AppState, entry: outbox_rows.Entry, error: str) -> outbox_rows.Entry:
-    """The request could not deliver: its outbox entry goes to the worker (audited once)."""
-    assert state.outbox is not None
-    event = queue_event(entry, f"the backend could not take it now ({error}); queued for delivery")
+    async def _failed(
+        self,
+        bank: str,
+        memory_ids: list[str],
+        reason: str,
+        request_id: str,
+        actor: str,
+        entry: outbox_rows.Entry | None = None,
+    ) -> None:
+        def failed(db: Connection) -> None:
+            mark_failed(db, bank=bank, memory_ids=memory_ids, reason=reason, request_id=request_id, actor=actor)
+            if entry is not None:  # the backend refused: the client has its answer, nothing to deliver
+                outbox_rows.discard(db, entry.seq)
 
-    def hand_over(db: Connection) -> None:
-        if outbox_rows.hand_over(db, entry.seq, error):
-            append_events(db, [event])
-
-    await state.ledger.write(hand_over)
-    state.outbox.queued(entry)
-    log.warning("retain_queued", bank=entry.bank, operation_id=entry.operation_id, error=error)
-    return entry
-
-
-async def _failed(
-    state: AppState,
-    bank: str,
-    memory_ids: list[str],
-    reason: str,
-    request_id: str,
-    actor: str,
-    entry: outbox_rows.Entry | None = None,
-) -> None:
-    def failed(db: Connection) -> None:
-        mark_failed(db, bank=bank, memory_ids=memory_ids, reason=reason, request_id=request_id, actor=actor)
-        if entry is not None:  # the backend refused: the client has its answer, nothing to deliver
-            outbox_rows.discard(db, entry.seq)
-
-    await state.ledger.write(failed)
+        await self.ledger.write(failed)

@@ -2,121 +2,126 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import structlog
 
-from memwarden.backends.base import BackendError, BackendRejected
+from memwarden.backends.base import BackendError, BackendRejected, MemoryBackend
 from memwarden.backends.types import Item
 from memwarden.db.common import Connection
+from memwarden.db.database import Database
 from memwarden.db.memories import Change, move
 from memwarden.db.memory_reads import row_by_id
 from memwarden.db.records import LedgerMemory
 from memwarden.governance.errors import Refused
-from memwarden.governance.state import AppState
 
 log = structlog.get_logger("memwarden.review")
 
 
-async def _held(state: AppState, bank: str, memory_id: str) -> LedgerMemory | None:
-    return await state.ledger.read(lambda db: row_by_id(db, memory_id, bank=bank))
+@dataclass(frozen=True)
+class Review:
+    """The review queue's decisions, and taking a superseded memory out of the backend: what the
+    ledger holds and the backend governance calls."""
 
+    ledger: Database
+    memory: MemoryBackend
 
-async def _held_for_review(state: AppState, bank: str, memory_id: str) -> LedgerMemory:
-    """The held row; :class:`Refused` 404 (unknown) / 409 (not held)."""
-    row = await _held(state, bank, memory_id)
-    if row is None:
-        raise Refused(404, f"no memory {memory_id} in bank '{bank}'")
-    if row.status != "review":
-        raise Refused(409, f"memory {memory_id} is {row.status}, not held for review")
-    return row
+    async def _held(self, bank: str, memory_id: str) -> LedgerMemory | None:
+        return await self.ledger.read(lambda db: row_by_id(db, memory_id, bank=bank))
 
+    async def _held_for_review(self, bank: str, memory_id: str) -> LedgerMemory:
+        """The held row; :class:`Refused` 404 (unknown) / 409 (not held)."""
+        row = await self._held(bank, memory_id)
+        if row is None:
+            raise Refused(404, f"no memory {memory_id} in bank '{bank}'")
+        if row.status != "review":
+            raise Refused(409, f"memory {memory_id} is {row.status}, not held for review")
+        return row
 
-async def supersede_in_backend(state: AppState, bank: str, old: LedgerMemory) -> str:
-    """Remove a superseded memory's document from the backend when that is safe; say what happened."""
-    document_id = old.document_id or ""
-    if not document_id.startswith("mw-"):
-        return "kept in the backend (its document is the client's)"
-    try:
-        await state.memory.delete_document(bank, document_id)
-    except BackendRejected as exc:
-        if exc.status == 404:
-            return "already gone from the backend"
-        raise
-    return f"document {document_id} removed from the backend"
-
-
-async def retire(state: AppState, bank: str, memory_id: str) -> None:
-    """Take a superseded memory out of the backend where that is safe (the ledger keeps it)."""
-    row = await state.ledger.read(lambda db: row_by_id(db, memory_id))
-    if row is None:
-        return
-    try:
-        outcome = await supersede_in_backend(state, bank, row)
-    except BackendError as exc:
-        outcome = f"still in the backend: {exc}"
-    log.info("superseded", bank=bank, memory_id=memory_id, backend=outcome)
-
-
-async def approve(state: AppState, bank: str, memory_id: str, *, request_id: str) -> dict[str, Any]:
-    """Forward a held item; it becomes active and supersedes the memory it conflicted with — and,
-    for a new version of a memory (a Mem0 update), the version it was to replace, which must still
-    be the live one (409 otherwise: that memory changed since)."""
-    row = await _held_for_review(state, bank, memory_id)
-    replaced = await _held(state, bank, row.replaces) if row.replaces else None
-    if replaced is not None and replaced.status != "active":
-        raise Refused(
-            409,
-            f"memory {memory_id} is a new version of {replaced.id}, which is {replaced.status} now"
-            " (it changed since this one was held): reject it, or write it anew",
-        )
-    item = row.item
-    try:
-        await state.memory.retain(bank, [Item.from_json(item)])
-    except BackendError as exc:
-        raise Refused(502, f"the backend did not take the approved item: {exc}") from exc
-    old = await _held(state, bank, row.conflict_with) if row.conflict_with else None
-    note = ""
-    if old is not None and old.status == "active":
+    async def supersede_in_backend(self, bank: str, old: LedgerMemory) -> str:
+        """Remove a superseded memory's document from the backend when that is safe; say what happened."""
+        document_id = old.document_id or ""
+        if not document_id.startswith("mw-"):
+            return "kept in the backend (its document is the client's)"
         try:
-            note = await supersede_in_backend(state, bank, old)
-        except BackendError as exc:
-            note = f"still in the backend: {exc}"
+            await self.memory.delete_document(bank, document_id)
+        except BackendRejected as exc:
+            if exc.status == 404:
+                return "already gone from the backend"
+            raise
+        return f"document {document_id} removed from the backend"
 
-    if replaced is not None:
+    async def retire(self, bank: str, memory_id: str) -> None:
+        """Take a superseded memory out of the backend where that is safe (the ledger keeps it)."""
+        row = await self.ledger.read(lambda db: row_by_id(db, memory_id))
+        if row is None:
+            return
         try:
-            replaced_note = await supersede_in_backend(state, bank, replaced)
+            outcome = await self.supersede_in_backend(bank, row)
         except BackendError as exc:
-            replaced_note = f"still in the backend: {exc}"
+            outcome = f"still in the backend: {exc}"
+        log.info("superseded", bank=bank, memory_id=memory_id, backend=outcome)
 
-    def record(db: Connection) -> None:
-        move(db, bank, [memory_id], Change("review", "active", "approve", "review", request_id))
-        if old is not None and (replaced is None or old.id != replaced.id):
-            why = f"superseded by approved {memory_id}; {note}"
-            superseded = Change("active", "superseded", "supersede", "review", request_id, rule="topic_key.conflict")
-            move(db, bank, [old.id], replace(superseded, reason=why, by=memory_id))
+    async def approve(self, bank: str, memory_id: str, *, request_id: str) -> dict[str, Any]:
+        """Forward a held item; it becomes active and supersedes the memory it conflicted with — and,
+        for a new version of a memory (a Mem0 update), the version it was to replace, which must still
+        be the live one (409 otherwise: that memory changed since)."""
+        row = await self._held_for_review(bank, memory_id)
+        replaced = await self._held(bank, row.replaces) if row.replaces else None
+        if replaced is not None and replaced.status != "active":
+            raise Refused(
+                409,
+                f"memory {memory_id} is a new version of {replaced.id}, which is {replaced.status} now"
+                " (it changed since this one was held): reject it, or write it anew",
+            )
+        item = row.item
+        try:
+            await self.memory.retain(bank, [Item.from_json(item)])
+        except BackendError as exc:
+            raise Refused(502, f"the backend did not take the approved item: {exc}") from exc
+        old = await self._held(bank, row.conflict_with) if row.conflict_with else None
+        note = ""
+        if old is not None and old.status == "active":
+            try:
+                note = await self.supersede_in_backend(bank, old)
+            except BackendError as exc:
+                note = f"still in the backend: {exc}"
+
         if replaced is not None:
-            why = f"updated: superseded by approved {memory_id}; {replaced_note}"
-            updated = Change("active", "superseded", "supersede", "review", request_id, rule="update")
-            move(db, bank, [replaced.id], replace(updated, reason=why, by=memory_id))
+            try:
+                replaced_note = await self.supersede_in_backend(bank, replaced)
+            except BackendError as exc:
+                replaced_note = f"still in the backend: {exc}"
 
-    await state.ledger.write(record)
-    return {
-        "id": memory_id,
-        "status": "active",
-        "superseded": old.id if old is not None else None,
-        "replaced": replaced.id if replaced is not None else None,
-        "backend": note or None,
-    }
+        def record(db: Connection) -> None:
+            move(db, bank, [memory_id], Change("review", "active", "approve", "review", request_id))
+            if old is not None and (replaced is None or old.id != replaced.id):
+                why = f"superseded by approved {memory_id}; {note}"
+                superseded = Change(
+                    "active", "superseded", "supersede", "review", request_id, rule="topic_key.conflict"
+                )
+                move(db, bank, [old.id], replace(superseded, reason=why, by=memory_id))
+            if replaced is not None:
+                why = f"updated: superseded by approved {memory_id}; {replaced_note}"
+                updated = Change("active", "superseded", "supersede", "review", request_id, rule="update")
+                move(db, bank, [replaced.id], replace(updated, reason=why, by=memory_id))
 
+        await self.ledger.write(record)
+        return {
+            "id": memory_id,
+            "status": "active",
+            "superseded": old.id if old is not None else None,
+            "replaced": replaced.id if replaced is not None else None,
+            "backend": note or None,
+        }
 
-async def reject(state: AppState, bank: str, memory_id: str, *, request_id: str) -> dict[str, Any]:
-    """Drop a held item (kept in the ledger as ``rejected``)."""
-    await _held_for_review(state, bank, memory_id)
+    async def reject(self, bank: str, memory_id: str, *, request_id: str) -> dict[str, Any]:
+        """Drop a held item (kept in the ledger as ``rejected``)."""
+        await self._held_for_review(bank, memory_id)
 
-    def record(db: Connection) -> None:
-        move(db, bank, [memory_id], Change("review", "rejected", "reject_review", "review", request_id))
+        def record(db: Connection) -> None:
+            move(db, bank, [memory_id], Change("review", "rejected", "reject_review", "review", request_id))
 
-    await state.ledger.write(record)
-    return {"id": memory_id, "status": "rejected"}
+        await self.ledger.write(record)
+        return {"id": memory_id, "status": "rejected"}

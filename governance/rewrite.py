@@ -12,9 +12,7 @@ from dataclasses import dataclass
 from memwarden.db.common import Connection
 from memwarden.db.memories import Change, mark_replaces, move
 from memwarden.governance.delivery import Delivery
-from memwarden.governance.retain import Batch, Retained, enforce, judge, writing
-from memwarden.governance.review import retire
-from memwarden.governance.state import AppState
+from memwarden.governance.retain import Batch, Retained, Retainer
 from memwarden.policies.judgement import FORWARDED
 
 
@@ -27,16 +25,16 @@ class Rewritten:
     new_id: str | None
 
 
-async def rewrite(state: AppState, batch: Batch, old_id: str, deliver: Delivery) -> Rewritten:
+async def rewrite(retain: Retainer, batch: Batch, old_id: str, deliver: Delivery) -> Rewritten:
     """Judge ``batch`` (one item: the new version) and, if it is kept, supersede ``old_id``, under
     the bank's write gate. Raises :class:`~memwarden.governance.errors.Busy` or
     :class:`~memwarden.governance.errors.QueueFull` with nothing written."""
-    async with writing(state, batch.bank):
-        return await _rewrite(state, batch, old_id, deliver)
+    async with retain.writing(batch.bank):
+        return await _rewrite(retain, batch, old_id, deliver)
 
 
-async def _rewrite(state: AppState, batch: Batch, old_id: str, deliver: Delivery) -> Rewritten:
-    judged = await judge(state, batch)
+async def _rewrite(retain: Retainer, batch: Batch, old_id: str, deliver: Delivery) -> Rewritten:
+    judged = await retain.judge(batch)
     first = judged[0]
     if first.verdict == "duplicate" and first.existing_id == old_id:
         # The same text again with other metadata: a version of its own, not a repeat of the old one.
@@ -47,12 +45,12 @@ async def _rewrite(state: AppState, batch: Batch, old_id: str, deliver: Delivery
         judged[0] = first._replace(
             verdict="store", rule="update", existing_id=None, reason=f"a new value of {first.topic_key}"
         )
-    retained = await enforce(state, batch, judged, deliver)
+    retained = await retain.enforce(batch, judged, deliver)
     new_id = retained.memory_ids.get(0)
     if new_id is not None and judged[0].verdict == "review":
         # Held (it conflicts with another memory): its approval is to replace the old version too.
         held = new_id
-        await state.ledger.write(lambda db: mark_replaces(db, held, old_id))
+        await retain.ledger.write(lambda db: mark_replaces(db, held, old_id))
     delivered = retained.delivered is not None and retained.delivered.status == 200
     if new_id is None or judged[0].verdict not in FORWARDED or not (delivered or retained.queued is not None):
         return Rewritten(retained, None)
@@ -71,6 +69,6 @@ async def _rewrite(state: AppState, batch: Batch, old_id: str, deliver: Delivery
     def supersede(db: Connection) -> None:
         move(db, batch.bank, [old_id], change)
 
-    await state.ledger.write(supersede)
-    await retire(state, batch.bank, old_id)
+    await retain.ledger.write(supersede)
+    await retain.review.retire(batch.bank, old_id)
     return Rewritten(retained, new_id)

@@ -5,15 +5,26 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from collections.abc import Coroutine
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from memwarden.backends.base import MemoryBackend, PassThrough
 from memwarden.db.audit import ACTOR
 from memwarden.db.database import Database
+from memwarden.governance.archive import Archiver
+from memwarden.governance.config_changes import ConfigChanges
+from memwarden.governance.curation import Curator
+from memwarden.governance.deletions import Deletions
+from memwarden.governance.erase import Eraser
 from memwarden.governance.keys import KeyRing, is_loopback
 from memwarden.governance.locks import BankGates, BankLocks
+from memwarden.governance.outbox import Outbox
+from memwarden.governance.plans import Plans
+from memwarden.governance.reports import Reports
+from memwarden.governance.retain import Retainer
+from memwarden.governance.retention import Retention
+from memwarden.governance.review import Review
 from memwarden.governance.turns import LastTurns
 from memwarden.metrics import Metrics
 from memwarden.policies.labels import TOPIC_ALIASES, LabelClassifier
@@ -26,7 +37,6 @@ from memwarden.settings import GovernanceSettings, LabelsSettings, Settings
 
 if TYPE_CHECKING:  # the self-hosted store (and its vector stack) is imported only when it serves
     from memwarden.backends.llm import ChatClient
-    from memwarden.governance.outbox import Outbox
     from memwarden.policies.learned import LearnedLayer
 
 
@@ -93,6 +103,11 @@ def build_pipeline(
 
 @dataclass
 class AppState:
+    """The app's composition: the shared pieces (settings, backend, ledger, policies, gates,
+    metrics …) and the governance services built from them once, each given only what it needs
+    (the :class:`Outbox` only when ``queue_writes``). A service never takes this object; a front
+    reads the services it calls from it."""
+
     settings: Settings
     backend: PassThrough  # raw pass-through and health
     memory: MemoryBackend  # governance's calls: Hindsight behind its retries, or the store called directly
@@ -101,18 +116,63 @@ class AppState:
     ledger: Database
     bank_locks: BankLocks = field(default_factory=BankLocks)  # config changes: one at a time per bank
     gates: BankGates = field(default_factory=BankGates)  # governed writes wait for a guarded change
-    seeded: set[str] = field(default_factory=set)  # banks whose missions were seeded (or are being)
-    seed_retry_at: dict[str, float] = field(default_factory=dict)  # bank → when seeding may be retried
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     label_space: LabelSpace | None = None  # the labels a client's tag filter must not see
-    outbox: Outbox | None = None  # in front of a backend: accepted writes waiting for it
     metrics: Metrics = field(default_factory=Metrics)
     chat: ChatClient | None = None  # the [llm] model, when configured (reflect; Mem0's fact extraction)
     turns: LastTurns = field(default_factory=LastTurns)  # each conversation's last question, a while
+    queue_writes: InitVar[bool] = False  # in front of a backend: accepted writes wait in the outbox
     keys: KeyRing = field(init=False)  # the API keys, in memory
+    # The governance services, composed in __post_init__:
+    review: Review = field(init=False)
+    outbox: Outbox | None = field(init=False)  # accepted writes waiting for the backend
+    retain: Retainer = field(init=False)
+    archiver: Archiver = field(init=False)
+    eraser: Eraser = field(init=False)
+    curator: Curator = field(init=False)
+    deletions: Deletions = field(init=False)
+    reports: Reports = field(init=False)
+    retention: Retention = field(init=False)
+    plans: Plans = field(init=False)
+    config: ConfigChanges = field(init=False)
 
-    def __post_init__(self) -> None:
-        server = self.settings.server
+    def __post_init__(self, queue_writes: bool) -> None:
+        settings, server = self.settings, self.settings.server
+        write_wait = settings.config_guard.write_wait
+        self.review = Review(self.ledger, self.memory)
+        self.outbox = (
+            Outbox(
+                self.ledger, self.memory, self.review, self.gates, self.metrics, settings.outbox, write_wait=write_wait
+            )
+            if queue_writes
+            else None
+        )
+        self.retain = Retainer(
+            self.ledger,
+            self.pipeline,
+            settings.governance,
+            self.gates,
+            write_wait,
+            self.review,
+            self.outbox,
+            self.metrics,
+            self.turns,
+        )
+        guard = settings.config_guard
+        self.archiver = Archiver(self.ledger, self.memory, self.bank_locks)
+        self.eraser = Eraser(self.ledger, self.memory, self.bank_locks)
+        self.curator = Curator(
+            self.ledger, self.memory, self.bank_locks, self.pipeline.labels, settings.governance.tag_separator
+        )
+        self.deletions = Deletions(self.ledger, self.memory, guard.inventory_page)
+        self.reports = Reports(self.ledger, self.memory, self.pipeline, settings.retention, self.outbox)
+        self.retention = Retention(
+            self.ledger, self.bank_locks, settings.retention, guard.restore_days, self.archiver, self.eraser
+        )
+        self.plans = Plans(self.ledger, self.bank_locks, settings.plans, self.archiver, self.review)
+        self.config = ConfigChanges(
+            self.ledger, self.memory, settings, self.bank_locks, self.gates, self.metrics, self.spawn
+        )
         self.keys = KeyRing(self.ledger, exposed=not is_loopback(server.host) and not server.allow_unauthenticated)
         if self.label_space is None:
             labels = self.pipeline.labels

@@ -26,8 +26,6 @@ from memwarden.backends.transport import BackendHTTP, HttpxRawSender, open_backe
 from memwarden.db.database import Database
 from memwarden.fronts.guard import OriginGuard
 from memwarden.fronts.middleware import RequestContextMiddleware
-from memwarden.governance import retention
-from memwarden.governance.outbox import Outbox
 from memwarden.governance.recovery import recover_outbox, settle_interrupted
 from memwarden.governance.state import AppState, build_pipeline
 from memwarden.metrics import Metrics
@@ -245,12 +243,12 @@ def create_app(
             ledger=opened,
             metrics=metrics,
             chat=chat,
+            queue_writes=local is None,
         )
         await state.keys.load()
-        if local is None:
-            state.outbox = Outbox(state)
+        if state.outbox is not None:
             # Deliveries a killed process was making: settled against the backend before serving.
-            found, sent, queued = await recover_outbox(state)
+            found, sent, queued = await recover_outbox(state.ledger, state.memory, state.outbox)
             if found or sent or queued:
                 log.warning("settled_interrupted_retains", delivered=found, redelivered=sent, queued=queued)
             await state.outbox.load()
@@ -259,7 +257,9 @@ def create_app(
             log.info("started", backend="local", embedder=local.embedder.name, data_dir=str(settings.data_dir))
         else:
             log.info("started", backend=backend.kind, url=backend.base_url)
-        job = asyncio.get_running_loop().create_task(retention.scheduled(state)) if settings.retention.enabled else None
+        job = (
+            asyncio.get_running_loop().create_task(state.retention.scheduled()) if settings.retention.enabled else None
+        )
         checkpoints = asyncio.get_running_loop().create_task(
             _checkpoint_timer(opened, settings.audit.checkpoint_interval)
         )

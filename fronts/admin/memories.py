@@ -32,11 +32,6 @@ from memwarden.fronts.admin.queries import LedgerListing
 from memwarden.fronts.errors import answer
 from memwarden.fronts.middleware import request_id_of
 from memwarden.fronts.query import QueryProblem, query_pairs, read_query
-from memwarden.governance.archive import (
-    archive,
-    restore,
-)
-from memwarden.governance.curation import feedback
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import masked
@@ -92,7 +87,7 @@ async def archive_memory(state: AppState, scope: Scope, receive: Receive, send: 
     reason = _masked(body.reason) or "archived by an operator"
 
     async def work() -> dict[str, Any]:
-        backend = await archive(state, bank, memory_id, reason=reason, request_id=request_id_of(scope))
+        backend = await state.archiver.archive(bank, memory_id, reason=reason, request_id=request_id_of(scope))
         return {"id": memory_id, "status": "archived", "backend": backend}
 
     await answer(send, work())
@@ -106,7 +101,7 @@ async def restore_memory(state: AppState, scope: Scope, receive: Receive, send: 
     reason = _masked(body.reason)
 
     async def work() -> dict[str, Any]:
-        backend = await restore(state, bank, memory_id, reason=reason, request_id=request_id_of(scope))
+        backend = await state.archiver.restore(bank, memory_id, reason=reason, request_id=request_id_of(scope))
         return {"id": memory_id, "status": "active", "backend": backend}
 
     await answer(send, work())
@@ -119,7 +114,9 @@ async def memory_feedback(state: AppState, scope: Scope, receive: Receive, send:
         return
     score, reason = body.score, _masked(body.reason)
     try:
-        nudged = await feedback(state, bank, memory_id, score=score, reason=reason, request_id=request_id_of(scope))
+        nudged = await state.curator.feedback(
+            bank, memory_id, score=score, reason=reason, request_id=request_id_of(scope)
+        )
     except Refused as exc:
         await send_json(send, exc.status, {"detail": exc.detail})
         return

@@ -24,12 +24,6 @@ from memwarden.db.plans import (
     list_plans,
 )
 from memwarden.fronts.middleware import request_id_of
-from memwarden.governance.plans import (
-    apply_plan,
-    create_plan,
-    show,
-)
-from memwarden.governance.reports import cleanup_candidates
 from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import masked
 from memwarden.wire.asgi import read_object, send_json
@@ -58,7 +52,7 @@ async def plans_route(state: AppState, scope: Scope, receive: Receive, send: Sen
     reason = masked(reason) if reason is not None else None  # stored and audited: no secret in clear
     operations = payload.get("operations")
     if payload.get("from") == "cleanup":
-        report = await cleanup_candidates(state, bank)
+        report = await state.reports.cleanup_candidates(bank)
         operations = [{"op": "archive", "memory_id": c["id"]} for c in report["candidates"] if c["plannable"]]
         if not operations:
             await send_json(send, 422, {"detail": ["the cleanup report has nothing to plan"]})
@@ -69,13 +63,13 @@ async def plans_route(state: AppState, scope: Scope, receive: Receive, send: Sen
             send, 422, {"detail": [{"type": "literal_error", "loc": ["body", "from"], "msg": "only 'cleanup'"}]}
         )
         return
-    status, body = await create_plan(state, bank, operations, reason=reason, request_id=request_id_of(scope))
+    status, body = await state.plans.create_plan(bank, operations, reason=reason, request_id=request_id_of(scope))
     await send_json(send, status, body)
 
 
 async def plan_route(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank, plan_id = scope["path_params"]["bank_id"], scope["path_params"]["plan_id"]
-    plan = await show(state, bank, plan_id)
+    plan = await state.plans.show(bank, plan_id)
     if plan is None:
         await send_json(send, 404, {"detail": f"no plan {plan_id} in bank '{bank}'"})
         return
@@ -87,5 +81,5 @@ async def apply_route(state: AppState, scope: Scope, receive: Receive, send: Sen
     payload = await read_object(scope, receive, send)
     if payload is None:
         return
-    status, body = await apply_plan(state, bank, plan_id, payload.get("phrase"), request_id=request_id_of(scope))
+    status, body = await state.plans.apply_plan(bank, plan_id, payload.get("phrase"), request_id=request_id_of(scope))
     await send_json(send, status, body)

@@ -19,13 +19,12 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.fronts.admin.queries import HealthQuery
 from memwarden.fronts.query import QueryProblem, query_params, read_query
-from memwarden.governance.reports import cleanup_candidates, health
 from memwarden.governance.state import AppState
 from memwarden.wire.asgi import send_json
 
 
 async def cleanup_route(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    await send_json(send, 200, await cleanup_candidates(state, scope["path_params"]["bank_id"]))
+    await send_json(send, 200, await state.reports.cleanup_candidates(scope["path_params"]["bank_id"]))
 
 
 async def health_route(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
@@ -34,4 +33,4 @@ async def health_route(state: AppState, scope: Scope, receive: Receive, send: Se
     except QueryProblem as exc:
         await send_json(send, 422, exc.detail())
         return
-    await send_json(send, 200, await health(state, scope["path_params"]["bank_id"], days))
+    await send_json(send, 200, await state.reports.health(scope["path_params"]["bank_id"], days))

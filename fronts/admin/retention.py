@@ -19,7 +19,6 @@ from starlette.types import Receive, Scope, Send
 from memwarden.fronts.admin.queries import RetentionQuery
 from memwarden.fronts.middleware import request_id_of
 from memwarden.fronts.query import QueryProblem, query_params, read_query
-from memwarden.governance.retention import run
 from memwarden.governance.state import AppState
 from memwarden.wire.asgi import send_json
 
@@ -31,5 +30,5 @@ async def run_retention(state: AppState, scope: Scope, receive: Receive, send: S
     except QueryProblem as exc:
         await send_json(send, 422, exc.detail())
         return
-    result = await run(state, dry_run=query.dry_run, bank=query.bank, request_id=request_id_of(scope))
+    result = await state.retention.run(dry_run=query.dry_run, bank=query.bank, request_id=request_id_of(scope))
     await send_json(send, 200, result)

@@ -22,7 +22,6 @@ from memwarden.fronts.admin.queries import Page
 from memwarden.fronts.errors import answer
 from memwarden.fronts.middleware import request_id_of
 from memwarden.fronts.query import QueryProblem, query_params, read_query
-from memwarden.governance.review import approve, reject
 from memwarden.governance.state import AppState
 from memwarden.wire.asgi import send_json
 
@@ -45,9 +44,9 @@ async def list_review(state: AppState, scope: Scope, receive: Receive, send: Sen
 
 async def approve_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
-    await answer(send, approve(state, bank, memory_id, request_id=request_id_of(scope)))
+    await answer(send, state.review.approve(bank, memory_id, request_id=request_id_of(scope)))
 
 
 async def reject_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
-    await answer(send, reject(state, bank, memory_id, request_id=request_id_of(scope)))
+    await answer(send, state.review.reject(bank, memory_id, request_id=request_id_of(scope)))

@@ -34,15 +34,11 @@ from memwarden.fronts.query import query_params
 from memwarden.governance.config_changes import (
     ChangeFailed,
     Repair,
-    change_config,
-    governed,
-    verify_and_repair,
 )
 from memwarden.governance.config_guard import (
     set_outcome,
     take_snapshot,
 )
-from memwarden.governance.deletions import finished, forget_kept_out, unledgered
 from memwarden.governance.state import AppState
 from memwarden.policies.bank_config import (
     ConfigInputError,
@@ -117,7 +113,7 @@ async def snapshot_or_fail(
 async def bank_config(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank: str = scope["path_params"]["bank_id"]
     method = scope["method"]
-    if method == "GET" or not governed(state, bank):
+    if method == "GET" or not state.config.governed(bank):
         await forward(state.backend, scope, receive, send, retries=state.read_retries if method == "GET" else 0)
         return
     try:
@@ -166,8 +162,8 @@ async def guarded_change(
     answered: the backend's answer with the snapshot's id, or why the change was refused, failed
     or rolled back."""
     try:
-        changed = await change_config(
-            state, bank, reason=reason, updates=updates, request_id=request_id_of(scope), replace=replace or ()
+        changed = await state.config.change_config(
+            bank, reason=reason, updates=updates, request_id=request_id_of(scope), replace=replace or ()
         )
     except ConfigInputError as exc:
         await send_json(send, exc.status, {"detail": exc.detail})
@@ -288,7 +284,7 @@ async def _kept_out(state: AppState, scope: Scope, send: Send, bank: str, docume
     """A document whose content governance kept out (noise, held for review) is deleted as the
     client asked: answered as Hindsight answers a delete that found nothing left to remove."""
     try:
-        if not await forget_kept_out(state, bank, document_id, request_id_of(scope)):
+        if not await state.deletions.forget_kept_out(bank, document_id, request_id_of(scope)):
             return False
     except BackendError as exc:
         await backend_failed(send, scope, exc, "asking whether it holds the document (nothing was deleted)")
@@ -302,7 +298,7 @@ async def _kept_out(state: AppState, scope: Scope, send: Send, bank: str, docume
 async def destructive(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     """``DELETE`` a bank, its memories, or one document."""
     bank: str = scope["path_params"]["bank_id"]
-    if not governed(state, bank):
+    if not state.config.governed(bank):
         await forward(state.backend, scope, receive, send, retries=0)
         return
     document_id: str | None = scope["path_params"].get("document_id")
@@ -341,15 +337,14 @@ async def destructive(state: AppState, scope: Scope, receive: Receive, send: Sen
         if snap is None:
             return
         try:  # what the ledger could not re-create, read while the backend still holds it
-            kept = await unledgered(state, snap, reason=reason, document_id=document_id, kind=kind)
+            kept = await state.deletions.unledgered(snap, reason=reason, document_id=document_id, kind=kind)
         except BackendError as exc:
             await set_outcome(state.ledger, snap, "failed", {"error": f"{type(exc).__name__}: {exc}"})
             await backend_failed(send, scope, exc, "reading what the delete removes (nothing was deleted)")
             return
 
         async def record(status: int) -> None:
-            await finished(
-                state,
+            await state.deletions.finished(
                 snap,
                 status=status,
                 reason=reason,
@@ -371,7 +366,7 @@ async def destructive(state: AppState, scope: Scope, receive: Receive, send: Sen
 async def bank_profile(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     """Bank create/update carries a flat subset of config fields: snapshotted and verified."""
     bank: str = scope["path_params"]["bank_id"]
-    if not governed(state, bank):
+    if not state.config.governed(bank):
         await forward(state.backend, scope, receive, send, retries=0)
         return
     try:
@@ -434,7 +429,7 @@ async def _verify_profile_change(state: AppState, snap: Snapshot, request_id: st
     """The background half of a bank profile change: ``lock`` (the bank's, taken by the request)
     is released here, with the change's gate."""
     try:
-        repair = await verify_and_repair(state, snap, request_id)
+        repair = await state.config.verify_and_repair(snap, request_id)
     finally:
         await state.gates.end_change(snap.bank)
         lock.release()

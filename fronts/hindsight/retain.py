@@ -28,10 +28,9 @@ from memwarden.fronts.errors import refused_for_secrets, send_service_error
 from memwarden.fronts.hindsight.passthrough import forward, request_headers
 from memwarden.fronts.middleware import request_id_of
 from memwarden.fronts.query import query_pairs
-from memwarden.governance.config_changes import seed_in_background
 from memwarden.governance.delivery import delivery_for
 from memwarden.governance.errors import ServiceError
-from memwarden.governance.retain import Batch, Retained, judge, shadowed, write
+from memwarden.governance.retain import Batch, Retained
 from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import (
     AttachmentTextTooLong,
@@ -135,15 +134,14 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         return
     raw_body, request, batch = parsed
     if not dry_run:
-        seed_in_background(state, bank)
-    judgements = await judge(state, batch)
+        state.config.seed_in_background(bank)
+    judgements = await state.retain.judge(batch)
     if dry_run:
         await _respond(send, bank, request.is_async, Retained(judgements), mode, None, dry_run=True, verbose=True)
         return
     try:
         if mode == "shadow":
-            await shadowed(
-                state,
+            await state.retain.shadowed(
                 batch,
                 judgements,
                 lambda: forward(state.backend, scope, replay(raw_body, receive), send, retries=0),
@@ -154,7 +152,7 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
         deliver = delivery_for(
             state.memory, state.backend, bank, wait=not request.is_async, target=target, headers=headers
         )
-        retained = await write(state, batch, judgements, deliver)
+        retained = await state.retain.write(batch, judgements, deliver)
     except ServiceError as exc:  # busy, queue full: nothing was recorded, nothing delivered
         await send_service_error(send, exc)
         return

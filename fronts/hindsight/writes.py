@@ -28,7 +28,6 @@ from starlette.types import Receive, Scope, Send
 from memwarden.fronts.errors import refused_for_secrets
 from memwarden.fronts.hindsight.passthrough import forward
 from memwarden.fronts.middleware import request_id_of
-from memwarden.governance.curation import document_retagged, document_tags, fact_curated
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
 from memwarden.wire.asgi import (
@@ -179,8 +178,7 @@ async def curate_memory(state: AppState, scope: Scope, receive: Receive, send: S
     try:
         if moved and isinstance(status, int) and 200 <= status < 300:
             reason = payload.get("reason")
-            await fact_curated(
-                state,
+            await state.curator.fact_curated(
                 bank,
                 scope["path_params"]["memory_id"],
                 reason=reason[:500] if isinstance(reason, str) else None,
@@ -223,7 +221,7 @@ async def document_patch(state: AppState, scope: Scope, receive: Receive, send: 
         await send_json(send, 422, {"detail": detail})
         return
     try:
-        canonical, labels = document_tags(state, tags)
+        canonical, labels = state.curator.document_tags(tags)
     except Refused as exc:
         await send_json(send, exc.status, {"detail": exc.detail})
         return
@@ -234,6 +232,6 @@ async def document_patch(state: AppState, scope: Scope, receive: Receive, send: 
     status = scope.get("state", {}).get("backend_status")
     try:
         if isinstance(status, int) and 200 <= status < 300:  # the ledger follows only what the backend did
-            await document_retagged(state, bank, document_id, canonical, labels, request_id_of(scope))
+            await state.curator.document_retagged(bank, document_id, canonical, labels, request_id_of(scope))
     finally:
         await release()

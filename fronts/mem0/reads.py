@@ -76,7 +76,7 @@ async def search(call: Call, query: str, node: Node, *, top_k: int, threshold: f
     found = field_secrets({"query": query})  # as recall: the backend would log it and embed it
     try:
         route = str(call.scope.get("state", {}).get("route", "mem0"))
-        await refuse_secrets(state, call.bank, found, route=route, request_id=call.request_id)
+        await refuse_secrets(state.ledger, call.bank, found, route=route, request_id=call.request_id)
     except SecretInFields:
         raise Mem0Error(422, "the query holds what looks like a secret; it is not sent on") from None
     sets = tag_sets(node, state.settings.governance.tag_separator)

@@ -40,14 +40,11 @@ from memwarden.fronts.mem0.models import (
 )
 from memwarden.fronts.mem0.shapes import entities as entities_in
 from memwarden.fronts.mem0.shapes import item_of, mem0_id
-from memwarden.governance.archive import archive
-from memwarden.governance.config_changes import seed_in_background
 from memwarden.governance.delivery import Neutral
-from memwarden.governance.erase import erase
 from memwarden.governance.errors import ServiceError
 from memwarden.governance.extract import extract_facts
 from memwarden.governance.refusals import SecretInFields, refuse_secrets
-from memwarden.governance.retain import Batch, Retained, judge, write
+from memwarden.governance.retain import Batch, Retained
 from memwarden.governance.rewrite import rewrite
 from memwarden.policies.field_secrets import field_secrets
 from memwarden.policies.judgement import Judgement
@@ -73,7 +70,7 @@ async def _secrets(payload: Mapping[str, Any], call: Call) -> None:
 
     found = field_secrets(payload, skip=message_text)
     try:
-        await refuse_secrets(call.state, call.bank, found, route=_route(call), request_id=call.request_id)
+        await refuse_secrets(call.state.ledger, call.bank, found, route=_route(call), request_id=call.request_id)
     except SecretInFields as exc:
         raise Mem0Error(call.invalid, exc.detail) from None
 
@@ -176,9 +173,9 @@ async def add(call: Call, payload: Any, *, kind: str = "add") -> Added:
     if not items:  # nothing to judge (system messages only, no facts found): an event all the same
         await state.ledger.write(lambda db: also(db, {}))
         return added
-    seed_in_background(state, call.bank)
-    judgements.extend(await judge(state, batch))
-    retained = await write(state, batch, judgements, Neutral(state.memory, call.bank))
+    state.config.seed_in_background(call.bank)
+    judgements.extend(await state.retain.judge(batch))
+    retained = await state.retain.write(batch, judgements, Neutral(state.memory, call.bank))
     added.judgements, added.results = judgements, summaries
     _raise_for_delivery(retained)
     return added
@@ -256,7 +253,7 @@ async def _rewrite(call: Call, old: LedgerMemory, text: str | None, metadata: di
         source="mem0",
         scope=_same_entities(entities_in(item["tags"])),
     )
-    done = await rewrite(state, batch, old.id, Neutral(state.memory, call.bank))
+    done = await rewrite(state.retain, batch, old.id, Neutral(state.memory, call.bank))
     _raise_for_delivery(done.retained)
     if done.new_id is None:
         j = done.retained.judgements[0]
@@ -278,8 +275,7 @@ async def delete(call: Call, memory_id: str) -> None:
         row = await _live(call, memory_id)
         if state.settings.mem0.hard_delete:
             versions = await state.ledger.read(lambda db: rows.rows_of(db, call.bank, memory_id))
-            await erase(
-                state,
+            await state.eraser.erase(
                 call.bank,
                 versions,
                 reason="deleted by a Mem0 client",
@@ -287,8 +283,7 @@ async def delete(call: Call, memory_id: str) -> None:
                 locked=True,
             )
         else:
-            await archive(
-                state,
+            await state.archiver.archive(
                 call.bank,
                 row.id,
                 reason="deleted by a Mem0 client",
@@ -311,8 +306,7 @@ async def erase_entities(call: Call, entities: Mapping[str, str], *, missing_ok:
         found = await call.state.ledger.read(lambda db: rows.rows_with_tags(db, call.bank, sets))
         if not found and not missing_ok:
             raise Mem0Error(404, "Entity not found")
-        return await erase(
-            call.state,
+        return await call.state.eraser.erase(
             call.bank,
             found,
             reason="deleted by a Mem0 client (delete_all)",

@@ -12,7 +12,6 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -26,6 +25,7 @@ from memwarden.db.database import Database
 from memwarden.governance.errors import Refused
 from memwarden.governance.locks import BankGates
 from memwarden.governance.outbox import Outbox, OutboxFull
+from memwarden.governance.review import Review
 from memwarden.metrics import Metrics
 from memwarden.settings import OutboxSettings
 from tests.conftest import asgi_warden, make_settings
@@ -58,17 +58,16 @@ async def ledger(tmp_path: Path) -> AsyncIterator[Database]:
 
 
 def make_outbox(ledger: Database, backend: Backend, **settings: Any) -> Outbox:
-    state = SimpleNamespace(
-        settings=SimpleNamespace(
-            outbox=OutboxSettings(**{"retry_initial": 0.05, "retry_max": 0.2, **settings}),
-            config_guard=SimpleNamespace(write_wait=5.0),
-        ),
-        ledger=ledger,
-        memory=backend,
-        gates=BankGates(),
-        metrics=Metrics(),
+    memory: Any = backend  # only its retain is called
+    return Outbox(
+        ledger,
+        memory,
+        Review(ledger, memory),
+        BankGates(),
+        Metrics(),
+        OutboxSettings(**{"retry_initial": 0.05, "retry_max": 0.2, **settings}),
+        write_wait=5.0,
     )
-    return Outbox(state)  # type: ignore[arg-type]
 
 
 def add_entry(db: Any, bank: str, text: str, state: str = "queued") -> rows.Entry:

@@ -150,3 +150,21 @@ def test_no_row_above_db() -> None:
             assert not names & (returning | {"Row"}), (
                 f"{path.relative_to(REPO)}: {sorted(names & (returning | {'Row'}))}"
             )
+
+
+def test_governance_services_say_what_they_need() -> None:
+    """Each governance service is given the pieces it uses (ledger, backend, settings, locks …)
+    when the app is composed: none reaches for the app's whole state (``governance/state.py``,
+    the composition, is the one module that knows them all)."""
+    seen = 0
+    for path in sorted((REPO / "governance").glob("*.py")):
+        if path.name == "state.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = set(_imported(tree))
+        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+        assert "memwarden.governance.state" not in imported, f"{path.relative_to(REPO)} imports the app's state"
+        assert "AppState" not in names, f"{path.relative_to(REPO)} names AppState"
+        seen += path.name in ("retain.py", "outbox.py", "plans.py")
+    assert seen == 3  # the scan reads the services

@@ -9,19 +9,19 @@ import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
-from typing import cast
+from typing import Any, cast
 
 import httpx
 import pytest
 from hindsight_client import Hindsight
 
-from memwarden.governance.retain import Batch, enforce, follow_turns
-from memwarden.governance.state import AppState
+from memwarden.governance.locks import BankGates
+from memwarden.governance.retain import Batch, Retainer
 from memwarden.governance.turns import LastTurns
 from memwarden.policies.facts_answer import answers, fact_question
 from memwarden.policies.pipeline import Pipeline
 from memwarden.policies.quality import QualityFilter, prepare
+from memwarden.settings import GovernanceSettings
 from tests import mem0_rig
 from tests.conftest import running_warden
 from tests.inprocess.test_retain import make_warden
@@ -245,13 +245,19 @@ def _one_turn(text: str) -> Batch:
     )
 
 
+def _retainer(ledger: Any) -> Retainer:
+    """The retain service with its conversations' last turns, over ``ledger`` (no backend, no outbox)."""
+    governance = GovernanceSettings()  # type: ignore[call-arg]
+    return Retainer(ledger, Pipeline(), governance, BankGates(), 0.0, review=cast(Any, None), turns=LastTurns())
+
+
 def test_a_question_that_held_a_secret_is_remembered_masked() -> None:
     key = "sk-proj-a8F3kLmN0pQrStUvWxYz1234567890abcd"
     question = f"Who owns the key {key}?"
     batch = _one_turn(question)
-    state = SimpleNamespace(turns=LastTurns())
-    follow_turns(cast(AppState, state), batch, [Pipeline().judge(0, question)])
-    remembered = state.turns.question(("b", ""))
+    retainer = _retainer(ledger=None)
+    retainer.follow_turns(batch, [Pipeline().judge(0, question)])
+    remembered = retainer.turns.question(("b", ""))
     assert remembered is not None
     assert remembered.startswith("Who owns the key")
     assert key not in remembered
@@ -267,14 +273,14 @@ async def test_a_turn_that_was_not_recorded_is_not_remembered() -> None:
 
     question = "how old is your son?"
     batch = _one_turn(question)
-    state = SimpleNamespace(turns=LastTurns(), outbox=None, ledger=FullDisk())
+    retainer = _retainer(ledger=FullDisk())
 
     async def deliver(_: object, __: object) -> None:
         raise AssertionError("nothing is delivered that was not recorded")
 
     with pytest.raises(OSError, match="no space"):
-        await enforce(cast(AppState, state), batch, [Pipeline().judge(0, question)], deliver)  # type: ignore[arg-type]
-    assert state.turns.question(("b", "")) is None
+        await retainer.enforce(batch, [Pipeline().judge(0, question)], deliver)  # type: ignore[arg-type]
+    assert retainer.turns.question(("b", "")) is None
 
 
 @pytest.mark.anyio

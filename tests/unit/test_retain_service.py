@@ -17,10 +17,13 @@ from memwarden.db.database import Database
 from memwarden.governance.deliveries import OutboxFull
 from memwarden.governance.delivery import Neutral
 from memwarden.governance.errors import Busy, QueueFull, ServiceError
-from memwarden.governance.retain import Batch, judge, write
+from memwarden.governance.locks import BankGates
+from memwarden.governance.outbox import Outbox
+from memwarden.governance.retain import Batch, Retainer
+from memwarden.governance.review import Review
 from memwarden.governance.rewrite import rewrite
-from memwarden.governance.state import AppState, build_pipeline
-from memwarden.settings import load_settings
+from memwarden.governance.state import build_pipeline
+from memwarden.settings import GovernanceSettings, OutboxSettings
 
 pytestmark = pytest.mark.anyio
 
@@ -49,18 +52,17 @@ class FakeBackend:
 
 
 @pytest.fixture
-def state(tmp_path: Path) -> Iterator[AppState]:
-    settings = load_settings(environ={}, overrides={"data_dir": str(tmp_path), "config_guard": {"write_wait": 0.05}})
-    fake = FakeBackend()
+def fake() -> FakeBackend:
+    return FakeBackend()
+
+
+@pytest.fixture
+def retainer(tmp_path: Path, fake: FakeBackend) -> Iterator[Retainer]:
+    """The retain service composed as the app composes it, from only what it needs."""
+    governance = GovernanceSettings()  # type: ignore[call-arg]
     ledger = Database.open(tmp_path)
-    yield AppState(
-        settings=settings,
-        backend=fake,  # type: ignore[arg-type]  # never used: no raw delivery here
-        memory=fake,  # type: ignore[arg-type]
-        read_retries=0,
-        pipeline=build_pipeline(settings.governance),
-        ledger=ledger,
-    )
+    memory: Any = fake
+    yield Retainer(ledger, build_pipeline(governance), governance, BankGates(), 0.05, Review(ledger, memory))
     ledger.close()
 
 
@@ -76,17 +78,16 @@ def batch(*texts: str, bank: str = "b") -> Batch:
     )
 
 
-async def statuses(state: AppState) -> list[tuple[str, str]]:
-    rows = await state.ledger.read(lambda db: db.execute("SELECT content, status FROM memories ORDER BY content"))
+async def statuses(retainer: Retainer) -> list[tuple[str, str]]:
+    rows = await retainer.ledger.read(lambda db: db.execute("SELECT content, status FROM memories ORDER BY content"))
     return [(r["content"], r["status"]) for r in rows]
 
 
-async def test_a_batch_is_judged_delivered_neutrally_and_settled(state: AppState) -> None:
-    fake: Any = state.memory
+async def test_a_batch_is_judged_delivered_neutrally_and_settled(retainer: Retainer, fake: FakeBackend) -> None:
     b = batch("Bob is allergic to peanuts.", "ok thanks!")
-    judgements = await judge(state, b)
+    judgements = await retainer.judge(b)
     assert [j.verdict for j in judgements] == ["store", "reject"]
-    retained = await write(state, b, judgements, Neutral(state.memory, "b", wait=False))
+    retained = await retainer.write(b, judgements, Neutral(fake, "b", wait=False))
     assert retained.delivered is not None
     assert retained.delivered.status == 200
     assert retained.delivered.receipt == Receipt(items=1)
@@ -94,72 +95,107 @@ async def test_a_batch_is_judged_delivered_neutrally_and_settled(state: AppState
     assert (bank, wait) == ("b", False)
     assert [i.content for i in items] == ["Bob is allergic to peanuts."]
     assert any(t.startswith("topic") for t in items[0].tags)  # labelled on the way
-    assert await statuses(state) == [("Bob is allergic to peanuts.", "active")]  # a rejected item: audited, no row
+    assert await statuses(retainer) == [("Bob is allergic to peanuts.", "active")]  # a rejected item: audited, no row
     assert list(retained.memory_ids) == [0]
 
 
-async def test_a_refusal_comes_back_as_the_backends_answer_and_the_rows_fail(state: AppState) -> None:
-    fake: Any = state.memory
+async def test_a_refusal_comes_back_as_the_backends_answer_and_the_rows_fail(
+    retainer: Retainer, fake: FakeBackend
+) -> None:
     fake.fail = BackendRejected(400, {"detail": "no"})
     b = batch("Alice works at the Lisbon office.")
-    retained = await write(state, b, await judge(state, b), Neutral(state.memory, "b"))
+    retained = await retainer.write(b, await retainer.judge(b), Neutral(fake, "b"))
     assert retained.delivered is not None
     assert (retained.delivered.status, retained.delivered.body) == (400, b'{"detail":"no"}')
-    assert await statuses(state) == [("Alice works at the Lisbon office.", "failed")]
+    assert await statuses(retainer) == [("Alice works at the Lisbon office.", "failed")]
 
 
-async def test_an_unreachable_store_is_said_and_the_rows_fail(state: AppState) -> None:
-    fake: Any = state.memory
+async def test_an_unreachable_store_is_said_and_the_rows_fail(retainer: Retainer, fake: FakeBackend) -> None:
     fake.fail = BackendUnavailable("connection refused")
     b = batch("Alice works at the Lisbon office.")
-    retained = await write(state, b, await judge(state, b), Neutral(state.memory, "b"))
+    retained = await retainer.write(b, await retainer.judge(b), Neutral(fake, "b"))
     assert retained.unreachable == "connection refused"
-    assert await statuses(state) == [("Alice works at the Lisbon office.", "failed")]
+    assert await statuses(retainer) == [("Alice works at the Lisbon office.", "failed")]
 
 
-async def test_a_bank_held_by_a_guarded_change_is_busy_and_nothing_is_written(state: AppState) -> None:
-    fake: Any = state.memory
+async def test_a_bank_held_by_a_guarded_change_is_busy_and_nothing_is_written(
+    retainer: Retainer, fake: FakeBackend
+) -> None:
     b = batch("Alice works at the Lisbon office.")
-    judgements = await judge(state, b)
-    async with state.gates.changing("b"):
+    judgements = await retainer.judge(b)
+    async with retainer.gates.changing("b"):
         with pytest.raises(Busy) as caught:
-            await write(state, b, judgements, Neutral(state.memory, "b"))
+            await retainer.write(b, judgements, Neutral(fake, "b"))
         with pytest.raises(Busy):
-            await rewrite(state, b, "mw-old", Neutral(state.memory, "b"))
+            await rewrite(retainer, b, "mw-old", Neutral(fake, "b"))
         other = batch("Carol lives in Porto.", bank="other")  # another bank is not held
-        await write(state, other, await judge(state, other), Neutral(state.memory, "other"))
+        await retainer.write(other, await retainer.judge(other), Neutral(fake, "other"))
     assert (caught.value.status, caught.value.retry_after) == (503, 5)
     assert caught.value.detail.endswith("nothing was written, retry shortly")
     assert [bank for bank, _, _ in fake.retained] == ["other"]
-    assert await statuses(state) == [("Carol lives in Porto.", "active")]
+    assert await statuses(retainer) == [("Carol lives in Porto.", "active")]
 
 
-async def test_a_full_outbox_is_a_queue_full_refusal_and_nothing_is_written(state: AppState) -> None:
+async def test_a_full_outbox_is_a_queue_full_refusal_and_nothing_is_written(
+    retainer: Retainer, fake: FakeBackend
+) -> None:
     class Full:
         def check_room(self, bank: str) -> None:
             raise OutboxFull(f"the delivery outbox is full for bank '{bank}'")
 
-    state.outbox = Full()  # type: ignore[assignment]
+    retainer.outbox = Full()  # type: ignore[assignment]
     b = batch("Alice works at the Lisbon office.")
     with pytest.raises(QueueFull) as caught:
-        await write(state, b, await judge(state, b), Neutral(state.memory, "b"))
+        await retainer.write(b, await retainer.judge(b), Neutral(fake, "b"))
     assert isinstance(caught.value, ServiceError)
     assert (caught.value.status, caught.value.retry_after) == (503, 30)
     assert caught.value.detail.endswith("nothing was written, retry later")
-    assert await statuses(state) == []
+    assert await statuses(retainer) == []
 
 
-async def test_writes_to_one_bank_wait_for_a_change_then_go(state: AppState) -> None:
-    guard = state.settings.config_guard.model_copy(update={"write_wait": 5.0})
-    state.settings = state.settings.model_copy(update={"config_guard": guard})
-    fake: Any = state.memory
+async def test_writes_to_one_bank_wait_for_a_change_then_go(retainer: Retainer, fake: FakeBackend) -> None:
+    retainer.write_wait = 5.0
     b = batch("Alice works at the Lisbon office.")
-    judgements = await judge(state, b)
-    await state.gates.begin_change("b")
-    pending = asyncio.create_task(write(state, b, judgements, Neutral(state.memory, "b")))
+    judgements = await retainer.judge(b)
+    await retainer.gates.begin_change("b")
+    pending = asyncio.create_task(retainer.write(b, judgements, Neutral(fake, "b")))
     await asyncio.sleep(0.05)
     assert fake.retained == []  # it waits while the change holds the bank
-    await state.gates.end_change("b")
+    await retainer.gates.end_change("b")
     retained = await pending
     assert retained.delivered is not None
     assert len(fake.retained) == 1
+
+
+async def test_behind_a_backend_an_unreachable_delivery_waits_in_the_outbox_then_lands(
+    retainer: Retainer, fake: FakeBackend
+) -> None:
+    memory: Any = fake
+    outbox = Outbox(
+        retainer.ledger,
+        memory,
+        retainer.review,
+        retainer.gates,
+        retainer.metrics,
+        OutboxSettings(retry_initial=0.01, retry_max=0.05),  # type: ignore[call-arg]
+        write_wait=0.05,
+    )
+    retainer.outbox = outbox
+    fake.fail = BackendUnavailable("connection refused")
+    b = batch("Alice works at the Lisbon office.")
+    retained = await retainer.write(b, await retainer.judge(b), Neutral(memory, "b"))
+    assert retained.delivered is None
+    assert retained.queued is not None  # the client is told: accepted, delivered later
+    assert await statuses(retainer) == [("Alice works at the Lisbon office.", "pending")]
+    fake.fail = None
+    outbox.start()
+    try:
+        for _ in range(500):  # the worker's first retry is 10 ms away
+            if await statuses(retainer) == [("Alice works at the Lisbon office.", "active")]:
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        await outbox.stop(grace=1.0)
+    assert await statuses(retainer) == [("Alice works at the Lisbon office.", "active")]
+    [(bank, items, wait)] = fake.retained
+    assert (bank, [i.content for i in items], wait) == ("b", ["Alice works at the Lisbon office."], False)
