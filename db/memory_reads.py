@@ -91,11 +91,6 @@ def memory_account(db: sqlite3.Connection, bank: str, memory_id: str) -> dict[st
     return view
 
 
-def memory_row(db: sqlite3.Connection, bank: str, memory_id: str) -> LedgerMemory | None:
-    """One memory of ``bank``; None: unknown there."""
-    return row_by_id(db, memory_id, bank=bank)
-
-
 def row_by_id(db: sqlite3.Connection, memory_id: str, *, bank: str | None = None) -> LedgerMemory | None:
     """One memory (of ``bank``, when given); None: unknown."""
     select = f"SELECT {MEMORY_RECORD} FROM memories WHERE id = ?"  # noqa: S608

@@ -77,11 +77,6 @@ def target_state(memory: LedgerMemory) -> dict[str, Any]:
     return {"status": memory.status, "content_hash": memory.content_hash, "updated_at": memory.updated_at}
 
 
-def plan_target(db: sqlite3.Connection, bank: str, memory_id: str) -> LedgerMemory | None:
-    """A memory a plan would operate on (its status, content and :func:`target_state`)."""
-    return row_by_id(db, memory_id, bank=bank)
-
-
 def current_target_state(db: sqlite3.Connection, memory_id: str) -> dict[str, Any] | None:
     """The :func:`target_state` of a memory now (None: it is gone)."""
     memory = row_by_id(db, memory_id)

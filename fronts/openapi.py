@@ -27,7 +27,7 @@ from importlib import resources
 from starlette.types import Receive, Scope, Send
 
 from memwarden import __version__
-from memwarden.fronts.admin.openapi import PLAN_OP, warden_paths
+from memwarden.fronts.admin.openapi import warden_paths
 from memwarden.fronts.openapi_paths import (
     AUTH_ERRORS,
     CONFIRM,
@@ -58,30 +58,6 @@ SCHEMAS: dict[str, Json] = {
             "backend": OBJECT,
             "outbox": {"type": ["object", "null"]},
         },
-    },
-    "WardenKeyRequest": {
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": "What the key is for"},
-            **{level: {"type": "array", "items": {"type": "string"}} for level in ("read", "write", "admin")},
-            "expires_in_days": {"type": "number", "exclusiveMinimum": 0},
-        },
-        "required": ["name"],
-        "additionalProperties": False,
-    },
-    "WardenPlanRequest": {
-        "anyOf": [
-            {
-                "type": "object",
-                "properties": {"operations": {"type": "array", "items": PLAN_OP}, "reason": {"type": "string"}},
-                "required": ["operations"],
-            },
-            {
-                "type": "object",
-                "properties": {"from": {"const": "cleanup"}, "reason": {"type": "string"}},
-                "required": ["from"],
-            },
-        ]
     },
 }
 

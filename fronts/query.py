@@ -148,10 +148,11 @@ class CommaSeparated:
 
 class QueryModel(BaseModel):
     """A route's query parameters, declared with their types, bounds, choices, defaults and
-    descriptions. Fields are ``int`` with ``ge``/``le`` (read by :func:`bounded_int`), ``bool``
+    descriptions. Fields are ``int`` with ``ge``/``le`` (read by :func:`bounded_int`; one whose
+    default is None may be left blank), ``bool``
     (``true``/``false``, ``1``/``0``, ``yes``/``no``; anything else refused — a mistyped
-    ``preview`` is no order to act), ``str | None`` (a blank value is no value; ``max_length``
-    checked), ``str | None`` with :class:`Choices`, or
+    ``preview`` is no order to act), ``str | None`` (a blank value is no value — unless it has a
+    ``min_length``, which refuses it; ``max_length`` checked), ``str | None`` with :class:`Choices`, or
     ``tuple[str, ...]`` (repeated, with :class:`CommaSeparated` also comma-separated; blanks dropped;
     with :class:`Choices` each value checked)."""
 
@@ -198,6 +199,9 @@ def _checked(name: str, info: FieldInfo, value: str) -> str:
     longest = _bound(info, annotated_types.MaxLen, "max_length")
     if longest is not None and len(value) > longest:
         raise QueryProblem(name, f"{name} must be at most {longest} characters", value)
+    shortest = _bound(info, annotated_types.MinLen, "min_length")
+    if shortest is not None and len(value) < shortest:
+        raise QueryProblem(name, f"{name} must be at least {shortest} characters", value)
     return value
 
 
@@ -222,9 +226,13 @@ def read_query(query: QueryParams, model: type[Q]) -> Q:
                 raise QueryProblem(name, f"{name} must be true or false", raw)
             values[name] = raw.lower() in TRUE
         elif _is_int(info):
+            if not raw and info.default is None:  # an optional count left blank: none given
+                continue
             low, high = _int_bounds(name, info)
             values[name] = bounded_int(query, name, None, low, high)
-        elif raw:  # a blank string parameter is no filter
+        elif raw or _bound(info, annotated_types.MinLen, "min_length"):
+            # A blank string parameter is no filter — but where a value has a least length, a blank
+            # one is refused (an entity id left blank does not name every entity).
             values[name] = _checked(name, info, raw)
     return model.model_validate(values)
 
@@ -238,6 +246,9 @@ def openapi_parameters(model: type[QueryModel]) -> list[dict[str, Any]]:
         longest = _bound(info, annotated_types.MaxLen, "max_length")
         if longest is not None:
             one["maxLength"] = longest
+        shortest = _bound(info, annotated_types.MinLen, "min_length")
+        if shortest is not None:
+            one["minLength"] = shortest
         schema: dict[str, Any]
         if _is_list(info):
             schema = {"type": "array", "items": one}

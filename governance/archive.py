@@ -10,7 +10,7 @@ from memwarden.backends.types import Item, MemoryQuery
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
 from memwarden.db.memories import Change, move
-from memwarden.db.memory_reads import active_siblings, memory_row
+from memwarden.db.memory_reads import active_siblings, row_by_id
 from memwarden.db.records import LedgerMemory
 from memwarden.governance.errors import Refused
 from memwarden.governance.locks import BankLocks
@@ -72,7 +72,7 @@ class Archiver:
     bank_locks: BankLocks
 
     async def _locked_row(self, bank: str, memory_id: str, want: str, verb: str) -> LedgerMemory:
-        row = await self.ledger.read(lambda db: memory_row(db, bank, memory_id))
+        row = await self.ledger.read(lambda db: row_by_id(db, memory_id, bank=bank))
         if row is None:
             raise Refused(404, f"Memory '{memory_id}' not found in bank '{bank}'")
         if row.status != want:

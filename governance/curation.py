@@ -12,7 +12,7 @@ from memwarden.backends.base import BackendError, MemoryBackend, self_hosted
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.database import Database
 from memwarden.db.memories import Change, move, retag_document
-from memwarden.db.memory_reads import document_memory_ids, memory_row
+from memwarden.db.memory_reads import document_memory_ids, row_by_id
 from memwarden.governance.archive import document_units
 from memwarden.governance.errors import Refused
 from memwarden.governance.locks import BankLocks
@@ -94,7 +94,7 @@ class Curator:
     ) -> list[str] | None:
         """An operator's vote on a memory, audited; the self-hosted store also ranks by it (the ids
         it nudged; None in front of a backend that does not). Raises :class:`Refused` (404)."""
-        row = await self.ledger.read(lambda db: memory_row(db, bank, memory_id))
+        row = await self.ledger.read(lambda db: row_by_id(db, memory_id, bank=bank))
         if row is None:
             raise Refused(404, f"Memory '{memory_id}' not found in bank '{bank}'")
         event = AuditEvent(

@@ -10,13 +10,13 @@ from typing import Any
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
+from memwarden.db.memory_reads import row_by_id
 from memwarden.db.plans import (
     claim_plan,
     current_target_state,
     finish_plan,
     get_plan,
     insert_plan,
-    plan_target,
     target_state,
 )
 from memwarden.governance.archive import Archiver
@@ -50,7 +50,7 @@ def check_operations(db: Connection, bank: str, operations: Any) -> tuple[list[d
             problems.append(f"{where}: memory {memory_id} appears twice")
             continue
         seen.add(memory_id)
-        row = plan_target(db, bank, memory_id)
+        row = row_by_id(db, memory_id, bank=bank)
         if row is None:
             problems.append(f"{where}: no memory {memory_id} in bank '{bank}'")
             continue

@@ -2,7 +2,7 @@
 
 * ``GET /warden/v1/audit?bank=&action=&since=&limit=`` — events in order; ``since`` is a sequence
   number (events after it) or an ISO timestamp (events at or after it); ``next`` is where to go on;
-  ``tail=N`` gives the latest N instead.
+  ``tail=N`` gives the latest N instead. The parameters are ``queries.AuditQuery``.
 * ``GET /warden/v1/audit/stream`` — server-sent events (``id:`` is the sequence number), the
   backlog first, then live; resumable with ``Last-Event-ID`` (or ``?last_event_id=``).
 * ``GET /warden/v1/audit/verify`` — recompute the hash chain: intact, or which events are wrong.
@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 import anyio
@@ -28,66 +29,50 @@ from memwarden.db.audit import (
     latest_events,
 )
 from memwarden.db.common import Connection
-from memwarden.fronts.query import QueryProblem, bounded_int, query_params
+from memwarden.fronts.admin.bodies import AcknowledgeBody
+from memwarden.fronts.admin.queries import AuditFilters, AuditQuery, AuditStreamQuery
+from memwarden.fronts.query import QueryProblem, query_params, read_query
 from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import masked
-from memwarden.wire.asgi import read_object, send_json
+from memwarden.wire.asgi import read_model, send_json
 
-MAX_LIMIT = 1000
 HEARTBEAT_SECONDS = 15.0
-
-
-class QueryError(ValueError):
-    pass
 
 
 _SEQ = re.compile(r"[0-9]{1,18}")  # a sequence number SQLite can hold
 
 
-def parse_filters(query: Mapping[str, str]) -> tuple[EventFilter, int]:
-    """The audit filters (the events' ``WHERE``), and the row limit."""
-    actions = None
-    if query.get("action"):
-        actions = [a.strip() for a in query["action"].split(",") if a.strip()]
+def event_where(q: AuditFilters, since: str | None = None) -> EventFilter:
+    """The events' ``WHERE`` for ``q`` (``since`` in place of its own). Raises :class:`QueryProblem`."""
+    since = (q.since if since is None else since) or ""
     after_seq, since_ts = None, None
-    since = query.get("since", "").strip()
     if since:
         if _SEQ.fullmatch(since):
             after_seq = int(since)
         elif since.isdigit():
-            raise QueryError(f"since must be a sequence number of at most 18 digits, got {since[:40]!r}")
+            raise QueryProblem("since", "since must be a sequence number of at most 18 digits", since)
         else:
-            from datetime import datetime
-
             try:
                 datetime.fromisoformat(since)
             except ValueError:
-                raise QueryError(f"since must be a sequence number or an ISO timestamp, got {since!r}") from None
+                raise QueryProblem("since", "since must be a sequence number or an ISO timestamp", since) from None
             since_ts = since
-    try:
-        limit = bounded_int(query, "limit", 100, 1, MAX_LIMIT)
-    except QueryProblem as exc:
-        raise QueryError(f"{exc}, got {exc.value[:40]!r}") from None
-    where = event_filter(bank=query.get("bank") or None, actions=actions, after_seq=after_seq, since_ts=since_ts)
-    return where, limit
+    return event_filter(bank=q.bank, actions=_actions(q), after_seq=after_seq, since_ts=since_ts)
 
 
-def _query(scope: Scope) -> Mapping[str, str]:
-    return query_params(scope)
+def _actions(q: AuditFilters) -> list[str] | None:
+    actions = [a.strip() for a in (q.action or "").split(",") if a.strip()]
+    return actions or None
 
 
 async def list_audit(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     try:
-        where, limit = parse_filters(_query(scope))
-    except QueryError as exc:
-        await send_json(send, 422, {"detail": str(exc)})
-        return
-    query = _query(scope)
-    try:  # blank: no tail
-        tail = bounded_int(query, "tail", None, 1, MAX_LIMIT) if query.get("tail") else None
+        q = read_query(query_params(scope), AuditQuery)
+        where = event_where(q)
     except QueryProblem as exc:
-        await send_json(send, 422, {"detail": f"{exc}, got {exc.value[:40]!r}"})
+        await send_json(send, 422, exc.detail())
         return
+    limit, tail = q.limit, q.tail
 
     def read(db: Connection) -> tuple[list[dict[str, Any]], int]:
         last = last_seq(db)
@@ -137,20 +122,24 @@ def _sse(event: dict[str, Any]) -> bytes:
 
 
 async def stream_audit(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    query = _query(scope)
-    last_id = query.get("last_event_id", "")
+    try:
+        q = read_query(query_params(scope), AuditStreamQuery)
+    except QueryProblem as exc:
+        await send_json(send, 422, exc.detail())
+        return
+    last_id = q.last_event_id or ""
     for name, value in scope["headers"]:
         if name == b"last-event-id":
             last_id = value.decode("latin-1").strip()
     if last_id and not _SEQ.fullmatch(last_id):
-        await send_json(send, 422, {"detail": f"Last-Event-ID must be a sequence number, got {last_id!r}"})
+        await send_json(send, 422, {"detail": f"Last-Event-ID must be a sequence number, got {last_id[:40]!r}"})
         return
     try:
-        where, _ = parse_filters({**query, "since": last_id or query.get("since", ""), "limit": "1"})
-    except QueryError as exc:
-        await send_json(send, 422, {"detail": str(exc)})
+        where = event_where(q, since=last_id or None)
+    except QueryProblem as exc:
+        await send_json(send, 422, exc.detail())
         return
-    bank, actions = query.get("bank"), {a for a in query.get("action", "").split(",") if a}
+    bank, actions = q.bank, set(_actions(q) or ())
 
     def wanted(event: dict[str, Any]) -> bool:
         return (not bank or event.get("bank") == bank) and (not actions or event.get("action") in actions)
@@ -197,14 +186,8 @@ async def acknowledge_alarms(state: AppState, scope: Scope, receive: Receive, se
     """``POST /warden/v1/audit/acknowledge`` ``{"reason": "…"}``: an operator has looked at the audit
     chain's alarms. They stay — health ``critical``, every start — until this; the acknowledgement is
     an audit event of its own (its actor the key, the reason masked)."""
-    payload = await read_object(scope, receive, send)
-    if payload is None:
+    body = await read_model(scope, receive, send, AcknowledgeBody)
+    if body is None:
         return
-    reason = payload.get("reason")
-    unknown = sorted(set(payload) - {"reason"})
-    if unknown or not isinstance(reason, str) or not reason.strip() or len(reason) > 2000:
-        detail = f"unknown field {unknown[0]!r}" if unknown else "reason: what was looked at, 1 to 2000 characters"
-        await send_json(send, 422, {"detail": detail})
-        return
-    count = await state.ledger.acknowledge_async(masked(reason.strip()))
+    count = await state.ledger.acknowledge_async(masked(body.reason))
     await send_json(send, 200, {"acknowledged": count})

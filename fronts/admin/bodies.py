@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 from pydantic_core import PydanticCustomError
 
 
@@ -31,3 +31,57 @@ class FeedbackBody(ReasonBody):
         if type(value) is not int:  # not true, not 1.0, not "1"
             raise PydanticCustomError("literal_error", "Input should be 1 or -1")
         return value
+
+
+class KeyBody(BaseModel):
+    """A new API key: what it is for and the banks it may read, write and administer."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    name: Annotated[str, Field(description="What the key is for (1 to 100 characters)")]
+    read: Annotated[list[str], Field(description="Bank patterns it may read (`*` for every bank)")] = []
+    write: Annotated[list[str], Field(description="Bank patterns it may write (and read)")] = []
+    admin: Annotated[list[str], Field(description="Bank patterns it may administer")] = []
+    expires_in_days: Annotated[float | None, Field(gt=0, description="It stops working after this many days")] = None
+
+
+class AcknowledgeBody(BaseModel):
+    """An operator has looked at the audit chain's alarms."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    reason: Annotated[
+        str,
+        StringConstraints(strip_whitespace=True, min_length=1, max_length=2000),
+        Field(description="What was looked at (audited; a secret in it is masked)"),
+    ]
+
+
+class PlanOperation(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    op: Literal["archive", "restore", "approve", "reject"]
+    memory_id: Annotated[str, Field(max_length=200)]
+
+
+class PlanBody(BaseModel):
+    """A plan: its operations, or ``from: cleanup`` (the cleanup report's plannable candidates)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, strict=True, populate_by_name=True)
+
+    operations: Annotated[
+        list[PlanOperation] | None, Field(description="What to do, in order (up to 1000 operations)")
+    ] = None
+    source: Annotated[
+        Literal["cleanup"] | None,
+        Field(alias="from", description="Plan the cleanup report's candidates instead of `operations`"),
+    ] = None
+    reason: Annotated[str | None, Field(max_length=2000, description="Why (stored and audited, secrets masked)")] = None
+
+
+class ApplyBody(BaseModel):
+    """A plan's confirmation."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
+
+    phrase: Annotated[str | None, Field(description="The plan's confirmation phrase, exactly")] = None

@@ -9,47 +9,24 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from starlette.types import Receive, Scope, Send
 
+from memwarden.fronts.admin.bodies import KeyBody
 from memwarden.fronts.admin.queries import RevokeQuery
 from memwarden.fronts.query import QueryProblem, query_params, read_query
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import masked
-from memwarden.wire.asgi import read_object, send_json
-
-FIELDS = frozenset({"name", "read", "write", "admin", "expires_in_days"})
-
-
-def _patterns(payload: dict[str, Any], level: str) -> list[str]:
-    value = payload.get(level, [])
-    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
-        raise Refused(422, f"{level}: a list of bank patterns (strings) is expected")
-    return value
+from memwarden.wire.asgi import read_model, send_json
 
 
 async def create_key(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    payload = await read_object(scope, receive, send)
-    if payload is None:
+    body = await read_model(scope, receive, send, KeyBody)  # its shape; the ring checks the rest
+    if body is None:
         return
     try:
-        unknown = sorted(set(payload) - FIELDS)
-        if unknown:
-            raise Refused(422, f"unknown field {unknown[0]!r}; expected {', '.join(sorted(FIELDS))}")
-        days = payload.get("expires_in_days")
-        if days is not None and (isinstance(days, bool) or not isinstance(days, int | float)):
-            raise Refused(422, "expires_in_days: a number of days is expected")
-        name = payload.get("name")
-        if not isinstance(name, str):
-            raise Refused(422, "name: a string is expected (what the key is for)")
         created = await state.keys.create(
-            name=name,
-            read=_patterns(payload, "read"),
-            write=_patterns(payload, "write"),
-            admin=_patterns(payload, "admin"),
-            expires_in_days=days,
+            name=body.name, read=body.read, write=body.write, admin=body.admin, expires_in_days=body.expires_in_days
         )
     except Refused as exc:
         await send_json(send, exc.status, {"detail": exc.detail})

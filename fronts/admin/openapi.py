@@ -5,8 +5,10 @@ bodies and answers (4xx included)."""
 
 from __future__ import annotations
 
-from memwarden.fronts.admin.bodies import FeedbackBody, ReasonBody
+from memwarden.fronts.admin.bodies import AcknowledgeBody, ApplyBody, FeedbackBody, KeyBody, PlanBody, ReasonBody
 from memwarden.fronts.admin.queries import (
+    AuditQuery,
+    AuditStreamQuery,
     HealthQuery,
     LedgerListing,
     OutboxQuery,
@@ -18,7 +20,6 @@ from memwarden.fronts.admin.queries import (
 from memwarden.fronts.openapi_paths import (
     BANK,
     CONFIRM,
-    LIMIT,
     OBJECT,
     WBANK,
     Json,
@@ -39,11 +40,6 @@ MEMORY_ERRORS = {
 }
 KEY_PROPS: Json = {"id": {"type": "string"}, "name": {"type": "string"}, "scopes": OBJECT}
 KEY: Json = {"type": "object", "properties": KEY_PROPS}
-PLAN_OP = {
-    "type": "object",
-    "properties": {"op": {"enum": ["archive", "restore", "approve", "reject"]}, "memory_id": {"type": "string"}},
-    "required": ["op", "memory_id"],
-}
 
 
 def warden_paths() -> dict[str, Json]:
@@ -52,12 +48,6 @@ def warden_paths() -> dict[str, Json]:
     snapshot_id, plan_id = path_id("snapshot_id", "The snapshot"), path_id("plan_id", "The plan")
     operation_id = path_id("operation_id", "The outbox entry's operation id")
     no_outbox = {404: "No such entry — or memwarden is self-hosted (no outbox)"}
-    since = param("since", "query", {"type": "string"}, "A sequence number (events after it) or an ISO timestamp")
-    audit_filters = (
-        param("bank", "query", {"type": "string"}, "Only this bank's events (admin on it is enough)"),
-        param("action", "query", {"type": "string"}, "Comma-separated actions"),
-        since,
-    )
     memory = (BANK, memory_id)
     return {
         "/warden/openapi.json": {
@@ -85,7 +75,7 @@ def warden_paths() -> dict[str, Json]:
                 "Make a key; its token is shown this once",
                 json_answer({**KEY, "properties": {**KEY_PROPS, "token": {"type": "string"}}}, "The key"),
                 ok_status=201,
-                body={"$ref": "#/components/schemas/WardenKeyRequest"},
+                body=body_schema(KeyBody),
             ),
         },
         f"{W}/keys/{{key_id}}": {
@@ -108,11 +98,7 @@ def warden_paths() -> dict[str, Json]:
                     {"type": "object", "properties": {"events": {"type": "array"}, "next": {}, "last_seq": {}}},
                     "Events",
                 ),
-                params=(
-                    *audit_filters,
-                    LIMIT,
-                    param("tail", "query", {"type": "integer", "minimum": 1, "maximum": 1000}, "The latest N events"),
-                ),
+                params=tuple(openapi_parameters(AuditQuery)),
                 errors={422: "A bad `since`, `limit` or `tail`"},
             )
         },
@@ -125,8 +111,7 @@ def warden_paths() -> dict[str, Json]:
                     "content": {"text/event-stream": {"schema": {"type": "string"}}},
                 },
                 params=(
-                    *audit_filters,
-                    param("last_event_id", "query", {"type": "string", "pattern": "^[0-9]{1,18}$"}, "Resume after it"),
+                    *openapi_parameters(AuditStreamQuery),
                     param("Last-Event-ID", "header", {"type": "string", "pattern": "^[0-9]{1,18}$"}, "Resume after it"),
                 ),
                 errors={422: "A bad `since` or `Last-Event-ID`"},
@@ -142,11 +127,7 @@ def warden_paths() -> dict[str, Json]:
                 "warden_acknowledge_audit",
                 "End the audit chain's alarms, once looked at (audited)",
                 json_answer(OBJECT, "acknowledged: how many alarms"),
-                body={
-                    "type": "object",
-                    "required": ["reason"],
-                    "properties": {"reason": {"type": "string", "minLength": 1, "maxLength": 2000}},
-                },
+                body=body_schema(AcknowledgeBody),
                 errors={422: "No reason, or another field"},
             )
         },
@@ -272,7 +253,7 @@ def warden_paths() -> dict[str, Json]:
                 json_answer(OBJECT, "The plan"),
                 ok_status=201,
                 params=(BANK,),
-                body={"$ref": "#/components/schemas/WardenPlanRequest"},
+                body=body_schema(PlanBody),
                 errors={422: "A target unknown, duplicated or not in the status its operation needs"},
             ),
         },
@@ -291,7 +272,7 @@ def warden_paths() -> dict[str, Json]:
                 "Apply a plan with its confirmation phrase",
                 json_answer(OBJECT, "Applied"),
                 params=(BANK, plan_id),
-                body={"type": "object", "properties": {"phrase": {"type": "string"}}},
+                body=body_schema(ApplyBody),
                 errors={
                     403: "A wrong phrase",
                     404: "No such plan",

@@ -23,10 +23,11 @@ from starlette.types import Receive, Scope, Send
 from memwarden.db.plans import (
     list_plans,
 )
+from memwarden.fronts.admin.bodies import ApplyBody, PlanBody
 from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import masked
-from memwarden.wire.asgi import read_object, send_json
+from memwarden.wire.asgi import read_model, send_json
 
 # -- routes -------------------------------------------------------------------------------------
 
@@ -42,29 +43,20 @@ async def plans_route(state: AppState, scope: Scope, receive: Receive, send: Sen
             items.append(view)
         await send_json(send, 200, {"bank_id": bank, "items": items})
         return
-    payload = await read_object(scope, receive, send)
-    if payload is None:
+    body = await read_model(scope, receive, send, PlanBody)
+    if body is None:
         return
-    reason = payload.get("reason")
-    if reason is not None and not isinstance(reason, str):
-        await send_json(send, 422, {"detail": [{"type": "string_type", "loc": ["body", "reason"], "msg": "a string"}]})
-        return
-    reason = masked(reason) if reason is not None else None  # stored and audited: no secret in clear
-    operations = payload.get("operations")
-    if payload.get("from") == "cleanup":
+    reason = masked(body.reason) if body.reason is not None else None  # stored and audited: no secret in clear
+    operations = None if body.operations is None else [o.model_dump() for o in body.operations]
+    if body.source == "cleanup":
         report = await state.reports.cleanup_candidates(bank)
         operations = [{"op": "archive", "memory_id": c["id"]} for c in report["candidates"] if c["plannable"]]
         if not operations:
             await send_json(send, 422, {"detail": ["the cleanup report has nothing to plan"]})
             return
         reason = reason or "cleanup report"
-    elif "from" in payload:
-        await send_json(
-            send, 422, {"detail": [{"type": "literal_error", "loc": ["body", "from"], "msg": "only 'cleanup'"}]}
-        )
-        return
-    status, body = await state.plans.create_plan(bank, operations, reason=reason, request_id=request_id_of(scope))
-    await send_json(send, status, body)
+    status, made = await state.plans.create_plan(bank, operations, reason=reason, request_id=request_id_of(scope))
+    await send_json(send, status, made)
 
 
 async def plan_route(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
@@ -78,8 +70,8 @@ async def plan_route(state: AppState, scope: Scope, receive: Receive, send: Send
 
 async def apply_route(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank, plan_id = scope["path_params"]["bank_id"], scope["path_params"]["plan_id"]
-    payload = await read_object(scope, receive, send)
-    if payload is None:
+    body = await read_model(scope, receive, send, ApplyBody)
+    if body is None:
         return
-    status, body = await state.plans.apply_plan(bank, plan_id, payload.get("phrase"), request_id=request_id_of(scope))
-    await send_json(send, status, body)
+    status, answer = await state.plans.apply_plan(bank, plan_id, body.phrase, request_id=request_id_of(scope))
+    await send_json(send, status, answer)

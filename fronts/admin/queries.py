@@ -61,3 +61,23 @@ class RollbackQuery(QueryModel):
 
 class RevokeQuery(QueryModel):
     reason: Annotated[str | None, Field(max_length=500, description="Why: audited (a secret in it is masked)")] = None
+
+
+class AuditFilters(QueryModel):
+    bank: Annotated[str | None, Field(description="Only this bank's events")] = None
+    action: Annotated[str | None, Field(description="Only these actions (comma-separated)")] = None
+    since: Annotated[
+        str | None,
+        Field(max_length=64, description="A sequence number (events after it) or an ISO timestamp (at or after it)"),
+    ] = None
+
+
+class AuditQuery(AuditFilters):
+    limit: Annotated[int, Field(ge=1, le=1000, description="How many events at most")] = 100
+    tail: Annotated[int | None, Field(ge=1, le=1000, description="The latest N events instead")] = None
+
+
+class AuditStreamQuery(AuditFilters):
+    last_event_id: Annotated[
+        str | None, Field(max_length=18, description="Resume after this sequence number (or Last-Event-ID)")
+    ] = None

@@ -20,7 +20,7 @@ from starlette.types import Receive, Scope, Send
 from memwarden.fronts import auth
 from memwarden.fronts.mem0.models import Mem0Error
 from memwarden.fronts.middleware import request_id_of
-from memwarden.fronts.query import query_params
+from memwarden.fronts.query import Q, QueryProblem, query_params, read_query
 from memwarden.governance.state import AppState
 from memwarden.policies.ids import bank_id_problem
 from memwarden.policies.keys import Level, split_token
@@ -78,6 +78,14 @@ class Call:
     def query(self, name: str) -> str | None:
         """A query parameter, read as every reader reads it (``fronts/query.py``)."""
         return query_params(self.scope).get(name)
+
+    def read(self, model: type[Q]) -> Q:
+        """The query string as ``model`` declares it (``fronts/mem0/queries.py``). Raises
+        :class:`Mem0Error`: the server's 422 in FastAPI's shape, the platform's 400."""
+        try:
+            return read_query(query_params(self.scope), model)
+        except QueryProblem as exc:
+            raise Mem0Error(self.invalid, str(exc), exc.detail()["detail"] if self.oss else None) from None
 
     def path(self, name: str) -> str:
         return str(self.scope["path_params"][name])

@@ -8,7 +8,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from memwarden.fronts.mem0.models import AddRequest, BatchRequest, ListRequest, Message, SearchRequest, UpdateRequest
+from memwarden.fronts.mem0.queries import EntityQuery, PageQuery, ServerListQuery
 from memwarden.fronts.openapi_paths import body_schema, json_answer, operation, path_id
+from memwarden.fronts.query import QueryModel, openapi_parameters
 
 Json = dict[str, Any]
 ANY: Json = {"type": "object", "additionalProperties": True}
@@ -86,14 +88,24 @@ OPERATIONS = [
 ]
 
 
+# The operations that read the query string: its parameters, as the handler reads them.
+QUERIES: dict[str, type[QueryModel]] = {
+    "mem0_list": PageQuery,
+    "mem0_delete_all": EntityQuery,
+    "mem0_rest_list": ServerListQuery,
+    "mem0_rest_delete_all": EntityQuery,
+}
+
+
 def mem0_paths() -> dict[str, Json]:
     paths: dict[str, Json] = {}
     for path, method, op_id, summary, ids, body in OPERATIONS:
+        query = openapi_parameters(QUERIES[op_id]) if op_id in QUERIES else []
         op = operation(
             op_id,
             summary,
             json_answer(ANY, "Mem0's answer"),
-            params=tuple(path_id(i, i.replace("_", " ")) for i in ids),
+            params=(*(path_id(i, i.replace("_", " ")) for i in ids), *query),
             body=body,
             errors={400: "Mem0's refusal (malformed filter, missing entity id, non-text message …)", 404: "Not found"},
         )

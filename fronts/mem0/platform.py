@@ -27,15 +27,14 @@ from memwarden.fronts.mem0.models import (
     named_entities,
     validated,
 )
+from memwarden.fronts.mem0.queries import DEFAULT_PAGE_SIZE, EntityQuery, PageQuery
 from memwarden.fronts.mem0.shapes import memory_json
-from memwarden.fronts.query import QueryProblem, bounded_int, query_params
 from memwarden.governance.errors import ServiceError
 from memwarden.governance.state import AppState
 from memwarden.wire.asgi import ClientGone, send_json
 
 Work = Callable[[Call, Receive, Send], Awaitable[None]]
 ENTITY_TYPES = {"user": "user_id", "agent": "agent_id", "app": "app_id", "run": "run_id"}
-DEFAULT_PAGE_SIZE = 100
 
 
 def handler(work: Work, *, oss: bool = False) -> Callable[[AppState, Scope, Receive, Send], Awaitable[None]]:
@@ -102,13 +101,6 @@ def _page_url(call: Call, page: int, size: int) -> str:
     return f"{scheme}://{host}{call.scope['path']}?{urlencode({'page': page, 'page_size': size})}"
 
 
-def _int_query(call: Call, name: str, default: int, most: int) -> int:
-    try:
-        return bounded_int(query_params(call.scope), name, default, 1, most)
-    except QueryProblem as exc:
-        raise Mem0Error(400, str(exc)) from None
-
-
 async def list_v3(call: Call, receive: Receive, send: Send) -> None:
     payload = await body_of(call, receive, empty={})
     request: ListRequest = validated(ListRequest, payload, status=400)
@@ -116,8 +108,8 @@ async def list_v3(call: Call, receive: Receive, send: Send) -> None:
     if request.filters is None:
         raise Mem0Error(400, "filters is required (e.g. {'user_id': 'alice'})")
     node = reads.filter_of(call, request.filters)
-    page = _int_query(call, "page", 1, 1_000_000)
-    size = _int_query(call, "page_size", DEFAULT_PAGE_SIZE, 1000)
+    paging = call.read(PageQuery)
+    page, size = paging.page, paging.page_size
     found = await reads.listed(call, node)
     count = len(found)
     body = {
@@ -180,8 +172,9 @@ async def history(call: Call, receive: Receive, send: Send) -> None:
 
 
 def query_entities(call: Call) -> dict[str, str]:
-    """The entity ids the query string names."""
-    return named_entities(call.query)
+    """The entity ids the query string names (:class:`~memwarden.fronts.mem0.queries.EntityQuery`)."""
+    named = call.read(EntityQuery)
+    return named_entities(lambda name: getattr(named, name))
 
 
 async def delete_all(call: Call, receive: Receive, send: Send) -> None:

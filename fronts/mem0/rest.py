@@ -18,10 +18,10 @@ from starlette.types import Receive, Send
 from memwarden.fronts.decisions import decisions_header
 from memwarden.fronts.mem0 import reads, writes
 from memwarden.fronts.mem0.context import Call, body_of
-from memwarden.fronts.mem0.models import Mem0Error, RestSearchRequest, validated
+from memwarden.fronts.mem0.models import Mem0Error, RestSearchRequest, named_entities, validated
 from memwarden.fronts.mem0.platform import handler, query_entities
+from memwarden.fronts.mem0.queries import ServerListQuery
 from memwarden.fronts.mem0.shapes import memory_json
-from memwarden.fronts.query import QueryProblem, bounded_int, query_params
 from memwarden.wire.asgi import send_json
 
 OSS_ENTITIES = ("user_id", "agent_id", "run_id")
@@ -40,12 +40,9 @@ async def add(call: Call, receive: Receive, send: Send) -> None:
 
 
 async def list_memories(call: Call, receive: Receive, send: Send) -> None:
-    named = query_entities(call)
-    try:
-        top_k = bounded_int(query_params(call.scope), "top_k", 100, 1, 1000)
-    except QueryProblem as exc:  # FastAPI's words, as the server answers them
-        detail = [{"type": "int_parsing", "loc": ["query", "top_k"], "msg": "top_k: 1 to 1000", "input": exc.value}]
-        raise Mem0Error(422, str(exc), detail) from None
+    query = call.read(ServerListQuery)
+    named = named_entities(lambda name: getattr(query, name))
+    top_k = query.top_k
     node = reads.filter_of(call, named)
     found = await reads.listed(call, node)
     await send_json(send, 200, {"results": [memory_json(r, oss=True) for r in found[:top_k]]})

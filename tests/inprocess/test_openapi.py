@@ -140,3 +140,55 @@ async def test_the_document_is_served_without_a_key(tmp_path: Path) -> None:
             assert served.status_code == 200
             assert served.headers["content-type"] == "application/json"
             assert served.json()["paths"]["/warden/openapi.json"]["get"]["security"] == []
+
+
+def _outside(schema: dict[str, Any]) -> str | None:
+    """A value just outside what a documented query parameter takes (None: the schema bounds nothing)."""
+    item = schema.get("items", schema)
+    if "maximum" in item:
+        return str(item["maximum"] + 1)
+    if "enum" in item:
+        return "no-such-value"
+    if item.get("type") == "boolean":
+        return "maybe"
+    if "maxLength" in item:
+        return "x" * (item["maxLength"] + 1)
+    return None
+
+
+@pytest.mark.anyio
+async def test_each_documented_query_bound_is_the_one_the_handler_enforces(tmp_path: Path) -> None:
+    """The document's query parameters come from the models the handlers read with: for every bounded
+    parameter of memwarden's own routes and the Mem0 front's, a value just past the documented bound
+    is refused, naming the parameter — and a refused delete erases nothing."""
+    settings = load_settings(
+        environ={},
+        overrides={"data_dir": str(tmp_path), "local": {"embedder": "hashing"}, "retention": {"enabled": False}},
+    )
+    ids = {"bank_id": "b", "key_id": "mwk_000000000000", "snapshot_id": "s"}
+    app = create_app(settings)
+    checked = 0
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            added = await client.post(
+                "/mem0/memories", json={"messages": [{"role": "user", "content": "I am a vet."}], "user_id": "u"}
+            )
+            assert added.status_code == 200, added.text
+            for path, item in _doc()["paths"].items():
+                if not path.startswith(("/warden/", "/mem0/")) or path.startswith("/warden/v1/outbox"):
+                    continue  # (the outbox: self-hosted has none, a 404 at once, documented so)
+                for method, op in item.items():
+                    for param in op.get("parameters", []):
+                        value = _outside(param["schema"]) if param["in"] == "query" else None
+                        if value is None:
+                            continue
+                        url = re.sub(r"\{(\w+)\}", lambda m: ids[m.group(1)], path)
+                        body = {"filters": {"user_id": "u"}} if method == "post" and path.startswith("/mem0/") else None
+                        r = await client.request(method.upper(), url, params={param["name"]: value}, json=body)
+                        assert r.status_code in (400, 422), (method, path, param["name"], r.status_code, r.text)
+                        assert param["name"] in r.text, (method, path, param["name"], r.text)
+                        checked += 1
+            listed = await client.get("/mem0/memories", params={"user_id": "u"})
+            assert len(listed.json()["results"]) == 1  # the refused deletes erased nothing
+    assert checked >= 30

@@ -63,9 +63,24 @@ async def test_list_filters(warden: httpx.AsyncClient) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("params", [{"limit": "0"}, {"limit": "x"}, {"since": "yesterday"}, {"tail": "-1"}])
-async def test_bad_filters_are_422(warden: httpx.AsyncClient, params: dict[str, str]) -> None:
-    assert (await warden.get("/warden/v1/audit", params=params)).status_code == 422
+@pytest.mark.parametrize(
+    "params",
+    [{"limit": "0"}, {"limit": "x"}, {"since": "yesterday"}, {"since": "9" * 19}, {"tail": "-1"}, {"tail": "1001"}],
+)
+async def test_bad_filters_are_422_naming_the_parameter(warden: httpx.AsyncClient, params: dict[str, str]) -> None:
+    r = await warden.get("/warden/v1/audit", params=params)
+    assert r.status_code == 422
+    [(name, value)] = params.items()
+    [error] = r.json()["detail"]
+    assert (error["loc"], error["input"]) == (["query", name], value)
+    stream = await warden.get("/warden/v1/audit/stream", params={"since": "yesterday"})
+    assert stream.status_code == 422  # the stream reads its filters the same way
+
+
+@pytest.mark.anyio
+async def test_a_blank_tail_or_filter_is_none_given(warden: httpx.AsyncClient) -> None:
+    r = await warden.get("/warden/v1/audit", params={"tail": "", "bank": "", "action": "", "since": ""})
+    assert [e["seq"] for e in r.json()["events"]] == list(range(1, 9))
 
 
 @pytest.mark.anyio

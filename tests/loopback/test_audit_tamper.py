@@ -306,8 +306,10 @@ def test_an_alarm_stays_until_an_operator_acknowledges_it(tmp_path: Path) -> Non
             assert health["status"] == "critical", start
             assert any("checkpoints are missing" in alarm for alarm in health["audit"]["alarms"]), start
     with running_warden(local_settings(data)) as url:
-        r = httpx.post(f"{url}/warden/v1/audit/acknowledge", json={})
-        assert r.status_code == 422
+        for refused in ({}, {"reason": "  "}, {"reason": 7}, {"reason": "x" * 2001}, {"reason": "ok", "by": "me"}):
+            r = httpx.post(f"{url}/warden/v1/audit/acknowledge", json=refused)
+            assert r.status_code == 422, refused
+            assert r.json()["detail"][0]["loc"][0] == "body"
         assert httpx.get(f"{url}/warden/health").json()["status"] == "critical"  # a refusal changes nothing
         r = httpx.post(f"{url}/warden/v1/audit/acknowledge", json={"reason": "tail restored from the shipped log"})
         assert r.status_code == 200, r.text

@@ -85,7 +85,11 @@ async def test_a_plan_operation_that_is_not_a_string_is_422_and_makes_no_plan(tm
     async with self_hosted(tmp_path) as client:
         made = await client.post("/warden/v1/banks/b/plans", json={"operations": [{"op": op, "memory_id": "m"}]})
         assert made.status_code == 422, made.text
-        assert "operations[0]: expected {op: archive|restore|approve|reject" in str(made.json()["detail"])
+        [error] = made.json()["detail"]  # the request model's answer, as every body model's: where and what
+        assert (error["loc"], error["msg"]) == (
+            ["body", "operations", 0, "op"],
+            "Input should be 'archive', 'restore', 'approve' or 'reject'",
+        )
         assert (await client.get("/warden/v1/banks/b/plans")).json()["items"] == []
 
 

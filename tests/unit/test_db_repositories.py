@@ -145,11 +145,11 @@ def test_plan_round_trip_claim_once_and_finish(ledger: Database) -> None:
 
 def test_plan_target_state_changes_when_the_memory_does(ledger: Database) -> None:
     ledger.write_sync(lambda db: add_memory(db, "m1"))
-    row = ledger.read_sync(lambda db: plans.plan_target(db, "b", "m1"))
+    row = ledger.read_sync(lambda db: memory_reads.row_by_id(db, "m1", bank="b"))
     assert row is not None
     expected = plans.target_state(row)
     assert ledger.read_sync(lambda db: plans.current_target_state(db, "m1")) == expected
-    assert ledger.read_sync(lambda db: plans.plan_target(db, "c", "m1")) is None
+    assert ledger.read_sync(lambda db: memory_reads.row_by_id(db, "m1", bank="c")) is None
     ledger.write_sync(
         lambda db: memories.move(db, "b", ["m1"], memories.Change("active", "archived", "archive", "test", None))
     )
