@@ -112,7 +112,7 @@ def forwarded_item(raw: Mapping[str, Any], j: Judgement) -> dict[str, Any]:
     return item
 
 
-@dataclass
+@dataclass(frozen=True)
 class Retainer:
     """The retain service: what a governed write needs, given when the app is composed — the
     ledger, the policies, the governance settings, the banks' write gates (and how long a write
@@ -125,9 +125,9 @@ class Retainer:
     gates: BankGates
     write_wait: float
     review: Review
-    outbox: Outbox | None = None
-    metrics: Metrics = field(default_factory=Metrics)
-    turns: LastTurns = field(default_factory=LastTurns)
+    outbox: Outbox | None
+    metrics: Metrics
+    turns: LastTurns
 
     async def judge(self, batch: Batch) -> list[Judgement]:
         """Every item's verdict against what the bank already holds. Reads, writes nothing."""

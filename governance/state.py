@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 from collections.abc import Coroutine
 from dataclasses import InitVar, dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from memwarden.backends.base import MemoryBackend, PassThrough
-from memwarden.db.audit import ACTOR
 from memwarden.db.database import Database
 from memwarden.governance.archive import Archiver
+from memwarden.governance.background import Background
 from memwarden.governance.config_changes import ConfigChanges
 from memwarden.governance.curation import Curator
 from memwarden.governance.deletions import Deletions
@@ -116,7 +114,7 @@ class AppState:
     ledger: Database
     bank_locks: BankLocks = field(default_factory=BankLocks)  # config changes: one at a time per bank
     gates: BankGates = field(default_factory=BankGates)  # governed writes wait for a guarded change
-    tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    background: Background = field(default_factory=Background)  # memwarden's own work, waited for at shutdown
     label_space: LabelSpace | None = None  # the labels a client's tag filter must not see
     metrics: Metrics = field(default_factory=Metrics)
     chat: ChatClient | None = None  # the [llm] model, when configured (reflect; Mem0's fact extraction)
@@ -171,7 +169,7 @@ class AppState:
         )
         self.plans = Plans(self.ledger, self.bank_locks, settings.plans, self.archiver, self.review)
         self.config = ConfigChanges(
-            self.ledger, self.memory, settings, self.bank_locks, self.gates, self.metrics, self.spawn
+            self.ledger, self.memory, settings, self.bank_locks, self.gates, self.metrics, self.background.spawn
         )
         self.keys = KeyRing(self.ledger, exposed=not is_loopback(server.host) and not server.allow_unauthenticated)
         if self.label_space is None:
@@ -179,20 +177,9 @@ class AppState:
             self.label_space = LabelSpace.of(labels.topics, labels.stages, self.settings.governance.tag_separator)
 
     def spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        """Run ``work`` in the background; the lifespan waits for it (briefly) at shutdown. It is
-        memwarden's own work (seeding missions, verifying a change): it runs in a context of its
-        own, its audit events by the actor ``memwarden`` — not by the key whose request set it off."""
-        context = contextvars.Context()
-        context.run(ACTOR.set, "memwarden")
-        task = asyncio.get_running_loop().create_task(work, context=context)
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        """Run ``work`` in the background (:class:`~memwarden.governance.background.Background`)."""
+        self.background.spawn(work)
 
     async def drain(self, grace: float = 5.0) -> None:
         """Let background work finish (up to ``grace`` seconds), then cancel what is left."""
-        if not self.tasks:
-            return
-        _, pending = await asyncio.wait(set(self.tasks), timeout=grace)
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
+        await self.background.drain(grace)

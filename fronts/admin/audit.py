@@ -44,7 +44,7 @@ _SEQ = re.compile(r"[0-9]{1,18}")  # a sequence number SQLite can hold
 
 def event_where(q: AuditFilters, since: str | None = None) -> EventFilter:
     """The events' ``WHERE`` for ``q`` (``since`` in place of its own). Raises :class:`QueryProblem`."""
-    since = (q.since if since is None else since) or ""
+    since = ((q.since if since is None else since) or "").strip()
     after_seq, since_ts = None, None
     if since:
         if _SEQ.fullmatch(since):
@@ -127,17 +127,19 @@ async def stream_audit(state: AppState, scope: Scope, receive: Receive, send: Se
     except QueryProblem as exc:
         await send_json(send, 422, exc.detail())
         return
-    last_id = q.last_event_id or ""
+    last_id, where_from = (q.last_event_id or "").strip(), "query"
     for name, value in scope["headers"]:
         if name == b"last-event-id":
-            last_id = value.decode("latin-1").strip()
-    if last_id and not _SEQ.fullmatch(last_id):
-        await send_json(send, 422, {"detail": f"Last-Event-ID must be a sequence number, got {last_id[:40]!r}"})
-        return
+            last_id, where_from = value.decode("latin-1").strip(), "header"
     try:
+        if last_id and not _SEQ.fullmatch(last_id):
+            raise QueryProblem("last_event_id", "last_event_id must be a sequence number (1 to 18 digits)", last_id)
         where = event_where(q, since=last_id or None)
     except QueryProblem as exc:
-        await send_json(send, 422, exc.detail())
+        problem = exc.detail()
+        if where_from == "header":  # said where it came from
+            problem["detail"][0]["loc"] = ["header", "last-event-id"]
+        await send_json(send, 422, problem)
         return
     bank, actions = q.bank, set(_actions(q) or ())
 

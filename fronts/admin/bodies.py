@@ -67,7 +67,7 @@ class PlanOperation(BaseModel):
 class PlanBody(BaseModel):
     """A plan: its operations, or ``from: cleanup`` (the cleanup report's plannable candidates)."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True, strict=True, populate_by_name=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
 
     operations: Annotated[
         list[PlanOperation] | None, Field(description="What to do, in order (up to 1000 operations)")

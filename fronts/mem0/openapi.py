@@ -88,6 +88,7 @@ OPERATIONS = [
 ]
 
 
+SERVER_422 = "The open-source server's refusal of a body or query parameter (FastAPI's list, naming it)"
 # The operations that read the query string: its parameters, as the handler reads them.
 QUERIES: dict[str, type[QueryModel]] = {
     "mem0_list": PageQuery,
@@ -107,7 +108,11 @@ def mem0_paths() -> dict[str, Json]:
             json_answer(ANY, "Mem0's answer"),
             params=(*(path_id(i, i.replace("_", " ")) for i in ids), *query),
             body=body,
-            errors={400: "Mem0's refusal (malformed filter, missing entity id, non-text message …)", 404: "Not found"},
+            errors={
+                400: "Mem0's refusal (malformed filter, missing entity id, non-text message …)",
+                404: "Not found",
+                **({422: SERVER_422} if op_id.startswith("mem0_rest") else {}),
+            },
         )
         op["tags"] = ["mem0"]
         paths.setdefault(path, {})[method] = op

@@ -24,7 +24,6 @@ from memwarden.fronts.mem0.models import (
     Mem0Error,
     SearchRequest,
     entity_problem,
-    named_entities,
     validated,
 )
 from memwarden.fronts.mem0.queries import DEFAULT_PAGE_SIZE, EntityQuery, PageQuery
@@ -173,8 +172,7 @@ async def history(call: Call, receive: Receive, send: Send) -> None:
 
 def query_entities(call: Call) -> dict[str, str]:
     """The entity ids the query string names (:class:`~memwarden.fronts.mem0.queries.EntityQuery`)."""
-    named = call.read(EntityQuery)
-    return named_entities(lambda name: getattr(named, name))
+    return call.read(EntityQuery).named()
 
 
 async def delete_all(call: Call, receive: Receive, send: Send) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from memwarden.fronts.mem0.models import MAX_ENTITY_CHARS
+from memwarden.fronts.mem0.models import ENTITY_FIELDS, MAX_ENTITY_CHARS, named_entities
 from memwarden.fronts.query import QueryModel
 
 DEFAULT_PAGE_SIZE = 100
@@ -24,6 +24,14 @@ class EntityQuery(QueryModel):
     agent_id: Annotated[str | None, _entity("agent")] = None
     app_id: Annotated[str | None, _entity("app")] = None
     run_id: Annotated[str | None, _entity("run")] = None
+
+    def names_any(self) -> bool:
+        """Whether an entity is named (none: the call is about the whole bank)."""
+        return any(getattr(self, name) is not None for name in ENTITY_FIELDS)
+
+    def named(self) -> dict[str, str]:
+        """The entities named, each checked as an entity id. Raises ``Mem0Error`` (400)."""
+        return named_entities(lambda name: getattr(self, name))
 
 
 class ServerListQuery(EntityQuery):

@@ -18,7 +18,7 @@ from starlette.types import Receive, Send
 from memwarden.fronts.decisions import decisions_header
 from memwarden.fronts.mem0 import reads, writes
 from memwarden.fronts.mem0.context import Call, body_of
-from memwarden.fronts.mem0.models import Mem0Error, RestSearchRequest, named_entities, validated
+from memwarden.fronts.mem0.models import Mem0Error, RestSearchRequest, validated
 from memwarden.fronts.mem0.platform import handler, query_entities
 from memwarden.fronts.mem0.queries import ServerListQuery
 from memwarden.fronts.mem0.shapes import memory_json
@@ -41,8 +41,7 @@ async def add(call: Call, receive: Receive, send: Send) -> None:
 
 async def list_memories(call: Call, receive: Receive, send: Send) -> None:
     query = call.read(ServerListQuery)
-    named = named_entities(lambda name: getattr(query, name))
-    top_k = query.top_k
+    named, top_k = query.named(), query.top_k
     node = reads.filter_of(call, named)
     found = await reads.listed(call, node)
     await send_json(send, 200, {"results": [memory_json(r, oss=True) for r in found[:top_k]]})

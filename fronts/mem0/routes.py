@@ -17,9 +17,9 @@ from memwarden.fronts import auth
 from memwarden.fronts.endpoint import Handler, route
 from memwarden.fronts.mem0 import platform as p
 from memwarden.fronts.mem0.context import bank_for, need
-from memwarden.fronts.mem0.models import ENTITY_FIELDS
+from memwarden.fronts.mem0.queries import EntityQuery
 from memwarden.fronts.mem0.rest import HANDLERS as REST
-from memwarden.fronts.query import query_params
+from memwarden.fronts.query import QueryProblem, query_params, read_query
 from memwarden.governance.state import AppState
 from memwarden.wire.asgi import send_json
 
@@ -27,9 +27,13 @@ PREFIX = "/mem0"
 
 
 def _delete_all(scope: Scope, bank: str | None) -> auth.Need:
-    """An entity's memories: ``write``; every memory of the bank (no entity named): ``admin``."""
-    query = query_params(scope)
-    named = any(query.get(name) for name in ENTITY_FIELDS)
+    """An entity's memories: ``write``; every memory of the bank (no entity named): ``admin``. The
+    query read as the handler reads it (one reading); one it refuses (a blank id) needs ``write``
+    to be told so."""
+    try:
+        named = read_query(query_params(scope), EntityQuery).names_any()
+    except QueryProblem:
+        named = True
     return ("write" if named else "admin"), bank_for(scope["app"].state.warden, scope)
 
 

@@ -78,9 +78,19 @@ async def test_bad_filters_are_422_naming_the_parameter(warden: httpx.AsyncClien
 
 
 @pytest.mark.anyio
+async def test_a_stream_resumed_from_no_sequence_number_is_422_saying_where(warden: httpx.AsyncClient) -> None:
+    r = await warden.get("/warden/v1/audit/stream", params={"last_event_id": "abc"})
+    assert (r.status_code, r.json()["detail"][0]["loc"]) == (422, ["query", "last_event_id"])
+    r = await warden.get("/warden/v1/audit/stream", headers={"Last-Event-ID": "12x"})
+    assert (r.status_code, r.json()["detail"][0]["loc"]) == (422, ["header", "last-event-id"])
+
+
+@pytest.mark.anyio
 async def test_a_blank_tail_or_filter_is_none_given(warden: httpx.AsyncClient) -> None:
     r = await warden.get("/warden/v1/audit", params={"tail": "", "bank": "", "action": "", "since": ""})
     assert [e["seq"] for e in r.json()["events"]] == list(range(1, 9))
+    padded = await warden.get("/warden/v1/audit", params={"since": " 6 "})  # read as 6, as before
+    assert [e["seq"] for e in padded.json()["events"]] == [7, 8]
 
 
 @pytest.mark.anyio

@@ -18,6 +18,7 @@ from hindsight_client import Hindsight
 from memwarden.governance.locks import BankGates
 from memwarden.governance.retain import Batch, Retainer
 from memwarden.governance.turns import LastTurns
+from memwarden.metrics import Metrics
 from memwarden.policies.facts_answer import answers, fact_question
 from memwarden.policies.pipeline import Pipeline
 from memwarden.policies.quality import QualityFilter, prepare
@@ -248,7 +249,7 @@ def _one_turn(text: str) -> Batch:
 def _retainer(ledger: Any) -> Retainer:
     """The retain service with its conversations' last turns, over ``ledger`` (no backend, no outbox)."""
     governance = GovernanceSettings()  # type: ignore[call-arg]
-    return Retainer(ledger, Pipeline(), governance, BankGates(), 0.0, review=cast(Any, None), turns=LastTurns())
+    return Retainer(ledger, Pipeline(), governance, BankGates(), 0.0, cast(Any, None), None, Metrics(), LastTurns())
 
 
 def test_a_question_that_held_a_secret_is_remembered_masked() -> None:

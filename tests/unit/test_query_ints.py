@@ -53,6 +53,26 @@ def test_a_declared_query_is_read_with_its_defaults_choices_and_lists() -> None:
     assert read_query(QueryParams(""), OverviewQuery).status == ("active",)
 
 
+def test_a_blank_optional_count_is_none_given_and_a_blank_entity_is_refused() -> None:
+    from starlette.datastructures import QueryParams
+
+    from memwarden.fronts.admin.queries import AuditQuery
+    from memwarden.fronts.mem0.queries import EntityQuery
+    from memwarden.fronts.query import read_query
+
+    audit = read_query(QueryParams("tail=&bank=&since="), AuditQuery)
+    assert (audit.tail, audit.bank, audit.since, audit.limit) == (None, None, None, 100)
+    with pytest.raises(QueryProblem):  # a count with a default is not optional: blank is no count
+        read_query(QueryParams("limit="), AuditQuery)
+    assert read_query(QueryParams(""), EntityQuery).names_any() is False
+    # A blank entity id names no entity — read as "none named" it would widen a delete to the bank.
+    for blank in ("user_id=", "agent_id=&user_id=alice"):
+        with pytest.raises(QueryProblem) as caught:
+            read_query(QueryParams(blank), EntityQuery)
+        assert "at least 1 character" in str(caught.value)
+    assert read_query(QueryParams("user_id=alice"), EntityQuery).named() == {"user_id": "alice"}
+
+
 @pytest.mark.parametrize(
     ("query", "name", "msg"),
     [

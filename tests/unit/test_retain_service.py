@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ from memwarden.governance.retain import Batch, Retainer
 from memwarden.governance.review import Review
 from memwarden.governance.rewrite import rewrite
 from memwarden.governance.state import build_pipeline
+from memwarden.governance.turns import LastTurns
+from memwarden.metrics import Metrics
 from memwarden.settings import GovernanceSettings, OutboxSettings
 
 pytestmark = pytest.mark.anyio
@@ -62,7 +65,8 @@ def retainer(tmp_path: Path, fake: FakeBackend) -> Iterator[Retainer]:
     governance = GovernanceSettings()  # type: ignore[call-arg]
     ledger = Database.open(tmp_path)
     memory: Any = fake
-    yield Retainer(ledger, build_pipeline(governance), governance, BankGates(), 0.05, Review(ledger, memory))
+    pipeline, review = build_pipeline(governance), Review(ledger, memory)
+    yield Retainer(ledger, pipeline, governance, BankGates(), 0.05, review, None, Metrics(), LastTurns())
     ledger.close()
 
 
@@ -143,7 +147,7 @@ async def test_a_full_outbox_is_a_queue_full_refusal_and_nothing_is_written(
         def check_room(self, bank: str) -> None:
             raise OutboxFull(f"the delivery outbox is full for bank '{bank}'")
 
-    retainer.outbox = Full()  # type: ignore[assignment]
+    retainer = replace(retainer, outbox=Full())  # type: ignore[arg-type]
     b = batch("Alice works at the Lisbon office.")
     with pytest.raises(QueueFull) as caught:
         await retainer.write(b, await retainer.judge(b), Neutral(fake, "b"))
@@ -154,7 +158,7 @@ async def test_a_full_outbox_is_a_queue_full_refusal_and_nothing_is_written(
 
 
 async def test_writes_to_one_bank_wait_for_a_change_then_go(retainer: Retainer, fake: FakeBackend) -> None:
-    retainer.write_wait = 5.0
+    retainer = replace(retainer, write_wait=5.0)
     b = batch("Alice works at the Lisbon office.")
     judgements = await retainer.judge(b)
     await retainer.gates.begin_change("b")
@@ -180,7 +184,7 @@ async def test_behind_a_backend_an_unreachable_delivery_waits_in_the_outbox_then
         OutboxSettings(retry_initial=0.01, retry_max=0.05),  # type: ignore[call-arg]
         write_wait=0.05,
     )
-    retainer.outbox = outbox
+    retainer = replace(retainer, outbox=outbox)
     fake.fail = BackendUnavailable("connection refused")
     b = batch("Alice works at the Lisbon office.")
     retained = await retainer.write(b, await retainer.judge(b), Neutral(memory, "b"))
