@@ -74,6 +74,30 @@ class LedgerMemory(NamedTuple):
 MEMORY_RECORD = ", ".join(LedgerMemory._fields).replace("item_json", "item")
 
 
+class MemoryBrief(NamedTuple):
+    """What a report reads of each memory of a bank: its text, labels, tags and document — not the
+    item as delivered nor the bookkeeping (a report reads every active memory; the fewer columns,
+    the sooner it answers)."""
+
+    id: str
+    content: str
+    content_hash: str
+    topic: str | None
+    stage: str | None
+    topic_key: str | None
+    tags: tuple[str, ...]
+    document_id: str | None
+
+    @classmethod
+    def of(cls, row: sqlite3.Row) -> MemoryBrief:
+        """The record of a row selected with :data:`BRIEF_RECORD`."""
+        v = tuple(row)
+        return cls._make((*v[:6], _json_strings(v[6]), v[7]))
+
+
+BRIEF_RECORD = ", ".join(MemoryBrief._fields)
+
+
 @dataclass(frozen=True, slots=True)
 class MemoryEvent:
     """One audit event about a memory, as a memory's history reads it (``after``: what the event

@@ -6,17 +6,17 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from memwarden.db.records import MEMORY_RECORD, LedgerMemory
+from memwarden.db.records import BRIEF_RECORD, MemoryBrief
 
 
-def active_oldest_first(db: sqlite3.Connection, bank: str) -> list[LedgerMemory]:
+def active_oldest_first(db: sqlite3.Connection, bank: str) -> list[MemoryBrief]:
     """The bank's active memories, oldest first by event time (else when memwarden saw them)."""
     found = db.execute(
-        f"SELECT {MEMORY_RECORD} FROM memories WHERE bank = ? AND status = 'active'"  # noqa: S608
+        f"SELECT {BRIEF_RECORD} FROM memories WHERE bank = ? AND status = 'active'"  # noqa: S608
         " ORDER BY COALESCE(event_time, created_at), created_at",
         (bank,),
     )
-    return [LedgerMemory.of(r) for r in found]
+    return [MemoryBrief.of(r) for r in found]
 
 
 def active_per_document(db: sqlite3.Connection, bank: str) -> dict[str | None, int]:

@@ -9,7 +9,7 @@ from typing import Any
 from memwarden.backends.base import BackendError, MemoryBackend, self_hosted
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
-from memwarden.db.records import LedgerMemory
+from memwarden.db.records import MemoryBrief
 from memwarden.db.reports import active_oldest_first, active_per_document, health_counts
 from memwarden.db.retention import due_for_retention
 from memwarden.governance.outbox import Outbox
@@ -37,7 +37,7 @@ class Reports:
         """The cleanup report's data (a pure read)."""
         at = datetime.now(UTC)
 
-        def read(db: Connection) -> tuple[list[LedgerMemory], list[dict[str, Any]], dict[str | None, int]]:
+        def read(db: Connection) -> tuple[list[MemoryBrief], list[dict[str, Any]], dict[str | None, int]]:
             rows = active_oldest_first(db, bank)
             expired = due_for_retention(db, self.retention.period_for, bank=bank, at=at)
             return rows, expired, active_per_document(db, bank)
@@ -45,7 +45,7 @@ class Reports:
         rows, expired, per_document = await self.ledger.read(read)
         found: dict[str, dict[str, Any]] = {}
 
-        def add(row: LedgerMemory, kind: str, why: str) -> None:
+        def add(row: MemoryBrief, kind: str, why: str) -> None:
             entry = found.get(row.id)
             if entry is None:
                 shared = per_document.get(row.document_id, 0) > 1
@@ -77,7 +77,7 @@ class Reports:
                 by_id[m["id"]], "expired", f"{m['stage']} memory {m['age_days']} days old, past {m['period_days']} days"
             )
         first_of: dict[str, str] = {}
-        newest_context: dict[str, LedgerMemory] = {}
+        newest_context: dict[str, MemoryBrief] = {}
         for row in rows:  # oldest first
             if row.content_hash in first_of:
                 add(row, "duplicate", f"duplicate of {first_of[row.content_hash]}")

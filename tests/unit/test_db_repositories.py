@@ -268,6 +268,20 @@ def test_due_for_retention_by_period_oldest_first(ledger: Database) -> None:
     assert [m["id"] for m in everywhere] == ["p-other", "p-older", "p-old"]
 
 
+def test_a_reports_read_is_the_active_memories_oldest_first_with_their_tags(ledger: Database) -> None:
+    def fill(db: sqlite3.Connection) -> None:
+        add_memory(db, "new", created_at="2026-03-01T00:00:00+00:00", tags=("topic:infra",))
+        add_memory(db, "told", created_at="2026-04-01T00:00:00+00:00", event_time="2025-01-01T00:00:00+00:00")
+        add_memory(db, "old", document_id="d", created_at="2026-02-01T00:00:00+00:00")
+        add_memory(db, "gone", status="archived", created_at="2026-01-01T00:00:00+00:00")
+        add_memory(db, "elsewhere", bank="c")
+
+    ledger.write_sync(fill)
+    briefs = ledger.read_sync(lambda db: reports.active_oldest_first(db, "b"))
+    assert [b.id for b in briefs] == ["told", "old", "new"]  # by when it happened, else when seen
+    assert (briefs[2].tags, briefs[2].content, briefs[1].document_id) == (("topic:infra",), "content of new", "d")
+
+
 def test_health_counts_and_audit_queries(ledger: Database) -> None:
     def fill(db: sqlite3.Connection) -> None:
         add_memory(db, "a", document_id="d1")
