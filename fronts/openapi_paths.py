@@ -59,7 +59,6 @@ CONFIRM = param(
     "The bank's id, confirming a destructive request under config_guard.destructive = confirm (not needed"
     " with a key that may administer the bank, nor under the default, reversible)",
 )
-LIMIT = param("limit", "query", {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}, "Page size")
 
 
 def operation(

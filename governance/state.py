@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
 from dataclasses import InitVar, dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -175,11 +174,3 @@ class AppState:
         if self.label_space is None:
             labels = self.pipeline.labels
             self.label_space = LabelSpace.of(labels.topics, labels.stages, self.settings.governance.tag_separator)
-
-    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        """Run ``work`` in the background (:class:`~memwarden.governance.background.Background`)."""
-        self.background.spawn(work)
-
-    async def drain(self, grace: float = 5.0) -> None:
-        """Let background work finish (up to ``grace`` seconds), then cancel what is left."""
-        await self.background.drain(grace)

@@ -263,7 +263,7 @@ def create_app(
         checkpoints = asyncio.get_running_loop().create_task(
             _checkpoint_timer(opened, settings.audit.checkpoint_interval)
         )
-        state.spawn(_verify_in_background(opened))
+        state.background.spawn(_verify_in_background(opened))
         try:
             yield
         finally:
@@ -280,7 +280,7 @@ def create_app(
                 await asyncio.gather(job, return_exceptions=True)
             if state.outbox is not None:  # a delivery in flight finishes, or is delivered again at start
                 await state.outbox.stop(grace=left())
-            await state.drain(grace=left())
+            await state.background.drain(grace=left())
             if local is not None:  # async retains: finished, or left pending for resume() at the next start
                 await local.drain(grace=left())
             if backend_client is None:

@@ -415,7 +415,7 @@ async def bank_profile(state: AppState, scope: Scope, receive: Receive, send: Se
                 return
             # The client has its answer; verification (and a rollback, should one be needed) runs
             # in the background, still under the bank's lock, and the audit log tells its outcome.
-            state.spawn(_verify_profile_change(state, snap, request_id, lock))
+            state.background.spawn(_verify_profile_change(state, snap, request_id, lock))
             verifying = True
         finally:
             if not verifying:

@@ -75,10 +75,6 @@ class Call:
         """The status of a body its model refuses: the server's 422, the platform's 400."""
         return 422 if self.oss else 400
 
-    def query(self, name: str) -> str | None:
-        """A query parameter, read as every reader reads it (``fronts/query.py``)."""
-        return query_params(self.scope).get(name)
-
     def read(self, model: type[Q]) -> Q:
         """The query string as ``model`` declares it (``fronts/mem0/queries.py``). Raises
         :class:`Mem0Error`: the server's 422 in FastAPI's shape, the platform's 400."""
