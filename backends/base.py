@@ -103,8 +103,8 @@ class SelfHosted(Protocol):
         """Embed every memory of ``bank_id`` again with the configured embedder (resumable)."""
         ...
 
-    async def explain(self, bank_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        """A recall of the Hindsight recall ``body`` with every candidate, its ranks and scores."""
+    async def explain(self, bank_id: str, query: RecallQuery) -> dict[str, Any]:
+        """A recall of ``query`` with every candidate, its ranks and scores."""
         ...
 
 

@@ -218,7 +218,8 @@ class HindsightBackend:
         )
 
     async def get_memory(self, bank_id: str, memory_id: str) -> Memory:
-        return hj.listed_memory(await self._call("GET", bank_path(bank_id, f"/memories/{quote(memory_id, safe='')}")))
+        found = await self._call("GET", bank_path(bank_id, f"/memories/{quote(memory_id, safe='')}"))
+        return hj.memory_from_json(found)  # its kind as "type", as a recall's hits
 
     async def set_memory_state(self, bank_id: str, memory_id: str, state: str, *, reason: str | None = None) -> None:
         changes: JSON = {"state": state}

@@ -77,8 +77,11 @@ def receipt_from_json(obj: Mapping[str, Any]) -> Receipt:
     return Receipt(
         items=count if isinstance(count, int) else 0,
         operation_id=_str(obj.get("operation_id")),
-        extra=_rest(obj, ("items_count", "operation_id")),
+        extra=_rest(obj, _RECEIPT_NAMED),
     )
+
+
+_RECEIPT_NAMED = ("items_count", "operation_id", "success", "bank_id", "async")  # the writer derives the last three
 
 
 def receipt_json(bank: str, receipt: Receipt) -> JSON:
@@ -218,6 +221,17 @@ def document_from_json(obj: Mapping[str, Any]) -> Document:
     )
 
 
+def document_json(document: Document) -> JSON:
+    """A document as Hindsight lists it (``DocumentResponse`` when its ``extra`` holds the detail)."""
+    return {
+        "id": document.id,
+        "content_hash": document.content_hash,
+        "memory_unit_count": document.memory_count,
+        "tags": list(document.tags),
+        **document.extra,
+    }
+
+
 def page_from_json(obj: Mapping[str, Any], read: Callable[[Mapping[str, Any]], T]) -> Page[T]:
     items = obj.get("items")
     total = obj.get("total")
@@ -227,8 +241,17 @@ def page_from_json(obj: Mapping[str, Any], read: Callable[[Mapping[str, Any]], T
     )
 
 
+def page_json(page: Page[T], write: Callable[[T], JSON], *, limit: int, offset: int, **more: Any) -> JSON:
+    """A page as Hindsight answers a listing: its items, total, the limit and offset asked for."""
+    return {"items": [write(i) for i in page.items], "total": page.total, "limit": limit, "offset": offset, **more}
+
+
 def listed_memory(obj: Mapping[str, Any]) -> Memory:
     return memory_from_json(obj, "fact_type")
+
+
+def listed_memory_json(memory: Memory) -> JSON:
+    return memory_json(memory, "fact_type")
 
 
 # -- config and stats -----------------------------------------------------------------------------
@@ -250,3 +273,8 @@ def config_json(bank: str, config: BankConfig) -> JSON:
 def stats_from_json(obj: Mapping[str, Any]) -> BankStats:
     pending = sum(int(v) for k in _PENDING if isinstance(v := obj.get(k), int | float))
     return BankStats(counts=watched_counts(obj, WATCHABLE), pending=pending, raw=dict(obj))
+
+
+def stats_json(stats: BankStats) -> JSON:
+    """Hindsight's ``BankStatsResponse``: the backend's own account, as it gave it."""
+    return dict(stats.raw)

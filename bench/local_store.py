@@ -44,6 +44,7 @@ except ImportError:  # pragma: no cover - uvloop is a dependency except on Windo
     run_loop = asyncio.run
 
 from bench.harness import DATA, hindsight, machine, markdown_table, memwarden, write_json
+from memwarden.backends.types import RecallQuery
 from memwarden.db.database import Database
 from memwarden.store.embedder import make_embedder
 from memwarden.store.local import LocalStore, RetainItem
@@ -83,9 +84,7 @@ async def quality(embedder_kind: str, engine: str = "auto") -> list[dict[str, An
             ):
                 hits: dict[str, list[tuple[float, float]]] = {"en": [], "zh": []}
                 for q in questions:
-                    result = await store.recall(
-                        "q", {"query": q["q"], "budget": "mid", "max_tokens": 100_000}, arms=arms
-                    )
+                    result = await store.recall("q", RecallQuery(q["q"], budget="mid", max_tokens=100_000), arms=arms)
                     docs = [m.document_id for m in result.memories]
                     wanted = set(q["evidence"])
                     hits["zh" if is_zh(q["q"]) else "en"].append(
@@ -164,7 +163,7 @@ async def scale(sizes: list[int], e5_sizes: list[int]) -> list[dict[str, Any]]:
                     for i in range(0, n, 500):
                         await store.retain("s", [RetainItem(content=t) for t in texts[i : i + 500]])
                     rate = n / (time.perf_counter() - started)
-                    await store.recall("s", {"query": "warm up"})  # loads the vector index
+                    await store.recall("s", RecallQuery("warm up"))  # loads the vector index
                     # Past ann_threshold the HNSW graph builds in the background while the matrix
                     # serves; measured here once it is ready (its build time reported beside).
                     index = await store._index("s")
@@ -175,7 +174,7 @@ async def scale(sizes: list[int], e5_sizes: list[int]) -> list[dict[str, Any]]:
                     for rep in range(6):
                         for j, q in enumerate(QUERIES):
                             t0 = time.perf_counter()
-                            answer = await store.recall("s", {"query": scale_query(q, rep, j, n), "trace": True})
+                            answer = await store.recall("s", RecallQuery(scale_query(q, rep, j, n), trace=True))
                             times.append((time.perf_counter() - t0) * 1000)
                             keyword_hits += (answer.trace or {}).get("keyword_candidates", 0) > 0
                     times.sort()

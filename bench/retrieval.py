@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness import DATA, machine, markdown_table, write_json
+from memwarden.backends.types import RecallQuery
 from memwarden.db.database import Database
 from memwarden.store.embedder import Embedder, make_embedder
 from memwarden.store.local import LocalStore, RetainItem
@@ -133,12 +134,12 @@ async def store_runs(
                 items = [RetainItem(content=t, document_id=i, timestamp=f"{d}T12:00:00Z") for i, t, d in turns(c)]
                 await store.retain(c["conv"], items)
             for c in conversations:
-                await store.recall(c["conv"], {"query": "warm up"})  # loads each bank's vector index
+                await store.recall(c["conv"], RecallQuery("warm up"))  # loads each bank's vector index
             for q in questions:
                 for name, chosen in arms.items():
                     started = time.perf_counter()
                     answer = await store.recall(
-                        q.conv, {"query": q.text, "budget": "mid", "max_tokens": 1_000_000}, arms=chosen
+                        q.conv, RecallQuery(q.text, budget="mid", max_tokens=1_000_000), arms=chosen
                     )
                     latency[name].append((time.perf_counter() - started) * 1000)
                     q.ranks[name] = first_hit([m.document_id for m in answer.memories], q.evidence)

@@ -1,7 +1,8 @@
 """The self-hosted store as a :class:`~memwarden.backends.base.MemoryBackend`, called directly.
 
-The store speaks Hindsight's shapes, so the neutral values are read and written with
-``backends/hindsight_json.py``, as the Hindsight backend does.
+The store takes and answers the neutral values of ``backends/types.py`` (Hindsight's other
+fields in their ``extra``), so this is a thin adapter: it turns the store's refusals into a
+backend's.
 
 Governance's calls (the config guard's snapshots and rollbacks, review, archive and restore,
 reports) reach :class:`LocalStore`'s methods without HTTP; a refusal is the
@@ -18,7 +19,6 @@ import time
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from memwarden.backends import hindsight_json as hj
 from memwarden.backends.base import (
     CONFIG_GUARD,
     DOCUMENTS,
@@ -41,11 +41,9 @@ from memwarden.backends.types import (
     RecallQuery,
     Receipt,
 )
-from memwarden.store.attachments import content_of
 from memwarden.store.errors import StoreError, storage_failure
 from memwarden.store.local import LocalStore
 from memwarden.store.shapes import API_VERSION
-from memwarden.store.writes import RetainItem
 
 T = TypeVar("T")
 
@@ -61,32 +59,6 @@ async def _called(work: Awaitable[T]) -> T:
         if failure is None:
             raise
         raise BackendUnavailable(str(failure.detail), status=failure.status) from None
-
-
-def _stored(n: int, item: Item) -> RetainItem:
-    """An item as the store writes it: its blocks' attachments kept (``store.attachments``)."""
-    blocks = item.extra.get("content")
-    content = content_of(blocks, f"items[{n}]") if isinstance(blocks, list) else None
-    return RetainItem(
-        content=content.text if content else item.content,
-        shown=content.shown if content and content.shown != content.text else None,
-        attachments=content.attachments if content else (),
-        document_id=item.document_id,
-        tags=list(item.tags),
-        context=item.context,
-        metadata=dict(item.metadata) if item.metadata else None,
-        timestamp=item.timestamp,
-        vector=item.vector,
-        entities=entity_names(item.extra.get("entities")),
-    )
-
-
-def entity_names(given: Any) -> list[str]:
-    """The names of a Hindsight item's ``entities`` (``[{"text", "type"?}]``, checked by the front's
-    ``MemoryItem``; anything else in a recorded item is left out)."""
-    if not isinstance(given, list):
-        return []
-    return [e["text"] for e in given if isinstance(e, dict) and isinstance(e.get("text"), str)]
 
 
 def _rejected(exc: StoreError) -> BackendRejected | BackendUnavailable:
@@ -117,35 +89,19 @@ class LocalBackend:
     async def retain(
         self, bank_id: str, items: Sequence[Item], *, document_tags: Sequence[str] = (), wait: bool = True
     ) -> Receipt:
-        try:
-            stored = [_stored(n, item) for n, item in enumerate(items)]
-        except StoreError as exc:  # an attachment that is not base64: Hindsight's 400
-            raise _rejected(exc) from None
-        answer = await _called(self.store.retain_request(bank_id, stored, list(document_tags), is_async=not wait))
-        return hj.receipt_from_json(answer)
+        return await _called(self.store.retain_request(bank_id, items, list(document_tags), wait=wait))
 
     async def recall(self, bank_id: str, query: RecallQuery) -> Recalled:
-        return await _called(self.store.recall(bank_id, hj.recall_json(query)))
+        return await _called(self.store.recall(bank_id, query))
 
     async def list_memories(self, bank_id: str, query: MemoryQuery) -> Page[Memory]:
-        params = {
-            "type": None,
-            "q": None,
-            "document_id": query.document_id,
-            "state": query.state,
-            "limit": query.limit,
-            "offset": query.offset,
-            "tags": list(query.tags.tags),
-            "tags_match": query.tags.match,
-        }
-        return hj.page_from_json(await _called(self.store.list_units(bank_id, params)), hj.listed_memory)
+        return await _called(self.store.list_units(bank_id, query))
 
     async def list_documents(self, bank_id: str, *, limit: int, offset: int) -> Page[Document]:
-        params: dict[str, Any] = {"q": None, "limit": limit, "offset": offset, "tags": [], "tags_match": None}
-        return hj.page_from_json(await _called(self.store.list_documents(bank_id, params)), hj.document_from_json)
+        return await _called(self.store.list_documents(bank_id, limit=limit, offset=offset))
 
     async def get_memory(self, bank_id: str, memory_id: str) -> Memory:
-        return hj.listed_memory(await _called(self.store.get_unit(bank_id, memory_id)))
+        return await _called(self.store.get_unit(bank_id, memory_id))
 
     async def set_memory_state(self, bank_id: str, memory_id: str, state: str, *, reason: str | None = None) -> None:
         changes: dict[str, Any] = {"state": state}
@@ -157,7 +113,7 @@ class LocalBackend:
         await _called(self.store.delete_document(bank_id, document_id))
 
     async def get_document(self, bank_id: str, document_id: str) -> Document:
-        return hj.document_from_json(await _called(self.store.get_document(bank_id, document_id)))
+        return await _called(self.store.get_document(bank_id, document_id))
 
     async def held_documents(self, bank_id: str, document_ids: Sequence[str]) -> set[str]:
         return await _called(self.store.held_documents(bank_id, document_ids))
@@ -166,16 +122,16 @@ class LocalBackend:
         await _called(self.store.purge())
 
     async def get_config(self, bank_id: str) -> BankConfig:
-        return hj.config_from_json(await _called(self.store.get_config(bank_id)))
+        return await _called(self.store.get_config(bank_id))
 
     async def patch_config(self, bank_id: str, updates: Mapping[str, Any]) -> BankConfig:
-        return hj.config_from_json(await _called(self.store.patch_config(bank_id, updates)))
+        return await _called(self.store.patch_config(bank_id, updates))
 
     async def reset_config(self, bank_id: str) -> BankConfig:
-        return hj.config_from_json(await _called(self.store.reset_config(bank_id)))
+        return await _called(self.store.reset_config(bank_id))
 
     async def stats(self, bank_id: str, *, refresh: bool = False) -> BankStats:
-        return hj.stats_from_json(await _called(self.store.stats(bank_id)))  # never cached here: always fresh
+        return await _called(self.store.stats(bank_id))  # never cached here: always fresh
 
     # -- SelfHosted: what only this store answers. Its own errors pass through (StoreError with
     # Hindsight's status and detail, TagFilterError, EmbedderError): the admin routes answer them.
@@ -189,6 +145,6 @@ class LocalBackend:
     async def reembed(self, bank_id: str) -> dict[str, Any]:
         return await self.store.reembed(bank_id)
 
-    async def explain(self, bank_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        recalled = await self.store.recall(bank_id, body, explain=True)
+    async def explain(self, bank_id: str, query: RecallQuery) -> dict[str, Any]:
+        recalled = await self.store.recall(bank_id, query, explain=True)
         return {"backend": "local", **recalled.extra["explain"]}

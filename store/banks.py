@@ -11,6 +11,7 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
+from memwarden.backends.types import BankConfig
 from memwarden.db.common import now
 from memwarden.db.database import Database
 from memwarden.policies.bank_config import unknown_fields_message
@@ -198,13 +199,14 @@ def bank_fields(row: Mapping[str, Any]) -> dict[str, Any]:
 # -- config --------------------------------------------------------------------------------------
 
 
-async def get_config(ledger: Database, bank: str) -> dict[str, Any]:
+async def get_config(ledger: Database, bank: str) -> BankConfig:
+    """Every value in force for ``bank`` (Hindsight's defaults under its overrides) and its overrides."""
     row = await require_bank(ledger, bank)
     overrides = loads(row["overrides"], {})
-    return {"bank_id": bank, "config": {**hindsight_defaults(), **overrides}, "overrides": overrides}
+    return BankConfig({**hindsight_defaults(), **overrides}, overrides)
 
 
-async def patch_config(ledger: Database, bank: str, updates: Mapping[str, Any]) -> dict[str, Any]:
+async def patch_config(ledger: Database, bank: str, updates: Mapping[str, Any]) -> BankConfig:
     known = hindsight_defaults()
     unknown = sorted(k for k in updates if k not in known)
     if unknown:
@@ -233,7 +235,7 @@ async def patch_config(ledger: Database, bank: str, updates: Mapping[str, Any]) 
     return await get_config(ledger, bank)
 
 
-async def reset_config(ledger: Database, bank: str) -> dict[str, Any]:
+async def reset_config(ledger: Database, bank: str) -> BankConfig:
     await require_bank(ledger, bank)
     await ledger.write(
         lambda db: db.execute(

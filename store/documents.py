@@ -5,24 +5,27 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from memwarden.backends.types import Document, Page, TagFilter
 from memwarden.db.common import now
 from memwarden.db.database import Database
 from memwarden.store import attachments, tagfilter
 from memwarden.store.banks import require_bank
 from memwarden.store.errors import StoreError
 from memwarden.store.index_cache import IndexCache
-from memwarden.store.shapes import document_item, loads
+from memwarden.store.shapes import document, loads
 from memwarden.store.text import token_estimate
 
 
-async def list_documents(ledger: Database, bank: str, params: Mapping[str, Any]) -> dict[str, Any]:
+async def list_documents(
+    ledger: Database, bank: str, *, limit: int, offset: int, q: str | None = None, tags: TagFilter | None = None
+) -> Page[Document]:
+    """A page of the bank's documents, newest first: those ``tags`` lets through, with ``q`` in
+    their id or text when given."""
     await require_bank(ledger, bank)
-    limit, offset = int(params.get("limit", 100)), int(params.get("offset", 0))
-    predicate = tagfilter.build(params.get("tags") or None, params.get("tags_match") or "any", None)
-    q = params.get("q")
+    predicate = tagfilter.build(tags.tags, tags.match or "any", None) if tags is not None else None
 
     def read(db: sqlite3.Connection) -> tuple[list[tuple[sqlite3.Row, int]], int]:
         counts = dict(
@@ -42,16 +45,12 @@ async def list_documents(ledger: Database, bank: str, params: Mapping[str, Any])
         return [(r, counts.get(r["id"], 0)) for r in kept[offset : offset + limit]], len(kept)
 
     rows, total = await ledger.read(read)
-    return {
-        "items": [document_item(r, n) for r, n in rows],
-        "total": total,
-        "limit": limit,
-        "offset": offset,
-        "total_is_estimate": False,
-    }
+    return Page([document(r, n) for r, n in rows], total)
 
 
-async def get_document(ledger: Database, bank: str, document_id: str) -> dict[str, Any]:
+async def get_document(ledger: Database, bank: str, document_id: str) -> Document:
+    """A document with its text, its memories counted by kind and its attachments
+    (Hindsight's ``DocumentResponse``)."""
     await require_bank(ledger, bank)
 
     def read(db: sqlite3.Connection) -> tuple[sqlite3.Row | None, dict[str, int], list[dict[str, Any]] | None]:
@@ -68,26 +67,27 @@ async def get_document(ledger: Database, bank: str, document_id: str) -> dict[st
     row, types, held = await ledger.read(read)
     if row is None:
         raise StoreError(404, "Document not found")
-    item = document_item(row, sum(types.values()))
-    return {
-        "id": item["id"],
-        "bank_id": bank,
-        "original_text": row["original_text"],
-        "content_hash": row["content_hash"],
-        "created_at": row["created_at"],
-        "updated_at": row["updated_at"],
-        "memory_unit_count": item["memory_unit_count"],
-        "nodes_by_fact_type": {
-            "world": types.get("world", 0),
-            "experience": types.get("experience", 0),
-            "observation": 0,
+    return Document(
+        id=row["id"],
+        tags=tuple(loads(row["tags"], [])),
+        content_hash=row["content_hash"],
+        memory_count=sum(types.values()),
+        extra={
+            "bank_id": bank,
+            "original_text": row["original_text"],
+            "created_at": row["created_at"],
+            "updated_at": row["updated_at"],
+            "nodes_by_fact_type": {
+                "world": types.get("world", 0),
+                "experience": types.get("experience", 0),
+                "observation": 0,
+            },
+            "document_metadata": loads(row["metadata"], None),
+            "retain_params": loads(row["retain_params"], None),
+            "observation_scopes": None,
+            "attachments": held,
         },
-        "tags": item["tags"],
-        "document_metadata": item["document_metadata"],
-        "retain_params": item["retain_params"],
-        "observation_scopes": None,
-        "attachments": held,
-    }
+    )
 
 
 async def update_document_tags(ledger: Database, bank: str, document_id: str, tags: Sequence[str]) -> dict[str, Any]:

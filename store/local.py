@@ -22,7 +22,19 @@ from functools import partial
 from typing import Any, Literal
 
 from memwarden import __version__
-from memwarden.backends.types import Recalled
+from memwarden.backends.types import (
+    BankConfig,
+    BankStats,
+    Document,
+    Item,
+    Memory,
+    MemoryQuery,
+    Page,
+    Recalled,
+    RecallQuery,
+    Receipt,
+    TagFilter,
+)
 from memwarden.db.database import Database
 from memwarden.store import (
     attachments,
@@ -95,13 +107,13 @@ class LocalStore:
         self._indexes.forget(bank)
         return answer
 
-    async def get_config(self, bank: str) -> dict[str, Any]:
+    async def get_config(self, bank: str) -> BankConfig:
         return await banks.get_config(self.ledger, bank)
 
-    async def patch_config(self, bank: str, updates: Mapping[str, Any]) -> dict[str, Any]:
+    async def patch_config(self, bank: str, updates: Mapping[str, Any]) -> BankConfig:
         return await banks.patch_config(self.ledger, bank, updates)
 
-    async def reset_config(self, bank: str) -> dict[str, Any]:
+    async def reset_config(self, bank: str) -> BankConfig:
         return await banks.reset_config(self.ledger, bank)
 
     # -- retain, and async retains ---------------------------------------------------------
@@ -112,20 +124,21 @@ class LocalStore:
         return len(items)
 
     async def retain_request(
-        self, bank: str, items: Sequence[RetainItem], document_tags: Sequence[str], *, is_async: bool
-    ) -> dict[str, Any]:
-        """A retain request as Hindsight answers it: queued as an operation when ``is_async``,
-        else written before the answer."""
-        if is_async:
+        self, bank: str, given: Sequence[Item], document_tags: Sequence[str], *, wait: bool
+    ) -> Receipt:
+        """A retain request as Hindsight answers it: written before the answer when ``wait``, else
+        queued as an operation (its id in the receipt)."""
+        items = [writes.stored(n, item) for n, item in enumerate(given)]
+        if not wait:
             # Queued as JSON: an item's vector is not kept (the worker embeds it when it writes).
             payload = {
                 "items": [writes.queued(i) for i in items],
                 "document_tags": list(document_tags),
             }
             operation_id = await self.submit(bank, payload, len(items))
-            return shapes.retained(bank, len(items), operation_id=operation_id)
+            return shapes.retained(len(items), operation_id=operation_id)
         await self.retain(bank, items, document_tags)
-        return shapes.retained(bank, len(items), operation_id=None)
+        return shapes.retained(len(items), operation_id=None)
 
     async def submit(self, bank: str, payload: dict[str, Any], items_count: int) -> str:
         """Acknowledge an async retain once its payload is committed; it is worked off in the background."""
@@ -186,7 +199,7 @@ class LocalStore:
     async def recall(
         self,
         bank: str,
-        request: Mapping[str, Any],
+        request: RecallQuery,
         *,
         arms: tuple[str, ...] = ("semantic", "keyword"),
         explain: bool = False,
@@ -217,14 +230,17 @@ class LocalStore:
 
     # -- memories ---------------------------------------------------------------------------
 
-    async def list_units(self, bank: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        return await units.list_units(self.ledger, bank, params)
+    async def list_units(
+        self, bank: str, query: MemoryQuery, *, kind: str | None = None, contains: str | None = None
+    ) -> Page[Memory]:
+        """A page of memories (:func:`store.units.list_units`)."""
+        return await units.list_units(self.ledger, bank, query, kind=kind, contains=contains)
 
-    async def get_unit(self, bank: str, memory_id: str) -> dict[str, Any]:
+    async def get_unit(self, bank: str, memory_id: str) -> Memory:
         """A memory, archived ones included (``state`` says which), as Hindsight answers."""
         return await units.get_unit(self.ledger, bank, memory_id)
 
-    async def update_unit(self, bank: str, memory_id: str, changes: Mapping[str, Any]) -> dict[str, Any]:
+    async def update_unit(self, bank: str, memory_id: str, changes: Mapping[str, Any]) -> Memory:
         """``PATCH`` a memory: edit, archive or restore it, audited (:func:`store.units.update_unit`)."""
         return await units.update_unit(self.ledger, self.embedder, self._indexes, bank, memory_id, changes)
 
@@ -240,10 +256,12 @@ class LocalStore:
 
     # -- documents, tags, stats -------------------------------------------------------------
 
-    async def list_documents(self, bank: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        return await documents.list_documents(self.ledger, bank, params)
+    async def list_documents(
+        self, bank: str, *, limit: int, offset: int, q: str | None = None, tags: TagFilter | None = None
+    ) -> Page[Document]:
+        return await documents.list_documents(self.ledger, bank, limit=limit, offset=offset, q=q, tags=tags)
 
-    async def get_document(self, bank: str, document_id: str) -> dict[str, Any]:
+    async def get_document(self, bank: str, document_id: str) -> Document:
         return await documents.get_document(self.ledger, bank, document_id)
 
     async def update_document_tags(self, bank: str, document_id: str, tags: Sequence[str]) -> dict[str, Any]:
@@ -280,7 +298,7 @@ class LocalStore:
     async def tags(self, bank: str, q: str | None, limit: int, offset: int) -> dict[str, Any]:
         return await stats.tags(self.ledger, bank, q, limit, offset)
 
-    async def stats(self, bank: str) -> dict[str, Any]:
+    async def stats(self, bank: str) -> BankStats:
         return await stats.stats(self.ledger, bank)
 
     async def index_counts(self, bank: str) -> dict[str, Any]:

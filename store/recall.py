@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from memwarden.backends.types import Memory, Recalled
+from memwarden.backends.types import Memory, Recalled, RecallQuery
 from memwarden.db.database import Database
 from memwarden.store import tagfilter
 from memwarden.store.banks import require_bank
@@ -147,7 +147,7 @@ async def recall(
     feedback: Feedback,
     terms: TermStats,
     bank: str,
-    request: Mapping[str, Any],
+    request: RecallQuery,
     *,
     arms: tuple[str, ...] = ("semantic", "keyword"),
     explain: bool = False,
@@ -157,11 +157,11 @@ async def recall(
     retrieval-quality benchmark). With ``explain``, the answer also carries ``explain``: the
     query vector's head, the full-text query, and every candidate either retriever produced
     with its ranks and scores, returned or excluded and why (``extra["explain"]``)."""
-    query: str = request["query"]
-    types = request.get("types")
-    predicate = tagfilter.build(request.get("tags"), request.get("tags_match", "any"), request.get("tag_groups"))
-    pool = BUDGET_POOL.get(request.get("budget") or "mid", 300)
-    max_tokens = 4096 if request.get("max_tokens") is None else int(request["max_tokens"])
+    query = request.text
+    types = request.kinds
+    predicate = tagfilter.build(request.tags.tags, request.tags.match or "any", request.tags.groups)
+    pool = BUDGET_POOL.get(request.budget or "mid", 300)
+    max_tokens = 4096 if request.max_tokens is None else request.max_tokens
     # The query is embedded while the bank is looked up and the keyword arm runs (neither
     # needs the vector): the embedding is most of a recall's time. When the bank's vector index
     # is loaded already, the same thread searches it too.
@@ -240,7 +240,7 @@ async def recall(
         }
         results.append(shape(row, scores))
     trace = None
-    if request.get("trace"):
+    if request.trace:
         trace = {
             "engine": "memwarden-local",
             "embedder": embedder.name,
@@ -255,7 +255,7 @@ async def recall(
             "tokens_used": used,
         }
     extra: dict[str, Any] = {"entities": None, "chunks": None, "source_facts": None, "source_facts_truncated": None}
-    include = request.get("include")
+    include = request.extra.get("include")
     if not isinstance(include, Mapping):
         include = {}
     if isinstance(include.get("entities", {}), Mapping):  # Hindsight's default: included

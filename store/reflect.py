@@ -28,6 +28,7 @@ from typing import Any
 
 import structlog
 
+from memwarden.backends.hindsight_json import recall_query_from_json
 from memwarden.backends.llm import ChatClient, Completion, LLMError, LLMTimeout, Usage
 from memwarden.backends.types import Memory
 from memwarden.store import directives as directive_rows
@@ -136,7 +137,7 @@ class Reflector:
             "tags_match": q.tags_match,
             "tag_groups": q.tag_groups,
         }
-        memories = (await self.store.recall(bank, recall)).memories if row is not None else []
+        memories = (await self.store.recall(bank, recall_query_from_json(recall))).memories if row is not None else []
         in_force: list[dict[str, Any]] = []
         models: list[dict[str, Any]] = []
         if row is not None:

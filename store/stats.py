@@ -6,7 +6,9 @@ import json
 import sqlite3
 from typing import Any
 
+from memwarden.backends.types import BankStats
 from memwarden.db.database import Database
+from memwarden.policies.bank_config import WATCHABLE, watched_counts
 from memwarden.store import rules
 from memwarden.store.banks import require_bank
 
@@ -35,7 +37,9 @@ async def tags(ledger: Database, bank: str, q: str | None, limit: int, offset: i
     }
 
 
-async def stats(ledger: Database, bank: str) -> dict[str, Any]:
+async def stats(ledger: Database, bank: str) -> BankStats:
+    """What ``bank`` holds by kind, its documents and its queued retains; ``raw`` is Hindsight's
+    ``BankStatsResponse`` (no graph, no observations here)."""
     await require_bank(ledger, bank)
 
     def read(db: sqlite3.Connection) -> tuple[dict[str, int], int, dict[str, int], sqlite3.Row]:
@@ -55,7 +59,7 @@ async def stats(ledger: Database, bank: str) -> dict[str, Any]:
         return types, int(docs), ops, row
 
     types, docs, ops, row = await ledger.read(read)
-    return {
+    raw = {
         "bank_id": bank,
         "total_nodes": sum(types.values()),
         "total_links": 0,
@@ -73,6 +77,7 @@ async def stats(ledger: Database, bank: str) -> dict[str, Any]:
         "failed_consolidation": 0,
         "total_observations": 0,
     }
+    return BankStats(watched_counts(raw, WATCHABLE), pending=ops.get("pending", 0), raw=raw)
 
 
 async def index_counts(ledger: Database, name: str, bank: str) -> dict[str, Any]:

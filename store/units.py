@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from memwarden.backends.types import Memory, MemoryQuery, Page
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import now
 from memwarden.db.database import Database
@@ -23,27 +24,31 @@ from memwarden.store.banks import require_bank
 from memwarden.store.embedder import Embedder
 from memwarden.store.errors import StoreError, obey
 from memwarden.store.index_cache import IndexCache
-from memwarden.store.shapes import loads, unit_detail, unit_list_item
+from memwarden.store.shapes import entity_names, listed_memory, loads, memory_detail
 from memwarden.store.text import index_text, token_estimate
 
 
-async def list_units(ledger: Database, bank: str, params: Mapping[str, Any]) -> dict[str, Any]:
+async def list_units(
+    ledger: Database, bank: str, query: MemoryQuery, *, kind: str | None = None, contains: str | None = None
+) -> Page[Memory]:
+    """A page of the bank's memories, newest first: ``query``'s (its state ``valid`` unless it says
+    ``invalidated``), of one ``kind`` (fact type) and with ``contains`` in their text when given."""
     await require_bank(ledger, bank)
-    limit, offset = int(params.get("limit", 100)), int(params.get("offset", 0))
-    state = params.get("state") or "valid"
+    limit, offset = query.limit, query.offset
+    state = query.state or "valid"
     if state not in ("valid", "invalidated"):
         raise StoreError(400, f"Invalid state '{state}': expected 'valid' or 'invalidated'.")
     where, args = ["bank_id = ?", "state = ?"], [bank, state]
-    if params.get("type"):
+    if kind:
         where.append("fact_type = ?")
-        args.append(params["type"])
-    if params.get("document_id"):
+        args.append(kind)
+    if query.document_id:
         where.append("document_id = ?")
-        args.append(params["document_id"])
-    if params.get("q"):
+        args.append(query.document_id)
+    if contains:
         where.append("text LIKE ?")
-        args.append(f"%{params['q']}%")
-    predicate = tagfilter.build(params.get("tags") or None, params.get("tags_match") or "any", None)
+        args.append(f"%{contains}%")
+    predicate = tagfilter.build(query.tags.tags, query.tags.match or "any", None)
     clause = " AND ".join(where)
 
     def read(db: sqlite3.Connection) -> tuple[list[sqlite3.Row], int]:
@@ -59,7 +64,7 @@ async def list_units(ledger: Database, bank: str, params: Mapping[str, Any]) -> 
         return matching[offset : offset + limit], len(matching)
 
     rows, total = await ledger.read(read)
-    return {"items": [unit_list_item(r) for r in rows], "total": total, "limit": limit, "offset": offset}
+    return Page([listed_memory(r) for r in rows], total)
 
 
 async def unit(ledger: Database, bank: str, memory_id: str) -> sqlite3.Row:
@@ -74,14 +79,14 @@ async def unit(ledger: Database, bank: str, memory_id: str) -> sqlite3.Row:
     return row
 
 
-async def get_unit(ledger: Database, bank: str, memory_id: str) -> dict[str, Any]:
+async def get_unit(ledger: Database, bank: str, memory_id: str) -> Memory:
     """A memory, archived ones included (``state`` says which), as Hindsight answers."""
-    return unit_detail(await unit(ledger, bank, memory_id))  # world facts: no history/source fields
+    return memory_detail(await unit(ledger, bank, memory_id))  # world facts: no history/source fields
 
 
 async def update_unit(
     ledger: Database, embedder: Embedder, indexes: IndexCache, bank: str, memory_id: str, changes: Mapping[str, Any]
-) -> dict[str, Any]:
+) -> Memory:
     """``PATCH`` a memory: text/context/dates/fact type, or ``state: invalidated`` (archive: out
     of recall and lists, kept) and ``state: valid`` (restore). Audited as ``update`` /
     ``archive`` / ``restore``. ``changes`` holds the fields the client set (validated as
@@ -126,7 +131,7 @@ async def update_unit(
         if given is not None and entities.encode(given) != row["entities"]:
             sets.append("entities = ?")
             args.append(entities.encode(given))
-            before["entities"], after["entities"] = unit_detail(row)["entities"], list(entities.names(given).values())
+            before["entities"], after["entities"] = entity_names(row), list(entities.names(given).values())
         for key, value in edits.items():
             if value != row[key]:
                 sets.append(f"{key} = ?")
@@ -167,7 +172,7 @@ async def update_unit(
         elif vector is not None or row["state"] != "valid":
             vec = vector[0] if vector is not None else np.frombuffer(updated["embedding"], dtype=np.float32)
             index.add([memory_id], vec[None, :], [updated["seq"]], [updated["tokens"]])
-    return unit_detail(updated)
+    return memory_detail(updated)
 
 
 async def history(ledger: Database, bank: str, memory_id: str) -> list[dict[str, Any]]:

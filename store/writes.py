@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from memwarden.backends.types import Item
 from memwarden.db.common import now
 from memwarden.db.database import Database
 from memwarden.store import attachments, entities, rules
@@ -43,6 +44,29 @@ class RetainItem:
     # Its document's and chunk's text when it differs from the memory's: attachments' placeholders.
     shown: str | None = None
     attachments: tuple[Attachment, ...] = ()
+
+
+def stored(n: int, item: Item) -> RetainItem:
+    """``items[n]`` as the store writes it: the text of its content blocks, their attachments kept
+    (a block whose data is not base64 is Hindsight's ``400``), and the names of its ``entities``
+    (``[{"text", "type"?}]`` as Hindsight's ``MemoryItem`` has them; anything else is left out)."""
+    blocks = item.extra.get("content")
+    content = attachments.content_of(blocks, f"items[{n}]") if isinstance(blocks, list) else None
+    given = item.extra.get("entities")
+    return RetainItem(
+        content=content.text if content else item.content,
+        shown=content.shown if content and content.shown != content.text else None,
+        attachments=content.attachments if content else (),
+        document_id=item.document_id,
+        tags=list(item.tags),
+        context=item.context,
+        metadata=dict(item.metadata) if item.metadata else None,
+        timestamp=item.timestamp,
+        vector=item.vector,
+        entities=[e["text"] for e in given if isinstance(e, dict) and isinstance(e.get("text"), str)]
+        if isinstance(given, list)
+        else [],
+    )
 
 
 def queued(item: RetainItem) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from typing import Any
 
 from starlette.types import Message, Receive, Scope, Send
 
+from memwarden.backends.types import MemoryQuery
 from memwarden.db.database import Database
 from memwarden.store.embedder import HashingEmbedder
 from memwarden.store.errors import StoreError
@@ -220,10 +221,10 @@ class Standin:
 
     async def drop(self, bank: str, n: int) -> None:
         """Silently delete ``n`` memories of ``bank`` with their documents."""
-        listed = await self.store.list_units(bank, {"limit": n})
-        for unit in listed["items"]:
+        listed = await self.store.list_units(bank, MemoryQuery(limit=n))
+        for unit in listed.items:
             with contextlib.suppress(StoreError):  # a document already gone with an earlier memory
-                await self.store.delete_document(bank, unit["document_id"])
+                await self.store.delete_document(bank, str(unit.document_id))
 
 
 def _json(payload: Any) -> bytes:

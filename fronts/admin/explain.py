@@ -63,7 +63,7 @@ async def explain(state: AppState, scope: Scope, receive: Receive, send: Send) -
     }
     try:
         if own is not None:
-            account.update(await own.explain(bank, body))
+            account.update(await own.explain(bank, recall_query_from_json(body)))
         else:
             account.update(await _explain_backend(state, bank, body))
     except StoreError as exc:

@@ -23,10 +23,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from memwarden.backends.hindsight_json import recalled_json
+from memwarden.backends import hindsight_json as hj
 from memwarden.backends.hindsight_models import MemoryItem
+from memwarden.backends.types import Item, MemoryQuery, TagFilter
 from memwarden.store import rules, tagfilter
-from memwarden.store.attachments import content_of
 from memwarden.store.errors import StoreError, storage_failure
 from memwarden.store.local import LocalStore
 from memwarden.store.server import reads
@@ -36,7 +36,6 @@ from memwarden.store.server.reads import Handler, json_body, query_param, valida
 from memwarden.store.server.reflect import reflect_routes
 from memwarden.store.shapes import API_VERSION, FEATURES
 from memwarden.store.tagfilter import TagFilterError
-from memwarden.store.writes import RetainItem
 from memwarden.wire.asgi import dumps
 
 if TYPE_CHECKING:
@@ -276,58 +275,43 @@ async def delete_bank(store: LocalStore, request: Request) -> Any:
 async def config(store: LocalStore, request: Request) -> Any:
     bank = request.path_params["bank_id"]
     if request.method == "GET":
-        return await store.get_config(bank)
-    if request.method == "DELETE":
-        return await store.reset_config(bank)
-    body = await json_body(request)
-    update: ConfigIn = validated(ConfigIn, body)
-    return await store.patch_config(bank, update.updates)
+        config = await store.get_config(bank)
+    elif request.method == "DELETE":
+        config = await store.reset_config(bank)
+    else:
+        update: ConfigIn = validated(ConfigIn, await json_body(request))
+        config = await store.patch_config(bank, update.updates)
+    return hj.config_json(bank, config)
 
 
 async def retain(store: LocalStore, request: Request) -> Any:
     bank = request.path_params["bank_id"]
     req: RetainIn = validated(RetainIn, await json_body(request))
-    contents = [content_of(i.model_dump()["content"], f"items[{n}]") for n, i in enumerate(req.items)]
-    items = [
-        RetainItem(
-            content=c.text,
-            shown=c.shown if c.shown != c.text else None,
-            attachments=c.attachments,
-            document_id=i.document_id,
-            tags=list(i.tags or []),
-            context=i.context,
-            metadata=dict(i.metadata) if i.metadata else None,
-            timestamp=i.timestamp,
-            entities=[e.text for e in i.entities or ()],
-        )
-        for i, c in zip(req.items, contents, strict=True)
-    ]
-    return await store.retain_request(bank, items, list(req.document_tags or []), is_async=req.is_async)
+    items = [Item.from_json(i.model_dump()) for i in req.items]
+    receipt = await store.retain_request(bank, items, list(req.document_tags or []), wait=not req.is_async)
+    return hj.receipt_json(bank, receipt)
 
 
 async def wipe(store: LocalStore, request: Request) -> Any:
     return await store.delete_units(request.path_params["bank_id"], request.query_params.get("type"))
 
 
-def _tag_params(request: Request) -> dict[str, Any]:
-    return {
-        "tags": request.query_params.getlist("tags"),
-        "tags_match": query_param(request, "tags_match", _TAGS_MATCH, None),
-    }
+def _tag_filter(request: Request) -> TagFilter:
+    match = query_param(request, "tags_match", _TAGS_MATCH, None)
+    return TagFilter(tuple(request.query_params.getlist("tags")), match)
 
 
 async def list_memories(store: LocalStore, request: Request) -> Any:
     q = request.query_params
-    params = {
-        "type": q.get("type"),
-        "q": q.get("q"),
-        "document_id": q.get("document_id"),
-        "state": q.get("state"),
-        "limit": _int(request, "limit", 100),
-        "offset": _int(request, "offset", 0),
-        **_tag_params(request),
-    }
-    return await store.list_units(request.path_params["bank_id"], params)
+    query = MemoryQuery(
+        document_id=q.get("document_id"),
+        state=q.get("state"),
+        tags=_tag_filter(request),
+        limit=_int(request, "limit", 100),
+        offset=_int(request, "offset", 0),
+    )
+    page = await store.list_units(request.path_params["bank_id"], query, kind=q.get("type"), contains=q.get("q"))
+    return hj.page_json(page, hj.listed_memory_json, limit=query.limit, offset=query.offset)
 
 
 def recall_request(payload: Any) -> dict[str, Any]:
@@ -355,15 +339,16 @@ def recall_request(payload: Any) -> dict[str, Any]:
 
 
 async def recall(store: LocalStore, request: Request) -> Any:
-    return recalled_json(await store.recall(request.path_params["bank_id"], recall_request(await json_body(request))))
+    query = hj.recall_query_from_json(recall_request(await json_body(request)))
+    return hj.recalled_json(await store.recall(request.path_params["bank_id"], query))
 
 
 async def memory(store: LocalStore, request: Request) -> Any:
     bank, memory_id = request.path_params["bank_id"], request.path_params["memory_id"]
     if request.method == "GET":
-        return await store.get_unit(bank, memory_id)
+        return hj.memory_json(await store.get_unit(bank, memory_id))
     patch: MemoryPatchIn = validated(MemoryPatchIn, await json_body(request))
-    return await store.update_unit(bank, memory_id, patch.model_dump(exclude_unset=True))
+    return hj.memory_json(await store.update_unit(bank, memory_id, patch.model_dump(exclude_unset=True)))
 
 
 async def memory_history(store: LocalStore, request: Request) -> Any:
@@ -371,19 +356,21 @@ async def memory_history(store: LocalStore, request: Request) -> Any:
 
 
 async def list_documents(store: LocalStore, request: Request) -> Any:
-    params = {
-        "q": request.query_params.get("q"),
-        "limit": _int(request, "limit", 100),
-        "offset": _int(request, "offset", 0),
-        **_tag_params(request),
-    }
-    return await store.list_documents(request.path_params["bank_id"], params)
+    limit, offset = _int(request, "limit", 100), _int(request, "offset", 0)
+    page = await store.list_documents(
+        request.path_params["bank_id"],
+        limit=limit,
+        offset=offset,
+        q=request.query_params.get("q"),
+        tags=_tag_filter(request),
+    )
+    return hj.page_json(page, hj.document_json, limit=limit, offset=offset, total_is_estimate=False)
 
 
 async def document(store: LocalStore, request: Request) -> Any:
     bank, document_id = request.path_params["bank_id"], request.path_params["document_id"]
     if request.method == "GET":
-        return await store.get_document(bank, document_id)
+        return hj.document_json(await store.get_document(bank, document_id))
     if request.method == "DELETE":
         return await store.delete_document(bank, document_id)
     update: DocumentPatchIn = validated(DocumentPatchIn, await json_body(request))
@@ -402,7 +389,7 @@ async def tags(store: LocalStore, request: Request) -> Any:
 
 
 async def stats(store: LocalStore, request: Request) -> Any:
-    return await store.stats(request.path_params["bank_id"])
+    return hj.stats_json(await store.stats(request.path_params["bank_id"]))
 
 
 async def operation(store: LocalStore, request: Request) -> Any:

@@ -434,7 +434,8 @@ def test_a_phone_width_renders_every_page_without_sideways_scrolling(browser: Br
         context.close()
 
 
-def test_the_screenshots_folder_holds_a_picture_of_each_page() -> None:
+def test_the_screenshots_folder_holds_a_picture_of_each_page(browser: Browser) -> None:
+    # After the tests above took them (the browser fixture makes it a browser test: not in the fast loop).
     pictures = {p.stem for p in SCREENSHOTS.glob("*.png")}
     assert {"banks", "bank", "memory", "review", "audit", "explain", "plans", "config", "phone-bank"} <= pictures
     assert all(p.stat().st_size > 10_000 for p in SCREENSHOTS.glob("*.png"))

@@ -13,6 +13,7 @@ import httpx
 import pytest
 from hindsight_client import Hindsight
 
+from memwarden.backends.types import RecallQuery
 from memwarden.settings import Settings, load_settings
 from tests.conftest import running_warden
 
@@ -626,7 +627,7 @@ async def test_a_store_from_before_token_costs_gets_them_on_open(tmp_path: Path)
         costs = await ledger.read(lambda db: dict(db.execute("SELECT text, tokens FROM store_units").fetchall()))
         assert costs == {t: token_estimate(t) for t in texts}
         budget = token_estimate(texts[0]) + token_estimate(texts[2])
-        got = [m.text for m in (await store.recall("b", {"query": "Alice coffee 短", "max_tokens": budget})).memories]
+        got = [m.text for m in (await store.recall("b", RecallQuery("Alice coffee 短", max_tokens=budget))).memories]
         assert 1 <= len(got) < 3  # with costs of 0 all three would fit
         assert sum(map(token_estimate, got)) <= budget
     finally:
@@ -656,13 +657,13 @@ async def test_recall_fills_the_token_budget_in_rank_order(tmp_path: Path) -> No
         store = LocalStore(ledger, HashingEmbedder())
         await store.retain("b", [RetainItem(content=t) for t in texts])
         for query in ("k3 k7 k11 budget review", "预算评审 k4 k9", "quarterly k1"):
-            uncut = (await store.recall("b", {"query": query, "max_tokens": 10**6})).memories
+            uncut = (await store.recall("b", RecallQuery(query, max_tokens=10**6))).memories
             whole = [m.text for m in uncut]
             assert len(whole) >= 300  # a retriever's pool, uncut
             assert sum(m.extra["scores"]["keyword"] is not None for m in uncut[:40]) >= 10  # full-text rows first
             skipped_then_filled = 0
             for budget in (-1, 0, 1, 40, 700, 2500, 4096):
-                got = [m.text for m in (await store.recall("b", {"query": query, "max_tokens": budget})).memories]
+                got = [m.text for m in (await store.recall("b", RecallQuery(query, max_tokens=budget))).memories]
                 used, expected, gap = 0, [], False
                 for text in whole:
                     if used + token_estimate(text) > budget:

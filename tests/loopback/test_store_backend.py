@@ -90,6 +90,7 @@ async def test_both_ways_in_give_the_same_answers(pair: tuple[MemoryBackend, Mem
         documents = await backend.list_documents(bank, limit=10, offset=0)
         recalled = await backend.recall(bank, RecallQuery("coffee roast", tags=TagFilter(("user:alice",), "any")))
         one = listed.items[0]
+        fetched = await backend.get_memory(bank, one.id)
         await backend.set_memory_state(bank, one.id, "invalidated", reason="test")
         after = await backend.list_memories(bank, MemoryQuery(state="invalidated"))
         await backend.patch_config(bank, {"retain_mission": "Keep decisions."})
@@ -98,15 +99,15 @@ async def test_both_ways_in_give_the_same_answers(pair: tuple[MemoryBackend, Mem
         reset = await backend.get_config(bank)
         await backend.delete_document(bank, "d1")
         stats = await backend.stats(bank, refresh=True)
-        answers.append(
-            stable([asdict(v) for v in (retained, listed, ops_only, documents, recalled, after, config, reset, stats)])
-        )
+        values = [asdict(v) for v in (retained, listed, ops_only, documents, recalled, after, config, reset, stats)]
+        answers.append(stable([*values, fetched]))
     assert answers[0] == answers[1]
-    retained, listed, ops_only, documents, recalled, after, config, reset, stats = answers[1]
+    retained, listed, ops_only, documents, recalled, after, config, reset, stats, fetched = answers[1]
     assert (retained["items"], retained["operation_id"]) == (3, None)
     assert len(ops_only["items"]) == 2  # the tag filter selected the ops memories
     assert [m["text"] for m in recalled["memories"]] == ["Alice prefers dark roast coffee."]
     assert len(after["items"]) == 1
+    assert (fetched["text"], fetched["kind"], fetched["state"]) == (listed["items"][0]["text"], "world", "valid")
     assert len(listed["items"]) == len(documents["items"]) == 3
     assert config["overrides"] == {"retain_mission": "Keep decisions."}
     assert reset["overrides"] == {}

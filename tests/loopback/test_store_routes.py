@@ -23,6 +23,7 @@ from hindsight_client import Hindsight
 from hindsight_client_api.exceptions import ApiException
 from starlette.routing import Match, Route
 
+from memwarden.backends.types import MemoryQuery
 from memwarden.db.database import Database
 from memwarden.settings import load_settings
 from memwarden.store.embedder import HashingEmbedder
@@ -304,7 +305,7 @@ async def test_memories_written_before_chunks_existed_become_their_documents_chu
     store = LocalStore(ledger, HashingEmbedder())
     try:
         chunks = await store.list_chunks("b", "d", 100, 0)
-        listed = await store.list_units("b", {})
+        listed = await store.list_units("b", MemoryQuery())
         by_id = await store.get_chunk("b_d_1")
     finally:
         await store.drain()
@@ -313,7 +314,7 @@ async def test_memories_written_before_chunks_existed_become_their_documents_chu
         ("b_d_0", 0, "first fact of the document"),
         ("b_d_1", 1, "second fact of the document"),
     ]
-    assert sorted((m["id"], m["chunk_id"], m["entities"]) for m in listed["items"]) == [
+    assert sorted((m.id, m.extra["chunk_id"], m.extra["entities"]) for m in listed.items) == [
         ("u0", "b_d_0", ""),
         ("u1", "b_d_1", ""),
     ]

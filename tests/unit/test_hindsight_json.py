@@ -108,3 +108,54 @@ def test_stats_count_kinds_and_pending_work() -> None:
     )
     assert dict(stats.counts) == {"world": 5, "experience": 0, "observation": 0, "documents": 3}
     assert stats.pending == 3
+
+
+def test_a_listing_page_of_documents_survives_the_round_trip() -> None:
+    answer = {
+        "items": [
+            {
+                "id": "doc-1",
+                "bank_id": "b",
+                "content_hash": "9f2c",
+                "created_at": "2026-11-30T10:00:00+00:00",
+                "updated_at": "2026-11-30T10:00:00+00:00",
+                "text_length": 41,
+                "memory_unit_count": 2,
+                "retain_params": None,
+                "document_metadata": {"source": "slack"},
+                "tags": ["topic:infra"],
+                "matched_fields": [],
+            }
+        ],
+        "total": 7,
+        "limit": 1,
+        "offset": 3,
+        "total_is_estimate": False,
+    }
+    page = hj.page_from_json(answer, hj.document_from_json)
+    assert (page.total, page.items[0].memory_count, page.items[0].tags) == (7, 2, ("topic:infra",))
+    again = hj.page_json(page, hj.document_json, limit=1, offset=3, total_is_estimate=False)
+    assert again == answer
+
+
+def test_a_memory_in_detail_reads_its_kind_from_type() -> None:
+    detail = {
+        "id": "m",
+        "text": "t",
+        "type": "world",
+        "state": "valid",
+        "entities": ["Bob"],
+        "observation_scopes": None,
+    }
+    memory = hj.memory_from_json(detail)
+    assert (memory.kind, memory.extra["entities"]) == ("world", ["Bob"])
+    assert hj.memory_json(memory) == {
+        **detail,
+        **dict.fromkeys(("context", "occurred_start", "occurred_end", "mentioned_at", "document_id", "metadata")),
+        "tags": [],
+    }
+
+
+def test_stats_are_written_back_as_the_backend_gave_them() -> None:
+    answer = {"bank_id": "b", "nodes_by_fact_type": {"world": 5}, "total_documents": 3, "pending_operations": 0}
+    assert hj.stats_json(hj.stats_from_json(answer)) == answer

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from memwarden.backends.types import RecallQuery
 from memwarden.db.database import Database
 from memwarden.store import keyword
 from memwarden.store.embedder import HashingEmbedder
@@ -28,7 +29,7 @@ def store(tmp_path: Path) -> Iterator[LocalStore]:
 
 
 def keyword_docs(store: LocalStore, bank: str, query: str) -> tuple[list[str | None], str | None]:
-    answer = asyncio.run(store.recall(bank, {"query": query, "max_tokens": 100_000, "trace": True}, arms=("keyword",)))
+    answer = asyncio.run(store.recall(bank, RecallQuery(query, max_tokens=100_000, trace=True), arms=("keyword",)))
     return [m.document_id for m in answer.memories], (answer.trace or {}).get("fts_query")
 
 
@@ -102,7 +103,9 @@ def test_the_cost_bound_leaves_out_the_banks_commonest_terms_first(
 def test_only_valid_memories_of_the_bank_rank(store: LocalStore) -> None:
     retain(store, "b", {"keep": "The zeppelin hangar is in Friedrichshafen.", "gone": "The zeppelin is grey."})
     retain(store, "other", {"o": "A zeppelin flew over."})
-    memory = next(m for m in asyncio.run(store.recall("b", {"query": "zeppelin"})).memories if m.document_id == "gone")
+    memory = next(
+        m for m in asyncio.run(store.recall("b", RecallQuery("zeppelin"))).memories if m.document_id == "gone"
+    )
     asyncio.run(store.update_unit("b", memory.id, {"state": "invalidated", "reason": "test"}))
     docs, _ = keyword_docs(store, "b", "zeppelin")
     assert docs == ["keep"]
@@ -153,7 +156,7 @@ def test_without_a_semantic_ranking_every_keyword_hit_ranks(tmp_path: Path) -> N
     ledger = Database.open(tmp_path, mirror=False)
     try:
         store = LocalStore(ledger, HashingEmbedder(dim=256))  # another embedder: the bank's vectors are out
-        answer = asyncio.run(store.recall("b", {"query": "zeppelin budget", "max_tokens": 100_000, "trace": True}))
+        answer = asyncio.run(store.recall("b", RecallQuery("zeppelin budget", max_tokens=100_000, trace=True)))
         assert [m.document_id for m in answer.memories] == ["strong", "weak"]
         assert (answer.trace or {})["fusion"] == "the keyword ranking alone"
     finally:

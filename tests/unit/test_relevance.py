@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.backends.types import Memory
+from memwarden.backends.types import Memory, RecallQuery
 from memwarden.db.database import Database
 from memwarden.fronts.mem0.reads import _score
 from memwarden.store.embedder import E5Embedder, HashingEmbedder
@@ -38,7 +38,7 @@ def e5_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStore]:
 
 
 def best(store: LocalStore, query: str) -> Memory:
-    return asyncio.run(store.recall("b", {"query": query})).memories[0]
+    return asyncio.run(store.recall("b", RecallQuery(query))).memories[0]
 
 
 @pytest.mark.parametrize(
@@ -72,7 +72,7 @@ def test_no_relevance_without_the_embedder_it_was_calibrated_for(tmp_path: Path)
     try:
         store = LocalStore(ledger, HashingEmbedder())
         asyncio.run(store.retain("b", [RetainItem(content=FACTS["dog"], document_id="dog")]))
-        hit = asyncio.run(store.recall("b", {"query": "Tom's dog"})).memories[0]
+        hit = asyncio.run(store.recall("b", RecallQuery("Tom's dog"))).memories[0]
         assert hit.extra["scores"]["reranker"] is None
     finally:
         ledger.close()
