@@ -1,9 +1,9 @@
 """Hindsight's JSON ↔ the neutral values of ``backends/types.py``.
 
-Read by the Hindsight backend (its answers) and the self-hosted store (which speaks the same
-shapes), written by the Hindsight front (its answers to clients). Every reader keeps the fields it
-does not name in ``extra`` and every writer puts them back, so a value read and written again is
-the JSON it came from.
+Read by the Hindsight backend (its answers) and by the Hindsight front and the self-hosted store's
+Hindsight server (the requests they checked); written by both of those (their answers to clients).
+Every reader keeps the fields it does not name in ``extra`` and every writer puts them back, so a
+value read and written again is the JSON it came from.
 """
 
 from __future__ import annotations
@@ -74,14 +74,19 @@ def retain_json(items: list[Item], document_tags: tuple[str, ...] = (), *, wait:
 
 def receipt_from_json(obj: Mapping[str, Any]) -> Receipt:
     count = obj.get("items_count")
+    operation_id = _str(obj.get("operation_id"))
+    # What receipt_json writes of itself (success, the bank, async when it follows from the
+    # operation id) is left out of ``extra``; anything else, an unusual ``async`` included, is kept.
+    derived = {"success": True, "async": operation_id is not None}
     return Receipt(
         items=count if isinstance(count, int) else 0,
-        operation_id=_str(obj.get("operation_id")),
-        extra=_rest(obj, _RECEIPT_NAMED),
+        operation_id=operation_id,
+        extra={
+            k: v
+            for k, v in obj.items()
+            if k not in ("items_count", "operation_id", "bank_id") and not (k in derived and derived[k] == v)
+        },
     )
-
-
-_RECEIPT_NAMED = ("items_count", "operation_id", "success", "bank_id", "async")  # the writer derives the last three
 
 
 def receipt_json(bank: str, receipt: Receipt) -> JSON:
@@ -102,7 +107,8 @@ _QUERY_FIELDS = ("query", "max_tokens", "types", "tags", "tags_match", "tag_grou
 
 
 def recall_query_from_json(body: Mapping[str, Any]) -> RecallQuery:
-    """A ``RecallRequest`` already checked by the front (types as Hindsight's model has them)."""
+    """A ``RecallRequest`` already checked (by the Hindsight front, the store's Hindsight server, or
+    built by the store's reflect): types as Hindsight's model has them."""
     types = body.get("types")
     max_tokens = body.get("max_tokens")
     return RecallQuery(
@@ -137,8 +143,8 @@ def recall_json(query: RecallQuery) -> JSON:
 
 
 def memory_from_json(obj: Mapping[str, Any], kind_key: str = "type") -> Memory:
-    """A recall result (``kind_key`` "type") or a listed memory ("fact_type"). On the path of
-    every recall: plain lookups, one pass over the keys."""
+    """A recall result or one memory in detail (``kind_key`` "type"), or a listed memory
+    ("fact_type"). On the path of every recall: plain lookups, one pass over the keys."""
     get = obj.get
     tags = get("tags")
     named = _RESULT_NAMED if kind_key == "type" else _LISTED_NAMED

@@ -126,7 +126,7 @@ class LocalStore:
     async def retain_request(
         self, bank: str, given: Sequence[Item], document_tags: Sequence[str], *, wait: bool
     ) -> Receipt:
-        """A retain request as Hindsight answers it: written before the answer when ``wait``, else
+        """A retain request, as Hindsight acts on it: written before the answer when ``wait``, else
         queued as an operation (its id in the receipt)."""
         items = [writes.stored(n, item) for n, item in enumerate(given)]
         if not wait:
@@ -237,7 +237,7 @@ class LocalStore:
         return await units.list_units(self.ledger, bank, query, kind=kind, contains=contains)
 
     async def get_unit(self, bank: str, memory_id: str) -> Memory:
-        """A memory, archived ones included (``state`` says which), as Hindsight answers."""
+        """A memory, archived ones included (``state`` says which), Hindsight's detail fields in its ``extra``."""
         return await units.get_unit(self.ledger, bank, memory_id)
 
     async def update_unit(self, bank: str, memory_id: str, changes: Mapping[str, Any]) -> Memory:

@@ -53,7 +53,7 @@ def _memory(r: sqlite3.Row, extra: dict[str, Any]) -> Memory:
     )
 
 
-def listed_memory(r: sqlite3.Row) -> Memory:
+def memory_list_item(r: sqlite3.Row) -> Memory:
     """A memory as ``GET …/memories/list`` lists it (``MemoryUnitListItem``; its kind as ``fact_type``)."""
     return _memory(
         r,

@@ -24,7 +24,7 @@ from memwarden.store.banks import require_bank
 from memwarden.store.embedder import Embedder
 from memwarden.store.errors import StoreError, obey
 from memwarden.store.index_cache import IndexCache
-from memwarden.store.shapes import entity_names, listed_memory, loads, memory_detail
+from memwarden.store.shapes import entity_names, loads, memory_detail, memory_list_item
 from memwarden.store.text import index_text, token_estimate
 
 
@@ -64,7 +64,7 @@ async def list_units(
         return matching[offset : offset + limit], len(matching)
 
     rows, total = await ledger.read(read)
-    return Page([listed_memory(r) for r in rows], total)
+    return Page([memory_list_item(r) for r in rows], total)
 
 
 async def unit(ledger: Database, bank: str, memory_id: str) -> sqlite3.Row:
@@ -80,7 +80,8 @@ async def unit(ledger: Database, bank: str, memory_id: str) -> sqlite3.Row:
 
 
 async def get_unit(ledger: Database, bank: str, memory_id: str) -> Memory:
-    """A memory, archived ones included (``state`` says which), as Hindsight answers."""
+    """A memory, archived ones included (``state`` says which), with the fields of Hindsight's
+    detail in its ``extra``."""
     return memory_detail(await unit(ledger, bank, memory_id))  # world facts: no history/source fields
 
 

@@ -275,13 +275,13 @@ async def delete_bank(store: LocalStore, request: Request) -> Any:
 async def config(store: LocalStore, request: Request) -> Any:
     bank = request.path_params["bank_id"]
     if request.method == "GET":
-        config = await store.get_config(bank)
+        answer = await store.get_config(bank)
     elif request.method == "DELETE":
-        config = await store.reset_config(bank)
+        answer = await store.reset_config(bank)
     else:
         update: ConfigIn = validated(ConfigIn, await json_body(request))
-        config = await store.patch_config(bank, update.updates)
-    return hj.config_json(bank, config)
+        answer = await store.patch_config(bank, update.updates)
+    return hj.config_json(bank, answer)
 
 
 async def retain(store: LocalStore, request: Request) -> Any:
@@ -296,19 +296,16 @@ async def wipe(store: LocalStore, request: Request) -> Any:
     return await store.delete_units(request.path_params["bank_id"], request.query_params.get("type"))
 
 
-def _tag_filter(request: Request) -> TagFilter:
+def _tags_of(request: Request) -> TagFilter:
     match = query_param(request, "tags_match", _TAGS_MATCH, None)
     return TagFilter(tuple(request.query_params.getlist("tags")), match)
 
 
 async def list_memories(store: LocalStore, request: Request) -> Any:
     q = request.query_params
+    limit, offset = _int(request, "limit", 100), _int(request, "offset", 0)  # checked first, as Hindsight
     query = MemoryQuery(
-        document_id=q.get("document_id"),
-        state=q.get("state"),
-        tags=_tag_filter(request),
-        limit=_int(request, "limit", 100),
-        offset=_int(request, "offset", 0),
+        document_id=q.get("document_id"), state=q.get("state"), tags=_tags_of(request), limit=limit, offset=offset
     )
     page = await store.list_units(request.path_params["bank_id"], query, kind=q.get("type"), contains=q.get("q"))
     return hj.page_json(page, hj.listed_memory_json, limit=query.limit, offset=query.offset)
@@ -362,7 +359,7 @@ async def list_documents(store: LocalStore, request: Request) -> Any:
         limit=limit,
         offset=offset,
         q=request.query_params.get("q"),
-        tags=_tag_filter(request),
+        tags=_tags_of(request),
     )
     return hj.page_json(page, hj.document_json, limit=limit, offset=offset, total_is_estimate=False)
 

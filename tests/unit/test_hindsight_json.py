@@ -159,3 +159,12 @@ def test_a_memory_in_detail_reads_its_kind_from_type() -> None:
 def test_stats_are_written_back_as_the_backend_gave_them() -> None:
     answer = {"bank_id": "b", "nodes_by_fact_type": {"world": 5}, "total_documents": 3, "pending_operations": 0}
     assert hj.stats_json(hj.stats_from_json(answer)) == answer
+
+
+def test_a_receipt_keeps_only_what_its_writer_would_not_say_again() -> None:
+    sync = {"success": True, "bank_id": "b", "items_count": 1, "async": False, "operation_id": None, "usage": None}
+    assert hj.receipt_from_json(sync).extra == {"usage": None}
+    # Hindsight answers an async retain of no items with async true and no operation: kept as said.
+    empty = {"success": True, "bank_id": "b", "items_count": 0, "async": True, "operation_id": None}
+    assert hj.receipt_from_json(empty).extra == {"async": True}
+    assert hj.receipt_json("b", hj.receipt_from_json(empty)) == empty
