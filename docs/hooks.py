@@ -419,7 +419,9 @@ def http_api_page(document: bytes) -> str:
         "",
         f"- [memwarden's own API](#memwardens-own-api-warden) under `/warden` ({len(warden)} operations);",
         f"- [Hindsight's API](#hindsights-api) ({sum(len(v) for v in hindsight.values())} operations):"
-        " every route of Hindsight 1.1.0, governed or passed through, plus the backend's MCP server at `/mcp`;",
+        " every route of Hindsight 1.1.0, governed or passed through, plus memwarden's own MCP server at"
+        " `/mcp` and `/mcp/{bank}/`, each tool call governed like its HTTP twin"
+        " ([Connect MCP agents](../guides/mcp.md));",
         f"- [Mem0's API](#mem0s-api-mem0) under `/mem0` ({len(mem0)} operations): the platform's paths"
         " (the official `mem0ai` client) and the self-hosted REST server's.",
         "",

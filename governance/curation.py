@@ -3,6 +3,7 @@ memory. Each checks what it is given, changes the ledger only after the backend 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,11 +17,46 @@ from memwarden.db.memory_reads import document_memory_ids, row_by_id
 from memwarden.governance.archive import document_units
 from memwarden.governance.errors import Refused
 from memwarden.governance.locks import BankLocks
+from memwarden.governance.retain import LARGE_TEXT, Retainer
+from memwarden.policies.judgement import Judgement
 from memwarden.policies.labelling import names_a_label
 from memwarden.policies.labels import LabelClassifier, LabelError
 from memwarden.policies.tags import canonicalize_tags, split_tag, tag_value
 
 log = structlog.get_logger("memwarden.governance")
+
+
+async def judge_new_text(retain: Retainer, bank: str, text: str, *, route: str, request_id: str) -> None:
+    """A memory's new text (a curation: ``update_memory``, ``PATCH …/memories/{id}``) judged by the
+    rules a retain's item meets — the rules, the learned layer, the secret detectors — but not
+    against the rest of the bank: the memory being edited holds its own topic key, and correcting
+    a value is what an edit is for. A text the rules reject, would hold for review, or would mask
+    (a secret: curation sends the text as given, never a masked copy) changes nothing: audited
+    (``curation_refused``: rule, reason, labels; never the text) and raised as :class:`Refused`
+    (422) naming the rule."""
+    governance = retain.governance
+
+    def judge() -> Judgement:
+        entries: list[tuple[str, list[str]]] = [(text, [])]
+        return retain.pipeline.judge_many(
+            entries, secrets=governance.secrets_for(bank), forward=governance.segments_for(bank), before=None
+        )[0]
+
+    large = len(text) > LARGE_TEXT or retain.pipeline.learned is not None
+    judged = await asyncio.to_thread(judge) if large else judge()
+    if judged.verdict == "store":
+        return
+    event = AuditEvent(
+        "curation_refused",
+        bank=bank,
+        source=route,
+        rule=judged.rule,
+        reason=judged.reason,
+        after={"verdict": judged.verdict, "topic": judged.topic, "stage": judged.stage},
+        request_id=request_id,
+    )
+    await retain.ledger.write(lambda db: append_events(db, [event]))
+    raise Refused(422, f"memwarden did not take the new text ({judged.rule}: {judged.reason}); the memory is unchanged")
 
 
 @dataclass(frozen=True)

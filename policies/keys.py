@@ -13,8 +13,9 @@ and a bank it may write it may also read. What each level allows:
 * ``read``: recall, lists, documents, any ``GET`` on the bank, reflect;
 * ``write``: retain, and the bank's other non-``GET`` routes the backend serves (documents,
   mental models …), governed or passed through;
+* an MCP tool call needs the level of its HTTP twin (``fronts/mcp``);
 * ``admin``: config changes, bank profile and missions, the destructive routes (without
-  ``X-Warden-Confirm``), MCP, and memwarden's own API for the bank (``/warden/v1/banks/{bank}/…``).
+  ``X-Warden-Confirm``), and memwarden's own API for the bank (``/warden/v1/banks/{bank}/…``).
 
 A request about no one bank (the bank list, memwarden's audit and outbox, metrics, the keys
 themselves) needs its level on every bank: the pattern ``*``.

@@ -25,6 +25,7 @@ from memwarden.backends.retrying import RetryingBackend
 from memwarden.backends.transport import BackendHTTP, HttpxRawSender, open_backend_http
 from memwarden.db.database import Database
 from memwarden.fronts.guard import OriginGuard
+from memwarden.fronts.mcp.server import McpFront
 from memwarden.fronts.middleware import RequestContextMiddleware
 from memwarden.governance.recovery import recover_outbox, settle_interrupted
 from memwarden.governance.state import AppState, build_pipeline
@@ -177,6 +178,7 @@ def create_app(
     lifespan closes the ledger either way."""
     check_runnable(settings)
     hindsight = settings.backends.hindsight
+    mcp = McpFront()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -265,7 +267,8 @@ def create_app(
         )
         state.background.spawn(_verify_in_background(opened))
         try:
-            yield
+            async with mcp.running():
+                yield
         finally:
             # One grace for all background work (uvicorn gave requests in flight theirs already).
             deadline = time.monotonic() + settings.server.shutdown_grace
@@ -290,7 +293,7 @@ def create_app(
             opened.close()
 
     return Starlette(
-        routes=build_routes(),
+        routes=build_routes(mcp),
         middleware=[
             Middleware(
                 RequestContextMiddleware,

@@ -49,6 +49,8 @@ def configure_logging(settings: ServerSettings, *, stream: TextIO | None = None)
     root.setLevel(level)
     # httpx logs every backend call at info; memwarden's request line already carries the outcome.
     logging.getLogger("httpx").setLevel(max(level, logging.WARNING))
+    # The MCP SDK logs each stateless call's session ending at info: noise beside the request line.
+    logging.getLogger("mcp").setLevel(max(level, logging.WARNING))
     # uvicorn's own access log would duplicate memwarden's canonical request line.
     logging.getLogger("uvicorn.access").disabled = True
     for name in ("uvicorn", "uvicorn.error"):

@@ -348,19 +348,25 @@ def warden_paths() -> dict[str, Json]:
 
 
 def mcp_operations(path: str) -> Json:
-    """The backend's MCP server (streamable HTTP), reached through memwarden (admin)."""
+    """memwarden's MCP server (streamable HTTP, stateless JSON): Hindsight's tools, each call
+    governed as its HTTP twin (``fronts/mcp``); any usable key may list the tools, each call needs
+    its twin's scope."""
     params = (param("rest", "path", {"type": "string"}, "`{bank}/` for one bank's tools"),) if "{rest}" in path else ()
     suffix = "_bank" if params else ""
-    rpc = {"description": "The backend's JSON-RPC answer (or memwarden's error for a refused retain)", "content": {}}
+    rpc = {"description": "The JSON-RPC answer (a tool's refusal is its result, with isError)", "content": {}}
     return {
         "post": operation(
             f"warden_mcp_post{suffix}",
-            "A JSON-RPC message; a retain tool call is refused in enforce mode",
+            "A JSON-RPC message: tools/list, tools/call (each call governed as its HTTP twin)",
             rpc,
             params=params,
             body={"type": ["object", "array"]},
-            errors={400: "A body memwarden cannot read (JSON-RPC -32700)", 502: "The backend is unreachable"},
+            errors={400: "A body memwarden cannot read (JSON-RPC -32700), or a bank id it refuses"},
         ),
-        "get": operation(f"warden_mcp_get{suffix}", "The server's event stream", rpc, params=params),
-        "delete": operation(f"warden_mcp_delete{suffix}", "End an MCP session", rpc, params=params),
+        "get": operation(
+            f"warden_mcp_get{suffix}", "A client's probe: {} (no event stream: stateless)", rpc, params=params
+        ),
+        "delete": operation(
+            f"warden_mcp_delete{suffix}", "End an MCP session (stateless: none to end)", rpc, params=params
+        ),
     }

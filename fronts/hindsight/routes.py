@@ -32,7 +32,7 @@ from memwarden.fronts.hindsight.recall import (
 )
 from memwarden.fronts.hindsight.retain import governed_retain
 from memwarden.fronts.hindsight.transfer import bank_import
-from memwarden.fronts.hindsight.writes import curate_memory, document_patch, files_retain, mcp, scanned_write
+from memwarden.fronts.hindsight.writes import curate_memory, document_patch, files_retain, scanned_write
 from memwarden.fronts.query import query_params
 from memwarden.governance.state import AppState
 from memwarden.policies.keys import Level
@@ -58,17 +58,6 @@ async def attachment(state: AppState, scope: Scope, receive: Receive, send: Send
     """An inline attachment's bytes, as the backend serves them, never as a page of memwarden's
     origin (the dashboard's): an HTML or SVG "attachment" would otherwise run script there."""
     await forward(state.backend, scope, receive, sandboxed(send), retries=state.read_retries)
-
-
-def _mcp(scope: Scope, bank: str | None) -> auth.Need:
-    """MCP reaches the backend's tools ungoverned — config and deletion among them: ``admin`` on the
-    bank of a single-bank path (``/mcp/{bank}/``), else (``/mcp/``, ``/mcp//…``, or a bank named
-    by ``X-Bank-Id``) on every bank."""
-    segments = scope["path"].removeprefix("/mcp").split("/")
-    named = len(segments) > 1 and segments[1] != ""
-    if not named or any(k == b"x-bank-id" for k, _ in scope["headers"]):
-        return "admin", None
-    return "admin", segments[1]
 
 
 def _read_every_bank(scope: Scope, bank: str | None) -> auth.Need:
@@ -171,9 +160,8 @@ def hindsight_routes() -> list[BaseRoute]:
 
 
 def pass_through_routes() -> list[BaseRoute]:
-    """The backend's MCP server and every other path, passed through: last in the app's table."""
+    """Every other path, passed through: last in the app's table (``/mcp`` is memwarden's own MCP
+    server, ``fronts/mcp``: never the backend's)."""
     return [
-        route("/mcp", "mcp", mcp, _mcp, None),
-        route("/mcp/{rest:path}", "mcp", mcp, _mcp, None),
         route("/{path:path}", "pass_through", pass_through, auth.by_method, None),
     ]

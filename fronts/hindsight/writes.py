@@ -3,8 +3,6 @@
 * ``POST …/files/retain`` — uploaded files are converted and split by Hindsight itself, so they
   cannot be judged item by item here: refused in ``enforce`` mode unless
   ``governance.allow_file_retain`` is on (then passed through, and logged as ungoverned).
-* ``/mcp`` — MCP tool calls named ``retain``/``sync_retain`` get a JSON-RPC error in ``enforce``
-  mode unless ``governance.allow_mcp_retain`` is on; every other MCP message passes through.
 * ``PATCH …/documents/{id}`` (re-tagging) — tags are canonicalized, ``topic``/``stage`` labels
   validated like retain's (one of each at most, aliases mapped, unknown refused), the ledger's
   rows of that document follow, and the change is audited.
@@ -28,6 +26,7 @@ from starlette.types import Receive, Scope, Send
 from memwarden.fronts.errors import refused_for_secrets
 from memwarden.fronts.hindsight.passthrough import forward
 from memwarden.fronts.middleware import request_id_of
+from memwarden.governance.curation import judge_new_text
 from memwarden.governance.errors import Refused
 from memwarden.governance.state import AppState
 from memwarden.wire.asgi import (
@@ -47,7 +46,6 @@ from memwarden.wire.asgi import (
 )
 
 log = structlog.get_logger("memwarden.governance")
-MCP_RETAIN_TOOLS = frozenset({"retain", "sync_retain"})
 
 
 async def files_retain(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
@@ -68,51 +66,12 @@ async def files_retain(state: AppState, scope: Scope, receive: Receive, send: Se
     await forward(state.backend, scope, receive, send, retries=0)
 
 
-def _mcp_retain_calls(payload: Any) -> list[Any]:
-    messages = payload if isinstance(payload, list) else [payload]
-    return [
-        m
-        for m in messages
-        if isinstance(m, dict)
-        and m.get("method") == "tools/call"
-        and isinstance(m.get("params"), dict)
-        and m["params"].get("name") in MCP_RETAIN_TOOLS
-    ]
-
-
 async def _read_json(receive: Receive) -> tuple[bytes, Any]:
     """The body and its JSON. Raises :class:`BodyError` when memwarden cannot read it (not JSON,
     nested too deep, not Unicode): such a body is refused, never forwarded unjudged — the backend's
     parser might read what memwarden's did not, past the checks."""
     body = await read_body(receive)
     return body, await parse_json_async(body)
-
-
-async def mcp(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    governance = state.settings.governance
-    if scope["method"] != "POST" or governance.mode == "off" or governance.allow_mcp_retain:
-        await forward(state.backend, scope, receive, send, retries=0)
-        return
-    try:
-        body, payload = await _read_json(receive)
-    except ClientGone:
-        return
-    except BodyError as exc:  # JSON-RPC's parse error, for a body memwarden cannot judge
-        error = {"code": -32700, "message": f"Parse error: {exc}"}
-        await send_json(send, 400 if exc.status == 422 else exc.status, {"jsonrpc": "2.0", "id": None, "error": error})
-        return
-    calls = _mcp_retain_calls(payload)
-    if calls and governance.mode == "enforce":
-        message = (
-            "memwarden: retaining through MCP is not governed; use POST /v1/default/banks/{bank}/memories "
-            "(or set governance.allow_mcp_retain = true)"
-        )
-        errors = [{"jsonrpc": "2.0", "id": c.get("id"), "error": {"code": -32001, "message": message}} for c in calls]
-        await send_json(send, 200, errors if isinstance(payload, list) else errors[0])
-        return
-    if calls:
-        log.warning("ungoverned_write", route="mcp", tools=[c["params"]["name"] for c in calls])
-    await forward(state.backend, scope, replay(body, receive), send, retries=0)
 
 
 # A webhook's own credentials — the secret it signs with, the headers it sends — are given to the
@@ -171,6 +130,13 @@ async def curate_memory(state: AppState, scope: Scope, receive: Receive, send: S
     body, payload = got
     if await refused_for_secrets(state, scope, send, payload):
         return
+    text = payload.get("text") if isinstance(payload, dict) else None
+    if isinstance(text, str) and text.strip() and state.settings.governance.mode_for(bank) == "enforce":
+        try:  # a new text is judged as a retain's item is: one the rules reject changes nothing
+            await judge_new_text(state.retain, bank, text, route="curate_memory", request_id=request_id_of(scope))
+        except Refused as exc:
+            await send_json(send, exc.status, {"detail": exc.detail})
+            return
     holding, release = hold_end(send)
     await forward(state.backend, scope, replay(body, receive), holding, retries=0)
     status = scope.get("state", {}).get("backend_status")

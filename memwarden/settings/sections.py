@@ -173,7 +173,9 @@ class GovernanceSettings(_Section):
     topic_aliases: dict[str, str] = Field(default_factory=dict, description="More topic aliases (alias = topic).")
     topic_keywords: dict[str, list[str]] = Field(default_factory=dict, description="More keywords per topic.")
     allow_file_retain: bool = Field(False, description="Let /files/retain through ungoverned (default: refuse).")
-    allow_mcp_retain: bool = Field(False, description="Let MCP retain tool calls through ungoverned.")
+    allow_mcp_retain: bool = Field(
+        False, description="No longer has any effect: MCP tool calls are governed (kept so existing config files load)."
+    )
     banks: dict[str, BankGovernance] = Field(default_factory=dict, description="Per-bank mode/secrets overrides.")
 
     def mode_for(self, bank: str) -> Mode:

@@ -15,6 +15,7 @@ from memwarden.proxy.cli.classify import classify
 from memwarden.proxy.cli.config import config_group
 from memwarden.proxy.cli.explain import explain_command
 from memwarden.proxy.cli.keys import keys_group
+from memwarden.proxy.cli.mcp import mcp_command
 from memwarden.proxy.cli.memories import memories_group
 from memwarden.proxy.cli.outbox import outbox_group
 from memwarden.proxy.cli.plans import plan_group
@@ -49,6 +50,7 @@ for command in (
     bank_group,
     explain_command,
     keys_group,
+    mcp_command,
     memories_group,
     outbox_group,
     retention_group,

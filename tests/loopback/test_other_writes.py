@@ -43,33 +43,6 @@ async def test_file_retain_passes_when_allowed(probe: UpstreamProbe, tmp_path: P
         assert probe.requests[-1]["path"] == "/v1/default/banks/b/files/retain"
 
 
-def rpc(name: str, ident: int = 1) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": ident,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": {"content": "still broken"}},
-    }
-
-
-async def test_mcp_retain_calls_get_a_json_rpc_error(warden: httpx.AsyncClient, probe: UpstreamProbe) -> None:
-    r = await warden.post("/mcp/b/", json=rpc("retain", 7))
-    assert r.status_code == 200
-    assert r.json()["id"] == 7
-    assert "not governed" in r.json()["error"]["message"]
-    r = await warden.post("/mcp/", json=[rpc("recall", 1), rpc("sync_retain", 2)])
-    assert [e["id"] for e in r.json()] == [2]
-    assert probe.requests == []
-
-
-async def test_other_mcp_traffic_passes(warden: httpx.AsyncClient, probe: UpstreamProbe) -> None:
-    r = await warden.post("/mcp/", json=rpc("recall"))
-    assert r.status_code == 200
-    assert json.loads(probe.requests[-1]["body"]) == rpc("recall")
-    await warden.get("/mcp/")
-    assert probe.requests[-1]["method"] == "GET"
-
-
 async def test_document_retag_is_canonicalized_and_labels_validated(
     warden: httpx.AsyncClient, probe: UpstreamProbe, tmp_path: Path
 ) -> None:
@@ -109,33 +82,3 @@ async def test_retag_updates_the_ledger_rows_of_the_document(warden: httpx.Async
         ]
     finally:
         db.close()
-
-
-async def test_a_streamed_mcp_answer_reaches_the_client_whole(tmp_path: Path) -> None:
-    """MCP answers stream (server-sent events): forwarding a body memwarden had read must not tell
-    the pass-through the client left once the body was handed on (it cut every streamed MCP answer
-    short: found by a review)."""
-    import asyncio
-
-    from starlette.applications import Starlette
-    from starlette.responses import StreamingResponse
-    from starlette.routing import Route
-
-    from testing.loopback import serve_in_thread
-    from tests.conftest import running_warden
-
-    async def events() -> AsyncIterator[bytes]:
-        for i in range(3):
-            yield f'event: message\ndata: {{"jsonrpc": "2.0", "id": {i}}}\n\n'.encode()
-            await asyncio.sleep(0.2)
-
-    async def mcp(request: Any) -> StreamingResponse:
-        await request.body()
-        return StreamingResponse(events(), media_type="text/event-stream")
-
-    backend = Starlette(routes=[Route("/mcp/", mcp, methods=["POST"])])
-    with serve_in_thread(backend) as backend_url, running_warden(make_settings(backend_url, data_dir=tmp_path)) as url:
-        async with httpx.AsyncClient(timeout=30) as http:
-            r = await http.post(f"{url}/mcp/", json=rpc("recall"))
-    assert r.status_code == 200
-    assert r.text.count("event: message") == 3

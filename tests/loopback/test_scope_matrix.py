@@ -5,7 +5,8 @@ request it receives) and self-hosted (issue #33). What must hold, whatever the r
 * **no key** (once one exists): ``401``, except the open routes (health, the OpenAPI document, the
   dashboard's page and files);
 * **a key for another bank** (admin on ``team-b``): ``403`` on every route that is not open — the
-  routes of ``team-a``, and the routes about every bank or none (they need ``*``);
+  routes of ``team-a``, and the routes about every bank or none (they need ``*``); on MCP, a tool
+  call's error with the status ``403``;
 * **a read key** (read on ``team-a``): whatever it is let through changes nothing — the backend
   receives only reads (``GET``, or a recall/reflect/listing ``POST``), and memwarden's ledger and
   audit gain no row;
@@ -40,6 +41,9 @@ READ_POSTS = re.compile(
     r"/(?:memories/recall|reflect|memories/dry-run-extract|mental-models/[^/]+/dry-run-refresh"
     r"|consolidation-strategies/preview|prompts/preview)$"
 )
+# The MCP server: any usable key is let in at the door, and each tool call needs its HTTP twin's
+# scope (a refusal is the tool's error): its POST is asked for a tools/call of a write.
+MCP = re.compile(r"^/mcp(?:/|$)")
 # What a write key must never make the backend do.
 ADMIN_ONLY = re.compile(
     r"/(?:config|directives(?:/[^/]+)?|transfer/import|document-transfer|clone|aliases(?:/.*)?|webhooks(?:/.*)?"
@@ -115,6 +119,17 @@ def send(rig: Rig, key: str, method: str, path: str) -> httpx.Response:
     return httpx.request(method, rig.url + path, json=body, headers=rig.auth(key), timeout=60)
 
 
+def mcp_retain(rig: Rig, key: str, path: str) -> httpx.Response:
+    """A tools/call of ``retain`` on team-a, by the one bank's endpoint or the every-bank one."""
+    one_bank = path != "/mcp"
+    arguments = {"content": "The staging cluster has 3 nodes.", **({} if one_bank else {"bank_id": BANK})}
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "retain", "arguments": arguments}}
+    headers = {**rig.auth(key), "accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"}
+    return httpx.post(
+        f"{rig.url}/mcp/{BANK}/" if one_bank else f"{rig.url}/mcp", json=call, headers=headers, timeout=60
+    )
+
+
 def test_the_matrix_covers_every_route_of_the_document(rig: Rig) -> None:
     ops = operations(rig.url)
     assert len(ops) > 150  # Hindsight's routes, memwarden's own, the Mem0 front's, MCP
@@ -139,6 +154,12 @@ def test_a_key_for_another_bank_reaches_nothing_but_the_open_routes(rig: Rig) ->
     for method, path in operations(rig.url):
         if OPEN.match(path):
             continue
+        if MCP.match(path):
+            if method == "POST":
+                result = mcp_retain(rig, "admin_other", path).json()["result"]
+                if not (result["isError"] and '"status": 403' in result["content"][0]["text"]):
+                    wrong.append((method, path, result))
+            continue  # its GET (a probe: {}) and DELETE (no session) change nothing: asserted below
         r = send(rig, "admin_other", method, path)
         if r.status_code != 403 and not (path == UNSERVED and r.status_code in (404, 405)):
             wrong.append((method, path, r.status_code))

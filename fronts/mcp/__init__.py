@@ -1,0 +1,1 @@
+"""The MCP front: Hindsight's MCP tools, each governed as its HTTP twin (``server.py``)."""
