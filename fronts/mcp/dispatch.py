@@ -12,6 +12,7 @@ destructive tool is confirmed by an admin key, never by the connection.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 from urllib.parse import unquote, urlencode
 
@@ -20,7 +21,7 @@ from starlette.types import ASGIApp, Message, Scope
 
 from memwarden.fronts.mcp.twin import Answer, Request
 from memwarden.fronts.middleware import request_id_of
-from memwarden.wire.asgi import dumps, loads
+from memwarden.wire.asgi import dumps, loads, replay
 
 log = structlog.get_logger("memwarden.mcp")
 CARRIED = frozenset({b"authorization", b"x-api-key", b"host"})
@@ -57,14 +58,11 @@ class Dispatcher:
             "server": self.origin.get("server"),
             "state": {},
         }
-        sent = False
+        answered_whole = asyncio.Event()
 
-        async def receive() -> Message:
-            nonlocal sent
-            if sent:
-                return {"type": "http.disconnect"}
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
+        async def gone() -> Message:  # the in-process client leaves once the answer is whole, never before
+            await answered_whole.wait()
+            return {"type": "http.disconnect"}
 
         status = 500
         answered: dict[str, str] = {}
@@ -78,12 +76,16 @@ class Dispatcher:
                     answered[k.decode("latin-1").lower()] = v.decode("latin-1")
             elif message["type"] == "http.response.body":
                 chunks.append(message.get("body", b""))
+                if not message.get("more_body", False):
+                    answered_whole.set()
 
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, replay(body, gone), send)
         except Exception as exc:  # answered 500 already (Starlette re-raises after its error handler)
             log.error("mcp_twin_failed", method=request.method, path=scope["path"], error=type(exc).__name__)
             status = 500
+        finally:
+            answered_whole.set()
         return Answer(status, _json(b"".join(chunks)), answered)
 
 

@@ -396,3 +396,18 @@ async def test_a_deletion_is_never_confirmed_by_the_connection(confirming: str) 
         refused = error(await mcp.call_tool("clear_memories", {}))
         assert refused["status"] == 409
         assert [m["text"] for m in value(await mcp.call_tool("list_memories", {}))["items"]] == [FACT]
+
+
+async def test_a_long_answer_streamed_by_the_pass_through_reaches_the_tool_whole(rig: tuple[str, Path]) -> None:
+    """A twin answered past the pass-through's small-body size is streamed, the client watched for a
+    disconnect meanwhile: the in-process request must not say it left before the answer is whole."""
+    url, _ = rig
+    facts = [f"Server {i} in rack {i % 40} runs kernel 6.{i % 9} with {i % 64 + 1} GB of RAM." for i in range(2000)]
+    text = " ".join(facts)
+    assert len(text) > 96 * 1024  # past fronts/hindsight/passthrough.SMALL_BODY
+    async with mcp_client(f"{url}/mcp/long/") as mcp:
+        kept = value(await mcp.call_tool("sync_retain", {"content": text, "document_id": "inventory"}))
+        assert kept["status"] == "completed"
+        document = value(await mcp.call_tool("get_document", {"document_id": "inventory"}))
+    assert isinstance(document, dict)
+    assert document["original_text"] == text
