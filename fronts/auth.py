@@ -139,10 +139,7 @@ async def authorize(keys: KeyRing, scope: Scope, send: Send, need: Need) -> bool
             _drop(scope, header)  # a memwarden key that is not one: not passed on
         return True
     if key is None:
-        said = "an API key is required (Authorization: Bearer <key>)" if not token else "Invalid API key"
-        await send_json(
-            send, 401, {"detail": f"Authentication failed: {said}"}, headers=[(b"www-authenticate", b"Bearer")]
-        )
+        await _unauthenticated(send, token)
         return False
     level, bank = need
     state = scope.setdefault("state", {})
@@ -155,6 +152,22 @@ async def authorize(keys: KeyRing, scope: Scope, send: Send, need: Need) -> bool
     if header is not None:
         _drop(scope, header)
     return True
+
+
+async def authenticated(keys: KeyRing, scope: Scope, send: Send) -> bool:
+    """Whether the request presents a usable key, or needs none; otherwise it has been answered
+    (401). For a door whose calls each ask their own scope later (the MCP server's): the key's
+    header stays on the request."""
+    token, _ = presented(scope)
+    if (token and await keys.find(token)) or not await keys.required():
+        return True
+    await _unauthenticated(send, token)
+    return False
+
+
+async def _unauthenticated(send: Send, token: str | None) -> None:
+    said = "an API key is required (Authorization: Bearer <key>)" if not token else "Invalid API key"
+    await send_json(send, 401, {"detail": f"Authentication failed: {said}"}, headers=[(b"www-authenticate", b"Bearer")])
 
 
 def _drop(scope: Scope, header: bytes) -> None:

@@ -32,6 +32,11 @@ async def read_body(receive: Receive) -> bytes:
             return b"".join(chunks)
 
 
+def header(scope: Scope, name: bytes) -> str | None:
+    """The first value of the request header ``name`` (lower-case bytes), trimmed; None without one."""
+    return next((v.decode("latin-1").strip() for k, v in scope["headers"] if k == name), None)
+
+
 def replay(body: bytes, then: Receive) -> Receive:
     """A ``receive`` that hands out ``body`` again, for forwarding a request already read; after it,
     ``then`` (the request's own ``receive``: it tells a real disconnect, and only that — a streamed

@@ -52,6 +52,7 @@ from memwarden.wire.asgi import (
     BodyError,
     ClientGone,
     content_type_of,
+    header,
     is_json_type,
     not_json_detail,
     note_backend_status,
@@ -79,13 +80,6 @@ def before_end(send: Send, hook: Callable[[int], Awaitable[None]]) -> Send:
         await send(message)
 
     return wrapped
-
-
-def _header(scope: Scope, name: bytes) -> str | None:
-    for k, v in scope["headers"]:
-        if k == name:
-            return str(v.decode("latin-1")).strip()
-    return None
 
 
 async def snapshot_or_fail(
@@ -141,7 +135,7 @@ async def bank_config(state: AppState, scope: Scope, receive: Receive, send: Sen
         await send_json(send, exc.status, {"detail": exc.detail})
         return
     updates, redacted = redact_config(updates)  # before it is snapshotted, forwarded or audited
-    replace = [k.strip() for k in (_header(scope, b"x-warden-replace") or "").split(",") if k.strip()]
+    replace = [k.strip() for k in (header(scope, b"x-warden-replace") or "").split(",") if k.strip()]
     await guarded_change(
         state, scope, send, bank, reason="config_patch", updates=updates, replace=replace, redacted=redacted
     )
@@ -266,7 +260,7 @@ async def _destructive_allowed(state: AppState, scope: Scope, send: Send, bank: 
             bank=bank,
         )
         return False
-    if _header(scope, b"x-warden-confirm") == bank or key_allows(scope, "admin", bank):
+    if header(scope, b"x-warden-confirm") == bank or key_allows(scope, "admin", bank):
         return True  # confirmed, or asked with a key that may administer the bank
     await problem(
         send,

@@ -98,9 +98,5 @@ def _json(raw: bytes) -> Any:
         return raw.decode("utf-8", "replace")
 
 
-def header(scope: Scope, name: bytes) -> str | None:
-    return next((v.decode("latin-1") for k, v in scope["headers"] if k == name), None)
-
-
 def with_header(headers: list[tuple[bytes, bytes]], name: bytes, value: bytes) -> list[tuple[bytes, bytes]]:
     return [*((k, v) for k, v in headers if k != name), (name, value)]

@@ -34,12 +34,12 @@ from starlette.types import Receive, Scope, Send
 from memwarden import __version__
 from memwarden.fronts import auth
 from memwarden.fronts.mcp import catalog
-from memwarden.fronts.mcp.dispatch import Dispatcher, header, with_header
+from memwarden.fronts.mcp.dispatch import Dispatcher, with_header
 from memwarden.fronts.mcp.twin import Refused
 from memwarden.fronts.mcp.twins import TWINS
 from memwarden.governance.state import AppState
 from memwarden.policies.ids import bank_id_problem
-from memwarden.wire.asgi import BodyError, ClientGone, parse_json_async, read_body, replay, send_json
+from memwarden.wire.asgi import BodyError, ClientGone, header, parse_json_async, read_body, replay, send_json
 
 log = structlog.get_logger("memwarden.mcp")
 DEFAULT_BANK = "default"
@@ -150,12 +150,7 @@ class McpFront:
                 self.managers = None
 
     async def handle(self, state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-        token, _ = auth.presented(scope)
-        key = await state.keys.find(token) if token else None
-        if key is None and await state.keys.required():
-            said = "an API key is required (Authorization: Bearer <key>)" if not token else "Invalid API key"
-            www = [(b"www-authenticate", b"Bearer")]
-            await send_json(send, 401, {"detail": f"Authentication failed: {said}"}, headers=www)
+        if not await auth.authenticated(state.keys, scope, send):  # any usable key; each tool asks its scope
             return
         if scope["method"] != "POST":  # stateless: no stream to open (GET), no session to end (DELETE)
             if scope["method"] == "GET" and header(scope, b"mcp-session-id") is None:

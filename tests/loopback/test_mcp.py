@@ -399,8 +399,10 @@ async def test_a_deletion_is_never_confirmed_by_the_connection(confirming: str) 
 
 
 async def test_a_long_answer_streamed_by_the_pass_through_reaches_the_tool_whole(rig: tuple[str, Path]) -> None:
-    """A twin answered past the pass-through's small-body size is streamed, the client watched for a
-    disconnect meanwhile: the in-process request must not say it left before the answer is whole."""
+    """A document past the pass-through's small-body size, through a real server, whole. (The race
+    it could lose — the in-process client saying it left before the answer was whole — is proved
+    deterministically in tests/unit/test_mcp_dispatch.py; here the local store answers too fast to
+    lose it.)"""
     url, _ = rig
     facts = [f"Server {i} in rack {i % 40} runs kernel 6.{i % 9} with {i % 64 + 1} GB of RAM." for i in range(2000)]
     text = " ".join(facts)
