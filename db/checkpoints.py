@@ -180,7 +180,11 @@ def write_meta(db: sqlite3.Connection, key: bytes, keyed_from: int, checkpoint_s
         ("checkpoint_seq", str(checkpoint_seq)),
         ("seal", _seal(key, keyed_from, checkpoint_seq)),
     ):
-        db.execute("INSERT OR REPLACE INTO audit_meta (name, value) VALUES (?, ?)", (name, value))
+        db.execute(
+            "INSERT INTO audit_meta (name, value) VALUES (?, ?)"
+            " ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+            (name, value),
+        )
 
 
 def keyed_start(db: sqlite3.Connection, key: bytes, recorded: int | None) -> tuple[ChainMeta, list[ChainProblem]]:
@@ -228,7 +232,11 @@ def meta_problems(meta: ChainMeta | None, found: list[Checkpoint], end: int) -> 
 def missing_triggers(db: sqlite3.Connection) -> list[str]:
     """The append-only triggers that are not there (someone dropped them), recreated. Call inside a
     write transaction."""
-    present = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    if getattr(db, "dialect", "sqlite") == "postgresql":
+        catalog = "SELECT tgname FROM pg_trigger WHERE tgrelid = 'audit_events'::regclass AND NOT tgisinternal"
+    else:
+        catalog = "SELECT name FROM sqlite_master WHERE type = 'trigger'"
+    present = {r[0] for r in db.execute(catalog)}
     missing = [name for name in TRIGGERS if name not in present]
     for name in missing:
         db.execute(TRIGGERS[name])

@@ -7,6 +7,10 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 
+class DatabaseError(Exception):
+    """The database cannot be opened or used (corrupt, locked, unreachable, not a memwarden database)."""
+
+
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 

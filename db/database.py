@@ -1,5 +1,7 @@
 """memwarden's database: one SQLite file in the data directory, shared by the ledger (memories,
-the review queue, config snapshots, plans, the audit log) and the self-hosted store's tables.
+the review queue, config snapshots, plans, the audit log) and the self-hosted store's tables — or,
+given a ``postgresql://`` URL, a PostgreSQL database shared by every instance (``db/postgres.py``:
+the same SQL, the same migrations, one writer at a time across instances by an advisory lock).
 
 WAL, **one writer**: every write runs on a single dedicated thread, inside one transaction
 (``BEGIN IMMEDIATE`` … ``COMMIT``), so a request records all its verdicts or none. Reads run on
@@ -39,6 +41,7 @@ from memwarden.db.audit import (
 )
 from memwarden.db.checkpoints import Checkpointer, against_all, keyed_start, meta_problems, missing_triggers
 from memwarden.db.checkpoints import every as every_checkpoint
+from memwarden.db.common import DatabaseError as DatabaseError
 from memwarden.db.installation import (
     KEY_FILE,
     KeyFileError,
@@ -54,10 +57,6 @@ START_CHECKPOINTS = 64  # checkpoints checked at start (the newest); `audit veri
 
 T = TypeVar("T")
 log = structlog.get_logger("memwarden.audit")
-
-
-class DatabaseError(Exception):
-    """The database cannot be opened or used (corrupt, locked, not a memwarden database)."""
 
 
 def connect(path: Path) -> LedgerConnection:
@@ -78,8 +77,10 @@ def private(path: Path, mode: int) -> None:
 class Database:
     """The data directory's database. Create with :meth:`open`; close with :meth:`close`."""
 
-    def __init__(self, path: Path, *, jsonl: Path | None) -> None:
+    def __init__(self, path: Path, *, jsonl: Path | None, url: str | None = None) -> None:
         self.path = path
+        self.url = url  # PostgreSQL's; None: the SQLite file at ``path``
+        self.engine = "postgresql" if url else "sqlite"
         self.jsonl = jsonl
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-writer")
         self._readers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ledger-reader")
@@ -104,17 +105,22 @@ class Database:
         checkpoint_dir: Path | None = None,
         checkpoint_every: int = 1000,
         checkpoint_interval: float = 60.0,
+        url: str | None = None,
     ) -> Database:
-        """Open (creating if needed) ``<data_dir>/memwarden.db``; raise :class:`DatabaseError` clearly.
-        The audit chain's checkpoints go to ``checkpoint_dir`` (default ``<data_dir>/checkpoints``)
-        every ``checkpoint_every`` events or ``checkpoint_interval`` seconds with new events."""
+        """Open (creating if needed) ``<data_dir>/memwarden.db`` — or the PostgreSQL database at
+        ``url``, its tables migrated by whichever instance takes the write lock first; raise
+        :class:`DatabaseError` clearly. The installation's key stays in ``data_dir`` (every instance
+        on one PostgreSQL needs the same). The audit chain's checkpoints go to ``checkpoint_dir``
+        (default ``<data_dir>/checkpoints``) every ``checkpoint_every`` events or
+        ``checkpoint_interval`` seconds with new events. On PostgreSQL there is no ``audit.jsonl``
+        mirror: the chain is the database's, which no one instance's file can follow."""
         try:
             data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             private(data_dir, 0o700)  # memwarden's own: no other user reads or lists it
         except OSError as exc:
             raise DatabaseError(f"cannot create the data directory {data_dir}: {exc}") from None
         path = data_dir / "memwarden.db"
-        ledger = cls(path, jsonl=data_dir / "audit.jsonl" if mirror else None)
+        ledger = cls(path, jsonl=data_dir / "audit.jsonl" if mirror and not url else None, url=url)
         if checkpoint_dir is not None:
             ledger.checkpoint_dir = checkpoint_dir
         ledger._checkpoint_every, ledger._checkpoint_interval = checkpoint_every, checkpoint_interval
@@ -126,6 +132,9 @@ class Database:
             raise DatabaseError(str(exc)) from None
         try:
             ledger._writer.submit(ledger._open_writer).result()
+        except DatabaseError:
+            ledger.close()
+            raise
         except sqlite3.DatabaseError as exc:
             ledger.close()
             if "locked" in str(exc):
@@ -136,6 +145,9 @@ class Database:
         return ledger
 
     def _open_writer(self) -> None:
+        if self.url is not None:
+            self._open_postgres_writer(self.url)
+            return
         db = connect(self.path)
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
@@ -150,6 +162,24 @@ class Database:
         self._write_db = db
         self._resync_mirror(db)
         self._guard_chain(db)
+
+    def _open_postgres_writer(self, url: str) -> None:
+        from memwarden.db import postgres
+
+        try:
+            db = postgres.connect(url)
+            db.execute("BEGIN IMMEDIATE")  # the instances' one write lock: one of them migrates
+            try:
+                db.create_functions()
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            migrate(db, LEDGER_MIGRATIONS)  # type: ignore[arg-type]
+        except postgres.Error as exc:
+            raise DatabaseError(f"PostgreSQL at {postgres.redacted(url)} cannot be used: {exc}") from None
+        self._write_db = db  # type: ignore[assignment]
+        self._guard_chain(db)  # type: ignore[arg-type]
 
     def _guard_chain(self, db: LedgerConnection) -> None:
         """Key the chain, and look at it before anything is written: append-only triggers dropped
@@ -289,6 +319,12 @@ class Database:
 
     def _read_db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
+        if db is None and self.url is not None:
+            from memwarden.db import postgres
+
+            db = postgres.connect(self.url, read_only=True)
+            self._local.db = db
+            self._reader_dbs.append(db)  # type: ignore[arg-type]
         if db is None:
             db = connect(self.path)
             db.execute("PRAGMA query_only = ON")
@@ -320,6 +356,8 @@ class Database:
         def run() -> bool:
             if self._write_db is None:
                 raise DatabaseError("the database is closed")
+            if self.url is not None:
+                return True  # PostgreSQL's write-ahead log is the server's
             busy = self._write_db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
             return not busy
 
@@ -340,6 +378,10 @@ class Database:
                 return migrate(self._write_db, steps)
             except sqlite3.DatabaseError as exc:
                 raise DatabaseError(f"{self.path} cannot be used as memwarden's database: {exc}") from None
+            except Exception as exc:
+                if self.url is None or type(exc).__module__.split(".")[0] != "psycopg":
+                    raise
+                raise DatabaseError(f"the PostgreSQL database cannot be used: {exc}") from None
 
         return self._writer.submit(run).result()
 
@@ -393,7 +435,7 @@ class Database:
     def close(self) -> None:
         def close_writer() -> None:
             if self._write_db is not None:
-                with contextlib.suppress(sqlite3.Error, OSError):
+                with contextlib.suppress(Exception):  # sqlite3's, psycopg's, the disk's: closing anyway
                     self._checkpoint_head(self._write_db)  # the head at a stop: a truncation after it shows
                 self._write_db.close()
                 self._write_db = None

@@ -110,13 +110,16 @@ def active_siblings(db: sqlite3.Connection, bank: str, document_id: str | None, 
     return count
 
 
+NO_LIMIT = 2**62  # SQLite's LIMIT -1, which PostgreSQL refuses
+
+
 def review_queue(db: sqlite3.Connection, bank: str, *, limit: int = -1, offset: int = 0) -> list[dict[str, Any]]:
     """The items held for review, oldest first, each beside the memory it conflicts with (a page of
     ``limit`` from ``offset``; -1: all)."""
     held = db.execute(
         f"SELECT {MEMORY_COLUMNS} FROM memories WHERE bank = ? AND status = 'review'"  # noqa: S608
         " ORDER BY created_at, id LIMIT ? OFFSET ?",
-        (bank, limit, offset),
+        (bank, limit if limit >= 0 else NO_LIMIT, offset),
     ).fetchall()
     out = []
     for row in held:
@@ -161,9 +164,9 @@ def withheld_documents(db: sqlite3.Connection, bank: str, document_ids: Sequence
     for chunk in chunked(list(dict.fromkeys(document_ids))):
         marks = ",".join("?" * len(chunk))
         sql = (
-            "SELECT document_id, SUM(status IN ('archived', 'superseded', 'rejected')"  # noqa: S608
-            f" AND COALESCE(rule, '') != '{KEPT_RULE}') AS gone,"
-            " SUM(status IN ('active', 'pending')) AS live FROM memories"
+            "SELECT document_id, SUM(CASE WHEN status IN ('archived', 'superseded', 'rejected')"  # noqa: S608
+            f" AND COALESCE(rule, '') != '{KEPT_RULE}' THEN 1 ELSE 0 END) AS gone,"
+            " SUM(CASE WHEN status IN ('active', 'pending') THEN 1 ELSE 0 END) AS live FROM memories"
             f" WHERE bank = ? AND document_id IN ({marks}) GROUP BY document_id"
         )
         for row in db.execute(sql, (bank, *chunk)):

@@ -49,7 +49,7 @@ def health_counts(db: sqlite3.Connection, bank: str, since: str) -> dict[str, An
     )
     conflicts = db.execute(
         "SELECT topic_key, count(*) AS n FROM memories WHERE bank = ? AND status = 'active'"
-        " AND topic_key IS NOT NULL AND cardinality IN ('single', 'replace') GROUP BY topic_key HAVING n > 1",
+        " AND topic_key IS NOT NULL AND cardinality IN ('single', 'replace') GROUP BY topic_key HAVING count(*) > 1",
         (bank,),
     ).fetchall()
     documents = [

@@ -51,6 +51,18 @@ def check_runnable(settings: Settings) -> None:
             raise SettingsError(
                 f"labels.{key}.{clash[0]}: a built-in {key[:-1]} (the trained model decides it); add a new name instead"
             )
+    if settings.database.url is not None:
+        try:
+            import psycopg  # noqa: F401
+        except ImportError:
+            raise SettingsError(
+                "database.url names PostgreSQL, which needs the 'postgresql' extra: pip install 'memwarden[postgresql]'"
+            ) from None
+        if settings.backend == "local":
+            raise SettingsError(
+                'database.url: the self-hosted store (backend = "local") keeps its memories in SQLite for now;'
+                ' PostgreSQL holds memwarden\'s state in front of a backend (backend = "hindsight")'
+            )
     if settings.backend == "local":
         try:
             import memwarden.store.local  # noqa: F401 - the store with its vector stack (numpy, voyager)
@@ -75,9 +87,10 @@ LOCAL_URL = "http://memwarden.local"
 
 def open_ledger(settings: Settings) -> Database:
     """The data directory's database, with the audit checkpoints where the settings say."""
-    audit = settings.audit
+    audit, url = settings.audit, settings.database.url
     return Database.open(
         settings.data_dir,
+        url=url.get_secret_value() if url is not None else None,
         checkpoint_dir=audit.checkpoint_dir,
         checkpoint_every=audit.checkpoint_every,
         checkpoint_interval=audit.checkpoint_interval,

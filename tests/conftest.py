@@ -15,6 +15,8 @@ from memwarden.proxy.app import create_app
 from memwarden.settings import Settings, load_settings
 from testing.hindsight import HindsightUnavailable, start_hindsight, stop_hindsight
 from testing.loopback import serve_in_thread
+from testing.postgres import PostgresUnavailable, drop_database, fresh_database, start_postgres, stop_postgres
+from tests.servers import DATABASE_URL
 from tests.upstream import UpstreamProbe, create_upstream
 
 # Data directories of tests that do not pass their own live under one root, removed when the test
@@ -27,6 +29,60 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+# The database engine of the test running: None (SQLite in the data folder, the default), or the URL
+# of a PostgreSQL database made for it — set by the ``engine`` fixture, read by make_settings and by
+# the processes tests/servers.py starts.
+_DATABASE_URL = DATABASE_URL
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A PostgreSQL 18 server (scripts/postgres-up), stopped at the end of the session if the session
+    started it. ``MEMWARDEN_TEST_POSTGRES`` points the tests at one someone already runs instead."""
+    try:
+        url, started = start_postgres()
+    except PostgresUnavailable as exc:
+        pytest.fail(str(exc), pytrace=False)
+    yield url
+    if started:
+        stop_postgres()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request: pytest.FixtureRequest) -> Iterator[str | None]:
+    """The suite's test once per engine of memwarden's own state: SQLite (None), then a fresh
+    PostgreSQL database (its URL). Modules opt in with ``pytestmark = pytest.mark.usefixtures("engine")``;
+    make_settings and :func:`database_url` give the engine to what the test starts."""
+    if request.param == "sqlite":
+        yield None
+        return
+    url = fresh_database(request.getfixturevalue("postgres_server"))
+    _DATABASE_URL[0] = url
+    try:
+        yield url
+    finally:
+        _DATABASE_URL[0] = None
+        drop_database(url)
+
+
+def database_url() -> str | None:
+    """The running test's engine (see :func:`engine`): what ``Database.open(..., url=)`` takes."""
+    return _DATABASE_URL[0]
+
+
+def ledger_db(data_dir: Path) -> Any:
+    """A connection to the ledger of the memwarden whose data folder is ``data_dir``, on the running
+    test's engine: to look at what it wrote (``?`` parameters, rows by index or name, on both)."""
+    url = database_url()
+    if url is None:
+        import sqlite3
+
+        return sqlite3.connect(data_dir / "memwarden.db")
+    from memwarden.db.postgres import connect
+
+    return connect(url)
+
+
 def make_settings(
     url: str,
     *,
@@ -36,6 +92,7 @@ def make_settings(
     labels: dict[str, Any] | None = None,
     outbox: dict[str, Any] | None = None,
     server: dict[str, Any] | None = None,
+    database: dict[str, Any] | None = None,
     **hindsight: Any,
 ) -> Settings:
     """Settings for memwarden in front of ``url``, from no file and no environment; a fresh data
@@ -56,6 +113,7 @@ def make_settings(
             "labels": labels if labels is not None else {"learned": "off"},
             "outbox": outbox or {},
             "server": server or {},
+            "database": database if database is not None else {"url": database_url()},
         },
     )
 
@@ -165,9 +223,23 @@ def starts_servers(fn: Callable[..., Any], seen: set[CodeType] | None = None) ->
     )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def _engine(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("engine") if callspec is not None else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # A test of what only SQLite has (its file, its mirror, the self-hosted store) runs on SQLite alone.
+    sqlite_only = [i for i in items if _engine(i) == "postgresql" and i.get_closest_marker("sqlite_only")]
+    if sqlite_only:
+        config.hook.pytest_deselected(items=sqlite_only)
+        items[:] = [i for i in items if i not in set(sqlite_only)]
     for item in items:
         if not isinstance(item, pytest.Function):
+            continue
+        if _engine(item) == "postgresql":
+            item.add_marker(pytest.mark.slow)  # it starts a PostgreSQL server
+            item.add_marker(pytest.mark.postgresql)
             continue
         definitions = item._fixtureinfo.name2fixturedefs  # the fixtures this test uses, by name
         fixtures = [defs[-1].func for name in item.fixturenames for defs in [definitions.get(name)] if defs]

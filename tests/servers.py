@@ -12,13 +12,23 @@ from testing.loopback import wait_http
 
 MAIN = "from memwarden.proxy.cli import main; main()"
 
+# The running test's database (tests/conftest.py, the ``engine`` fixture): None is SQLite's file.
+DATABASE_URL: list[str | None] = [None]
+
+
+def engine_env() -> dict[str, str]:
+    """The environment that puts a memwarden process on the running test's database engine."""
+    url = DATABASE_URL[0]
+    return {"MEMWARDEN_DATABASE__URL": url} if url else {}
+
 
 def spawn_memwarden(
     *args: str, cwd: Path, env: dict[str, str] | None = None, code: str = MAIN
 ) -> subprocess.Popen[str]:
-    """``memwarden`` as a user runs it, in its own process (the environment's MEMWARDEN_* dropped);
-    ``code`` is the program that runs the command line, for tests that prepare the process first."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith("MEMWARDEN_")}
+    """``memwarden`` as a user runs it, in its own process (the environment's MEMWARDEN_* dropped, the
+    running test's database engine given: ``engine_env``); ``code`` is the program that runs the
+    command line, for tests that prepare the process first."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("MEMWARDEN_")} | engine_env()
     return subprocess.Popen(
         [sys.executable, "-c", code, *args],
         cwd=cwd,

@@ -37,6 +37,9 @@ from memwarden.settings.sections import (
     ConfigGuardSettings as ConfigGuardSettings,
 )
 from memwarden.settings.sections import (
+    DatabaseSettings as DatabaseSettings,
+)
+from memwarden.settings.sections import (
     GovernanceSettings as GovernanceSettings,
 )
 from memwarden.settings.sections import (
@@ -100,6 +103,7 @@ class Settings(_Section):
     outbox: OutboxSettings = Field(default_factory=OutboxSettings)  # type: ignore[arg-type]
     labels: LabelsSettings = Field(default_factory=LabelsSettings)  # type: ignore[arg-type]
     audit: AuditSettings = Field(default_factory=AuditSettings)  # type: ignore[arg-type]
+    database: DatabaseSettings = Field(default_factory=DatabaseSettings)  # type: ignore[arg-type]
     llm: LlmSettings = Field(default_factory=LlmSettings)  # type: ignore[arg-type]
     mem0: Mem0Settings = Field(default_factory=Mem0Settings)  # type: ignore[arg-type]
 

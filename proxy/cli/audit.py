@@ -10,10 +10,10 @@ from typing import Any
 
 import click
 
+from memwarden.db.common import Connection
 from memwarden.proxy.cli.client import Client
 from memwarden.proxy.cli.common import CONFIG_FILE_OPTION, settings
-from memwarden.proxy.cli.offline import data_dir as resolve_data_dir
-from memwarden.proxy.cli.offline import open_readonly
+from memwarden.proxy.cli.offline import database_url, open_data_dir, open_readonly
 
 
 @click.group("audit")
@@ -59,13 +59,12 @@ def audit_tail(
     if url:
         _tail_url(Client(url), follow, bank, action, as_json, lines)
     else:
-        _tail_db(resolve_data_dir(config, data_dir), follow, bank, action, as_json, lines)
+        _tail_db(open_data_dir(config, data_dir), follow, bank, action, as_json, lines)
 
 
-def _tail_db(data_dir: Path, follow: bool, bank: str | None, action: str | None, as_json: bool, lines: int) -> None:
+def _tail_db(db: Connection, follow: bool, bank: str | None, action: str | None, as_json: bool, lines: int) -> None:
     from memwarden.db.audit import event_filter, events_after, last_seq, latest_events
 
-    db = open_readonly(data_dir)
     where = event_filter(bank=bank, actions=[a for a in action.split(",") if a] if action else None)
     last = 0
     for event in latest_events(db, where, lines):
@@ -127,7 +126,9 @@ def audit_verify(config: Path | None, data_dir: Path | None, url: str | None, ch
         count, problems = result["events"], result["problems"]
     else:
         resolved = settings(config, {"data_dir": str(data_dir)} if data_dir else {})
-        count, problems = _verify_db(resolved.data_dir, resolved.audit.checkpoint_dir, checkpoint)
+        count, problems = _verify_db(
+            resolved.data_dir, resolved.audit.checkpoint_dir, checkpoint, url=database_url(resolved)
+        )
     if problems:
         for p in problems:
             click.echo(f"event {p['seq']}: {p['problem']}", err=True)
@@ -162,7 +163,9 @@ def audit_acknowledge(config: Path | None, reason: str, data_dir: Path | None, u
     else:
         resolved = settings(config, {"data_dir": str(data_dir)} if data_dir else {})
         try:
-            ledger = Database.open(resolved.data_dir, checkpoint_dir=resolved.audit.checkpoint_dir)
+            ledger = Database.open(
+                resolved.data_dir, checkpoint_dir=resolved.audit.checkpoint_dir, url=database_url(resolved)
+            )
         except DatabaseError as exc:
             raise click.ClickException(f"{exc} (a running memwarden: use --url)") from None
         try:
@@ -173,7 +176,7 @@ def audit_acknowledge(config: Path | None, reason: str, data_dir: Path | None, u
 
 
 def _verify_db(
-    directory: Path, checkpoint_dir: Path | None, checkpoint: str | None
+    directory: Path, checkpoint_dir: Path | None, checkpoint: str | None, *, url: str | None
 ) -> tuple[int, list[dict[str, Any]]]:
     """The number of events and the chain's problems (keyed, against the checkpoints), with events
     deleted from its end that ``audit.jsonl`` still mirrors."""
@@ -185,7 +188,7 @@ def _verify_db(
         given = checkpoints.parse(checkpoint) if checkpoint else None
     except checkpoints.CheckpointError as exc:
         raise click.ClickException(f"--checkpoint: {exc}") from None
-    db = open_readonly(directory)
+    db = open_readonly(directory, url)
     found = checkpoints.verify_all(
         db,
         installation_key=read_installation_key(directory),

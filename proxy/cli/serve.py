@@ -6,6 +6,7 @@ import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import click
 
@@ -23,6 +24,11 @@ if TYPE_CHECKING:
 @click.option("--data-dir", type=click.Path(path_type=Path), help="Data directory [default: ./memwarden-data].")
 @click.option("--upstream", help="Govern the Hindsight server at this URL (no config file needed).")
 @click.option(
+    "--database-url",
+    help="Keep memwarden's state on PostgreSQL (postgresql://user@host/db; database.url). No password here:"
+    " a command line is visible to every user — give it in MEMWARDEN_DATABASE__URL, PGPASSWORD or ~/.pgpass.",
+)
+@click.option(
     "--allow-unauthenticated",
     is_flag=True,
     default=None,
@@ -34,6 +40,7 @@ def serve(
     port: int | None,
     data_dir: Path | None,
     upstream: str | None,
+    database_url: str | None,
     allow_unauthenticated: bool | None,
 ) -> None:
     """Run the memwarden server: with no backend configured, memwarden is the memory server itself
@@ -56,6 +63,13 @@ def serve(
         overrides["data_dir"] = str(data_dir)
     if allow_unauthenticated:
         overrides.setdefault("server", {})["allow_unauthenticated"] = True
+    if database_url is not None:
+        if urlsplit(database_url).password is not None:
+            raise click.UsageError(
+                "--database-url carries a password, which every user of this machine can read on the command line;"
+                " give the URL in MEMWARDEN_DATABASE__URL, or the password in PGPASSWORD or ~/.pgpass"
+            )
+        overrides["database"] = {"url": database_url}
     if upstream is not None:
         overrides["backend"] = "hindsight"
         overrides["backends"] = {"hindsight": {"url": upstream}}

@@ -28,9 +28,9 @@ from memwarden.governance.outbox import Outbox, OutboxFull
 from memwarden.governance.review import Review
 from memwarden.metrics import Metrics
 from memwarden.settings import OutboxSettings
-from tests.conftest import asgi_warden, make_settings
+from tests.conftest import asgi_warden, database_url, make_settings
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("engine")]
 
 
 class Backend:
@@ -52,7 +52,7 @@ class Backend:
 
 @pytest.fixture
 async def ledger(tmp_path: Path) -> AsyncIterator[Database]:
-    db = Database.open(tmp_path, mirror=False)
+    db = Database.open(tmp_path, mirror=False, url=database_url())
     yield db
     db.close()
 

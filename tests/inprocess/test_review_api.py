@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import asgi_warden, make_settings
 from tests.upstream import UpstreamProbe, create_upstream
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("engine")]
 RETAIN = "/v1/default/banks/b1/memories"
 
 

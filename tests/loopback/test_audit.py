@@ -13,21 +13,25 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memwarden.db.audit import GENESIS, AuditEvent, append_events, audit_key, verify_chain
 from memwarden.db.database import Database
-from tests.conftest import asgi_warden, make_settings, running_warden
+from tests.conftest import asgi_warden, database_url, ledger_db, make_settings, running_warden
+from tests.servers import engine_env
 from tests.upstream import UpstreamProbe, create_upstream
+
+pytestmark = pytest.mark.usefixtures("engine")
 
 RETAIN = "/v1/default/banks/{bank}/memories"
 FACTS = ["决定用激活码订阅模式", "still broken", "项目使用 Python 3.11。", "要不要关缓存？"]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMWARDEN_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMWARDEN_")} | engine_env()
     return subprocess.run(
         [sys.executable, "-c", "from memwarden.proxy.cli import main; main()", *args],
         capture_output=True,
@@ -98,8 +102,9 @@ async def test_verify_endpoint(warden: httpx.AsyncClient) -> None:
     assert (await warden.get("/warden/v1/audit/verify")).json() == {"ok": True, "events": 8, "problems": []}
 
 
+@pytest.mark.sqlite_only("audit.jsonl mirrors SQLite's chain; on PostgreSQL the chain is the database's alone")
 def test_mirror_file_follows_the_database(tmp_path: Path) -> None:
-    ledger = Database.open(tmp_path)
+    ledger = Database.open(tmp_path, url=database_url())
     try:
         ledger.write_sync(lambda db: append_events(db, [AuditEvent(action="add", bank="b") for _ in range(3)]))
         lines = [json.loads(x) for x in (tmp_path / "audit.jsonl").read_text().splitlines()]
@@ -110,29 +115,34 @@ def test_mirror_file_follows_the_database(tmp_path: Path) -> None:
         ledger.close()
     # A crash between commit and mirror: the mirror is re-synced on the next open.
     (tmp_path / "audit.jsonl").write_text("\n".join((tmp_path / "audit.jsonl").read_text().splitlines()[:1]) + "\n")
-    Database.open(tmp_path).close()
+    Database.open(tmp_path, url=database_url()).close()
     assert [json.loads(x)["seq"] for x in (tmp_path / "audit.jsonl").read_text().splitlines()] == [1, 2, 3]
 
 
 def test_events_cannot_be_changed_through_sql(tmp_path: Path) -> None:
-    ledger = Database.open(tmp_path)
+    ledger = Database.open(tmp_path, url=database_url())
     ledger.write_sync(lambda db: append_events(db, [AuditEvent(action="add")]))
     ledger.close()
-    db = sqlite3.connect(tmp_path / "memwarden.db")
+    db = ledger_db(tmp_path)
     for statement in ("UPDATE audit_events SET action = 'x'", "DELETE FROM audit_events"):
-        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        with pytest.raises((sqlite3.IntegrityError, psycopg.errors.RaiseException), match="append-only"):
             db.execute(statement)
     db.close()
 
 
 def tamper(tmp_path: Path, *statements: str) -> None:
-    db = sqlite3.connect(tmp_path / "memwarden.db")
-    db.execute("DROP TRIGGER audit_no_update")
-    db.execute("DROP TRIGGER audit_no_delete")
+    db = ledger_db(tmp_path)
+    on = " ON audit_events" if database_url() else ""  # PostgreSQL names the table of a trigger
+    db.execute(f"DROP TRIGGER audit_no_update{on}")
+    db.execute(f"DROP TRIGGER audit_no_delete{on}")
     for statement in statements:
         db.execute(statement)
     db.commit()
     db.close()
+
+
+# On PostgreSQL no audit.jsonl names the events cut from the end: the last checkpoint does.
+TRUNCATED_ON_POSTGRES = {"event 6: event(s) 6 deleted from the end": "event 6: events 6-6 and on are gone (truncated)"}
 
 
 @pytest.mark.parametrize(
@@ -146,7 +156,7 @@ def tamper(tmp_path: Path, *statements: str) -> None:
 def test_cli_verify_names_the_edited_or_deleted_event(
     tmp_path: Path, statements: tuple[str, ...], expected: str
 ) -> None:
-    ledger = Database.open(tmp_path)
+    ledger = Database.open(tmp_path, url=database_url())
     ledger.write_sync(lambda db: append_events(db, [AuditEvent(action="add", reason=str(i)) for i in range(6)]))
     ledger.close()
     ok = cli("audit", "verify", "--data-dir", str(tmp_path))
@@ -155,9 +165,10 @@ def test_cli_verify_names_the_edited_or_deleted_event(
     tamper(tmp_path, *statements)
     bad = cli("audit", "verify", "--data-dir", str(tmp_path))
     assert bad.returncode == 1
-    assert expected in bad.stderr
+    assert (expected if database_url() is None else TRUNCATED_ON_POSTGRES.get(expected, expected)) in bad.stderr
 
 
+@pytest.mark.sqlite_only("each example opens a new ledger; the PostgreSQL database is the test's, not the example's")
 @settings(max_examples=25, deadline=None)
 @given(
     st.lists(
@@ -170,7 +181,7 @@ def test_chain_verifies_after_any_sequence_of_events(
     tmp_path_factory: pytest.TempPathFactory, events: list[tuple[str, str]]
 ) -> None:
     directory = tmp_path_factory.mktemp("chain")
-    ledger = Database.open(directory, mirror=False)
+    ledger = Database.open(directory, mirror=False, url=database_url())
     try:
         for action, reason in events:
             ledger.write_sync(lambda db, a=action, r=reason: append_events(db, [AuditEvent(action=a, reason=r)]))
@@ -185,7 +196,7 @@ def test_chain_verifies_after_any_sequence_of_events(
 
 
 def test_cli_tail_reads_the_data_directory(tmp_path: Path) -> None:
-    ledger = Database.open(tmp_path)
+    ledger = Database.open(tmp_path, url=database_url())
     ledger.write_sync(
         lambda db: append_events(
             db,
@@ -203,9 +214,10 @@ def test_cli_tail_reads_the_data_directory(tmp_path: Path) -> None:
     as_json = cli("audit", "tail", "--data-dir", str(tmp_path), "--json", "--action", "reject")
     (line,) = as_json.stdout.splitlines()
     assert json.loads(line)["rule"] == "chatter"
-    missing = cli("audit", "tail", "--data-dir", str(tmp_path / "nope"))
-    assert missing.returncode == 1
-    assert "no memwarden database" in missing.stderr
+    if database_url() is None:  # on PostgreSQL the data folder holds no database to miss
+        missing = cli("audit", "tail", "--data-dir", str(tmp_path / "nope"))
+        assert missing.returncode == 1
+        assert "no memwarden database" in missing.stderr
 
 
 def test_stream_resumes_from_last_event_id_and_follows_live(upstream_url: str, tmp_path: Path) -> None:
@@ -301,9 +313,9 @@ def test_cli_classify_a_conversation_judges_each_line_after_the_one_before(tmp_p
 
 
 def test_cli_tail_follow_prints_new_events(tmp_path: Path) -> None:
-    ledger = Database.open(tmp_path)
+    ledger = Database.open(tmp_path, url=database_url())
     ledger.write_sync(lambda db: append_events(db, [AuditEvent(action="add", bank="b1")]))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMWARDEN_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMWARDEN_")} | engine_env()
     proc = subprocess.Popen(
         [
             sys.executable,

@@ -18,7 +18,9 @@ import pytest
 
 from memwarden.db.database import Database
 from testing.standin import Fault, Seen, Standin, running_standin
-from tests.conftest import make_settings, running_warden
+from tests.conftest import database_url, make_settings, running_warden
+
+pytestmark = pytest.mark.usefixtures("engine")
 
 FAST = {"settle_interval": 0.05, "settle_timeout": 5.0}
 
@@ -439,7 +441,7 @@ def test_snapshots_survive_in_the_ledger(rig_factory: Any) -> None:
     rig = rig_factory()
     rig.retain("b", facts(2))
     assert rig.client.patch("/v1/default/banks/b/config", json={"retain_mission": "x"}).status_code == 200
-    ledger = Database.open(rig.data_dir, mirror=False)
+    ledger = Database.open(rig.data_dir, mirror=False, url=database_url())
     try:
         rows = ledger.read_sync(
             lambda db: db.execute("SELECT bank, reason, inventory FROM config_snapshots").fetchall()

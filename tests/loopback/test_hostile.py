@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import socket
-import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +16,7 @@ import pytest
 
 from memwarden.wire.asgi import parse_json
 from testing.standin import running_standin
-from tests.conftest import make_settings, running_warden
+from tests.conftest import ledger_db, make_settings, running_warden
 from tests.loopback.test_local_store import local_settings
 
 FACT = "The staging cluster has 3 nodes with 16 GB RAM each."
@@ -324,7 +323,7 @@ CASES: list[tuple[str, str, str, dict[str, Any], int, str]] = [
 
 
 def counts(data_dir: Path) -> tuple[int, int]:
-    db = sqlite3.connect(data_dir / "memwarden.db")
+    db = ledger_db(data_dir)
     try:
         return (
             db.execute("SELECT COUNT(*) FROM memories").fetchone()[0],

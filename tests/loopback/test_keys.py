@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 import time
@@ -23,10 +22,12 @@ from hindsight_client_api.exceptions import ApiException
 from memwarden.policies.keys import Scopes, matches, scopes_problem, split_token
 from testing.loopback import free_port
 from testing.standin import Standin, running_standin
-from tests.conftest import make_settings, running_warden
+from tests.conftest import database_url, ledger_db, make_settings, running_warden
 from tests.loopback.test_hostile import counts
 from tests.loopback.test_local_store import local_settings
-from tests.servers import MAIN, spawn_memwarden, wait_memwarden
+from tests.servers import MAIN, engine_env, spawn_memwarden, wait_memwarden
+
+pytestmark = pytest.mark.usefixtures("engine")
 
 FACT = {"items": [{"content": "The staging cluster has 3 nodes with 16 GB RAM each."}]}
 
@@ -321,10 +322,16 @@ async def test_the_hindsight_client_authenticates_with_its_own_api_key(tmp_path:
 
 def _run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", MAIN, *args], cwd=cwd, capture_output=True, text=True, timeout=120, env=env
+        [sys.executable, "-c", MAIN, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=(env if env is not None else dict(os.environ)) | engine_env(),
     )
 
 
+@pytest.mark.sqlite_only("memwarden serve with no backend: the self-hosted store is SQLite's")
 def test_serve_refuses_an_exposed_address_without_keys_and_says_how_it_serves(tmp_path: Path) -> None:
     data = tmp_path / "data"
     port = free_port()
@@ -392,7 +399,7 @@ def test_keys_made_offline_are_audited_as_the_cli(tmp_path: Path) -> None:
     data = tmp_path / "data"
     made = _run("keys", "create", "--data-dir", str(data), "--name", "ci", "--write", "ci-*", "--json", cwd=tmp_path)
     key = json.loads(made.stdout)
-    db = sqlite3.connect(data / "memwarden.db")
+    db = ledger_db(data)
     try:
         (row,) = db.execute("SELECT actor, after FROM audit_events WHERE action = 'key_created'").fetchall()
         stored = db.execute("SELECT secret_hash FROM api_keys").fetchone()[0]
@@ -527,7 +534,7 @@ async def test_a_revocation_is_not_undone_by_a_refresh_already_under_way(tmp_pat
     from memwarden.db.database import Database
     from memwarden.governance.keys import KeyRing
 
-    ledger = Database.open(tmp_path / "data")
+    ledger = Database.open(tmp_path / "data", url=database_url())
     try:
         ring = KeyRing(ledger, exposed=False)
         made = await ring.create(name="w", read=[], write=["*"], admin=[])

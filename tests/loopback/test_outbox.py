@@ -5,7 +5,6 @@ what memwarden acknowledged: every acknowledged item once, nothing else."""
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from collections import Counter
@@ -19,9 +18,11 @@ import pytest
 from testing.loopback import free_port
 from testing.standin import Fault, Standin, running_standin
 from testing.switch import Switch
-from tests.conftest import make_settings, running_warden
+from tests.conftest import ledger_db, make_settings, running_warden
 from tests.loopback.test_recovery import stop
 from tests.servers import spawn_memwarden, wait_memwarden
+
+pytestmark = pytest.mark.usefixtures("engine")
 
 FAST = {"retry_initial": 0.05, "retry_max": 0.5}
 
@@ -47,7 +48,7 @@ class Rig:
         return [] if r.status_code == 404 else [u["text"] for u in r.json()["items"]]
 
     def sql(self, query: str, *args: Any) -> list[tuple[Any, ...]]:
-        db = sqlite3.connect(self.data_dir / "memwarden.db")
+        db = ledger_db(self.data_dir)
         try:
             return db.execute(query, args).fetchall()
         finally:
@@ -289,7 +290,7 @@ def test_a_corrupt_outbox_row_is_reported_and_skipped_the_rest_delivered(tmp_pat
                 "async"
             ]
         stop(proc)
-        db = sqlite3.connect(data_dir / "memwarden.db")
+        db = ledger_db(data_dir)
         with db:
             db.execute("UPDATE outbox SET body = '{\"items\": [broken' WHERE seq = (SELECT MIN(seq) FROM outbox)")
         db.close()
@@ -323,7 +324,7 @@ def test_sigterm_lets_a_delivery_in_flight_finish_within_the_grace_or_keeps_it_q
         assert proc.wait(timeout=30) in (0, -15)  # uvicorn re-raises the signal once shut down cleanly
         assert proc.stderr is not None
         proc.stderr.close()
-        db = sqlite3.connect(data_dir / "memwarden.db")
+        db = ledger_db(data_dir)
         states = db.execute("SELECT state FROM outbox").fetchall()
         statuses = db.execute("SELECT status FROM memories").fetchall()
         db.close()
@@ -358,7 +359,7 @@ def test_sigterm_lets_a_retain_in_flight_finish_and_answer(tmp_path: Path) -> No
         assert proc.stderr is not None
         proc.stderr.close()
         assert (answers[0].status_code, answers[0].json()["async"]) == (200, False)  # answered, synchronously
-        db = sqlite3.connect(data_dir / "memwarden.db")
+        db = ledger_db(data_dir)
         assert db.execute("SELECT status FROM memories").fetchall() == [("active",)]
         assert db.execute("SELECT COUNT(*) FROM outbox").fetchone() == (0,)
         db.close()
@@ -386,7 +387,7 @@ def test_memwarden_killed_mid_delivery_delivers_each_item_once_in_effect(tmp_pat
             wait_for(lambda: len(_held(backend, "ops")) >= 9)
             time.sleep(0.5)
             assert Counter(_held(backend, "ops")) == Counter(texts)
-            db = sqlite3.connect(data_dir / "memwarden.db")
+            db = ledger_db(data_dir)
             assert db.execute("SELECT DISTINCT status FROM memories").fetchall() == [("active",)]
             db.close()
         finally:

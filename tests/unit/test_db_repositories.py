@@ -13,10 +13,12 @@ import pytest
 from memwarden.db import audit, banks, memories, memory_reads, plans, reports, retention, snapshots
 from memwarden.db.database import Database
 
+pytestmark = pytest.mark.usefixtures("engine")
+
 
 @pytest.fixture
-def ledger(tmp_path: Path) -> Iterator[Database]:
-    database = Database.open(tmp_path, mirror=False)
+def ledger(tmp_path: Path, engine: str | None) -> Iterator[Database]:
+    database = Database.open(tmp_path, mirror=False, url=engine)
     yield database
     database.close()
 

@@ -11,8 +11,9 @@ from memwarden.backends.types import Memory
 from memwarden.db.database import Database
 from memwarden.db.memories import Change, move
 from memwarden.governance.reads import live_hits, withheld
+from tests.conftest import database_url
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("engine")]
 
 
 def _add(db: object, memory_id: str, document_id: str) -> None:
@@ -24,7 +25,7 @@ def _add(db: object, memory_id: str, document_id: str) -> None:
 
 
 async def test_hits_of_an_archived_document_come_back_from_no_front(tmp_path: Path) -> None:
-    ledger = Database.open(tmp_path)  # the filter needs the ledger and nothing else
+    ledger = Database.open(tmp_path, url=database_url())  # the filter needs the ledger and nothing else
     try:
         await ledger.write(lambda db: (_add(db, "m1", "d-archived"), _add(db, "m2", "d-live")))
         await ledger.write(lambda db: move(db, "b", ["m1"], Change("active", "archived", "archive", "test", None)))

@@ -27,8 +27,9 @@ from memwarden.governance.state import build_pipeline
 from memwarden.governance.turns import LastTurns
 from memwarden.metrics import Metrics
 from memwarden.settings import GovernanceSettings, OutboxSettings
+from tests.conftest import database_url
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("engine")]
 
 
 class FakeBackend:
@@ -63,7 +64,7 @@ def fake() -> FakeBackend:
 def retainer(tmp_path: Path, fake: FakeBackend) -> Iterator[Retainer]:
     """The retain service composed as the app composes it, from only what it needs."""
     governance = GovernanceSettings()  # type: ignore[call-arg]
-    ledger = Database.open(tmp_path)
+    ledger = Database.open(tmp_path, url=database_url())
     memory: Any = fake
     pipeline, review = build_pipeline(governance), Review(ledger, memory)
     yield Retainer(ledger, pipeline, governance, BankGates(), 0.05, review, None, Metrics(), LastTurns())
