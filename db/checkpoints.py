@@ -243,12 +243,19 @@ def missing_triggers(db: sqlite3.Connection) -> list[str]:
     return missing
 
 
+LEADER_LOCK = 0x6D77636B  # "mwck": held (session-scoped) by the instance that writes the checkpoints
+
+
 class Checkpointer:
     """Writes a checkpoint after ``every`` new events, when asked by the timer (``interval`` seconds,
     :meth:`memwarden.db.database.Database.checkpoint_due`), and at start and at close; records each
     in the ledger's sealed facts. A checkpoint that cannot be written (the folder's storage gone)
     does not fail the write that set it off: it is logged, ``failing`` says why (health:
-    degraded), and the next one tries again."""
+    degraded), and the next one tries again.
+
+    Instances on one PostgreSQL share one chain and one checkpoint folder (storage each mounts):
+    one of them writes the checkpoints — the one holding the advisory lock :data:`LEADER_LOCK` on
+    its writer's connection; another takes it over when that one's connection ends."""
 
     def __init__(
         self, folder: Path, key: bytes, *, keyed_from: int, every: int, interval: float, db: sqlite3.Connection
@@ -259,6 +266,16 @@ class Checkpointer:
         self.seq = 0
         self.at = time.monotonic()
         self.failing: str | None = None
+        self.shared = getattr(db, "dialect", "sqlite") == "postgresql"
+        self.leading = not self.shared
+
+    def lead(self) -> bool:
+        """Whether this instance writes the checkpoints (on PostgreSQL: whether it holds, or now
+        takes, the leader's lock)."""
+        if not self.leading:
+            found = self.db.execute("SELECT pg_try_advisory_lock(?)", (LEADER_LOCK,)).fetchone()
+            self.leading = bool(found[0])
+        return self.leading
 
     def after_commit(self, seq: int, head: str) -> Checkpoint | None:
         if seq <= self.seq or (seq - self.seq < self.every and time.monotonic() - self.at < self.interval):
@@ -266,7 +283,7 @@ class Checkpointer:
         return self.write(seq, head)
 
     def write(self, seq: int, head: str) -> Checkpoint | None:
-        if seq <= self.seq or seq == 0:
+        if seq <= self.seq or seq == 0 or not self.lead():
             return None
         checkpoint = sign(self.key, seq=seq, head=head, keyed_from=self.keyed_from)
         try:

@@ -11,6 +11,10 @@ class DatabaseError(Exception):
     """The database cannot be opened or used (corrupt, locked, unreachable, not a memwarden database)."""
 
 
+class LockTimeout(Exception):
+    """A lock shared with other instances was not granted within the time given (``db/bank_locks.py``)."""
+
+
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 

@@ -20,6 +20,7 @@ import json
 import os
 import sqlite3
 import threading
+import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import Any, TypeVar
 
 import structlog
 
+from memwarden.db import instances
 from memwarden.db.audit import (
     AuditEvent,
     LedgerConnection,
@@ -81,6 +83,8 @@ class Database:
         self.path = path
         self.url = url  # PostgreSQL's; None: the SQLite file at ``path``
         self.engine = "postgresql" if url else "sqlite"
+        self.shared = url is not None  # other instances may use the same database
+        self.instance_id = uuid.uuid4().hex[:16]  # this process, among them (db/instances.py)
         self.jsonl = jsonl
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-writer")
         self._readers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ledger-reader")
@@ -162,6 +166,21 @@ class Database:
         self._write_db = db
         self._resync_mirror(db)
         self._guard_chain(db)
+        self._register()
+
+    def _register(self) -> None:
+        """This instance among those on the database (SQLite: the only one)."""
+        self._transaction(lambda tx: instances.register(tx, self.instance_id, exclusive=not self.shared))
+
+    async def heartbeat(self) -> None:
+        """Say this instance is alive (on a shared database, every ``instances.HEARTBEAT`` seconds:
+        what keeps its outbox claims its own). Registered again if another found it dead meanwhile."""
+
+        def beat(tx: sqlite3.Connection) -> None:
+            if not instances.alive(tx, self.instance_id):
+                instances.register(tx, self.instance_id, exclusive=False)
+
+        await self.write(beat)
 
     def _open_postgres_writer(self, url: str) -> None:
         from memwarden.db import postgres
@@ -180,6 +199,7 @@ class Database:
             raise DatabaseError(f"PostgreSQL at {postgres.redacted(url)} cannot be used: {exc}") from None
         self._write_db = db  # type: ignore[assignment]
         self._guard_chain(db)  # type: ignore[arg-type]
+        self._register()
 
     def _guard_chain(self, db: LedgerConnection) -> None:
         """Key the chain, and look at it before anything is written: append-only triggers dropped
@@ -435,6 +455,8 @@ class Database:
     def close(self) -> None:
         def close_writer() -> None:
             if self._write_db is not None:
+                with contextlib.suppress(Exception):  # its work is no longer its own
+                    self._transaction(lambda tx: instances.deregister(tx, self.instance_id))
                 with contextlib.suppress(Exception):  # sqlite3's, psycopg's, the disk's: closing anyway
                     self._checkpoint_head(self._write_db)  # the head at a stop: a truncation after it shows
                 self._write_db.close()

@@ -7,6 +7,13 @@ still answers), ``dead`` (the backend
 refused it with a 4xx, or the row could not be read: its answer kept, its memories ``failed``),
 ``given_up`` (an operator gave up on it: its memories ``failed``). A delivery answered at once
 (the synchronous path) deletes its entry in the transaction that marks its memories delivered.
+
+Several instances on one database: ``owner`` is the instance (``db/instances.py``) whose request
+is delivering a ``sending`` entry, or whose worker has claimed a bank's first ``queued`` one
+(:func:`claim_first`). A claim lasts as long as its owner is alive; a dead owner's entries are
+taken over (:func:`take_over`): ``sending`` ones queued again, claims let go. Claims are made
+inside the one write lock every instance shares (``db/postgres.py``), so no two instances hold
+the same entry, and only a bank's first queued entry is ever claimed: in order per bank.
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ class Entry:
     updated_at: str
     settled_at: str | None
     queued_at: str | None = None
+    owner: str | None = None
 
     def public(self) -> dict[str, Any]:
         """The entry as the admin API shows it (the body summarised: how many items, which documents)."""
@@ -89,15 +97,16 @@ def enqueue(
     request_id: str | None,
     actor: str,
     state: str = "sending",
+    owner: str | None = None,
 ) -> Entry:
     """Record one delivery (``body``: the request the backend is to get), ``sending`` (the request
-    delivers it) or ``queued`` (the worker will)."""
+    of instance ``owner`` delivers it) or ``queued`` (a worker will)."""
     ts = now()
     operation_id = str(uuid.uuid4())
     items = len(body.get("items") or ())
     db.execute(
         "INSERT INTO outbox (operation_id, bank, state, body, memory_ids, supersede, items, request_id, actor,"
-        " created_at, updated_at, queued_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        " created_at, updated_at, queued_at, owner) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             operation_id,
             bank,
@@ -111,6 +120,7 @@ def enqueue(
             ts,
             ts,
             ts if state == "queued" else None,
+            owner if state == "sending" else None,
         ),
     )
     found = find(db, operation_id)
@@ -129,6 +139,59 @@ def first_queued(db: sqlite3.Connection, bank: str) -> Entry | None:
         "SELECT * FROM outbox WHERE state = 'queued' AND bank = ? ORDER BY seq LIMIT 1", (bank,)
     ).fetchone()
     return _entry(row) if row is not None else None
+
+
+def has_queued(db: sqlite3.Connection, bank: str) -> bool:
+    """Whether entries of ``bank`` wait for the backend (a new write goes behind them)."""
+    found = db.execute("SELECT 1 FROM outbox WHERE state = 'queued' AND bank = ? LIMIT 1", (bank,)).fetchone()
+    return found is not None
+
+
+LIVE = "SELECT id FROM instances WHERE seen_at >= ?"
+
+
+def claim_first(db: sqlite3.Connection, bank: str, owner: str, live_after: str) -> Entry | None:
+    """The bank's first queued entry, claimed by ``owner`` — unless another live instance holds it
+    (None: that one delivers it). Call inside a write transaction."""
+    row = db.execute(
+        "SELECT * FROM outbox WHERE state = 'queued' AND bank = ? ORDER BY seq LIMIT 1", (bank,)
+    ).fetchone()
+    if row is None:
+        return None
+    entry = _entry(row)
+    held = entry.owner is not None and entry.owner != owner
+    alive = "SELECT 1 FROM instances WHERE id = ? AND seen_at >= ?"
+    if held and db.execute(alive, (entry.owner, live_after)).fetchone():
+        return None
+    if entry.owner != owner:
+        db.execute("UPDATE outbox SET owner = ? WHERE seq = ?", (owner, entry.seq))
+    return Entry(**{**entry.__dict__, "owner": owner})
+
+
+def take_over(db: sqlite3.Connection, live_after: str) -> tuple[list[Entry], list[str]]:
+    """What dead instances held: their ``sending`` entries (queued again: returned, to be audited)
+    and their claims (let go). Returns those entries and the banks with unclaimed queued entries.
+    Call inside a write transaction."""
+    orphaned = [
+        _entry(r)
+        for r in db.execute(
+            f"SELECT * FROM outbox WHERE state = 'sending' AND owner IS NOT NULL AND owner NOT IN ({LIVE})"  # noqa: S608
+            " ORDER BY seq",
+            (live_after,),
+        )
+    ]
+    ts = now()
+    for entry in orphaned:
+        db.execute(
+            "UPDATE outbox SET state = 'queued', owner = NULL, updated_at = ?, queued_at = ? WHERE seq = ?",
+            (ts, ts, entry.seq),
+        )
+    db.execute(
+        f"UPDATE outbox SET owner = NULL WHERE state = 'queued' AND owner IS NOT NULL AND owner NOT IN ({LIVE})",  # noqa: S608
+        (live_after,),
+    )
+    banks = [r[0] for r in db.execute("SELECT DISTINCT bank FROM outbox WHERE state = 'queued' AND owner IS NULL")]
+    return orphaned, banks
 
 
 def queued(db: sqlite3.Connection) -> list[tuple[int, str, int, str]]:
@@ -158,7 +221,7 @@ def hand_over(db: sqlite3.Connection, seq: int, error: str) -> bool:
     ts = now()
     return (
         db.execute(
-            "UPDATE outbox SET state = 'queued', attempts = attempts + 1, last_error = ?, updated_at = ?,"
+            "UPDATE outbox SET state = 'queued', owner = NULL, attempts = attempts + 1, last_error = ?, updated_at = ?,"
             " queued_at = ? WHERE seq = ? AND state = 'sending'",
             (error[:ANSWER_CHARS], ts, ts, seq),
         ).rowcount
@@ -166,9 +229,16 @@ def hand_over(db: sqlite3.Connection, seq: int, error: str) -> bool:
     )
 
 
-def sending(db: sqlite3.Connection) -> list[Entry]:
-    """Entries a stopped process was delivering itself (at start: settled before serving)."""
-    return [_entry(r) for r in db.execute("SELECT * FROM outbox WHERE state = 'sending' ORDER BY seq")]
+def sending(db: sqlite3.Connection, live_after: str) -> list[Entry]:
+    """Entries a stopped process was delivering itself (at start: settled before serving) — not
+    those of an instance still alive (seen at or after ``live_after``): its requests deliver them."""
+    return [
+        _entry(r)
+        for r in db.execute(
+            f"SELECT * FROM outbox WHERE state = 'sending' AND (owner IS NULL OR owner NOT IN ({LIVE})) ORDER BY seq",  # noqa: S608
+            (live_after,),
+        )
+    ]
 
 
 def discard(db: sqlite3.Connection, seq: int) -> None:

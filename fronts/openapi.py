@@ -51,10 +51,20 @@ SCHEMAS: dict[str, Json] = {
     "WardenHealth": {
         "type": "object",
         "properties": {
-            "status": {"enum": ["ok", "degraded"]},
+            "status": {"enum": ["ok", "degraded", "critical"]},
             "service": {"const": "memwarden"},
             "version": {"type": "string"},
             "mode": {"enum": ["self-hosted", "proxy"]},
+            "instance": {
+                "type": "object",
+                "description": "The instance that answered: its id among those sharing the database, its process,"
+                " the engine of its state (sqlite | postgresql)",
+                "properties": {
+                    "id": {"type": "string"},
+                    "pid": {"type": "integer"},
+                    "database": {"enum": ["sqlite", "postgresql"]},
+                },
+            },
             "backend": OBJECT,
             "outbox": {"type": ["object", "null"]},
         },

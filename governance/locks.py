@@ -7,8 +7,13 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
+from memwarden.db.common import LockTimeout
 from memwarden.governance.errors import Busy
+
+if TYPE_CHECKING:
+    from memwarden.db.bank_locks import SharedBankLocks
 
 
 class BankLocks:
@@ -50,10 +55,16 @@ class BankGates:
     runs alone from its snapshot to its verification: a write the backend acknowledged during the
     change can then neither be lost by it unseen nor be mistaken for a loss. Writes that arrive
     meanwhile wait (a queued change goes first, so a burst of writes cannot starve it), at most
-    ``bound`` seconds, then :class:`GateClosed` (answered ``503`` with ``Retry-After``)."""
+    ``bound`` seconds, then :class:`GateClosed` (answered ``503`` with ``Retry-After``).
 
-    def __init__(self) -> None:
+    With ``shared`` (instances on one PostgreSQL: ``db/bank_locks.py``) the same holds across them:
+    past this instance's gate, a write also holds the bank's advisory lock shared, and a change
+    holds it exclusive — writes on every instance wait for a change on any."""
+
+    def __init__(self, shared: SharedBankLocks | None = None) -> None:
         self._gates: dict[str, _Gate] = {}
+        self.shared = shared
+        self._held: dict[str, Any] = {}  # bank → the connection holding a change's exclusive lock
 
     def _gate(self, bank: str) -> _Gate:
         gate = self._gates.get(bank)
@@ -78,9 +89,19 @@ class BankGates:
             except TimeoutError:
                 raise GateClosed(bank, time.monotonic() - started) from None
             gate.writers += 1
+        held = None
         try:
+            if self.shared is not None:
+                left = bound - (time.monotonic() - started)
+                try:
+                    held = await self.shared.acquire(bank, exclusive=False, wait=max(0.001, left))
+                except LockTimeout:
+                    raise GateClosed(bank, time.monotonic() - started) from None
             yield time.monotonic() - started
         finally:
+            if held is not None:
+                assert self.shared is not None
+                await self.shared.release(held)
             async with gate.cond:
                 gate.writers -= 1
                 gate.cond.notify_all()
@@ -97,8 +118,21 @@ class BankGates:
                 gate.queued -= 1
                 gate.cond.notify_all()  # a write that waited on a cancelled change may go
             gate.changing = True
+        if self.shared is not None:  # and the writes of the other instances
+            try:
+                self._held[bank] = await self.shared.acquire(bank, exclusive=True, wait=None)
+            except BaseException:
+                await self._open(bank)
+                raise
 
     async def end_change(self, bank: str) -> None:
+        held = self._held.pop(bank, None)
+        if held is not None:
+            assert self.shared is not None
+            await self.shared.release(held)
+        await self._open(bank)
+
+    async def _open(self, bank: str) -> None:
         gate = self._gate(bank)
         async with gate.cond:
             gate.changing = False

@@ -30,6 +30,7 @@ from memwarden.db import outbox as rows
 from memwarden.db.audit import append_events
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
+from memwarden.db.instances import cutoff
 from memwarden.db.memories import Change, failed_among, mark_failed, move
 from memwarden.governance.deliveries import (
     UNAVAILABLE_STATUS,
@@ -166,6 +167,16 @@ class Outbox:
             if queue:
                 self.wake(bank)
 
+    def adopt(self, queued: list[tuple[int, str, int, str]], banks: list[str]) -> None:
+        """What the database says is queued (other instances' entries too: the limits and the
+        health count them), and the banks whose queued entries no live instance holds: their
+        workers run here."""
+        self._queued, self._items = {}, 0
+        for seq, bank, items, since in queued:
+            self._add(seq, bank, items, epoch(since))
+        for bank in banks:
+            self.wake(bank)
+
     async def stop(self, grace: float) -> None:
         """Stop delivering: a delivery in flight may finish within ``grace`` seconds, then it is
         cancelled (its entry stays queued and is delivered again at the next start)."""
@@ -214,7 +225,11 @@ class Outbox:
         while not self._stopping:
             work.clear()
             try:
-                entry = await self.ledger.read(lambda db: rows.first_queued(db, bank))
+                # The bank's first entry, claimed: another live instance holding it delivers it (and
+                # the ones behind it) — if it dies, its claim is let go (governance/cluster.py).
+                entry = await self.ledger.write(
+                    lambda db: rows.claim_first(db, bank, self.ledger.instance_id, cutoff())
+                )
                 if entry is None:
                     if work.is_set():
                         continue

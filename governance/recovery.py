@@ -13,6 +13,7 @@ from memwarden.db import outbox as outbox_rows
 from memwarden.db.audit import append_events
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
+from memwarden.db.instances import cutoff
 from memwarden.db.memories import Change, mark_delivered, mark_failed, pending_rows
 from memwarden.db.memory_reads import row_by_id
 from memwarden.governance.deliveries import Corrupt, Parcel, parcel, queue_event, settle_delivered
@@ -71,7 +72,7 @@ async def recover_outbox(ledger: Database, memory: MemoryBackend, outbox: Outbox
     document retained again, so a delivery that did land is not doubled. An entry that cannot be
     delivered now is queued for the outbox's worker. Returns (found delivered, redelivered, queued)."""
     await ledger.write(_adopt_orphans)
-    entries = await ledger.read(outbox_rows.sending)
+    entries = await ledger.read(lambda db: outbox_rows.sending(db, cutoff()))
     found = sent = queued = 0
     down: str | None = None
     for entry in entries:

@@ -239,8 +239,10 @@ class Retainer:
                 if tag_value([t], "topic") is None and tag_value([t], "stage") is None
             ]
         behind = outbox is not None and outbox.busy(bank)  # entries of this bank wait: go behind them
+        owner = self.ledger.instance_id
 
         def record(db: Connection) -> tuple[Recorded, outbox_rows.Entry | None]:
+            nonlocal behind
             recorded = record_verdicts(
                 db,
                 bank=bank,
@@ -256,6 +258,8 @@ class Retainer:
             if outbox is None or not survivors:
                 return recorded, None
             ids = recorded.memory_ids
+            # Another instance's queue for the bank counts too (one database): looked at under the write lock.
+            behind = behind or outbox_rows.has_queued(db, bank)
             entry = outbox_rows.enqueue(
                 db,
                 bank=bank,
@@ -267,6 +271,7 @@ class Retainer:
                 request_id=request_id,
                 actor=actor,
                 state="queued" if behind else "sending",
+                owner=owner,
             )
             if behind:
                 append_events(

@@ -136,6 +136,10 @@ class AppState:
     def __post_init__(self, queue_writes: bool) -> None:
         settings, server = self.settings, self.settings.server
         write_wait = settings.config_guard.write_wait
+        if self.ledger.url is not None:  # other instances on the database: the gates hold across them
+            from memwarden.db.bank_locks import SharedBankLocks
+
+            self.gates = BankGates(SharedBankLocks(self.ledger.url, max_size=settings.database.pool_size))
         self.review = Review(self.ledger, self.memory)
         self.outbox = (
             Outbox(

@@ -27,6 +27,7 @@ from memwarden.db.database import Database
 from memwarden.fronts.guard import OriginGuard
 from memwarden.fronts.mcp.server import McpFront
 from memwarden.fronts.middleware import RequestContextMiddleware
+from memwarden.governance.cluster import keep_alive
 from memwarden.governance.recovery import recover_outbox, settle_interrupted
 from memwarden.governance.state import AppState, build_pipeline
 from memwarden.metrics import Metrics
@@ -261,6 +262,9 @@ def create_app(
             queue_writes=local is None,
         )
         await state.keys.load()
+        cluster = None
+        if state.gates.shared is not None:  # instances on one PostgreSQL
+            await state.gates.shared.open()
         if state.outbox is not None:
             # Deliveries a killed process was making: settled against the backend before serving.
             found, sent, queued = await recover_outbox(state.ledger, state.memory, state.outbox)
@@ -268,6 +272,8 @@ def create_app(
                 log.warning("settled_interrupted_retains", delivered=found, redelivered=sent, queued=queued)
             await state.outbox.load()
             state.outbox.start()
+            if opened.shared:
+                cluster = asyncio.get_running_loop().create_task(keep_alive(opened, state.outbox))
         if local is not None:
             log.info("started", backend="local", embedder=local.embedder.name, data_dir=str(settings.data_dir))
         else:
@@ -291,6 +297,9 @@ def create_app(
 
             checkpoints.cancel()
             await asyncio.gather(checkpoints, return_exceptions=True)
+            if cluster is not None:
+                cluster.cancel()
+                await asyncio.gather(cluster, return_exceptions=True)
             if job is not None:
                 job.cancel()
                 await asyncio.gather(job, return_exceptions=True)
@@ -303,6 +312,8 @@ def create_app(
                 await http.aclose()
             if llm_http is not None:
                 await llm_http.aclose()
+            if state.gates.shared is not None:
+                await state.gates.shared.close()
             opened.close()
 
     return Starlette(

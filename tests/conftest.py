@@ -191,6 +191,7 @@ SERVER_STARTERS = frozenset(
         "spawn_memwarden",
         "subprocess",
         "start_hindsight",
+        "start_postgres",
         "serve_fake_llm",
     }
 )

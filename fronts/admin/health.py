@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from starlette.types import Receive, Scope, Send
 
 from memwarden import __version__
@@ -28,6 +30,8 @@ async def warden_health(state: AppState, scope: Scope, receive: Receive, send: S
             "service": "memwarden",
             "version": __version__,
             "mode": "self-hosted" if state.settings.backend == "local" else "proxy",
+            # Which instance answers (several may share one PostgreSQL), on which engine.
+            "instance": {"id": state.ledger.instance_id, "pid": os.getpid(), "database": state.ledger.engine},
             "backend": {
                 "kind": "local" if state.settings.backend == "local" else backend.kind,
                 "healthy": backend.healthy,

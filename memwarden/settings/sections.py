@@ -22,8 +22,8 @@ from pydantic import (
 ENV_PREFIX = "MEMWARDEN_"
 # Variables with the prefix that are not settings keys: the config file's path, the command line's
 # own key (a `memwarden serve` started in the shell that uses the CLI must not read it as a setting),
-# and where the tests write the dashboard's screenshots.
-ENV_RESERVED = frozenset({"MEMWARDEN_CONFIG", "MEMWARDEN_API_KEY", "MEMWARDEN_SCREENSHOTS"})
+# where the tests write the dashboard's screenshots, and what `serve --workers` hands its processes.
+ENV_RESERVED = frozenset({"MEMWARDEN_CONFIG", "MEMWARDEN_API_KEY", "MEMWARDEN_SCREENSHOTS", "MEMWARDEN_SERVE_OPTIONS"})
 
 
 class SettingsError(Exception):
@@ -450,6 +450,13 @@ class DatabaseSettings(_Section):
         description="postgresql://user:password@host:port/database puts memwarden's state on PostgreSQL, shared by"
         " every instance given the same URL (each with the same installation.key). Unset: SQLite in the data"
         " folder (one machine, zero configuration).",
+    )
+    pool_size: int = Field(
+        32,
+        ge=2,
+        le=1000,
+        description="On PostgreSQL: connections each instance keeps for its banks' shared locks (a governed write"
+        " holds one for its span; more writes in flight wait for one, within config_guard.write_wait).",
     )
 
     @field_validator("url")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +31,13 @@ if TYPE_CHECKING:
     " a command line is visible to every user — give it in MEMWARDEN_DATABASE__URL, PGPASSWORD or ~/.pgpass.",
 )
 @click.option(
+    "--workers",
+    type=click.IntRange(1, 256),
+    default=1,
+    show_default=True,
+    help="Processes serving the port, each an instance over the shared state (needs database.url: PostgreSQL).",
+)
+@click.option(
     "--allow-unauthenticated",
     is_flag=True,
     default=None,
@@ -41,6 +50,7 @@ def serve(
     data_dir: Path | None,
     upstream: str | None,
     database_url: str | None,
+    workers: int,
     allow_unauthenticated: bool | None,
 ) -> None:
     """Run the memwarden server: with no backend configured, memwarden is the memory server itself
@@ -52,6 +62,7 @@ def serve(
         memwarden serve --upstream http://127.0.0.1:8888     # in front of Hindsight
         memwarden keys create --data-dir ./memwarden-data --name ops --admin '*'
         memwarden serve --host 0.0.0.0                       # beyond loopback: keys required
+        MEMWARDEN_DATABASE__URL=postgresql://… memwarden serve --workers 4 --upstream http://127.0.0.1:8888
     Point clients at http://127.0.0.1:8890.
     """
     overrides: dict[str, Any] = {}
@@ -74,6 +85,11 @@ def serve(
         overrides["backend"] = "hindsight"
         overrides["backends"] = {"hindsight": {"url": upstream}}
     resolved = settings(config, overrides)
+    if workers > 1 and resolved.database.url is None:
+        raise click.UsageError(
+            "--workers above 1 needs memwarden's state on PostgreSQL (database.url): on SQLite one process owns"
+            " the database's writer"
+        )
 
     import uvicorn
 
@@ -98,9 +114,18 @@ def serve(
     except (SettingsError, DatabaseError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(start_line(resolved, made, usable), err=True)
-    app = create_app(resolved, ledger=ledger)
+    if workers > 1:
+        # Each worker process builds its app from the same settings: the file and environment it
+        # inherits, and this command's options (WORKER_OPTIONS).
+        ledger.close()
+        os.environ[WORKER_OPTIONS] = json.dumps({"config": str(config) if config else None, "overrides": overrides})
+        target: Any = f"{__name__}:worker_app"
+    else:
+        target = create_app(resolved, ledger=ledger)
     uvicorn.run(
-        app,
+        target,
+        factory=workers > 1,
+        workers=workers if workers > 1 else None,
         host=resolved.server.host,
         port=resolved.server.port,
         loop="uvloop" if sys.platform != "win32" else "asyncio",
@@ -114,6 +139,22 @@ def serve(
         # the database after the last write.
         timeout_graceful_shutdown=math.ceil(resolved.server.shutdown_grace),
     )
+
+
+WORKER_OPTIONS = "MEMWARDEN_SERVE_OPTIONS"  # settings.ENV_RESERVED: not a settings key
+
+
+def worker_app() -> Any:
+    """One ``serve --workers N`` process's app (uvicorn's factory): the settings the command
+    resolved, read again from its options and the inherited environment."""
+    from memwarden.proxy.app import create_app
+    from memwarden.proxy.logging import configure_logging
+
+    options = json.loads(os.environ[WORKER_OPTIONS])
+    config = Path(options["config"]) if options["config"] else None
+    resolved = settings(config, options["overrides"])
+    configure_logging(resolved.server)
+    return create_app(resolved)
 
 
 def count_keys(ledger: Database) -> tuple[int, int]:

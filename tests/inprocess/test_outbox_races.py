@@ -22,6 +22,7 @@ from memwarden.backends.types import Receipt
 from memwarden.db import outbox as rows
 from memwarden.db.common import now
 from memwarden.db.database import Database
+from memwarden.db.instances import cutoff
 from memwarden.governance.errors import Refused
 from memwarden.governance.locks import BankGates
 from memwarden.governance.outbox import Outbox, OutboxFull
@@ -124,17 +125,17 @@ async def called(backend: Backend) -> None:
 async def test_an_entry_queued_while_the_worker_finds_its_queue_empty_is_still_delivered(ledger: Database) -> None:
     backend = Backend()
     outbox = make_outbox(ledger, backend)
-    real_read, injected = ledger.read, []
+    real_write, injected = ledger.write, []
 
-    async def racing_read(fn: Any) -> Any:
-        result = await real_read(fn)
-        if result is None and not injected:  # the worker's "nothing left", read before this commit
-            entry = await ledger.write(lambda db: add_entry(db, "b", "x"))
+    async def racing_write(fn: Any) -> Any:
+        result = await real_write(fn)
+        if result is None and not injected:  # the worker's claim found nothing, before this commit
+            entry = await real_write(lambda db: add_entry(db, "b", "x"))
             injected.append(entry)
             outbox.queued(entry)
         return result
 
-    ledger.read = racing_read  # type: ignore[method-assign]
+    ledger.write = racing_write  # type: ignore[method-assign]
     outbox.wake("b")
 
     async def delivered() -> bool:
@@ -223,7 +224,7 @@ async def test_a_corrupt_row_is_a_dead_letter_and_its_memories_are_not_delivered
     await until_state(ledger, entry, "dead")
     assert await status_of(ledger, "m-x") == "failed"
     await ledger.write(_adopt_orphans)  # the next start
-    assert await ledger.read(rows.sending) == []
+    assert await ledger.read(lambda db: rows.sending(db, cutoff())) == []
     await outbox.stop(0.1)
 
 

@@ -49,9 +49,10 @@ def test_server_tests_are_slow_and_pure_ones_are_not() -> None:
 
 
 def test_each_tier_folder_holds_what_it_says() -> None:
-    """tests/unit and tests/inprocess start nothing (all in the fast loop); every module in
-    tests/interop drives the real Hindsight."""
-    assert not collected("slow", "tests/unit", "tests/inprocess")
+    """tests/unit and tests/inprocess start nothing but PostgreSQL (their ``postgresql`` variants:
+    the engine of memwarden's state; the rest is the fast loop); every module in tests/interop
+    drives the real Hindsight."""
+    assert not collected("slow and not postgresql", "tests/unit", "tests/inprocess")
     assert collected("not slow", "tests/unit", "tests/inprocess")
     interop_modules = {line.split("::")[0] for line in collected("interop", "tests/interop")}
     assert interop_modules == {str(p.relative_to(REPO)) for p in (REPO / "tests" / "interop").glob("test_*.py")}

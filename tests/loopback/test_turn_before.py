@@ -269,6 +269,8 @@ async def test_a_turn_that_was_not_recorded_is_not_remembered() -> None:
     # The ledger refuses the write (a full disk): the request fails, and the conversation has not
     # moved on — a retry of the same question is read as before.
     class FullDisk:
+        instance_id = "full"
+
         async def write(self, _: object) -> None:
             raise OSError("no space left on device")
 

@@ -1,0 +1,82 @@
+"""Per-bank locks shared by the instances on one PostgreSQL: transaction-scoped advisory locks, each
+held on a pooled connection inside an open transaction (released at its COMMIT, or when the
+connection dies with its instance).
+
+A governed write holds its bank's lock **shared** for its span; a guarded config change holds it
+**exclusive** from its snapshot to its verification — it waits for the writes in flight on every
+instance, and PostgreSQL queues later shared requests behind a waiting exclusive one, so a stream
+of writes cannot starve a change, and writes that arrive meanwhile wait (``governance/locks.py``
+bounds the wait). psycopg's asyncio connections, from psycopg_pool's pool.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import psycopg
+from psycopg import errors
+from psycopg_pool import AsyncConnectionPool
+
+from memwarden.db.common import LockTimeout
+
+NAMESPACE = 0x6D77  # "mw": the first key of every bank lock (pg_advisory_xact_lock(int, int))
+CONNECT_TIMEOUT = 10.0
+
+
+def bank_key(bank: str) -> int:
+    """The bank's lock key: 32 bits of its SHA-256 (two banks that share one wait for each other,
+    which is all a collision costs)."""
+    return int.from_bytes(hashlib.sha256(bank.encode()).digest()[:4], "big", signed=True)
+
+
+class SharedBankLocks:
+    """The advisory locks; :meth:`open` before use, :meth:`close` after."""
+
+    def __init__(self, url: str, *, max_size: int) -> None:
+        self.pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_size,
+            open=False,
+            kwargs={"autocommit": True, "connect_timeout": int(CONNECT_TIMEOUT)},
+        )
+
+    async def open(self) -> None:
+        await self.pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+    async def acquire(self, bank: str, *, exclusive: bool, wait: float | None) -> psycopg.AsyncConnection[Any]:
+        """Hold ``bank``'s lock (until :meth:`release`): the connection holding it. Raises
+        :class:`LockTimeout` when it, or a connection, is not had within ``wait`` seconds."""
+        try:
+            conn = await self.pool.getconn(timeout=wait if wait is not None else CONNECT_TIMEOUT * 6)
+        except Exception as exc:  # psycopg_pool.PoolTimeout, or the server gone
+            raise LockTimeout(f"no connection to PostgreSQL for the bank's lock: {exc}") from None
+        try:
+            await conn.execute("BEGIN")
+            if wait is not None:
+                await conn.execute(f"SET LOCAL lock_timeout = {max(1, int(wait * 1000))}")
+            kind = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
+            await conn.execute(f"SELECT {kind}(%s, %s)", (NAMESPACE, bank_key(bank)))
+        except errors.LockNotAvailable:
+            await self._give_back(conn)
+            raise LockTimeout(f"bank '{bank}' stayed locked for {wait:.0f} s") from None
+        except BaseException:
+            await self._give_back(conn)
+            raise
+        return conn
+
+    async def release(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        await self._give_back(conn, commit=True)
+
+    async def _give_back(self, conn: psycopg.AsyncConnection[Any], *, commit: bool = False) -> None:
+        try:
+            if not conn.closed and not conn.broken:
+                await conn.execute("COMMIT" if commit else "ROLLBACK")
+        except psycopg.Error:
+            pass  # the pool checks a returned connection and drops a broken one
+        finally:
+            await self.pool.putconn(conn)
