@@ -19,6 +19,7 @@ from psycopg import errors
 from psycopg_pool import AsyncConnectionPool
 
 from memwarden.db.common import LockTimeout
+from memwarden.db.postgres import KEEPALIVES
 
 NAMESPACE = 0x6D77  # "mw": the first key of every bank lock (pg_advisory_xact_lock(int, int))
 CONNECT_TIMEOUT = 10.0
@@ -39,7 +40,7 @@ class SharedBankLocks:
             min_size=1,
             max_size=max_size,
             open=False,
-            kwargs={"autocommit": True, "connect_timeout": int(CONNECT_TIMEOUT)},
+            kwargs={"autocommit": True, "connect_timeout": int(CONNECT_TIMEOUT), **KEEPALIVES},
         )
 
     async def open(self) -> None:
@@ -54,7 +55,10 @@ class SharedBankLocks:
         try:
             conn = await self.pool.getconn(timeout=wait if wait is not None else CONNECT_TIMEOUT * 6)
         except Exception as exc:  # psycopg_pool.PoolTimeout, or the server gone
-            raise LockTimeout(f"no connection to PostgreSQL for the bank's lock: {exc}") from None
+            raise LockTimeout(
+                f"no free connection to PostgreSQL for bank '{bank}''s lock within {wait:.0f} s (database.pool_size:"
+                f" {self.pool.max_size} writes in flight at most per instance): {type(exc).__name__}"
+            ) from None
         try:
             await conn.execute("BEGIN")
             if wait is not None:
@@ -63,7 +67,9 @@ class SharedBankLocks:
             await conn.execute(f"SELECT {kind}(%s, %s)", (NAMESPACE, bank_key(bank)))
         except errors.LockNotAvailable:
             await self._give_back(conn)
-            raise LockTimeout(f"bank '{bank}' stayed locked for {wait:.0f} s") from None
+            raise LockTimeout(
+                f"a guarded config change on bank '{bank}' (on this or another instance) held it for {wait:.0f} s"
+            ) from None
         except BaseException:
             await self._give_back(conn)
             raise

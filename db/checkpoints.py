@@ -270,15 +270,25 @@ class Checkpointer:
         self.leading = not self.shared
 
     def lead(self) -> bool:
-        """Whether this instance writes the checkpoints (on PostgreSQL: whether it holds, or now
-        takes, the leader's lock)."""
-        if not self.leading:
-            found = self.db.execute("SELECT pg_try_advisory_lock(?)", (LEADER_LOCK,)).fetchone()
-            self.leading = bool(found[0])
+        """Whether this instance writes the checkpoints (on PostgreSQL: whether its writer's
+        connection holds the leader's lock — a connection opened again has lost it — or now takes it)."""
+        if not self.shared:
+            return True
+        held = self.db.execute(
+            "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objid = ? AND objsubid = 1"
+            " AND pid = pg_backend_pid() AND granted",
+            (LEADER_LOCK,),
+        ).fetchone()
+        if held is None:
+            held = self.db.execute("SELECT pg_try_advisory_lock(?)", (LEADER_LOCK,)).fetchone()[0] or None
+        self.leading = held is not None
         return self.leading
 
     def after_commit(self, seq: int, head: str) -> Checkpoint | None:
         if seq <= self.seq or (seq - self.seq < self.every and time.monotonic() - self.at < self.interval):
+            return None
+        if self.shared and not self.leading:  # another instance writes them; the timer asks again
+            self.at = time.monotonic()
             return None
         return self.write(seq, head)
 

@@ -41,7 +41,14 @@ from memwarden.db.audit import (
     last_seq,
     unacknowledged_alarms,
 )
-from memwarden.db.checkpoints import Checkpointer, against_all, keyed_start, meta_problems, missing_triggers
+from memwarden.db.checkpoints import (
+    Checkpointer,
+    against_all,
+    keyed_start,
+    meta_problems,
+    missing_triggers,
+    read_meta,
+)
 from memwarden.db.checkpoints import every as every_checkpoint
 from memwarden.db.common import DatabaseError as DatabaseError
 from memwarden.db.installation import (
@@ -92,6 +99,7 @@ class Database:
         self._reader_dbs: list[sqlite3.Connection] = []
         self._mirror_file: Any = None
         self._write_db: LedgerConnection | None = None
+        self._alive_db: Any = None  # PostgreSQL: the connection holding this instance's lock
         self._subscribers: set[asyncio.Queue[dict[str, Any]]] = set()
         self.installation_key = b""  # set by open(): keys the hashes of rejected content and the audit chain
         self.checkpoint_dir = path.parent / "checkpoints"
@@ -169,22 +177,37 @@ class Database:
         self._register()
 
     def _register(self) -> None:
-        """This instance among those on the database (SQLite: the only one)."""
+        """This instance among those on the database (SQLite: the only one). On PostgreSQL it holds
+        its own lock, on a connection of its own, for its life: alive while it does."""
+        if self.url is not None:
+            self._hold()
         self._transaction(lambda tx: instances.register(tx, self.instance_id, exclusive=not self.shared))
 
+    def _hold(self) -> None:
+        from memwarden.db import postgres
+
+        assert self.url is not None
+        if self._alive_db is not None:
+            with contextlib.suppress(Exception):
+                self._alive_db.close()
+        self._alive_db = postgres.connect(self.url)
+        instances.hold(self._alive_db, self.instance_id)
+
     async def heartbeat(self) -> None:
-        """Say this instance is alive (on a shared database, every ``instances.HEARTBEAT`` seconds:
-        what keeps its outbox claims its own). Registered again if another found it dead meanwhile."""
-
-        def beat(tx: sqlite3.Connection) -> None:
-            if not instances.alive(tx, self.instance_id):
-                instances.register(tx, self.instance_id, exclusive=False)
-
-        await self.write(beat)
+        """On a shared database (every ``instances.HEARTBEAT`` seconds): this instance still holds
+        its lock — its connection opened again and the lock taken again if the connection was lost
+        (meanwhile the others may have found it dead and taken its work: its worker checks a
+        claim is still its own before each delivery) — and its registration is there."""
+        alive = self._alive_db
+        if self.url is None or (alive is not None and alive.usable()):
+            return
+        await asyncio.get_running_loop().run_in_executor(self._writer, self._hold)
+        await self.write(lambda tx: instances.register(tx, self.instance_id, exclusive=False))
 
     def _open_postgres_writer(self, url: str) -> None:
         from memwarden.db import postgres
 
+        db = None
         try:
             db = postgres.connect(url)
             db.execute("BEGIN IMMEDIATE")  # the instances' one write lock: one of them migrates
@@ -195,11 +218,17 @@ class Database:
                 db.execute("ROLLBACK")
                 raise
             migrate(db, LEDGER_MIGRATIONS)  # type: ignore[arg-type]
-        except postgres.Error as exc:
-            raise DatabaseError(f"PostgreSQL at {postgres.redacted(url)} cannot be used: {exc}") from None
-        self._write_db = db  # type: ignore[assignment]
-        self._guard_chain(db)  # type: ignore[arg-type]
-        self._register()
+            self._write_db = db  # type: ignore[assignment]
+            self._guard_chain(db)  # type: ignore[arg-type]
+            self._register()
+        except (postgres.Error, DatabaseError) as exc:
+            if db is not None:
+                db.close()
+            self._write_db = None
+            if isinstance(exc, DatabaseError):
+                raise
+            said = postgres.scrub(str(exc), url)
+            raise DatabaseError(f"PostgreSQL at {postgres.redacted(url)} cannot be used: {said}") from None
 
     def _guard_chain(self, db: LedgerConnection) -> None:
         """Key the chain, and look at it before anything is written: append-only triggers dropped
@@ -207,6 +236,14 @@ class Database:
         ``audit_tamper`` event), logged, and health says ``critical``. Then a checkpoint of the head."""
         key = audit_key(self.installation_key)
         data_dir = self.path.parent
+        if self.shared:  # one chain for every instance: one key, or nothing is written
+            meta = read_meta(db, key)
+            if (self._key_made_now and last_seq(db) > 0) or (meta is not None and not meta.sealed):
+                raise DatabaseError(
+                    f"{data_dir / KEY_FILE} is not the key of this database's audit chain: every instance on one"
+                    " PostgreSQL needs the same installation.key (copy it, mode 0600, from a running instance's"
+                    " data folder)"
+                )
         recorded = recorded_chain_start(data_dir)
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -457,6 +494,9 @@ class Database:
             if self._write_db is not None:
                 with contextlib.suppress(Exception):  # its work is no longer its own
                     self._transaction(lambda tx: instances.deregister(tx, self.instance_id))
+                if self._alive_db is not None:
+                    with contextlib.suppress(Exception):
+                        self._alive_db.close()
                 with contextlib.suppress(Exception):  # sqlite3's, psycopg's, the disk's: closing anyway
                     self._checkpoint_head(self._write_db)  # the head at a stop: a truncation after it shows
                 self._write_db.close()

@@ -256,7 +256,8 @@ def _m0019_instances(db: sqlite3.Connection) -> None:
             host TEXT NOT NULL,
             pid INTEGER NOT NULL,
             started_at TEXT NOT NULL,
-            seen_at TEXT NOT NULL
+            seen_at TEXT NOT NULL,
+            lock_key INTEGER NOT NULL
         );
         ALTER TABLE outbox ADD COLUMN owner TEXT;
         """,

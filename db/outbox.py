@@ -10,7 +10,8 @@ refused it with a 4xx, or the row could not be read: its answer kept, its memori
 
 Several instances on one database: ``owner`` is the instance (``db/instances.py``) whose request
 is delivering a ``sending`` entry, or whose worker has claimed a bank's first ``queued`` one
-(:func:`claim_first`). A claim lasts as long as its owner is alive; a dead owner's entries are
+(:func:`claim_first`). A claim lasts as long as its owner is alive (``db/instances.py``: its lock
+held); a dead owner's entries are
 taken over (:func:`take_over`): ``sending`` ones queued again, claims let go. Claims are made
 inside the one write lock every instance shares (``db/postgres.py``), so no two instances hold
 the same entry, and only a bank's first queued entry is ever claimed: in order per bank.
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memwarden.db.common import now
+from memwarden.db.instances import live_ids
 
 STATES = ("sending", "queued", "delivered", "dead", "given_up")
 ANSWER_CHARS = 4000  # of a refusal's body kept with a dead letter
@@ -147,37 +149,37 @@ def has_queued(db: sqlite3.Connection, bank: str) -> bool:
     return found is not None
 
 
-LIVE = "SELECT id FROM instances WHERE seen_at >= ?"
-
-
-def claim_first(db: sqlite3.Connection, bank: str, owner: str, live_after: str) -> Entry | None:
-    """The bank's first queued entry, claimed by ``owner`` — unless another live instance holds it
-    (None: that one delivers it). Call inside a write transaction."""
+def claim_first(db: sqlite3.Connection, bank: str, owner: str) -> Entry | None:
+    """The bank's first queued entry, claimed by ``owner`` — unless another live instance holds a
+    claim in the bank's queue (None: that one delivers the bank, one entry after the other). Call
+    inside a write transaction."""
     row = db.execute(
         "SELECT * FROM outbox WHERE state = 'queued' AND bank = ? ORDER BY seq LIMIT 1", (bank,)
     ).fetchone()
     if row is None:
         return None
-    entry = _entry(row)
-    held = entry.owner is not None and entry.owner != owner
-    alive = "SELECT 1 FROM instances WHERE id = ? AND seen_at >= ?"
-    if held and db.execute(alive, (entry.owner, live_after)).fetchone():
+    held = db.execute(
+        "SELECT 1 FROM outbox WHERE state = 'queued' AND bank = ? AND owner IS NOT NULL AND owner != ?"  # noqa: S608
+        f" AND owner IN ({live_ids(db)}) LIMIT 1",
+        (bank, owner),
+    ).fetchone()
+    if held is not None:
         return None
+    entry = _entry(row)
     if entry.owner != owner:
         db.execute("UPDATE outbox SET owner = ? WHERE seq = ?", (owner, entry.seq))
     return Entry(**{**entry.__dict__, "owner": owner})
 
 
-def take_over(db: sqlite3.Connection, live_after: str) -> tuple[list[Entry], list[str]]:
+def take_over(db: sqlite3.Connection) -> tuple[list[Entry], list[str]]:
     """What dead instances held: their ``sending`` entries (queued again: returned, to be audited)
     and their claims (let go). Returns those entries and the banks with unclaimed queued entries.
     Call inside a write transaction."""
     orphaned = [
         _entry(r)
         for r in db.execute(
-            f"SELECT * FROM outbox WHERE state = 'sending' AND owner IS NOT NULL AND owner NOT IN ({LIVE})"  # noqa: S608
-            " ORDER BY seq",
-            (live_after,),
+            f"SELECT * FROM outbox WHERE state = 'sending' AND owner IS NOT NULL AND owner NOT IN ({live_ids(db)})"  # noqa: S608
+            " ORDER BY seq"
         )
     ]
     ts = now()
@@ -187,8 +189,7 @@ def take_over(db: sqlite3.Connection, live_after: str) -> tuple[list[Entry], lis
             (ts, ts, entry.seq),
         )
     db.execute(
-        f"UPDATE outbox SET owner = NULL WHERE state = 'queued' AND owner IS NOT NULL AND owner NOT IN ({LIVE})",  # noqa: S608
-        (live_after,),
+        f"UPDATE outbox SET owner = NULL WHERE state = 'queued' AND owner IS NOT NULL AND owner NOT IN ({live_ids(db)})"  # noqa: S608
     )
     banks = [r[0] for r in db.execute("SELECT DISTINCT bank FROM outbox WHERE state = 'queued' AND owner IS NULL")]
     return orphaned, banks
@@ -229,14 +230,14 @@ def hand_over(db: sqlite3.Connection, seq: int, error: str) -> bool:
     )
 
 
-def sending(db: sqlite3.Connection, live_after: str) -> list[Entry]:
+def sending(db: sqlite3.Connection) -> list[Entry]:
     """Entries a stopped process was delivering itself (at start: settled before serving) — not
-    those of an instance still alive (seen at or after ``live_after``): its requests deliver them."""
+    those of an instance still alive: its requests deliver them."""
     return [
         _entry(r)
         for r in db.execute(
-            f"SELECT * FROM outbox WHERE state = 'sending' AND (owner IS NULL OR owner NOT IN ({LIVE})) ORDER BY seq",  # noqa: S608
-            (live_after,),
+            f"SELECT * FROM outbox WHERE state = 'sending' AND (owner IS NULL OR owner NOT IN ({live_ids(db)}))"  # noqa: S608
+            " ORDER BY seq"
         )
     ]
 

@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, ClassVar
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import psycopg
 from psycopg import Error as Error
@@ -39,6 +39,9 @@ from memwarden.db.common import DatabaseError
 
 WRITE_LOCK = 0x6D656D77  # "memw": the advisory lock of the one writer (pg_advisory_xact_lock)
 CONNECT_TIMEOUT = 10
+# TCP keepalives: a host gone silent releases its locks (its instance's liveness, the write lock)
+# within about half a minute, not after the operating system's two hours.
+KEEPALIVES: dict[str, Any] = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
 
 COMPAT_FUNCTIONS = (
     # SQLite's json_extract(doc, '$.a.b') on JSON kept as text: the value as text (NULL when absent).
@@ -60,13 +63,31 @@ def is_postgres_url(url: str | None) -> bool:
     return bool(url) and urlsplit(str(url)).scheme in ("postgresql", "postgres")
 
 
+def passwords(url: str) -> list[str]:
+    """The password(s) ``url`` carries: in its user part, or as a ``password`` parameter."""
+    parts = urlsplit(url)
+    found = [parts.password] if parts.password else []
+    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k.lower() == "password" and v]
+    return found
+
+
 def redacted(url: str) -> str:
     """``url`` without its password, for messages and logs."""
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return parts._replace(netloc=netloc).geturl()
+    netloc = parts.netloc
+    if parts.password is not None:
+        netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
+    query = "&".join(
+        f"{k}=***" if k.lower() == "password" else f"{k}={v}" for k, v in parse_qsl(parts.query, keep_blank_values=True)
+    )
+    return parts._replace(netloc=netloc, query=query).geturl()
+
+
+def scrub(text: str, url: str) -> str:
+    """``text`` (a driver's message) with the password of ``url`` masked wherever it appears."""
+    for secret in passwords(url):
+        text = text.replace(secret, "***")
+    return text
 
 
 class Row(tuple[Any, ...]):
@@ -170,24 +191,24 @@ class PgCursor:
 
     __slots__ = ("_cursor",)
 
-    def __init__(self, cursor: psycopg.Cursor[Any]) -> None:
+    def __init__(self, cursor: psycopg.Cursor[Any] | None) -> None:
         self._cursor = cursor
 
     def fetchone(self) -> Any:
-        return self._cursor.fetchone() if self._cursor.description else None
+        return self._cursor.fetchone() if self._cursor is not None and self._cursor.description else None
 
     def fetchall(self) -> list[Any]:
-        return self._cursor.fetchall() if self._cursor.description else []
+        return self._cursor.fetchall() if self._cursor is not None and self._cursor.description else []
 
     def fetchmany(self, size: int) -> list[Any]:
-        return self._cursor.fetchmany(size) if self._cursor.description else []
+        return self._cursor.fetchmany(size) if self._cursor is not None and self._cursor.description else []
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.fetchall())
 
     @property
     def rowcount(self) -> int:
-        return self._cursor.rowcount
+        return self._cursor.rowcount if self._cursor is not None else -1
 
     @property
     def lastrowid(self) -> None:
@@ -208,33 +229,54 @@ class PgConnection:
 
     def _connect(self) -> psycopg.Connection[Any]:
         conn = psycopg.connect(
-            self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT, row_factory=_row_factory, prepare_threshold=None
+            self.url,
+            autocommit=True,
+            connect_timeout=CONNECT_TIMEOUT,
+            row_factory=_row_factory,
+            prepare_threshold=None,
+            **KEEPALIVES,
         )
         conn.adapters.register_loader("numeric", _NumericLoader)
+        # A write transaction is milliseconds long: one left open (its process frozen with the
+        # instances' write lock) is ended by the server after a minute, not kept for ever.
+        conn.execute("SET idle_in_transaction_session_timeout = '60s'")
         if self.read_only:
             conn.execute("SET default_transaction_read_only = on")
         return conn
 
-    def _usable(self) -> psycopg.Connection[Any]:
-        if self._conn.closed or self._conn.broken:
+    def usable(self) -> bool:
+        """The connection is open and not lost."""
+        return not (self._conn.closed or self._conn.broken)
+
+    def _begin_on(self) -> psycopg.Connection[Any]:
+        """The connection a transaction begins on: a lost one replaced, one left in a failed
+        transaction rolled back (nothing is under way at a BEGIN)."""
+        if not self.usable():
             self._conn = self._connect()
+        elif self._conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            self._conn.execute("ROLLBACK")
         return self._conn
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> PgCursor:
         statement = sql.strip().upper()
         if statement in ("BEGIN IMMEDIATE", "BEGIN"):
-            conn = self._usable()  # nothing is under way: a connection lost since is replaced
+            conn = self._begin_on()
             conn.execute("BEGIN")
-            if statement == "BEGIN IMMEDIATE":
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            try:
+                if statement == "BEGIN IMMEDIATE":
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            except BaseException:
+                if self.usable():
+                    conn.execute("ROLLBACK")
+                raise
             return PgCursor(conn.cursor())
-        if statement in ("COMMIT", "ROLLBACK") and self._conn.broken:
+        if statement in ("COMMIT", "ROLLBACK") and not self.usable():
             if statement == "COMMIT":
                 raise psycopg.OperationalError("the connection to PostgreSQL was lost before the commit")
-            return PgCursor(self._conn.cursor())
-        conn = self._conn if not self._conn.closed else self._usable()
+            return PgCursor(None)
+        # Never a new connection here: within a transaction it would carry on without it (and its lock).
         # Parameters always given (an empty tuple too): psycopg then reads ``%%`` as ``%``.
-        return PgCursor(conn.execute(translate(sql), _params(params)))
+        return PgCursor(self._conn.execute(translate(sql), _params(params)))
 
     @property
     def in_transaction(self) -> bool:
@@ -281,5 +323,6 @@ def connect_readonly_url(url: str) -> PgConnection:
         db = connect(url, read_only=True)
         db.execute("SELECT 1 FROM audit_events LIMIT 1")
     except psycopg.Error as exc:
-        raise DatabaseError(f"PostgreSQL at {redacted(url)} cannot be read as memwarden's database: {exc}") from None
+        said = scrub(str(exc), url)
+        raise DatabaseError(f"PostgreSQL at {redacted(url)} cannot be read as memwarden's database: {said}") from None
     return db

@@ -1,8 +1,8 @@
-"""Several instances on one database (PostgreSQL): each says every ``instances.HEARTBEAT`` seconds
-that it is alive, and takes over what a dead one held — the deliveries its requests were making
-(``sending``: queued again, audited) and its claims on queued entries (let go) — so that another
-instance delivers them, in order per bank. It also learns the queue the others left, for the
-outbox's limits and health."""
+"""Several instances on one database (PostgreSQL): every ``instances.HEARTBEAT`` seconds each makes
+sure it holds its own lock (alive: ``db/instances.py``), and takes over what a dead one held — the
+deliveries its requests were making (``sending``: queued again, audited) and its claims on queued
+entries (let go) — so that another instance delivers them, in order per bank. It also learns the
+queue the others left, for the outbox's limits and health."""
 
 from __future__ import annotations
 
@@ -21,11 +21,8 @@ from memwarden.governance.outbox import Outbox
 log = structlog.get_logger("memwarden.cluster")
 
 
-def _tick(instance_id: str, db: Connection) -> tuple[list[rows.Entry], list[str]]:
-    if not instances.alive(db, instance_id):  # found dead meanwhile (a long pause): its work was taken
-        instances.register(db, instance_id, exclusive=False)
-    live_after = instances.cutoff()
-    taken, banks = rows.take_over(db, live_after)
+def _tick(db: Connection) -> tuple[list[rows.Entry], list[str]]:
+    taken, banks = rows.take_over(db)
     append_events(
         db,
         [
@@ -43,7 +40,8 @@ async def keep_alive(ledger: Database, outbox: Outbox, every: float = instances.
     """Run until cancelled (the app's lifespan)."""
     while True:
         try:
-            taken, banks = await ledger.write(lambda db: _tick(ledger.instance_id, db))
+            await ledger.heartbeat()  # this instance's own lock (its connection replaced if it was lost)
+            taken, banks = await ledger.write(_tick)
             if taken:
                 log.warning("outbox_taken_over", entries=len(taken), banks=sorted({e.bank for e in taken}))
             outbox.adopt(await ledger.read(rows.queued), banks)

@@ -32,8 +32,10 @@ class BankLocks:
 class GateClosed(Busy):
     """A governed write waited its bound for a guarded change on its bank to finish."""
 
-    def __init__(self, bank: str, waited: float) -> None:
-        super().__init__(f"a guarded config change on bank '{bank}' is still being verified after {waited:.0f} s")
+    def __init__(self, bank: str, waited: float, why: str | None = None) -> None:
+        super().__init__(
+            why or f"a guarded config change on bank '{bank}' is still being verified after {waited:.0f} s"
+        )
         self.bank, self.waited = bank, waited
 
 
@@ -95,16 +97,18 @@ class BankGates:
                 left = bound - (time.monotonic() - started)
                 try:
                     held = await self.shared.acquire(bank, exclusive=False, wait=max(0.001, left))
-                except LockTimeout:
-                    raise GateClosed(bank, time.monotonic() - started) from None
+                except LockTimeout as exc:
+                    raise GateClosed(bank, time.monotonic() - started, str(exc)) from None
             yield time.monotonic() - started
         finally:
-            if held is not None:
-                assert self.shared is not None
-                await self.shared.release(held)
-            async with gate.cond:
-                gate.writers -= 1
-                gate.cond.notify_all()
+            try:
+                if held is not None:
+                    assert self.shared is not None
+                    await self.shared.release(held)
+            finally:  # also when the release is cancelled: the bank's count must not stay up
+                async with gate.cond:
+                    gate.writers -= 1
+                    gate.cond.notify_all()
 
     async def begin_change(self, bank: str) -> None:
         """Take ``bank`` alone for a guarded change, once its writes in flight have settled. The
@@ -127,10 +131,12 @@ class BankGates:
 
     async def end_change(self, bank: str) -> None:
         held = self._held.pop(bank, None)
-        if held is not None:
-            assert self.shared is not None
-            await self.shared.release(held)
-        await self._open(bank)
+        try:
+            if held is not None:
+                assert self.shared is not None
+                await self.shared.release(held)
+        finally:
+            await self._open(bank)
 
     async def _open(self, bank: str) -> None:
         gate = self._gate(bank)

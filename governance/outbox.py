@@ -30,7 +30,6 @@ from memwarden.db import outbox as rows
 from memwarden.db.audit import append_events
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
-from memwarden.db.instances import cutoff
 from memwarden.db.memories import Change, failed_among, mark_failed, move
 from memwarden.governance.deliveries import (
     UNAVAILABLE_STATUS,
@@ -227,9 +226,7 @@ class Outbox:
             try:
                 # The bank's first entry, claimed: another live instance holding it delivers it (and
                 # the ones behind it) — if it dies, its claim is let go (governance/cluster.py).
-                entry = await self.ledger.write(
-                    lambda db: rows.claim_first(db, bank, self.ledger.instance_id, cutoff())
-                )
+                entry = await self.ledger.write(lambda db: rows.claim_first(db, bank, self.ledger.instance_id))
                 if entry is None:
                     if work.is_set():
                         continue
@@ -265,7 +262,12 @@ class Outbox:
             nonlocal errors
             async with self._lock(entry.bank):
                 current = await self.ledger.read(lambda db: rows.find(db, entry.operation_id))
-                if current is None or current.seq != entry.seq or current.state != "queued":
+                if (
+                    current is None
+                    or current.seq != entry.seq
+                    or current.state != "queued"
+                    or current.owner not in (None, self.ledger.instance_id)  # taken over meanwhile
+                ):
                     self._remove(entry.bank, entry.seq)  # given up, or retried as a new entry, meanwhile
                     return
                 try:

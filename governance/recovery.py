@@ -13,7 +13,6 @@ from memwarden.db import outbox as outbox_rows
 from memwarden.db.audit import append_events
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
-from memwarden.db.instances import cutoff
 from memwarden.db.memories import Change, mark_delivered, mark_failed, pending_rows
 from memwarden.db.memory_reads import row_by_id
 from memwarden.governance.deliveries import Corrupt, Parcel, parcel, queue_event, settle_delivered
@@ -70,9 +69,15 @@ async def recover_outbox(ledger: Database, memory: MemoryBackend, outbox: Outbox
     whose documents the backend holds is settled delivered (its rows ``active``, audited); the
     others are delivered again now — each item carries its document id, and the backend replaces a
     document retained again, so a delivery that did land is not doubled. An entry that cannot be
-    delivered now is queued for the outbox's worker. Returns (found delivered, redelivered, queued)."""
+    delivered now is queued for the outbox's worker. Returns (found delivered, redelivered, queued).
+
+    On a database shared with other instances nothing is done here: a stopped instance's
+    deliveries are queued again by the first instance's beat to find it dead
+    (``governance/cluster.py``) and delivered claimed, in order — never twice at once."""
+    if ledger.shared:
+        return 0, 0, 0
     await ledger.write(_adopt_orphans)
-    entries = await ledger.read(lambda db: outbox_rows.sending(db, cutoff()))
+    entries = await ledger.read(outbox_rows.sending)
     found = sent = queued = 0
     down: str | None = None
     for entry in entries:

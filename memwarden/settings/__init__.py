@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -143,12 +144,18 @@ def _from_env(environ: Mapping[str, str]) -> dict[str, Any]:
     return tree
 
 
+# Keys whose values may be secrets: an error about one names the key, never the value.
+SECRET_KEY = re.compile(r"^database\.url$|api_key|password|secret|token")
+
+
 def _describe(exc: ValidationError, origin: str) -> str:
     lines = []
     for err in exc.errors():
         key = ".".join(str(p) for p in err["loc"])
         if err["type"] == "extra_forbidden":
             lines.append(f"unknown key '{key}'")
+        elif SECRET_KEY.search(key):  # a password or a key is never repeated back (logs, terminals)
+            lines.append(f"'{key}': {err['msg']}")
         else:
             lines.append(f"'{key}': {err['msg']} (got {err.get('input')!r})")
     return f"invalid configuration ({origin}): " + "; ".join(lines)

@@ -199,7 +199,7 @@ def _verify_db(
     problems = [{"seq": p.seq, "problem": p.problem} for p in found]
     count = last_seq(db)
     mirror = directory / "audit.jsonl"
-    if mirror.exists():
+    if mirror.exists() and url is None:  # SQLite's mirror (on PostgreSQL a leftover names nothing)
         mirrored = 0
         for line in mirror.read_text(encoding="utf-8").splitlines():
             try:

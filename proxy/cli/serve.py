@@ -8,7 +8,6 @@ import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import click
 
@@ -75,7 +74,9 @@ def serve(
     if allow_unauthenticated:
         overrides.setdefault("server", {})["allow_unauthenticated"] = True
     if database_url is not None:
-        if urlsplit(database_url).password is not None:
+        from memwarden.db.postgres import passwords
+
+        if passwords(database_url):
             raise click.UsageError(
                 "--database-url carries a password, which every user of this machine can read on the command line;"
                 " give the URL in MEMWARDEN_DATABASE__URL, or the password in PGPASSWORD or ~/.pgpass"

@@ -22,7 +22,6 @@ from memwarden.backends.types import Receipt
 from memwarden.db import outbox as rows
 from memwarden.db.common import now
 from memwarden.db.database import Database
-from memwarden.db.instances import cutoff
 from memwarden.governance.errors import Refused
 from memwarden.governance.locks import BankGates
 from memwarden.governance.outbox import Outbox, OutboxFull
@@ -224,7 +223,7 @@ async def test_a_corrupt_row_is_a_dead_letter_and_its_memories_are_not_delivered
     await until_state(ledger, entry, "dead")
     assert await status_of(ledger, "m-x") == "failed"
     await ledger.write(_adopt_orphans)  # the next start
-    assert await ledger.read(lambda db: rows.sending(db, cutoff())) == []
+    assert await ledger.read(rows.sending) == []
     await outbox.stop(0.1)
 
 

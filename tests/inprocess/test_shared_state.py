@@ -53,24 +53,22 @@ def entry(db: Any, bank: str, text: str, *, state: str = "queued", owner: str | 
     )
 
 
-async def stale(db: Database, instance_id: str) -> None:
-    """The instance stops saying it is alive (as if killed): its last sign of life is old."""
-    await db.write(
-        lambda tx: tx.execute("UPDATE instances SET seen_at = ? WHERE id = ?", ("2000-01-01T00:00:00", instance_id))
-    )
+def dies(db: Database) -> None:
+    """The instance's connection holding its lock ends (as when its process is killed)."""
+    db._alive_db.close()
 
 
 async def test_a_claim_is_one_instances_until_it_dies_then_the_others(pair: tuple[Database, Database]) -> None:
     a, b = pair
     first = await a.write(lambda db: entry(db, "bank", "one"))
     await a.write(lambda db: entry(db, "bank", "two"))
-    claimed = await a.write(lambda db: rows.claim_first(db, "bank", a.instance_id, instances.cutoff()))
+    claimed = await a.write(lambda db: rows.claim_first(db, "bank", a.instance_id))
     assert claimed is not None
     assert claimed.seq == first.seq
     # The other instance does not take the bank's first entry, nor skip to the second (order per bank).
-    assert await b.write(lambda db: rows.claim_first(db, "bank", b.instance_id, instances.cutoff())) is None
-    await stale(a, a.instance_id)
-    taken = await b.write(lambda db: rows.claim_first(db, "bank", b.instance_id, instances.cutoff()))
+    assert await b.write(lambda db: rows.claim_first(db, "bank", b.instance_id)) is None
+    dies(a)
+    taken = await b.write(lambda db: rows.claim_first(db, "bank", b.instance_id))
     assert taken is not None
     assert taken.seq == first.seq
     assert taken.owner == b.instance_id
@@ -81,9 +79,9 @@ async def test_a_dead_instances_deliveries_in_flight_are_queued_for_another_and_
 ) -> None:
     a, b = pair
     mine = await a.write(lambda db: entry(db, "bank", "in flight", state="sending", owner=a.instance_id))
-    assert await b.write(lambda db: _tick(b.instance_id, db)) == ([], [])  # a is alive: its own to finish
-    await stale(a, a.instance_id)
-    taken, banks = await b.write(lambda db: _tick(b.instance_id, db))
+    assert await b.write(_tick) == ([], [])  # a is alive: its own to finish
+    dies(a)
+    taken, banks = await b.write(_tick)
     assert [e.seq for e in taken] == [mine.seq]
     assert banks == ["bank"]
     now = await b.read(lambda db: rows.find(db, mine.operation_id))

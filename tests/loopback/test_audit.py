@@ -260,6 +260,7 @@ def test_stream_resumes_from_last_event_id_and_follows_live(upstream_url: str, t
         assert httpx.get(f"{url}/warden/v1/audit/verify", timeout=5).json()["ok"] is True
 
 
+@pytest.mark.sqlite_only("classify reads no database")
 def test_cli_classify_contract(tmp_path: Path) -> None:
     source = tmp_path / "in.jsonl"
     source.write_text(
@@ -303,6 +304,7 @@ def test_cli_classify_contract(tmp_path: Path) -> None:
     assert "Traceback" not in missing.stderr
 
 
+@pytest.mark.sqlite_only("classify reads no database")
 def test_cli_classify_a_conversation_judges_each_line_after_the_one_before(tmp_path: Path) -> None:
     chat = tmp_path / "chat.txt"
     chat.write_text("where are you from?\nphilly\nlol\n", encoding="utf-8")

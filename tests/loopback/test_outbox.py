@@ -89,6 +89,7 @@ def rig(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Rig]:
                 rig.close()
 
 
+@pytest.mark.sqlite_only("on PostgreSQL: tests/loopback/test_instances.py's 20 s outage under 8 writers on 3 instances")
 def test_backend_down_for_60_s_under_8_writers_then_back_everything_acknowledged_arrives_once(rig: Rig) -> None:
     """The writers go on writing for 5 s after the backend is back, while the outbox drains."""
     rig.switch.down()
