@@ -193,16 +193,31 @@ class Database:
         self._alive_db = postgres.connect(self.url)
         instances.hold(self._alive_db, self.instance_id)
 
+    def leads(self) -> bool:
+        """Whether this instance does what one instance of those sharing the database does (the
+        checkpoints, the scheduled retention job): always, alone on SQLite."""
+        return not self.shared or (self.checkpoints is not None and self.checkpoints.leading)
+
     async def heartbeat(self) -> None:
         """On a shared database (every ``instances.HEARTBEAT`` seconds): this instance still holds
         its lock — its connection opened again and the lock taken again if the connection was lost
         (meanwhile the others may have found it dead and taken its work: its worker checks a
         claim is still its own before each delivery) — and its registration is there."""
-        alive = self._alive_db
-        if self.url is None or (alive is not None and alive.usable()):
+        if self.url is None:
             return
-        await asyncio.get_running_loop().run_in_executor(self._writer, self._hold)
-        await self.write(lambda tx: instances.register(tx, self.instance_id, exclusive=False))
+        if await asyncio.get_running_loop().run_in_executor(self._writer, self._hold_if_lost):
+            await self.write(lambda tx: instances.register(tx, self.instance_id, exclusive=False))
+
+    def _hold_if_lost(self) -> bool:
+        """Whether the lock had to be taken again (its connection asked, not just looked at: a
+        connection the server ended shows only when used)."""
+        alive = self._alive_db
+        if alive is not None and alive.usable():
+            with contextlib.suppress(Exception):
+                alive.execute("SELECT 1")
+                return False
+        self._hold()
+        return True
 
     def _open_postgres_writer(self, url: str) -> None:
         from memwarden.db import postgres
@@ -494,13 +509,14 @@ class Database:
             if self._write_db is not None:
                 with contextlib.suppress(Exception):  # its work is no longer its own
                     self._transaction(lambda tx: instances.deregister(tx, self.instance_id))
-                if self._alive_db is not None:
-                    with contextlib.suppress(Exception):
-                        self._alive_db.close()
                 with contextlib.suppress(Exception):  # sqlite3's, psycopg's, the disk's: closing anyway
                     self._checkpoint_head(self._write_db)  # the head at a stop: a truncation after it shows
                 self._write_db.close()
                 self._write_db = None
+            if self._alive_db is not None:  # (also after an open that failed past taking it)
+                with contextlib.suppress(Exception):
+                    self._alive_db.close()
+                self._alive_db = None
             if self._mirror_file is not None:
                 self._mirror_file.close()
                 self._mirror_file = None

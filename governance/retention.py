@@ -109,11 +109,13 @@ class Retention:
         return expired
 
     async def scheduled(self) -> None:
-        """The retention job, forever (cancelled at shutdown)."""
+        """The retention job, forever (cancelled at shutdown). Instances sharing one database run it
+        on one of them: the one that writes the audit checkpoints."""
         await asyncio.sleep(min(FIRST_RUN_DELAY, self.settings.interval))
         while True:
             try:
-                await self.run(dry_run=False)
+                if self.ledger.leads():
+                    await self.run(dry_run=False)
             except Exception:  # the next run tries again; the server keeps serving
                 log.exception("retention_failed")
             await asyncio.sleep(self.settings.interval)

@@ -153,6 +153,7 @@ async def test_one_instance_writes_the_checkpoints(pair: tuple[Database, Databas
     assert b.checkpoints is not None
     assert a.checkpoints.lead() is True  # the first to open took the leader's lock
     assert b.checkpoints.lead() is False
+    assert (a.leads(), b.leads()) == (True, False)  # and runs the scheduled retention job alone
     lines = (tmp_path / "checkpoints").glob("*")
     before = sum(len(f.read_text().splitlines()) for f in lines)
     await b.audit(AuditEvent(action="add"))
@@ -160,3 +161,15 @@ async def test_one_instance_writes_the_checkpoints(pair: tuple[Database, Databas
     await a.checkpoint_due()
     after = sum(len(f.read_text().splitlines()) for f in (tmp_path / "checkpoints").glob("*"))
     assert after == before + 1  # the head checkpointed once, by the leader
+
+
+async def test_an_instance_whose_lock_connection_the_server_ended_takes_it_again(
+    pair: tuple[Database, Database],
+) -> None:
+    a, b = pair
+    pid = a._alive_db.execute("SELECT pg_backend_pid()").fetchone()[0]
+    b._alive_db.execute("SELECT pg_terminate_backend(?)", (pid,))  # the server ends it: a looks dead
+    await asyncio.sleep(0.2)
+    assert a.instance_id not in [i.id for i in await b.read(instances.live)]
+    await a.heartbeat()  # the lost connection noticed at the next beat, the lock taken again
+    assert a.instance_id in [i.id for i in await b.read(instances.live)]
