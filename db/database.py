@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 import structlog
 
-from memwarden.db import instances
+from memwarden.db import instances, sqlite
 from memwarden.db.audit import (
     AuditEvent,
     LedgerConnection,
@@ -59,28 +59,12 @@ from memwarden.db.installation import (
     recorded_chain_start,
 )
 from memwarden.db.migrations import LEDGER_MIGRATIONS, Migration, migrate
+from memwarden.db.sqlite import private
 
-READER_MMAP_BYTES = 1 << 30  # address space only: SQLite maps no more than the file
-READER_CACHE_KIB = 16 * 1024
 START_CHECKPOINTS = 64  # checkpoints checked at start (the newest); `audit verify` checks every one
 
 T = TypeVar("T")
 log = structlog.get_logger("memwarden.audit")
-
-
-def connect(path: Path) -> LedgerConnection:
-    db = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False, factory=LedgerConnection)
-    db.row_factory = sqlite3.Row
-    db.execute("PRAGMA busy_timeout = 10000")
-    db.execute("PRAGMA foreign_keys = ON")
-    return db
-
-
-def private(path: Path, mode: int) -> None:
-    """``path`` readable by its owner alone (``mode``), when it exists and is ours."""
-    with contextlib.suppress(FileNotFoundError, PermissionError):
-        if path.stat().st_mode & 0o777 != mode:
-            os.chmod(path, mode)
 
 
 class Database:
@@ -160,17 +144,7 @@ class Database:
         if self.url is not None:
             self._open_postgres_writer(self.url)
             return
-        db = connect(self.path)
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")
-        integrity = db.execute("PRAGMA quick_check").fetchone()[0]
-        if integrity != "ok":
-            raise sqlite3.DatabaseError(f"integrity check failed: {integrity}")
-        migrate(db, LEDGER_MIGRATIONS)
-        db.execute("BEGIN IMMEDIATE")  # fails now, clearly, if another process holds the write lock
-        db.execute("ROLLBACK")
-        for suffix in ("", "-wal", "-shm"):  # SQLite gives the WAL and shared-memory files the database's mode
-            private(self.path.with_name(self.path.name + suffix), 0o600)
+        db = sqlite.open_writer(self.path)
         self._write_db = db
         self._resync_mirror(db)
         self._guard_chain(db)
@@ -398,12 +372,7 @@ class Database:
             self._local.db = db
             self._reader_dbs.append(db)  # type: ignore[arg-type]
         if db is None:
-            db = connect(self.path)
-            db.execute("PRAGMA query_only = ON")
-            # Reads through a memory map and a larger page cache: fetching the ~200 rows a recall
-            # returns at 100,000 memories took 4.3 ms with read() calls, 1.7 ms this way (measured).
-            db.execute(f"PRAGMA mmap_size = {READER_MMAP_BYTES}")
-            db.execute(f"PRAGMA cache_size = -{READER_CACHE_KIB}")
+            db = sqlite.open_reader(self.path)
             self._local.db = db
             self._reader_dbs.append(db)
         return db
@@ -528,16 +497,3 @@ class Database:
         for db in self._reader_dbs:
             db.close()
         self._reader_dbs.clear()
-
-
-def connect_readonly(path: Path) -> sqlite3.Connection:
-    """A read-only connection to the database at ``path`` (which exists), for reading it while a
-    server may be writing it (the command line's ``--data-dir`` modes); :class:`DatabaseError` when
-    it is not memwarden's database."""
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        db.row_factory = sqlite3.Row
-        db.execute("SELECT 1 FROM audit_events LIMIT 1")
-    except sqlite3.DatabaseError as exc:
-        raise DatabaseError(f"{path} cannot be read as memwarden's database: {exc}") from None
-    return db

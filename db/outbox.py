@@ -135,14 +135,6 @@ def find(db: sqlite3.Connection, operation_id: str) -> Entry | None:
     return _entry(row) if row is not None else None
 
 
-def first_queued(db: sqlite3.Connection, bank: str) -> Entry | None:
-    """The bank's oldest queued entry: the one to deliver next."""
-    row = db.execute(
-        "SELECT * FROM outbox WHERE state = 'queued' AND bank = ? ORDER BY seq LIMIT 1", (bank,)
-    ).fetchone()
-    return _entry(row) if row is not None else None
-
-
 def has_queued(db: sqlite3.Connection, bank: str) -> bool:
     """Whether entries of ``bank`` wait for the backend (a new write goes behind them)."""
     found = db.execute("SELECT 1 FROM outbox WHERE state = 'queued' AND bank = ? LIMIT 1", (bank,)).fetchone()

@@ -29,10 +29,9 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-# The database engine of the test running: None (SQLite in the data folder, the default), or the URL
-# of a PostgreSQL database made for it — set by the ``engine`` fixture, read by make_settings and by
-# the processes tests/servers.py starts.
-_DATABASE_URL = DATABASE_URL
+# The database engine of the test running (tests/servers.DATABASE_URL): None (SQLite in the data
+# folder, the default), or the URL of a PostgreSQL database made for it — set by the ``engine``
+# fixture, read by make_settings and by the processes tests/servers.py starts.
 
 
 @pytest.fixture(scope="session")
@@ -57,17 +56,17 @@ def engine(request: pytest.FixtureRequest) -> Iterator[str | None]:
         yield None
         return
     url = fresh_database(request.getfixturevalue("postgres_server"))
-    _DATABASE_URL[0] = url
+    DATABASE_URL[0] = url
     try:
         yield url
     finally:
-        _DATABASE_URL[0] = None
+        DATABASE_URL[0] = None
         drop_database(url)
 
 
 def database_url() -> str | None:
     """The running test's engine (see :func:`engine`): what ``Database.open(..., url=)`` takes."""
-    return _DATABASE_URL[0]
+    return DATABASE_URL[0]
 
 
 def ledger_db(data_dir: Path) -> Any:

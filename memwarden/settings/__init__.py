@@ -19,6 +19,9 @@ from typing import Any, Literal
 
 from pydantic import Field, SecretStr, ValidationError
 
+from memwarden.settings.database import (
+    DatabaseSettings as DatabaseSettings,
+)
 from memwarden.settings.sections import (
     ENV_PREFIX as ENV_PREFIX,
 )
@@ -36,9 +39,6 @@ from memwarden.settings.sections import (
 )
 from memwarden.settings.sections import (
     ConfigGuardSettings as ConfigGuardSettings,
-)
-from memwarden.settings.sections import (
-    DatabaseSettings as DatabaseSettings,
 )
 from memwarden.settings.sections import (
     GovernanceSettings as GovernanceSettings,

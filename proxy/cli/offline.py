@@ -21,7 +21,8 @@ def data_dir(config: Path | None, directory: Path | None) -> Path:
 def open_readonly(directory: Path, url: str | None = None) -> Connection:
     """The database in ``directory`` — or at ``url``, PostgreSQL's — read-only; a one-line error when
     there is none or it is not memwarden's."""
-    from memwarden.db.database import DatabaseError, connect_readonly
+    from memwarden.db.common import DatabaseError
+    from memwarden.db.sqlite import connect_readonly
 
     if url is not None:
         from memwarden.db.postgres import connect_readonly_url
