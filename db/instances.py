@@ -81,3 +81,26 @@ def forget_dead(db: Connection) -> list[str]:
     for instance_id in dead:
         deregister(db, instance_id)
     return dead
+
+
+def running(db: Connection) -> list[Instance]:
+    """The instances running on the database now, for a command that needs it to itself
+    (``memwarden migrate-state``): on PostgreSQL those holding their lock; on SQLite the one whose
+    row names a process alive on this machine (a row left by one killed is not)."""
+    if getattr(db, "dialect", "sqlite") == "postgresql":
+        return live(db)
+    return [
+        Instance(r["id"], r["host"], int(r["pid"]), r["started_at"])
+        for r in db.execute("SELECT id, host, pid, started_at FROM instances")
+        if r["host"] == socket.gethostname()[:200] and _alive(int(r["pid"]))
+    ]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True

@@ -287,6 +287,14 @@ class PgConnection:
         cursor.executemany(translate(sql), [_params(r) for r in rows])
         return PgCursor(cursor)
 
+    def stream(self, sql: str, params: Sequence[Any] = (), size: int = 2000) -> Iterator[Any]:
+        """The rows of a query, read ``size`` at a time through a server-side cursor (inside a
+        transaction): a table of a million rows is never held whole."""
+        with self._conn.cursor(name="memwarden_stream") as cursor:
+            cursor.itersize = size
+            cursor.execute(translate(sql), _params(params))
+            yield from cursor
+
     def create_functions(self) -> None:
         """The SQLite functions the repositories' SQL calls (:data:`COMPAT_FUNCTIONS`). Call inside
         a write transaction."""

@@ -17,6 +17,7 @@ from testing.hindsight import HindsightUnavailable, start_hindsight, stop_hindsi
 from testing.loopback import serve_in_thread
 from testing.postgres import PostgresUnavailable, drop_database, fresh_database, start_postgres, stop_postgres
 from tests.servers import DATABASE_URL
+from tests.services import begin_run, end_run, shared_server
 from tests.upstream import UpstreamProbe, create_upstream
 
 # Data directories of tests that do not pass their own live under one root, removed when the test
@@ -39,12 +40,10 @@ def postgres_server() -> Iterator[str]:
     """A PostgreSQL 18 server (scripts/postgres-up), stopped at the end of the session if the session
     started it. ``MEMWARDEN_TEST_POSTGRES`` points the tests at one someone already runs instead."""
     try:
-        url, started = start_postgres()
+        with shared_server("postgres", start_postgres, stop_postgres) as url:
+            yield url
     except PostgresUnavailable as exc:
         pytest.fail(str(exc), pytrace=False)
-    yield url
-    if started:
-        stop_postgres()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -159,12 +158,10 @@ def hindsight_url() -> Iterator[str]:
     stopped at the end of the session if the session started it (one already running is left
     running). ``HINDSIGHT_URL`` points the tests at a server someone already runs instead."""
     try:
-        url, started = start_hindsight()
+        with shared_server("hindsight", start_hindsight, stop_hindsight) as url:
+            yield url
     except HindsightUnavailable as exc:
         pytest.fail(str(exc), pytrace=False)
-    yield url
-    if started:
-        stop_hindsight()
 
 
 @pytest.fixture(scope="module")
@@ -226,6 +223,14 @@ def starts_servers(fn: Callable[..., Any], seen: set[CodeType] | None = None) ->
 def _engine(item: pytest.Item) -> str | None:
     callspec = getattr(item, "callspec", None)
     return callspec.params.get("engine") if callspec is not None else None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    begin_run(config)  # the servers the run's workers start, stopped once at its end (tests/services.py)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    end_run(config, {"postgres": stop_postgres, "hindsight": stop_hindsight})
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -23,6 +23,7 @@ from memwarden.proxy.cli.reports import report_group
 from memwarden.proxy.cli.restore import restore
 from memwarden.proxy.cli.retention import retention_group
 from memwarden.proxy.cli.serve import serve
+from memwarden.proxy.cli.state import migrate_state_command
 from memwarden.proxy.cli.store import store_group
 
 __all__ = ["main"]
@@ -56,5 +57,6 @@ for command in (
     retention_group,
     plan_group,
     report_group,
+    migrate_state_command,
 ):
     main.add_command(command)

@@ -87,6 +87,14 @@ for _ in range(10):
 WIDE = {"OR": [{"user_id": f"u{i}"} for i in range(65)]}
 MESSAGES = [{"role": "user", "content": "Gina's laptop runs Fedora 40."}]
 P, R = "/mem0", "/mem0"  # the platform's paths end in /, the server's do not
+
+
+def absent(n: int) -> str:
+    """A memory or event id no test made (the same at every collection: pytest-xdist's workers compare
+    the tests they collect)."""
+    return f"{n:032x}"
+
+
 # (method, path, body or raw bytes, status, the words the answer must hold); {id}: a live memory's id
 CASES: list[tuple[str, str, Any, int, str]] = [
     # the platform
@@ -119,16 +127,16 @@ CASES: list[tuple[str, str, Any, int, str]] = [
     ("POST", f"{P}/v3/memories/search/", {"query": "x"}, 400, "filters is required"),
     ("POST", f"{P}/v3/memories/search/", {"query": "x", "filters": {"user_id": {"gt": "a"}}}, 400, "not supported"),
     ("POST", f"{P}/v3/memories/search/", {"query": "x", "filters": {}, "top_k": 0}, 400, "top_k"),
-    ("GET", f"{P}/v1/memories/{uuid.uuid4().hex}/", None, 404, "Memory not found"),
-    ("PUT", f"{P}/v1/memories/{uuid.uuid4().hex}/", {"text": "Hank uses vim."}, 404, "Memory not found"),
+    ("GET", f"{P}/v1/memories/{absent(1)}/", None, 404, "Memory not found"),
+    ("PUT", f"{P}/v1/memories/{absent(2)}/", {"text": "Hank uses vim."}, 404, "Memory not found"),
     ("PUT", f"{P}/v1/memories/{{id}}/", {}, 400, "At least one of text or metadata"),
-    ("DELETE", f"{P}/v1/memories/{uuid.uuid4().hex}/", None, 404, "Memory not found"),
-    ("GET", f"{P}/v1/memories/{uuid.uuid4().hex}/history/", None, 404, "Memory not found"),
-    ("GET", f"{P}/v1/event/{uuid.uuid4().hex}/", None, 404, "Event not found"),
+    ("DELETE", f"{P}/v1/memories/{absent(3)}/", None, 404, "Memory not found"),
+    ("GET", f"{P}/v1/memories/{absent(4)}/history/", None, 404, "Memory not found"),
+    ("GET", f"{P}/v1/event/{absent(5)}/", None, 404, "Event not found"),
     ("DELETE", f"{P}/v2/entities/planet/mars/", None, 400, "entity type"),
-    ("DELETE", f"{P}/v2/entities/user/nobody-{uuid.uuid4().hex[:6]}/", None, 404, "Entity not found"),
+    ("DELETE", f"{P}/v2/entities/user/nobody-absent/", None, 404, "Entity not found"),
     ("PUT", f"{P}/v1/batch/", {"memories": [{"memory_id": str(i), "text": "x"} for i in range(1001)]}, 400, "memories"),
-    ("DELETE", f"{P}/v1/batch/", {"memories": [{"memory_id": uuid.uuid4().hex}]}, 404, "Memory not found"),
+    ("DELETE", f"{P}/v1/batch/", {"memories": [{"memory_id": absent(99)}]}, 404, "Memory not found"),
     # the open-source server
     ("POST", f"{R}/memories", {"messages": MESSAGES}, 400, "At least one identifier (user_id, agent_id, run_id)"),
     ("POST", f"{R}/memories", {"messages": MESSAGES, "user_id": "u", "infer": "maybe"}, 422, "infer"),
@@ -142,8 +150,8 @@ CASES: list[tuple[str, str, Any, int, str]] = [
         400,
         "only text content",
     ),
-    ("GET", f"{R}/memories/{uuid.uuid4().hex}", None, 404, "Memory not found"),
-    ("GET", f"{R}/memories/{uuid.uuid4().hex}/history", None, 404, "Memory not found"),
+    ("GET", f"{R}/memories/{absent(6)}", None, 404, "Memory not found"),
+    ("GET", f"{R}/memories/{absent(7)}/history", None, 404, "Memory not found"),
     ("DELETE", f"{R}/memories", None, 400, "At least one identifier"),
     ("POST", f"{R}/search", {"query": "x", "filters": {"user_id": {"like": "a"}}}, 400, "unknown operator"),
     ("POST", f"{R}/search", {"filters": {}}, 422, "query"),

@@ -1,0 +1,277 @@
+"""``memwarden migrate-state`` (#37): an installation's state moved from SQLite to PostgreSQL and
+back as an operator does it — memwarden stopped, the command run, memwarden started on the target —
+and everything it had is there and works: the memories, the key, the queued write (delivered), the
+audit chain (verified, the move recorded, new events chained on). Refused, and nothing changed,
+while memwarden runs, onto a database that holds state, and when a copy fails part-way."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+
+from memwarden.db.database import Database
+from testing.loopback import free_port
+from testing.postgres import drop_database, fresh_database
+from testing.standin import Fault, Standin, running_standin
+from tests.servers import MAIN, wait_memwarden
+
+pytestmark = pytest.mark.postgresql
+
+ENV = {
+    "MEMWARDEN_LABELS__LEARNED": "off",
+    "MEMWARDEN_RETENTION__ENABLED": "false",
+    "MEMWARDEN_CONFIG_GUARD__MISSIONS__MODE": "off",
+    "MEMWARDEN_OUTBOX__RETRY_INITIAL": "0.2",
+    "MEMWARDEN_OUTBOX__RETRY_MAX": "0.5",
+    "MEMWARDEN_SERVER__ACCESS_LOG": "false",
+    "MEMWARDEN_BACKEND": "hindsight",
+}
+FACTS = [f"Decision: the billing service {n} runs on port {7000 + n} in production." for n in range(5)]
+
+
+class Installation:
+    """One data directory, served by memwarden in front of a stand-in, on SQLite or PostgreSQL."""
+
+    def __init__(self, root: Path, backend: Standin) -> None:
+        self.root, self.backend = root, backend
+        self.data = root / "data"
+        self.port = free_port()
+        self.proc: subprocess.Popen[str] | None = None
+        self.database: str | None = None  # None: SQLite in the data directory
+
+    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMWARDEN_")} | ENV
+        env["MEMWARDEN_BACKENDS__HINDSIGHT__URL"] = self.backend.url
+        if self.database:
+            env["MEMWARDEN_DATABASE__URL"] = self.database
+        return env | (extra or {})
+
+    def cli(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", MAIN, *args],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env=self.env(env),
+            cwd=self.root,
+            check=False,
+        )
+
+    def migrate(self, to: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return self.cli("migrate-state", "--data-dir", str(self.data), "--to", to, env=env)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        log = (self.root / "serve.log").open("a")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", MAIN, "serve", "--port", str(self.port), "--data-dir", str(self.data)],
+            cwd=self.root,
+            env=self.env(),
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            text=True,
+        )
+        log.close()
+        wait_memwarden(self.url, self.proc)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=60)
+            self.proc = None
+
+    def client(self, token: str) -> httpx.Client:
+        return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=60)
+
+
+@pytest.fixture
+def installation(tmp_path: Path) -> Iterator[Installation]:
+    with running_standin(tmp_path / "backend", stats_ttl=0) as backend:
+        rig = Installation(tmp_path, backend)
+        try:
+            yield rig
+        finally:
+            rig.stop()
+
+
+@pytest.fixture
+def target(postgres_server: str) -> Iterator[str]:
+    url = fresh_database(postgres_server)
+    yield url
+    drop_database(url)
+
+
+def audit(db_url: str) -> list[tuple[int, str]]:
+    with psycopg.connect(db_url) as conn:
+        return [(int(r[0]), str(r[1])) for r in conn.execute("SELECT seq, action FROM audit_events ORDER BY seq")]
+
+
+def chain_of(data: Path) -> tuple[int, str]:
+    """The SQLite state's audit chain: its length and head."""
+    with contextlib.closing(sqlite3.connect(data / "memwarden.db")) as db:
+        count = db.execute("SELECT COUNT(*) FROM audit_events").fetchone()[0]
+        return int(count), str(db.execute("SELECT hash FROM audit_events ORDER BY seq DESC LIMIT 1").fetchone()[0])
+
+
+def held(backend: Standin, bank: str = "ops") -> list[str]:
+    with httpx.Client(base_url=backend.url, timeout=30) as direct:
+        listed = direct.get(f"/v1/default/banks/{bank}/memories/list", params={"limit": 1000})
+    return [m["text"] for m in listed.json()["items"]]
+
+
+def wait_delivered(client: httpx.Client, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if client.get("/warden/health").json()["outbox"]["queued_entries"] == 0:
+            return
+        time.sleep(0.2)
+    raise AssertionError("the outbox did not drain")
+
+
+def test_state_moves_to_postgresql_and_back_and_everything_in_it_works(installation: Installation, target: str) -> None:
+    rig = installation
+    made = rig.cli("keys", "create", "--data-dir", str(rig.data), "--name", "ops", "--admin", "*", "--json")
+    assert made.returncode == 0, made.stderr
+    token = json.loads(made.stdout)["token"]
+    rig.start()
+    with rig.client(token) as c:
+        for fact in FACTS[:3]:
+            r = c.post("/v1/default/banks/ops/memories", json={"items": [{"content": fact}]})
+            assert r.status_code == 200, r.text
+        refuse = Fault("POST", r"/memories$", status=503, detail="down")
+        rig.backend.faults.append(refuse)  # the next write is acknowledged, then waits in the outbox
+        r = c.post("/v1/default/banks/ops/memories", json={"items": [{"content": FACTS[3]}]})
+        assert r.status_code == 200, r.text
+        assert c.get("/warden/health").json()["outbox"]["queued_entries"] == 1
+    rig.stop()
+    rig.backend.faults.remove(refuse)
+    assert FACTS[3] not in held(rig.backend)
+
+    moved = rig.migrate(target)
+    assert moved.returncode == 0, moved.stderr
+    assert "audit chain: head at event" in moved.stdout
+    assert "the same on both sides" in moved.stdout
+    assert "outbox" in moved.stdout
+    assert "memories" in moved.stdout
+    on_pg = audit(target)
+    assert on_pg[-1][1] == "state_migrated"
+
+    rig.database = target
+    rig.start()  # on PostgreSQL now: the same key lets in, the queued write is delivered once
+    with rig.client(token) as c:
+        assert c.get("/warden/health").json()["instance"]["database"] == "postgresql"
+        wait_delivered(c)
+        assert held(rig.backend).count(FACTS[3]) == 1
+        r = c.post("/v1/default/banks/ops/memories", json={"items": [{"content": FACTS[4]}]})
+        assert r.status_code == 200, r.text  # new rows after the copied ids (the outbox's, the chain's)
+        listed = c.get("/warden/v1/banks/ops/memories", params={"limit": 100}).json()
+        contents = {m["content"] for m in listed["items"]}
+        assert set(FACTS) <= contents
+        verified = c.get("/warden/v1/audit/verify").json()
+        assert verified["ok"] is True, verified["problems"][:3]
+    rig.stop()
+    assert rig.cli("audit", "verify", "--data-dir", str(rig.data)).returncode == 0
+
+    # Back to SQLite: the old file still holds the state it had, so it is refused until moved away.
+    last = audit(target)
+    refused = rig.migrate("sqlite")
+    assert refused.returncode == 1
+    assert "already holds memwarden state" in refused.stderr
+    assert "memwarden.db" in refused.stderr
+    assert audit(target) == last  # nothing changed on the source either
+    backup = rig.root / "sqlite-backup"
+    backup.mkdir()
+    for f in rig.data.glob("memwarden.db*"):
+        f.rename(backup / f.name)
+    back = rig.migrate("sqlite")
+    assert back.returncode == 0, back.stderr
+    assert audit(target)[-1][1] == "state_migrated"  # the source's chain says where its state went
+
+    rig.database = None
+    rig.start()
+    with rig.client(token) as c:
+        assert c.get("/warden/health").json()["instance"]["database"] == "sqlite"
+        listed = c.get("/warden/v1/banks/ops/memories", params={"limit": 100}).json()
+        assert set(FACTS) <= {m["content"] for m in listed["items"]}
+        events = c.get("/warden/v1/audit", params={"action": "state_migrated", "limit": 10}).json()["events"]
+        said = sorted(e["reason"] for e in events)
+        assert any("from sqlite" in s for s in said), said
+        assert any("from postgresql" in s for s in said), said
+    rig.stop()
+    verify = rig.cli("audit", "verify", "--data-dir", str(rig.data))
+    assert verify.returncode == 0, verify.stderr
+
+
+def test_a_move_is_refused_while_memwarden_runs_and_onto_a_database_with_state(
+    installation: Installation, target: str
+) -> None:
+    rig = installation
+    rig.start()
+    refused = rig.migrate(target)
+    assert refused.returncode == 1
+    assert "memwarden is running on sqlite" in refused.stderr
+    assert f"pid {rig.proc.pid}" in refused.stderr
+    assert audit(target) == []  # the target got a schema, and no state
+    rig.stop()
+
+    # A password on the command line (every user of the machine can read it) is refused; in the
+    # environment it is not read from the command line.
+    with_password = target.replace("postgres@", "postgres:hunter2@", 1)
+    said = rig.migrate(with_password)
+    assert said.returncode == 2
+    assert "carries a password" in said.stderr
+    assert "hunter2" not in said.stderr
+    assert rig.migrate("mysql://db/x").returncode == 2
+
+    # The self-hosted store keeps its memories in SQLite: its state is not moved to PostgreSQL.
+    local = rig.migrate(target, env={"MEMWARDEN_BACKEND": "local"})
+    assert local.returncode == 1
+    assert 'backend = "local"' in local.stderr
+
+    assert rig.migrate(target).returncode == 0
+    again = rig.migrate(target)  # the target holds state now
+    assert again.returncode == 1
+    assert "already holds memwarden state" in again.stderr
+    assert "use an empty database" in again.stderr
+
+
+def test_a_copy_that_fails_part_way_leaves_the_target_empty_and_the_source_unchanged(
+    installation: Installation, target: str
+) -> None:
+    rig = installation
+    made = rig.cli("keys", "create", "--data-dir", str(rig.data), "--name", "ops", "--admin", "*", "--json")
+    token = json.loads(made.stdout)["token"]
+    rig.start()
+    with rig.client(token) as c:
+        for fact in FACTS:
+            assert c.post("/v1/default/banks/ops/memories", json={"items": [{"content": fact}]}).status_code == 200
+    rig.stop()
+    before = chain_of(rig.data)
+
+    # The target refuses the last memory (a constraint of its own): the copy fails part-way.
+    Database.open(rig.root / "other", url=target).close()
+    with psycopg.connect(target, autocommit=True) as conn:
+        conn.execute(f"ALTER TABLE memories ADD CONSTRAINT refuse_one CHECK (content <> '{FACTS[-1]}')")
+    failed = rig.migrate(target)
+    assert failed.returncode == 1
+    assert "nothing was changed" in failed.stderr
+    assert "refuse_one" in failed.stderr
+    with psycopg.connect(target) as conn:
+        for table in ("memories", "audit_events", "api_keys", "outbox"):
+            assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0, table  # noqa: S608
+    assert chain_of(rig.data) == before
