@@ -3,12 +3,14 @@ the review queue, what a recall must withhold, what a rollback can restore."""
 
 from __future__ import annotations
 
+import base64
 import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memwarden.db.bank_stats import counted
 from memwarden.db.common import chunked
 from memwarden.db.records import MEMORY_RECORD, LedgerMemory
 from memwarden.policies.tag_query import spellings
@@ -43,11 +45,31 @@ class LedgerQuery:
     q: str | None = None
     limit: int = 100
     offset: int = 0
+    after: tuple[str, str] | None = None  # the page after this memory's (created_at, id): a cursor's
+
+
+def cursor_of(created_at: str, memory_id: str) -> str:
+    """The cursor of the page after this memory: opaque to the caller (URL-safe)."""
+    return base64.urlsafe_b64encode(json.dumps([created_at, memory_id]).encode()).decode().rstrip("=")
+
+
+def read_cursor(cursor: str) -> tuple[str, str]:
+    """:func:`cursor_of` read back. Raises ``ValueError`` for anything it did not make."""
+    try:
+        value = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    except (ValueError, UnicodeDecodeError):
+        raise ValueError("not a cursor this listing gave") from None
+    if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value)):
+        raise ValueError("not a cursor this listing gave")
+    return value[0], value[1]
 
 
 def list_memories(db: sqlite3.Connection, bank: str, query: LedgerQuery) -> dict[str, Any]:
-    """One page of the ledger's memories for ``query``. A pure read, shared by the API and the
-    command line's ``--data-dir`` mode."""
+    """One page of the ledger's memories for ``query``, newest first: by keyset after
+    ``query.after`` (a cursor's: an index range whatever the depth), else by ``offset`` (which
+    reads every row it skips). ``next`` is the cursor of the page after it (None: the last).
+    ``total`` is read from the bank's counts unless the query filters by tag, topic key or text
+    (then counted). A pure read, shared by the API and the command line's ``--data-dir`` mode."""
     where, args = ["bank = ?"], [bank]
     if query.statuses:
         where.append(f"status IN ({','.join('?' * len(query.statuses))})")
@@ -65,13 +87,46 @@ def list_memories(db: sqlite3.Connection, bank: str, query: LedgerQuery) -> dict
         where.append("instr(lower(content), lower(?)) > 0")
         args.append(query.q)
     clause = " AND ".join(where)
+    page, page_args = clause, list(args)
+    if query.after is not None:
+        page += " AND (created_at < ? OR (created_at = ? AND id < ?))"
+        page_args += [query.after[0], query.after[0], query.after[1]]
     rows = db.execute(
-        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause} ORDER BY created_at DESC, id LIMIT ? OFFSET ?",  # noqa: S608
-        (*args, query.limit, query.offset),
+        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {page}"  # noqa: S608
+        " ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+        (*page_args, query.limit + 1, query.offset if query.after is None else 0),
     ).fetchall()
-    total = db.execute(f"SELECT count(*) FROM memories WHERE {clause}", args).fetchone()[0]  # noqa: S608
+    more = len(rows) > query.limit
+    rows = rows[: query.limit]
+    if query.tags or query.q or query.topic_key:
+        total = db.execute(f"SELECT count(*) FROM memories WHERE {clause}", args).fetchone()[0]  # noqa: S608
+    else:
+        total = _counted(db, bank, query)
     items = [memory_view(r) for r in rows]
-    return {"bank_id": bank, "items": items, "total": total, "limit": query.limit, "offset": query.offset}
+    following = cursor_of(rows[-1]["created_at"], rows[-1]["id"]) if more and rows else None
+    return {
+        "bank_id": bank,
+        "items": items,
+        "total": total,
+        "limit": query.limit,
+        "offset": query.offset,
+        "next": following,
+    }
+
+
+def _counted(db: sqlite3.Connection, bank: str, query: LedgerQuery) -> int:
+    """How many of the bank's memories have the query's statuses and labels, from its counts."""
+    where, args = ["bank = ?"], [bank]
+    if query.statuses:
+        where.append(f"status IN ({','.join('?' * len(query.statuses))})")
+        args += query.statuses
+    for column, value in (("topic", query.topic), ("stage", query.stage)):
+        if value:
+            where.append(f"{column} = ?")
+            args.append(value)
+    clause = " AND ".join(where)
+    counts, _ = counted(db)
+    return int(db.execute(f"SELECT COALESCE(SUM(n), 0) FROM {counts} WHERE {clause}", args).fetchone()[0])  # noqa: S608
 
 
 def memory_account(db: sqlite3.Connection, bank: str, memory_id: str) -> dict[str, Any] | None:

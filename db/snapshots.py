@@ -68,12 +68,39 @@ def snapshot_from_row(row: sqlite3.Row) -> Snapshot:
     )
 
 
-def list_snapshots(db: sqlite3.Connection, bank: str, limit: int = 100) -> list[Snapshot]:
-    """The bank's snapshots, newest first."""
+# What a list of snapshots shows: everything but the config, the stats and the inventory (a
+# bank's whole memory list at the time: megabytes at a million memories), whose sizes are columns.
+_SUMMARY_COLUMNS = (
+    "id, bank, created_at, reason, settled, counts, inventory_memories, inventory_documents, overrides, change,"
+    " outcome, outcome_detail, request_id"
+)
+
+
+def snapshot_summaries(db: sqlite3.Connection, bank: str, limit: int = 100) -> list[dict[str, Any]]:
+    """The bank's newest snapshots as :meth:`Snapshot.summary` gives them, no inventory read."""
     rows = db.execute(
-        "SELECT * FROM config_snapshots WHERE bank = ? ORDER BY created_at DESC, rowid DESC LIMIT ?", (bank, limit)
+        f"SELECT {_SUMMARY_COLUMNS} FROM config_snapshots WHERE bank = ?"  # noqa: S608
+        " ORDER BY created_at DESC, rowid DESC LIMIT ?",
+        (bank, limit),
     ).fetchall()
-    return [snapshot_from_row(r) for r in rows]
+    return [
+        {
+            "id": row["id"],
+            "bank": row["bank"],
+            "created_at": row["created_at"],
+            "reason": row["reason"],
+            "settled": bool(row["settled"]),
+            "counts": json.loads(row["counts"]),
+            "memories": row["inventory_memories"],
+            "documents": row["inventory_documents"],
+            "override_keys": sorted(json.loads(row["overrides"])),
+            "change": None if row["change"] is None else json.loads(row["change"]),
+            "outcome": row["outcome"],
+            "outcome_detail": None if row["outcome_detail"] is None else json.loads(row["outcome_detail"]),
+            "request_id": row["request_id"],
+        }
+        for row in rows
+    ]
 
 
 def get_snapshot(db: sqlite3.Connection, bank: str, snapshot_id: str) -> Snapshot | None:
@@ -89,7 +116,7 @@ def insert_snapshot(db: sqlite3.Connection, snap: Snapshot) -> None:
     """Store a new snapshot (its outcome is set later, by :func:`set_outcome_row`)."""
     db.execute(
         "INSERT INTO config_snapshots (id, bank, created_at, reason, request_id, settled, config, overrides, stats,"
-        " counts, inventory, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        " counts, inventory, updated_at, inventory_memories, inventory_documents) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             snap.id,
             snap.bank,
@@ -103,6 +130,8 @@ def insert_snapshot(db: sqlite3.Connection, snap: Snapshot) -> None:
             _dump(snap.counts),
             _dump(snap.inventory),
             snap.created_at,
+            len(snap.inventory.get("memories", [])),
+            len(snap.inventory.get("documents", [])),
         ),
     )
 

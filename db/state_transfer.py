@@ -31,12 +31,16 @@ from typing import Any
 
 from memwarden.db import instances, sqlite
 from memwarden.db.audit import AuditEvent, append_events, audit_key
+from memwarden.db.bank_stats import fold_counts
 from memwarden.db.checkpoints import read_meta, verify_all
 from memwarden.db.common import Connection
 from memwarden.db.migrations import LEDGER_MIGRATIONS, ROWID_TABLES, migrate
 
 BATCH = 2000  # rows read and written at a time
-NOT_MOVED = ("schema_migrations", "instances")  # the target's own: its migrations, its live instances
+# The target's own: its migrations, its live instances; and what its triggers count as the
+# memories are copied in (compared with the source's before the commit).
+NOT_MOVED = ("schema_migrations", "instances", "memory_counts", "memory_days", "memory_deltas")
+DERIVED = {"memory_counts_now": "bank, status, topic, stage", "memory_days_now": "bank, day"}
 
 
 class TransferError(Exception):
@@ -144,8 +148,9 @@ def _move(
             _refuse_state(dst, target)
             counts = {table: _copy(src, dst, table) for table in moved_tables()}
             dst.execute("UPDATE outbox SET owner = NULL")
+            fold_counts(dst)
             _follow_identities(dst)
-            problems = _check(src, dst, counts, key, installation_key, recorded, checkpoint_dir)
+            problems = _check(src, dst, counts, installation_key, recorded, checkpoint_dir)
             head = _head(dst)
             _keyed(dst, key)
             append_events(dst, [_event("from", source, counts)])
@@ -157,6 +162,9 @@ def _move(
         src.execute("ROLLBACK")
         raise
     moved = Moved(counts, head, problems)
+    if getattr(dst, "dialect", "sqlite") == "postgresql":  # the planner's statistics of the loaded tables now,
+        with contextlib.suppress(Exception):  # not at autovacuum's next look
+            dst.execute("ANALYZE")
     try:
         _keyed(src, key)
         append_events(src, [_event("to", target, counts)])
@@ -256,8 +264,12 @@ def _copy(src: Connection, dst: Connection, table: str) -> int:
     order = " ORDER BY rowid" if table in ROWID_TABLES else ""
     insert = f"INSERT INTO {table} ({listed}) VALUES ({', '.join('?' * len(columns))})"  # noqa: S608
     copied = 0
+    copy_in = getattr(dst, "copy_in", None)  # PostgreSQL's COPY
     for batch in _batches(_rows(src, f"SELECT {listed} FROM {table}{order}")):  # noqa: S608
-        dst.executemany(insert, batch)
+        if copy_in is not None:
+            copy_in(table, columns, batch)
+        else:
+            dst.executemany(insert, batch)
         copied += len(batch)
     return copied
 
@@ -298,7 +310,6 @@ def _check(
     src: Connection,
     dst: Connection,
     counts: dict[str, int],
-    key: bytes | None,
     installation_key: bytes | None,
     recorded: int | None,
     checkpoint_dir: Path,
@@ -309,6 +320,10 @@ def _check(
         there, here = _count(src, table), _count(dst, table)
         if not there == here == copied:
             raise TransferError(f"{table}: {there} rows on the source, {copied} copied, {here} on the target")
+    for table, columns in DERIVED.items():
+        listed = f"SELECT {columns}, n FROM {table} WHERE n > 0 ORDER BY {columns}"  # noqa: S608
+        if [tuple(r) for r in src.execute(listed)] != [tuple(r) for r in dst.execute(listed)]:
+            raise TransferError(f"{table}: the target's counts differ from the source's")
     if _head(src) != _head(dst):
         raise TransferError(f"the audit chain's head differs: {_head(src)} on the source, {_head(dst)} on the target")
     checked = [

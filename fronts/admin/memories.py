@@ -26,7 +26,7 @@ from typing import Any
 from starlette.datastructures import QueryParams
 from starlette.types import Receive, Scope, Send
 
-from memwarden.db.memory_reads import LedgerQuery, list_memories, memory_account
+from memwarden.db.memory_reads import LedgerQuery, list_memories, memory_account, read_cursor
 from memwarden.fronts.admin.bodies import FeedbackBody, ReasonBody
 from memwarden.fronts.admin.queries import LedgerListing
 from memwarden.fronts.errors import answer
@@ -42,6 +42,14 @@ def ledger_query(pairs: Sequence[tuple[str, str]]) -> LedgerQuery:
     """The listing's query string read (:class:`~memwarden.fronts.admin.queries.LedgerListing`);
     the API and the command line's ``--data-dir`` mode read it alike. Raises :class:`QueryProblem`."""
     q = read_query(QueryParams(list(pairs)), LedgerListing)
+    after = None
+    if q.after is not None:
+        if q.offset:
+            raise QueryProblem("after", "a cursor pages by itself: give after or offset, not both", q.after)
+        try:
+            after = read_cursor(q.after)
+        except ValueError as exc:
+            raise QueryProblem("after", str(exc), q.after) from None
     return LedgerQuery(
         statuses=q.status,
         topic=q.topic,
@@ -51,6 +59,7 @@ def ledger_query(pairs: Sequence[tuple[str, str]]) -> LedgerQuery:
         q=q.q,
         limit=q.limit,
         offset=q.offset,
+        after=after,
     )
 
 

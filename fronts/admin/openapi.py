@@ -303,9 +303,17 @@ def warden_paths() -> dict[str, Json]:
             "get": operation(
                 "warden_list_memories",
                 "The ledger's memories, filtered",
-                listing(OBJECT, "A page", total={"type": "integer"}),
+                listing(
+                    OBJECT,
+                    "A page, newest first",
+                    total={"type": "integer"},
+                    next={
+                        "type": ["string", "null"],
+                        "description": "The next page's cursor (`after`); null: the last",
+                    },
+                ),
                 params=(BANK, *openapi_parameters(LedgerListing)),
-                errors={422: "A bad status, limit or offset"},
+                errors={422: "A bad status, limit, offset or cursor (`after`), or a cursor with an offset"},
             )
         },
         f"{WBANK}/memories/{{memory_id}}": {

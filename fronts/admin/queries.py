@@ -34,6 +34,9 @@ class LedgerListing(Page):
     topic_key: Annotated[str | None, Field(description="Topic key")] = None
     tag: Annotated[tuple[str, ...], Field(description="A tag, either spelling (repeatable: every one)")] = ()
     q: Annotated[str | None, Field(description="Text the content holds")] = None
+    after: Annotated[
+        str | None, Field(max_length=2000, description="The page after this cursor (a listing's `next`)")
+    ] = None
 
 
 class OverviewQuery(QueryModel):

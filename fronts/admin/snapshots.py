@@ -5,7 +5,7 @@ from __future__ import annotations
 from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.base import BackendError
-from memwarden.db.snapshots import get_snapshot, list_snapshots
+from memwarden.db.snapshots import get_snapshot, snapshot_summaries
 from memwarden.fronts.admin.queries import RollbackQuery
 from memwarden.fronts.errors import backend_failed
 from memwarden.fronts.middleware import request_id_of
@@ -20,8 +20,8 @@ from memwarden.wire.asgi import send_json
 
 async def list_bank_snapshots(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank: str = scope["path_params"]["bank_id"]
-    snaps = await state.ledger.read(lambda db: list_snapshots(db, bank))
-    await send_json(send, 200, {"bank_id": bank, "items": [s.summary() for s in snaps]})
+    items = await state.ledger.read(lambda db: snapshot_summaries(db, bank))
+    await send_json(send, 200, {"bank_id": bank, "items": items})
 
 
 async def show_snapshot(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:

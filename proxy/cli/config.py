@@ -44,9 +44,9 @@ def config_snapshots(bank: str, config: Path | None, data_dir: Path | None, url:
         failure = f"cannot list snapshots through {url}"
         items = Client(url).read("banks", bank, "snapshots", failure=failure, timeout=30)["items"]
     else:
-        from memwarden.db.snapshots import list_snapshots
+        from memwarden.db.snapshots import snapshot_summaries
 
-        items = [s.summary() for s in list_snapshots(open_data_dir(config, data_dir), bank)]
+        items = snapshot_summaries(open_data_dir(config, data_dir), bank)
     if not items and not as_json:
         click.echo(f"no snapshots for bank {bank}")
     for item in items:

@@ -35,6 +35,7 @@ def _memory_line(m: dict[str, Any]) -> str:
 @click.option("--text", "q", help="Substring of the content (case-insensitive).")
 @click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
 @click.option("--offset", type=click.IntRange(0), default=0)
+@click.option("--after", help="The page after this cursor (the `next:` a page prints): deep pages stay fast.")
 @URL_OPTION
 @DATA_DIR_OPTION
 @CONFIG_OPTION
@@ -49,6 +50,7 @@ def memories_list(
     q: str | None,
     limit: int,
     offset: int,
+    after: str | None,
     url: str,
     data_dir: Path | None,
     config: Path | None,
@@ -60,9 +62,18 @@ def memories_list(
     \b
     Example:
         memwarden memories list team-a --status active --tag topic=infra
+        memwarden memories list team-a --after eyIyMDI2…   # the page after the one that printed it
     """
     params: list[tuple[str, str]] = [("limit", str(limit)), ("offset", str(offset))]
-    for key, value in (("status", status), ("topic", topic), ("stage", stage), ("topic_key", topic_key), ("q", q)):
+    named = (
+        ("status", status),
+        ("topic", topic),
+        ("stage", stage),
+        ("topic_key", topic_key),
+        ("q", q),
+        ("after", after),
+    )
+    for key, value in named:
         if value:
             params.append((key, value))
     params += [("tag", t) for t in tags]
@@ -84,6 +95,8 @@ def memories_list(
     for m in page["items"]:
         click.echo(_memory_line(m))
     click.echo(f"{len(page['items'])} of {page['total']}")
+    if page.get("next"):
+        click.echo(f"next: --after {page['next']}")
 
 
 @memories_group.command("show")

@@ -215,6 +215,28 @@ async def test_a_bad_overview_query_is_a_precise_422(
     assert r.json()["detail"][0]["loc"] == ["query", loc]
 
 
+async def test_the_memories_are_paged_by_cursor_and_a_bad_cursor_is_a_precise_422(client: httpx.AsyncClient) -> None:
+    await _seed(client)
+    listing = f"/warden/v1/banks/{BANK}/memories"
+    whole = (await client.get(listing)).json()
+    assert whole["next"] is None  # one page holds them all
+    seen, cursor = [], None
+    while True:
+        page = (await client.get(listing, params={"limit": 2, **({"after": cursor} if cursor else {})})).json()
+        assert page["total"] == whole["total"]
+        seen += [m["id"] for m in page["items"]]
+        cursor = page["next"]
+        if cursor is None:
+            break
+    assert seen == [m["id"] for m in whole["items"]]
+    assert len(seen) == whole["total"]
+    first = (await client.get(listing, params={"limit": 2})).json()
+    for bad in ({"after": "nonsense"}, {"after": first["next"], "offset": "2"}, {"after": "x" * 2001}):
+        r = await client.get(listing, params=bad)
+        assert r.status_code == 422, bad
+        assert r.json()["detail"][0]["loc"] == ["query", "after"]
+
+
 async def test_the_review_queue_is_paged_by_the_server(client: httpx.AsyncClient) -> None:
     await _seed(client)
     whole = (await client.get(f"/warden/v1/banks/{BANK}/review")).json()

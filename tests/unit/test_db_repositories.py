@@ -84,10 +84,13 @@ def test_snapshots_are_listed_newest_first_per_bank(ledger: Database) -> None:
     # The same instant: the one written last comes first.
     ledger.write_sync(lambda db: snapshots.insert_snapshot(db, snapshot("newer", created_at="2026-01-02T00:00:00")))
     ledger.write_sync(lambda db: snapshots.insert_snapshot(db, snapshot("other", bank="c")))
-    listed = ledger.read_sync(lambda db: snapshots.list_snapshots(db, "b"))
-    assert [s.id for s in listed] == ["newer", "new", "old"]
-    assert [s.id for s in ledger.read_sync(lambda db: snapshots.list_snapshots(db, "b", limit=1))] == ["newer"]
-    assert listed[0] == snapshot("newer", created_at="2026-01-02T00:00:00")  # every field round-trips
+    listed = ledger.read_sync(lambda db: snapshots.snapshot_summaries(db, "b"))
+    assert [s["id"] for s in listed] == ["newer", "new", "old"]
+    assert [s["id"] for s in ledger.read_sync(lambda db: snapshots.snapshot_summaries(db, "b", limit=1))] == ["newer"]
+    # The list reads no inventory, and says what the snapshot's own summary says.
+    assert listed[0] == snapshot("newer", created_at="2026-01-02T00:00:00").summary()
+    got = ledger.read_sync(lambda db: snapshots.get_snapshot(db, "b", "newer"))
+    assert got == snapshot("newer", created_at="2026-01-02T00:00:00")  # every field round-trips
 
 
 def test_snapshot_outcome_keeps_the_change_unless_given(ledger: Database) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -97,11 +96,13 @@ def test_a_long_conversation_is_never_judged_as_one_fact() -> None:
     assert judged.text == text.strip()  # runs of turns cannot be trimmed: sent whole
 
 
+# Guards against a cut that goes quadratic (or worse) on long text: such a cut takes minutes here,
+# so the test's time-out catches it; a bound of seconds flaked on a machine running the suite in two
+# workers beside CI's other checks (speed itself is bench/policy_throughput.py's).
+@pytest.mark.timeout(60)
 def test_cutting_is_linear() -> None:
-    started = time.perf_counter()
     split("ab. " * 20_000)
     split(("See https://example.com/x.y. " + "Alpha beta. " * 5) * 2_000)
-    assert time.perf_counter() - started < 3.0
 
 
 def test_a_fenced_code_block_stays_whole() -> None:
@@ -197,11 +198,10 @@ def test_with_labels_only_the_labels_are_left_out(text: str) -> None:
         "".join(chr(i % 0x250) for i in range(50_000)),  # control characters and binary-ish text
     ],
 )
+@pytest.mark.timeout(60)  # not stuck on it (see test_cutting_is_linear)
 def test_text_that_cannot_be_cut_is_one_segment_and_quick(text: str) -> None:
-    started = time.perf_counter()
     segments = split(text)
     judged = PIPELINE.judge(0, text)
-    assert time.perf_counter() - started < 5.0
     assert len(segments) <= MAX_SEGMENTS + 1
     assert judged.verdict in ("store", "reject")
 
