@@ -37,9 +37,10 @@ def bank_summaries(db: sqlite3.Connection) -> list[dict[str, Any]]:
         found["by_status"][row["status"]] = row["n"]
         found["total"] += row["n"]
     for bank, found in banks.items():  # one look down the bank's index each
-        found["last_recorded_at"] = db.execute(
+        latest = db.execute(
             "SELECT created_at FROM memories WHERE bank = ? ORDER BY created_at DESC LIMIT 1", (bank,)
-        ).fetchone()[0]
+        ).fetchone()
+        found["last_recorded_at"] = latest[0] if latest else None
     for row in db.execute("SELECT bank FROM banks_seen"):
         entry(row["bank"])
     for row in db.execute("SELECT DISTINCT bank FROM config_snapshots"):

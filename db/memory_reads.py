@@ -89,8 +89,8 @@ def list_memories(db: sqlite3.Connection, bank: str, query: LedgerQuery) -> dict
     clause = " AND ".join(where)
     page, page_args = clause, list(args)
     if query.after is not None:
-        page += " AND (created_at < ? OR (created_at = ? AND id < ?))"
-        page_args += [query.after[0], query.after[0], query.after[1]]
+        page += " AND (created_at, id) < (?, ?)"  # a row value: an index range on both engines (an OR is not)
+        page_args += [query.after[0], query.after[1]]
     rows = db.execute(
         f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {page}"  # noqa: S608
         " ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
@@ -109,7 +109,7 @@ def list_memories(db: sqlite3.Connection, bank: str, query: LedgerQuery) -> dict
         "items": items,
         "total": total,
         "limit": query.limit,
-        "offset": query.offset,
+        "offset": query.offset if query.after is None else 0,
         "next": following,
     }
 

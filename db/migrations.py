@@ -385,11 +385,15 @@ def _m0020_views_at_scale(db: sqlite3.Connection) -> None:
             db.execute(statement)
     else:
         run_script(db, _SQLITE_COUNT_TRIGGERS)
-    for row in db.execute("SELECT id, inventory FROM config_snapshots").fetchall():
-        inventory = json.loads(row[1] or "{}")
+    for (snapshot_id,) in db.execute("SELECT id FROM config_snapshots").fetchall():  # one inventory at a time
+        raw = db.execute("SELECT inventory FROM config_snapshots WHERE id = ?", (snapshot_id,)).fetchone()[0]
+        try:
+            inventory = json.loads(raw or "{}")
+        except ValueError:  # an inventory that cannot be read: its sizes unknown (null), the rest migrated
+            continue
         db.execute(
             "UPDATE config_snapshots SET inventory_memories = ?, inventory_documents = ? WHERE id = ?",
-            (len(inventory.get("memories", [])), len(inventory.get("documents", [])), row[0]),
+            (len(inventory.get("memories", [])), len(inventory.get("documents", [])), snapshot_id),
         )
 
 

@@ -63,11 +63,15 @@ def is_postgres_url(url: str | None) -> bool:
     return bool(url) and urlsplit(str(url)).scheme in ("postgresql", "postgres")
 
 
+SECRET_PARAMETERS = ("password", "sslpassword")  # libpq's: the password, the client key's passphrase
+
+
 def passwords(url: str) -> list[str]:
-    """The password(s) ``url`` carries: in its user part, or as a ``password`` parameter."""
+    """The secrets ``url`` carries: a password in its user part, ``password`` and ``sslpassword``
+    parameters."""
     parts = urlsplit(url)
     found = [parts.password] if parts.password else []
-    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k.lower() == "password" and v]
+    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k.lower() in SECRET_PARAMETERS and v]
     return found
 
 
@@ -78,7 +82,8 @@ def redacted(url: str) -> str:
     if parts.password is not None:
         netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
     query = "&".join(
-        f"{k}=***" if k.lower() == "password" else f"{k}={v}" for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        f"{k}=***" if k.lower() in SECRET_PARAMETERS else f"{k}={v}"
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
     )
     return parts._replace(netloc=netloc, query=query).geturl()
 

@@ -29,7 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from memwarden.db import instances, sqlite
+from memwarden.db import instances, memories, outbox, sqlite
 from memwarden.db.audit import AuditEvent, append_events, audit_key
 from memwarden.db.bank_stats import fold_counts
 from memwarden.db.checkpoints import read_meta, verify_all
@@ -37,6 +37,7 @@ from memwarden.db.common import Connection
 from memwarden.db.migrations import LEDGER_MIGRATIONS, ROWID_TABLES, migrate
 
 BATCH = 2000  # rows read and written at a time
+GONE = "migrate-state"  # the owner of a delivery in flight when the source stopped: no instance's id
 # The target's own: its migrations, its live instances; and what its triggers count as the
 # memories are copied in (compared with the source's before the commit).
 NOT_MOVED = ("schema_migrations", "instances", "memory_counts", "memory_days", "memory_deltas")
@@ -101,9 +102,9 @@ def migrate_state(
     ``recorded`` (what installation.key records). Raises :class:`TransferError`."""
     if source == target or (source.url is None and target.url is None and _same_file(source, target)):
         raise TransferError(f"the source and the target are the same database ({source.name})")
-    src = _open(source)
+    src = _open(source, source=True)
     try:
-        dst = _open(target)
+        dst = _open(target, source=False)
     except BaseException:
         src.close()
         raise
@@ -142,12 +143,17 @@ def _move(
             )
         if getattr(dst, "dialect", "sqlite") == "postgresql":  # the same database under another URL: no deadlock
             dst.execute("SET lock_timeout = '30s'")
+        _refuse_unsettled(src, source)
         dst.execute("BEGIN IMMEDIATE")
         try:
             _refuse_running(dst, target)
             _refuse_state(dst, target)
             counts = {table: _copy(src, dst, table) for table in moved_tables()}
-            dst.execute("UPDATE outbox SET owner = NULL")
+            if not any(counts.values()):
+                raise TransferError(f"{source.name} holds no memwarden state: nothing to move")
+            # Claims are the target's instances' to make. A delivery a stopped process was making is
+            # owned by no live one there: the first instance's beat (or start, on SQLite) queues it again.
+            dst.execute("UPDATE outbox SET owner = CASE WHEN state = 'sending' THEN ? ELSE NULL END", (GONE,))
             fold_counts(dst)
             _follow_identities(dst)
             problems = _check(src, dst, counts, installation_key, recorded, checkpoint_dir)
@@ -175,13 +181,18 @@ def _move(
     return moved
 
 
-def _open(location: Location) -> Connection:
-    """``location``'s database, its schema migrated to this version (as a start of memwarden would)."""
+def _open(location: Location, *, source: bool) -> Connection:
+    """``location``'s database, its schema migrated to this version (as a start of memwarden would)
+    once no instance is found running on it. A source must exist."""
     if location.url is not None:
         from memwarden.db import postgres
 
         try:
             db = postgres.connect(location.url)
+            # A long check (the whole chain re-hashed on the other side) leaves this side's transaction
+            # idle meanwhile: not ended by the server after a minute, as a writer's would be.
+            db.execute("SET idle_in_transaction_session_timeout = 0")
+            _refuse_running(db, location)  # type: ignore[arg-type]
             db.execute("BEGIN IMMEDIATE")
             try:
                 db.create_functions()
@@ -194,9 +205,18 @@ def _open(location: Location) -> Connection:
             said = postgres.scrub(str(exc), location.url)
             raise TransferError(f"{location.name} cannot be used: {said}") from None
         return db  # type: ignore[return-value]
+    path = location.data_dir / "memwarden.db"
+    if source and not path.is_file():
+        raise TransferError(f"no memwarden database in {location.data_dir.absolute()} (--data-dir, or the settings')")
     try:
+        if path.is_file():
+            found = sqlite.connect(path)
+            try:
+                _refuse_running(found, location)
+            finally:
+                found.close()
         location.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        return sqlite.open_writer(location.data_dir / "memwarden.db")
+        return sqlite.open_writer(path)
     except (OSError, sqlite3.DatabaseError) as exc:
         raise TransferError(f"{location.name} cannot be used: {exc}") from None
 
@@ -217,10 +237,31 @@ def _same_file(a: Location, b: Location) -> bool:
 
 
 def _refuse_running(db: Connection, location: Location) -> None:
+    if not _has_table(db, "instances"):  # a schema from before the registry of instances: none registered
+        return
     running = instances.running(db)
     if running:
         named = ", ".join(f"pid {i.pid} on {i.host}" for i in running)
         raise TransferError(f"memwarden is running on {location.name} ({named}): stop every instance first")
+
+
+def _has_table(db: Connection, name: str) -> bool:
+    if getattr(db, "dialect", "sqlite") == "postgresql":
+        return bool(db.execute("SELECT to_regclass(?) IS NOT NULL", (name,)).fetchone()[0])
+    return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
+
+
+def _refuse_unsettled(db: Connection, location: Location) -> None:
+    """Pending memories that no outbox entry speaks for (a process stopped between the two, in a
+    memwarden older than one transaction for both) are queued by a start on SQLite, never on a
+    shared database: settled on the source first."""
+    claimed = outbox.claimed_memory_ids(db)
+    orphans = [m for _, m, _ in memories.pending_rows(db) if m not in claimed]
+    if orphans:
+        raise TransferError(
+            f"{location.name} has {len(orphans)} pending memories no delivery speaks for: start memwarden on it"
+            " once (it queues them) and stop it, then move"
+        )
 
 
 def _refuse_state(db: Connection, location: Location) -> None:
@@ -321,8 +362,8 @@ def _check(
         if not there == here == copied:
             raise TransferError(f"{table}: {there} rows on the source, {copied} copied, {here} on the target")
     for table, columns in DERIVED.items():
-        listed = f"SELECT {columns}, n FROM {table} WHERE n > 0 ORDER BY {columns}"  # noqa: S608
-        if [tuple(r) for r in src.execute(listed)] != [tuple(r) for r in dst.execute(listed)]:
+        listed = f"SELECT {columns}, n FROM {table} WHERE n > 0"  # noqa: S608 (compared as sets: collations differ)
+        if {tuple(r) for r in src.execute(listed)} != {tuple(r) for r in dst.execute(listed)}:
             raise TransferError(f"{table}: the target's counts differ from the source's")
     if _head(src) != _head(dst):
         raise TransferError(f"the audit chain's head differs: {_head(src)} on the source, {_head(dst)} on the target")

@@ -2,8 +2,9 @@
 started once and stopped at the end only if the session started them — also when the tests run in
 parallel (pytest-xdist), where each worker process has its own session fixtures:
 
-- a worker starts a server under a file lock, so two workers never start it at once (the second
-  waits, then finds it running);
+- the first worker that needs a server starts it under a file lock and leaves its URL in the run's
+  folder; the others wait for the lock, then read the URL (they never run the start script: on a
+  loaded machine its "is it up?" probe could time out and start it again under the first);
 - no worker stops it (another may still be using it): the worker that started it leaves a note in
   the run's folder, and the controlling process stops it at the end of the whole run.
 
@@ -58,7 +59,7 @@ def shared_server(name: str, start: Callable[[], tuple[str, bool]], stop: Callab
     """The server ``name``'s URL for the session: ``start`` says whether it started it."""
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     folder = os.environ.get(RUN_ENV)
-    if not worker or not folder:
+    if not worker:
         url, started = start()
         try:
             yield url
@@ -66,12 +67,21 @@ def shared_server(name: str, start: Callable[[], tuple[str, bool]], stop: Callab
             if started:
                 stop()
         return
-    with (Path(folder) / f"{name}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one worker starts it; the others wait and find it running
+    if not folder:  # a worker of a run that did not load tests/conftest.py first: never stops it
+        yield start()[0]
+        return
+    notes = Path(folder)
+    with (notes / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one worker starts it; the others wait, then read its URL
         try:
-            url, started = start()
+            known = notes / f"{name}.url"
+            if known.exists():
+                url = known.read_text()
+            else:
+                url, started = start()
+                if started:
+                    (notes / name).touch()  # the controlling process stops it when every worker is done
+                known.write_text(url)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
-    if started:
-        (Path(folder) / name).touch()  # the controlling process stops it when every worker is done
     yield url

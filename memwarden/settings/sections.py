@@ -22,8 +22,19 @@ from pydantic import (
 ENV_PREFIX = "MEMWARDEN_"
 # Variables with the prefix that are not settings keys: the config file's path, the command line's
 # own key (a `memwarden serve` started in the shell that uses the CLI must not read it as a setting),
-# where the tests write the dashboard's screenshots, and what `serve --workers` hands its processes.
-ENV_RESERVED = frozenset({"MEMWARDEN_CONFIG", "MEMWARDEN_API_KEY", "MEMWARDEN_SCREENSHOTS", "MEMWARDEN_SERVE_OPTIONS"})
+# where the tests write the dashboard's screenshots, what `serve --workers` hands its processes,
+# migrate-state's target (a URL with a password goes there), the tests' PostgreSQL and workers.
+ENV_RESERVED = frozenset(
+    {
+        "MEMWARDEN_CONFIG",
+        "MEMWARDEN_API_KEY",
+        "MEMWARDEN_SCREENSHOTS",
+        "MEMWARDEN_SERVE_OPTIONS",
+        "MEMWARDEN_MIGRATE_STATE_TO",
+        "MEMWARDEN_TEST_POSTGRES",
+        "MEMWARDEN_TEST_WORKERS",
+    }
+)
 
 
 class SettingsError(Exception):

@@ -39,6 +39,7 @@ ENV = {
     "MEMWARDEN_BACKEND": "hindsight",
 }
 FACTS = [f"Decision: the billing service {n} runs on port {7000 + n} in production." for n in range(5)]
+LATE = "Decision: the ledger service runs on port 7100 in production."
 
 
 class Installation:
@@ -154,13 +155,17 @@ def test_state_moves_to_postgresql_and_back_and_everything_in_it_works(installat
             r = c.post("/v1/default/banks/ops/memories", json={"items": [{"content": fact}]})
             assert r.status_code == 200, r.text
         refuse = Fault("POST", r"/memories$", status=503, detail="down")
-        rig.backend.faults.append(refuse)  # the next write is acknowledged, then waits in the outbox
-        r = c.post("/v1/default/banks/ops/memories", json={"items": [{"content": FACTS[3]}]})
-        assert r.status_code == 200, r.text
-        assert c.get("/warden/health").json()["outbox"]["queued_entries"] == 1
+        rig.backend.faults.append(refuse)  # the next writes are acknowledged, then wait in the outbox
+        for fact in (FACTS[3], LATE):
+            r = c.post("/v1/default/banks/ops/memories", json={"items": [{"content": fact}]})
+            assert r.status_code == 200, r.text
+        assert c.get("/warden/health").json()["outbox"]["queued_entries"] == 2
     rig.stop()
     rig.backend.faults.remove(refuse)
     assert FACTS[3] not in held(rig.backend)
+    # The later entry as a process killed while delivering it leaves it: sending, owned by that process.
+    with contextlib.closing(sqlite3.connect(rig.data / "memwarden.db")) as db, db:
+        db.execute("UPDATE outbox SET state = 'sending', owner = 'killed-1' WHERE seq = (SELECT MAX(seq) FROM outbox)")
 
     moved = rig.migrate(target)
     assert moved.returncode == 0, moved.stderr
@@ -172,11 +177,12 @@ def test_state_moves_to_postgresql_and_back_and_everything_in_it_works(installat
     assert on_pg[-1][1] == "state_migrated"
 
     rig.database = target
-    rig.start()  # on PostgreSQL now: the same key lets in, the queued write is delivered once
+    rig.start()  # on PostgreSQL now: the same key lets in, the queued write and the one in flight delivered once
     with rig.client(token) as c:
         assert c.get("/warden/health").json()["instance"]["database"] == "postgresql"
         wait_delivered(c)
         assert held(rig.backend).count(FACTS[3]) == 1
+        assert held(rig.backend).count(LATE) == 1
         r = c.post("/v1/default/banks/ops/memories", json={"items": [{"content": FACTS[4]}]})
         assert r.status_code == 200, r.text  # new rows after the copied ids (the outbox's, the chain's)
         listed = c.get("/warden/v1/banks/ops/memories", params={"limit": 100}).json()
@@ -201,6 +207,9 @@ def test_state_moves_to_postgresql_and_back_and_everything_in_it_works(installat
     back = rig.migrate("sqlite")
     assert back.returncode == 0, back.stderr
     assert audit(target)[-1][1] == "state_migrated"  # the source's chain says where its state went
+    with psycopg.connect(target) as conn:
+        reason = conn.execute("SELECT reason FROM audit_events ORDER BY seq DESC LIMIT 1").fetchone()[0]
+    assert reason.startswith("memwarden's state copied to sqlite ")
 
     rig.database = None
     rig.start()
@@ -226,7 +235,8 @@ def test_a_move_is_refused_while_memwarden_runs_and_onto_a_database_with_state(
     assert refused.returncode == 1
     assert "memwarden is running on sqlite" in refused.stderr
     assert f"pid {rig.proc.pid}" in refused.stderr
-    assert audit(target) == []  # the target got a schema, and no state
+    with psycopg.connect(target) as conn:  # refused before either side was touched: not even a schema
+        assert conn.execute("SELECT to_regclass('audit_events')").fetchone()[0] is None
     rig.stop()
 
     # A password on the command line (every user of the machine can read it) is refused; in the
@@ -238,12 +248,28 @@ def test_a_move_is_refused_while_memwarden_runs_and_onto_a_database_with_state(
     assert "hunter2" not in said.stderr
     assert rig.migrate("mysql://db/x").returncode == 2
 
+    # A data directory with no state in it is not a source (a mistyped --data-dir would copy nothing).
+    typo = rig.cli("migrate-state", "--data-dir", str(rig.root / "dtaa"), "--to", target)
+    assert typo.returncode == 1
+    assert "no memwarden database in" in typo.stderr
+    assert not (rig.root / "dtaa").exists()
+
     # The self-hosted store keeps its memories in SQLite: its state is not moved to PostgreSQL.
     local = rig.migrate(target, env={"MEMWARDEN_BACKEND": "local"})
     assert local.returncode == 1
     assert 'backend = "local"' in local.stderr
 
-    assert rig.migrate(target).returncode == 0
+    # The target's URL with its password in the environment (not on the command line): moved, and
+    # the password is nowhere in what is printed or in either audit chain.
+    moved = rig.cli("migrate-state", "--data-dir", str(rig.data), env={"MEMWARDEN_MIGRATE_STATE_TO": with_password})
+    assert moved.returncode == 0, moved.stderr
+    assert "hunter2" not in moved.stdout + moved.stderr
+    assert "postgres:***@" in moved.stdout
+    with psycopg.connect(target) as conn:
+        assert conn.execute("SELECT count(*) FROM audit_events WHERE reason LIKE '%hunter2%'").fetchone()[0] == 0
+    with contextlib.closing(sqlite3.connect(rig.data / "memwarden.db")) as db:
+        assert db.execute("SELECT count(*) FROM audit_events WHERE after LIKE '%hunter2%'").fetchone()[0] == 0
+        assert db.execute("SELECT count(*) FROM audit_events WHERE reason LIKE '%***%'").fetchone()[0] == 1
     again = rig.migrate(target)  # the target holds state now
     assert again.returncode == 1
     assert "already holds memwarden state" in again.stderr
