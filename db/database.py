@@ -58,7 +58,7 @@ from memwarden.db.installation import (
     record_chain_start,
     recorded_chain_start,
 )
-from memwarden.db.migrations import LEDGER_MIGRATIONS, Migration, migrate
+from memwarden.db.migrations import Migration, migrate
 from memwarden.db.sqlite import private
 
 START_CHECKPOINTS = 64  # checkpoints checked at start (the newest); `audit verify` checks every one
@@ -199,14 +199,7 @@ class Database:
         db = None
         try:
             db = postgres.connect(url)
-            db.execute("BEGIN IMMEDIATE")  # the instances' one write lock: one of them migrates
-            try:
-                db.create_functions()
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            migrate(db, LEDGER_MIGRATIONS)  # type: ignore[arg-type]
+            postgres.prepare(db)  # under the instances' one write lock: one of them migrates
             self._write_db = db  # type: ignore[assignment]
             self._guard_chain(db)  # type: ignore[arg-type]
             self._register()

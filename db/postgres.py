@@ -333,6 +333,21 @@ class PgConnection:
             conn.close()
 
 
+def prepare(db: PgConnection) -> None:
+    """The SQLite functions the repositories call created, then the ledger's migrations applied:
+    each under the instances' one write lock, so instances starting together do it once."""
+    from memwarden.db.migrations import LEDGER_MIGRATIONS, migrate
+
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.create_functions()
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    migrate(db, LEDGER_MIGRATIONS)  # type: ignore[arg-type]
+
+
 def connect(url: str, *, read_only: bool = False) -> PgConnection:
     return PgConnection(url, read_only=read_only)
 

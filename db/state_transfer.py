@@ -193,14 +193,7 @@ def _open(location: Location, *, source: bool) -> Connection:
             # idle meanwhile: not ended by the server after a minute, as a writer's would be.
             db.execute("SET idle_in_transaction_session_timeout = 0")
             _refuse_running(db, location)  # type: ignore[arg-type]
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                db.create_functions()
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            migrate(db, LEDGER_MIGRATIONS)  # type: ignore[arg-type]
+            postgres.prepare(db)
         except postgres.Error as exc:
             said = postgres.scrub(str(exc), location.url)
             raise TransferError(f"{location.name} cannot be used: {said}") from None
