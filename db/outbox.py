@@ -143,12 +143,21 @@ def has_queued(db: sqlite3.Connection, bank: str) -> bool:
 
 def claim_first(db: sqlite3.Connection, bank: str, owner: str) -> Entry | None:
     """The bank's first queued entry, claimed by ``owner`` — unless another live instance holds a
-    claim in the bank's queue (None: that one delivers the bank, one entry after the other). Call
+    claim in the bank's queue (None: that one delivers the bank, one entry after the other), or a
+    live request still delivers an earlier entry of the bank itself (None: if the backend does not
+    take it, it is queued in front and the worker woken; if it does, the worker is woken). Call
     inside a write transaction."""
     row = db.execute(
         "SELECT * FROM outbox WHERE state = 'queued' AND bank = ? ORDER BY seq LIMIT 1", (bank,)
     ).fetchone()
     if row is None:
+        return None
+    earlier = db.execute(
+        "SELECT 1 FROM outbox WHERE state = 'sending' AND bank = ? AND seq < ?"  # noqa: S608
+        f" AND owner IN ({live_ids(db)}) LIMIT 1",
+        (bank, row["seq"]),
+    ).fetchone()
+    if earlier is not None:
         return None
     held = db.execute(
         "SELECT 1 FROM outbox WHERE state = 'queued' AND bank = ? AND owner IS NOT NULL AND owner != ?"  # noqa: S608

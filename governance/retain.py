@@ -305,6 +305,10 @@ class Retainer:
             if entry is not None:
                 await self._hand_over(entry, f"{type(exc).__name__}: {exc}")
             raise
+        except asyncio.CancelledError:  # the request went away mid-delivery: so does the entry, to the worker
+            if entry is not None:  # (a ``sending`` entry of a live instance holds its bank's queue back)
+                await asyncio.shield(self._hand_over(entry, "the request was cancelled before the backend answered"))
+            raise
         status = result.delivered.status
         if status != 200:
             if entry is not None and transient(status):
@@ -327,6 +331,7 @@ class Retainer:
                 outbox_rows.delivered(db, entry.seq, keep=False)
 
         await self.ledger.write(delivered)
+        self._let_queue_go(bank, entry)
         for _, old_id in supersede:
             await self.review.retire(bank, old_id)
         return result
@@ -360,3 +365,10 @@ class Retainer:
                 outbox_rows.discard(db, entry.seq)
 
         await self.ledger.write(failed)
+        self._let_queue_go(bank, entry)
+
+    def _let_queue_go(self, bank: str, entry: outbox_rows.Entry | None) -> None:
+        """The request's own entry is settled: entries queued behind it meanwhile waited for it
+        (``outbox_rows.claim_first``), their worker goes on."""
+        if entry is not None and self.outbox is not None and self.outbox.busy(bank):
+            self.outbox.wake(bank)

@@ -334,3 +334,98 @@ async def test_a_backend_answer_cut_mid_body_queues_the_write(tmp_path: Path) ->
         assert (r.status_code, r.json()["async"]) == (200, True)  # accepted: the worker makes sure of it
         summary = (await client.get("/warden/v1/outbox")).json()["summary"]
         assert summary["queued_entries"] == 1
+
+
+@pytest.mark.parametrize("first_fate", ["lands", "fails"])
+async def test_a_write_queued_while_an_earlier_one_is_still_on_its_way_goes_after_it(
+    tmp_path: Path, first_fate: str
+) -> None:
+    """Two writes to a bank while the backend is down: the first request's own delivery hangs, the
+    second's fails at once and is queued. The worker must not deliver the second before the first
+    is settled (it did: the backend got them in the wrong order)."""
+    first = "Service svc-1 listens on port 9001 in the eu-1 region."
+    second = "Service svc-2 listens on port 9002 in the eu-2 region."
+    up, first_arrived, let_first_go = False, asyncio.Event(), asyncio.Event()
+    got: list[str] = []
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        if request.method != "POST" or not request.url.path.endswith("/memories"):
+            return httpx.Response(200, json={"status": "healthy"})
+        content = json.loads(await request.aread())["items"][0]["content"]
+        if content == first and not first_arrived.is_set():
+            first_arrived.set()
+            await let_first_go.wait()
+            if first_fate == "fails":
+                raise httpx.ReadError("connection reset by peer")
+        elif not up:
+            raise httpx.ConnectError("connection refused")
+        got.append(content)
+        answer = json.dumps({"success": True, "bank_id": "ops", "items_count": 1, "async": False}).encode()
+        return httpx.Response(200, headers={"content-type": "application/json"}, stream=httpx.ByteStream(answer))
+
+    settings = make_settings(
+        "http://backend.test", data_dir=tmp_path / "data", outbox={"retry_initial": 0.05, "retry_max": 0.1}
+    )
+    async with (
+        httpx.AsyncClient(transport=httpx.MockTransport(handler)) as backend,
+        asgi_warden(settings, backend) as client,
+    ):
+        one = asyncio.create_task(client.post("/v1/default/banks/ops/memories", json={"items": [{"content": first}]}))
+        await first_arrived.wait()
+        r = await client.post("/v1/default/banks/ops/memories", json={"items": [{"content": second}]})
+        assert (r.status_code, r.json()["async"]) == (200, True)
+        up = True
+        await asyncio.sleep(0.5)  # the worker's backoff is 0.05-0.1 s: time to deliver the second, were it free to
+        assert got == []
+        let_first_go.set()
+        assert (await one).status_code == 200
+
+        async def both() -> bool:
+            return len(got) == 2
+
+        await until(both)
+        assert got == [first, second]
+        summary = (await client.get("/warden/v1/outbox")).json()["summary"]
+        assert summary["queued_entries"] == 0
+
+
+async def test_a_request_cancelled_mid_delivery_leaves_its_write_to_the_worker_and_holds_nothing_back(
+    tmp_path: Path,
+) -> None:
+    first = "Service svc-1 listens on port 9001 in the eu-1 region."
+    second = "Service svc-2 listens on port 9002 in the eu-2 region."
+    first_arrived, got = asyncio.Event(), []
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        if request.method != "POST" or not request.url.path.endswith("/memories"):
+            return httpx.Response(200, json={"status": "healthy"})
+        content = json.loads(await request.aread())["items"][0]["content"]
+        if content == first and not first_arrived.is_set():
+            first_arrived.set()
+            await asyncio.Event().wait()  # hangs until the request is cancelled
+        got.append(content)
+        answer = json.dumps({"success": True, "bank_id": "ops", "items_count": 1, "async": False}).encode()
+        return httpx.Response(200, headers={"content-type": "application/json"}, stream=httpx.ByteStream(answer))
+
+    settings = make_settings(
+        "http://backend.test", data_dir=tmp_path / "data", outbox={"retry_initial": 0.05, "retry_max": 0.1}
+    )
+    async with (
+        httpx.AsyncClient(transport=httpx.MockTransport(handler)) as backend,
+        asgi_warden(settings, backend) as client,
+    ):
+        one = asyncio.create_task(client.post("/v1/default/banks/ops/memories", json={"items": [{"content": first}]}))
+        await first_arrived.wait()
+        one.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await one
+        r = await client.post("/v1/default/banks/ops/memories", json={"items": [{"content": second}]})
+        assert r.status_code == 200
+
+        async def both() -> bool:
+            return len(got) == 2
+
+        await until(both)
+        assert got == [first, second]  # the cancelled write was queued, and first
+        states = await client.get("/warden/v1/outbox")
+        assert states.json()["summary"]["queued_entries"] == 0
