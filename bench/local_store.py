@@ -67,10 +67,12 @@ def is_zh(text: str) -> bool:
     return any("\u4e00" <= c <= "\u9fff" for c in text)
 
 
-async def quality(embedder_kind: str, engine: str = "auto") -> list[dict[str, Any]]:
+async def quality(embedder_kind: str, engine: str = "auto", database_url: str | None = None) -> list[dict[str, Any]]:
+    """Recall@5 and @10 of each arm and the fusion on the labelled set (the store on SQLite, or on
+    the PostgreSQL database at ``database_url``: bench/store_engines.py)."""
     facts, questions, distractors = retrieval_set()
     with tempfile.TemporaryDirectory() as tmp:
-        ledger = Database.open(Path(tmp), mirror=False)
+        ledger = Database.open(Path(tmp), mirror=False, url=database_url)
         try:
             store = LocalStore(ledger, make_embedder(embedder_kind, engine=engine))
             items = [RetainItem(content=t, document_id=fid) for fid, t in facts.items()]

@@ -11,12 +11,14 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from memwarden.db.common import on_postgres
+
 
 def counted(db: sqlite3.Connection) -> tuple[str, str]:
     """Where the counts are read: by status × labels, by day. SQLite's triggers count in place (and
     its planner would scan the views: it does not push a bank down through their ``GROUP BY``);
     PostgreSQL's views add the deltas not folded yet."""
-    if getattr(db, "dialect", "sqlite") == "postgresql":
+    if on_postgres(db):
         return "memory_counts_now", "memory_days_now"
     return "memory_counts", "memory_days"
 
@@ -117,7 +119,7 @@ def bank_overview(
 def fold_counts(db: sqlite3.Connection) -> int:
     """PostgreSQL's count deltas (migration 0020) added into the counts and removed, in the caller's
     write transaction; how many were folded. SQLite's triggers count in place: nothing to do."""
-    if getattr(db, "dialect", "sqlite") != "postgresql":
+    if not on_postgres(db):
         return 0
     row = db.execute(
         "WITH moved AS (DELETE FROM memory_deltas RETURNING bank, status, topic, stage, day, d),"

@@ -26,7 +26,7 @@ from typing import Any
 import structlog
 
 from memwarden.db.audit import TRIGGERS, ChainProblem, all_event_rows, audit_key, last_seq, verify_chain
-from memwarden.db.common import now
+from memwarden.db.common import now, on_postgres
 
 log = structlog.get_logger("memwarden.audit")
 
@@ -232,7 +232,7 @@ def meta_problems(meta: ChainMeta | None, found: list[Checkpoint], end: int) -> 
 def missing_triggers(db: sqlite3.Connection) -> list[str]:
     """The append-only triggers that are not there (someone dropped them), recreated. Call inside a
     write transaction."""
-    if getattr(db, "dialect", "sqlite") == "postgresql":
+    if on_postgres(db):
         catalog = "SELECT tgname FROM pg_trigger WHERE tgrelid = 'audit_events'::regclass AND NOT tgisinternal"
     else:
         catalog = "SELECT name FROM sqlite_master WHERE type = 'trigger'"
@@ -266,7 +266,7 @@ class Checkpointer:
         self.seq = 0
         self.at = time.monotonic()
         self.failing: str | None = None
-        self.shared = getattr(db, "dialect", "sqlite") == "postgresql"
+        self.shared = on_postgres(db)
         self.leading = not self.shared
 
     def lead(self) -> bool:

@@ -30,3 +30,15 @@ def chunked(values: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
 # transactions from the repositories' functions, and never write SQL of their own. What those
 # functions return is a record (``db/records.py``) or plain values, never a row.
 Connection = sqlite3.Connection
+
+
+def on_postgres(db: object) -> bool:
+    """Whether ``db`` is PostgreSQL's connection (``db/postgres.PgConnection``), not SQLite's."""
+    return getattr(db, "dialect", "sqlite") == "postgresql"
+
+
+def has_table(db: sqlite3.Connection, name: str) -> bool:
+    """Whether the database holds a table ``name`` (on either engine)."""
+    if on_postgres(db):
+        return bool(db.execute("SELECT to_regclass(?) IS NOT NULL", (name,)).fetchone()[0])
+    return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None

@@ -436,7 +436,10 @@ class Database:
                 result = fn(db)
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                # (SQLite rolls a transaction back itself on some errors — a full disk in the middle
+                # of an executemany: a ROLLBACK then would fail and hide the error.)
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
                 raise
         self._mirror(events)
         if events and self.checkpoints is not None:

@@ -16,7 +16,7 @@ import os
 import socket
 from dataclasses import dataclass
 
-from memwarden.db.common import Connection, now
+from memwarden.db.common import Connection, now, on_postgres
 
 HEARTBEAT = 2.0  # seconds between two looks at the others (and at this one's own lock)
 LOCK_NAMESPACE = 0x6D69  # "mi": the first key of every instance's lock (pg_advisory_lock(int, int))
@@ -37,7 +37,7 @@ class Instance:
 
 def live_ids(db: Connection) -> str:
     """SQL selecting the ids of the live instances (for ``owner IN (…)``)."""
-    if getattr(db, "dialect", "sqlite") != "postgresql":
+    if not on_postgres(db):
         return "SELECT id FROM instances"  # SQLite: only this process (register(exclusive=True))
     return (
         "SELECT i.id FROM instances i JOIN pg_locks l ON l.locktype = 'advisory' AND l.granted"  # noqa: S608
@@ -87,7 +87,7 @@ def running(db: Connection) -> list[Instance]:
     """The instances running on the database now, for a command that needs it to itself
     (``memwarden migrate-state``): on PostgreSQL those holding their lock; on SQLite the one whose
     row names a process alive on this machine (a row left by one killed is not)."""
-    if getattr(db, "dialect", "sqlite") == "postgresql":
+    if on_postgres(db):
         return live(db)
     return [
         Instance(r["id"], r["host"], int(r["pid"]), r["started_at"])

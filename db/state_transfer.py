@@ -16,7 +16,7 @@ SQLite's file to PostgreSQL, back, or one PostgreSQL server to another — all o
   a backup, removed by hand.
 
 The self-hosted store's tables (``backend = "local"``) are not memwarden's ledger state and are not
-moved here.
+moved here: a store's banks move between the engines one by one, with ``bank export|import``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from memwarden.db import instances, memories, outbox, sqlite
 from memwarden.db.audit import AuditEvent, append_events, audit_key
 from memwarden.db.bank_stats import fold_counts
 from memwarden.db.checkpoints import read_meta, verify_all
-from memwarden.db.common import Connection
+from memwarden.db.common import Connection, has_table, on_postgres
 from memwarden.db.migrations import LEDGER_MIGRATIONS, ROWID_TABLES, migrate
 
 BATCH = 2000  # rows read and written at a time
@@ -141,7 +141,7 @@ def _move(
                 f"no installation.key in {source.data_dir}: the audit chain cannot be checked on the target"
                 " (copy it, mode 0600, from the data folder of the instance that wrote it)"
             )
-        if getattr(dst, "dialect", "sqlite") == "postgresql":  # the same database under another URL: no deadlock
+        if on_postgres(dst):  # the same database under another URL: no deadlock
             dst.execute("SET lock_timeout = '30s'")
         _refuse_unsettled(src, source)
         dst.execute("BEGIN IMMEDIATE")
@@ -168,7 +168,7 @@ def _move(
         src.execute("ROLLBACK")
         raise
     moved = Moved(counts, head, problems)
-    if getattr(dst, "dialect", "sqlite") == "postgresql":  # the planner's statistics of the loaded tables now,
+    if on_postgres(dst):  # the planner's statistics of the loaded tables now,
         with contextlib.suppress(Exception):  # not at autovacuum's next look
             dst.execute("ANALYZE")
     try:
@@ -230,18 +230,12 @@ def _same_file(a: Location, b: Location) -> bool:
 
 
 def _refuse_running(db: Connection, location: Location) -> None:
-    if not _has_table(db, "instances"):  # a schema from before the registry of instances: none registered
+    if not has_table(db, "instances"):  # a schema from before the registry of instances: none registered
         return
     running = instances.running(db)
     if running:
         named = ", ".join(f"pid {i.pid} on {i.host}" for i in running)
         raise TransferError(f"memwarden is running on {location.name} ({named}): stop every instance first")
-
-
-def _has_table(db: Connection, name: str) -> bool:
-    if getattr(db, "dialect", "sqlite") == "postgresql":
-        return bool(db.execute("SELECT to_regclass(?) IS NOT NULL", (name,)).fetchone()[0])
-    return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
 
 
 def _refuse_unsettled(db: Connection, location: Location) -> None:
@@ -275,7 +269,7 @@ def _count(db: Connection, table: str) -> int:
 
 
 def _columns(db: Connection, table: str) -> list[str]:
-    if getattr(db, "dialect", "sqlite") == "postgresql":
+    if on_postgres(db):
         rows = db.execute(
             "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema()"
             " AND table_name = ? ORDER BY ordinal_position",
@@ -327,7 +321,7 @@ def _batches(rows: Iterable[Any]) -> Iterator[list[tuple[Any, ...]]]:
 def _follow_identities(db: Connection) -> None:
     """PostgreSQL's identity columns continue after the ids copied into them (SQLite's
     AUTOINCREMENT follows by itself)."""
-    if getattr(db, "dialect", "sqlite") != "postgresql":
+    if not on_postgres(db):
         return
     rows = db.execute(
         "SELECT table_name, column_name FROM information_schema.columns"

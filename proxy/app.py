@@ -59,11 +59,6 @@ def check_runnable(settings: Settings) -> None:
             raise SettingsError(
                 "database.url names PostgreSQL, which needs the 'postgresql' extra: pip install 'memwarden[postgresql]'"
             ) from None
-        if settings.backend == "local":
-            raise SettingsError(
-                'database.url: the self-hosted store (backend = "local") keeps its memories in SQLite for now;'
-                ' PostgreSQL holds memwarden\'s state in front of a backend (backend = "hindsight")'
-            )
     if settings.backend == "local":
         try:
             import memwarden.store.local  # noqa: F401 - the store with its vector stack (numpy, voyager)

@@ -108,13 +108,12 @@ def content_of(content: str | Sequence[Mapping[str, Any]], where: str) -> Conten
 # -- the table ------------------------------------------------------------------------------------
 
 
-def write(db: sqlite3.Connection, bank: str, document_id: str, attachments: Iterable[Attachment]) -> None:
-    """The document's attachments, in place of those it had (the caller replaces its text too)."""
-    db.execute("DELETE FROM store_attachments WHERE bank_id = ? AND document_id = ?", (bank, document_id))
+def insert(db: sqlite3.Connection, bank: str, held: Iterable[tuple[str, Attachment]]) -> None:
+    """Documents' attachments, (document id, attachment) each (the caller deleted those they had)."""
     db.executemany(
-        "INSERT OR IGNORE INTO store_attachments (bank_id, document_id, id, hash, kind, media_type, byte_size,"
-        " filename, data) VALUES (?,?,?,?,?,?,?,?,?)",
-        [(bank, document_id, a.id, a.hash, a.kind, a.media_type, len(a.data), a.filename, a.data) for a in attachments],
+        "INSERT INTO store_attachments (bank_id, document_id, id, hash, kind, media_type, byte_size,"
+        " filename, data) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+        [(bank, doc, a.id, a.hash, a.kind, a.media_type, len(a.data), a.filename, a.data) for doc, a in held],
     )
 
 

@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from memwarden.backends.types import BankConfig
-from memwarden.db.common import now
+from memwarden.db.common import now, on_postgres
 from memwarden.db.database import Database
 from memwarden.policies.bank_config import unknown_fields_message
 from memwarden.store import attachments, rules
@@ -105,7 +105,8 @@ async def list_banks(ledger: Database, q: str | None, limit: int, offset: int) -
     def read(db: sqlite3.Connection) -> tuple[list[sqlite3.Row], int, dict[str, int]]:
         where, params = "1 = 1", []
         if q:
-            where, params = "bank_id LIKE ? OR name LIKE ?", [f"%{q}%", f"%{q}%"]
+            # (lower(): LIKE is case-sensitive on PostgreSQL)
+            where, params = "lower(bank_id) LIKE lower(?) OR lower(name) LIKE lower(?)", [f"%{q}%", f"%{q}%"]
         total = db.execute(f"SELECT COUNT(*) FROM store_banks WHERE {where}", params).fetchone()[0]  # noqa: S608
         rows = db.execute(
             f"SELECT * FROM store_banks WHERE {where} ORDER BY created_at DESC LIMIT ? OFFSET ?",  # noqa: S608
@@ -145,7 +146,10 @@ async def delete_bank(ledger: Database, bank: str) -> dict[str, Any]:
 
     def write(db: sqlite3.Connection) -> int:
         entities = db.execute(
-            "SELECT COUNT(DISTINCT e.key) FROM store_units u, json_each(u.entities) e WHERE u.bank_id = ?", (bank,)
+            "SELECT COUNT(DISTINCT e) FROM store_units u, jsonb_object_keys(u.entities::jsonb) e WHERE u.bank_id = ?"
+            if on_postgres(db)
+            else "SELECT COUNT(DISTINCT e.key) FROM store_units u, json_each(u.entities) e WHERE u.bank_id = ?",
+            (bank,),
         ).fetchone()[0]
         units = db.execute("DELETE FROM store_units WHERE bank_id = ?", (bank,)).rowcount
         documents = db.execute("DELETE FROM store_documents WHERE bank_id = ?", (bank,)).rowcount

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memwarden.backends.types import Document, Page, TagFilter
-from memwarden.db.common import now
+from memwarden.db.common import now, on_postgres
 from memwarden.db.database import Database
 from memwarden.store import attachments, tagfilter
 from memwarden.store.banks import require_bank
@@ -113,7 +113,10 @@ def purge_index(db: sqlite3.Connection) -> None:
     """Rewrite the full-text index whole (FTS5's ``optimize``): a deleted memory's terms stay in its
     old segments, under a deletion marker, until they are merged — which a quiet bank may never
     do. After an erasure this takes them out (SQLite before 3.42 has no ``secure-delete`` option
-    for FTS5). Costs a pass over the index: called once per erasure, not per deletion."""
+    for FTS5). Costs a pass over the index: called once per erasure, not per deletion. (PostgreSQL's
+    posting list keeps no deleted rows: nothing to do.)"""
+    if on_postgres(db):
+        return
     db.execute("INSERT INTO store_units_fts (store_units_fts) VALUES ('optimize')")
 
 

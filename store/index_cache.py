@@ -3,6 +3,10 @@ vectors on first use, then kept in step with the rows as memories are written, e
 
 Only vectors of the current embedder are loaded: a bank's vectors of another model are never mixed
 into a search (they wait for :func:`store.reembed.reembed`).
+
+On PostgreSQL nothing is kept in memory: other instances write the same banks, so a bank's index
+is the database's (:class:`store.pg_vectors.PgBankIndex`, pgvector's HNSW), and the calls that keep
+an in-memory index in step do nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import numpy as np
 
 from memwarden.db.database import Database
 from memwarden.store.embedder import Embedder, Vector
+from memwarden.store.pg_vectors import PgBankIndex
 from memwarden.store.vectors import BankIndex
 
 
@@ -25,13 +30,16 @@ class IndexCache:
         self.ann_threshold = ann_threshold
         self._indexes: dict[str, BankIndex] = {}
         self._lock = asyncio.Lock()
+        self.in_database = ledger.url is not None  # PostgreSQL: pgvector's index, nothing in memory
 
     def loaded(self, bank: str) -> BankIndex | None:
         """The bank's index if it is loaded already (nothing is read)."""
         return self._indexes.get(bank)
 
-    async def get(self, bank: str) -> BankIndex:
+    async def get(self, bank: str) -> BankIndex | PgBankIndex:
         """The bank's index, loaded from its stored vectors on first use."""
+        if self.in_database:
+            return PgBankIndex(self.ledger, bank, self.embedder.name, self.embedder.dim)
         index = self._indexes.get(bank)
         if index is not None:
             return index

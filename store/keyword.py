@@ -1,4 +1,5 @@
-"""The keyword retriever: BM25 with each bank's own statistics, over the full-text (FTS5) index.
+"""The keyword retriever: BM25 with each bank's own statistics, over the full-text (FTS5) index —
+on PostgreSQL over its posting list (``store_terms``: the same terms, the same scores).
 
 Every term in the index carries its bank's prefix (``store/text.py``), so a term's postings and
 document frequency are the bank's alone. BM25 is computed here, from the index's occurrence list
@@ -22,6 +23,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from memwarden.db.common import on_postgres
 from memwarden.store.stopwords import is_stopword
 from memwarden.store.text import bank_prefix
 
@@ -80,7 +82,11 @@ class TermStats:
         stale = [w for w in words if w not in fresh]
         if stale:
             marks = ",".join("?" * len(stale))
-            sql = f"SELECT term, doc, cnt FROM store_units_vocab WHERE term IN ({marks})"  # noqa: S608
+            sql = (
+                f"SELECT term, count(*), sum(tf) FROM store_terms WHERE term IN ({marks}) GROUP BY term"  # noqa: S608
+                if on_postgres(db)
+                else f"SELECT term, doc, cnt FROM store_units_vocab WHERE term IN ({marks})"  # noqa: S608
+            )
             read = {r[0]: (r[1], r[2]) for r in db.execute(sql, stale).fetchall()}
             with self._lock:
                 if len(self._counts) + len(stale) > self._size:
@@ -92,8 +98,12 @@ class TermStats:
 
 
 def rows_ever(db: sqlite3.Connection) -> int:
-    """Rows ever inserted (AUTOINCREMENT's counter): how far the store has grown."""
-    row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'store_units'").fetchone()
+    """Rows ever inserted (AUTOINCREMENT's counter; PostgreSQL: the last row's key): how far the
+    store has grown."""
+    if on_postgres(db):
+        row = db.execute("SELECT max(seq) FROM store_units").fetchone()
+    else:
+        row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'store_units'").fetchone()
     return (row[0] if row else 0) or 1
 
 
@@ -144,10 +154,16 @@ def keyword_arm(
     # the vocabulary's occurrence list cost ~3 µs an occurrence and ~1.5 ms a term). A term counts
     # once a memory (binary term frequency): memories are short, a term rarely repeats in one, and
     # its occurrences would cost the occurrence list again (bench/heldout.py measured no loss).
+    # (PostgreSQL: the term's rows of the posting list, store/schema_postgres.py.)
     tf: dict[int, dict[str, int]] = {}
+    pg = on_postgres(db)
     for w in chosen:
-        phrase = '"' + (prefix + w).replace('"', '""') + '"'
-        for (doc,) in db.execute("SELECT rowid FROM store_units_fts WHERE store_units_fts MATCH ?", (phrase,)):
+        if pg:
+            postings = db.execute("SELECT seq FROM store_terms WHERE term = ?", (prefix + w,))
+        else:
+            phrase = '"' + (prefix + w).replace('"', '""') + '"'
+            postings = db.execute("SELECT rowid FROM store_units_fts WHERE store_units_fts MATCH ?", (phrase,))
+        for (doc,) in postings:
             tf.setdefault(doc, {})[w] = 1
     # (The bank's size is cached; a bank that grew since it was read may hold a term in more
     # memories than the cached size: the size is then at least that.)

@@ -41,6 +41,7 @@ from memwarden.store import (
     banks,
     documents,
     entities,
+    pg_vectors,
     recall,
     reembed,
     shapes,
@@ -58,6 +59,7 @@ from memwarden.store.feedback import Feedback
 from memwarden.store.index_cache import IndexCache
 from memwarden.store.keyword import TermStats
 from memwarden.store.operations import Operations
+from memwarden.store.pg_vectors import PgBankIndex
 from memwarden.store.schema import STORE_MIGRATIONS
 from memwarden.store.vectors import BankIndex
 from memwarden.store.writes import RetainItem
@@ -68,6 +70,8 @@ __all__ = ["LocalStore", "RetainItem", "StoreError"]
 class LocalStore:
     def __init__(self, ledger: Database, embedder: Embedder, *, ann_threshold: int = 20_000) -> None:
         ledger.migrate_sync(STORE_MIGRATIONS)  # the store's own tables, in the shared database
+        if ledger.url is not None:  # PostgreSQL: the embedder's HNSW index (store/pg_vectors.py)
+            ledger.write_sync(partial(pg_vectors.ensure_index, embedder=embedder.name, dim=embedder.dim))
         self.ledger = ledger
         self.embedder = embedder
         self.ann_threshold = ann_threshold
@@ -192,7 +196,7 @@ class LocalStore:
 
     # -- recall, feedback, re-embed ---------------------------------------------------------
 
-    async def _index(self, bank: str) -> BankIndex:
+    async def _index(self, bank: str) -> BankIndex | PgBankIndex:
         """The bank's vector index, loaded on first use (``bench/local_store.py`` waits on its graph)."""
         return await self._indexes.get(bank)
 

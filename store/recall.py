@@ -17,6 +17,7 @@ from functools import partial
 from typing import Any
 
 from memwarden.backends.types import Memory, Recalled, RecallQuery
+from memwarden.db.common import on_postgres
 from memwarden.db.database import Database
 from memwarden.store import tagfilter
 from memwarden.store.banks import require_bank
@@ -37,6 +38,7 @@ from memwarden.store.fusion import (
 )
 from memwarden.store.index_cache import IndexCache
 from memwarden.store.keyword import TermStats, keyword_arm
+from memwarden.store.pg_vectors import PgBankIndex
 from memwarden.store.shapes import loads
 from memwarden.store.text import query_terms
 from memwarden.store.vectors import BankIndex
@@ -62,13 +64,25 @@ def embed_and_search(embedder: Embedder, query: str, loaded: BankIndex | None, p
 
 
 async def semantic_arm(
-    embedding: Embedding | None, index: BankIndex, loaded: BankIndex | None, pool: int, limit: int
+    embedding: Embedding | None,
+    index: BankIndex | PgBankIndex,
+    loaded: BankIndex | None,
+    pool: int,
+    limit: int,
+    seq_of: dict[str, int],
+    cost_of: dict[str, int],
 ) -> Hits:
     """The semantic retriever's ``limit`` best: the search run beside the embedding when it was
-    of this index for this many, else a search of ``index`` on a worker thread."""
+    of this index for this many, else a search of ``index`` on a worker thread — or, on
+    PostgreSQL, in the database (its hits' row keys and costs into ``seq_of`` and ``cost_of``)."""
     if embedding is None:
         return []
     vector, searched = await embedding
+    if isinstance(index, PgBankIndex):
+        found = await index.search(vector, limit)
+        seq_of.update(found.seq)
+        cost_of.update(found.tokens)
+        return found.ranked
     if searched is not None and index is loaded and limit == pool:
         return searched
     return await asyncio.to_thread(index.search, vector, limit)
@@ -125,11 +139,16 @@ def shape(row: RecallRow, scores: dict[str, float | None]) -> Memory:
     )
 
 
-def fetch(db: sqlite3.Connection, *, picked: list[str], seq_of: Mapping[str, int], index: BankIndex) -> list[RecallRow]:
+def fetch(
+    db: sqlite3.Connection, *, picked: list[str], seq_of: Mapping[str, int], index: BankIndex | PgBankIndex
+) -> list[RecallRow]:
     """The picked rows, in their order, by primary key (the row key the full-text arm read, else
     the vector index's); one archived or replaced since it was ranked is left out."""
-    cursor = db.cursor()
-    cursor.row_factory = None  # plain tuples: ~200 rows, each field read once
+    if on_postgres(db):
+        cursor: Any = db
+    else:
+        cursor = db.cursor()
+        cursor.row_factory = None  # plain tuples: ~200 rows, each field read once
     found: dict[str, RecallRow] = {}
     known, seq = seq_of.get, index.seq.get
     keys = [k for m in picked if (k := known(m)) is not None or (k := seq(m)) is not None]
@@ -189,7 +208,7 @@ async def recall(
     for _ in range(4):  # widen the pools when the filters leave too few
         # The two retrievers run at once (numpy and SQLite both release the GIL).
         semantic, hits = await asyncio.gather(
-            semantic_arm(embedding, index, loaded, pool, limit),
+            semantic_arm(embedding, index, loaded, pool, limit, seq_of, cost_of),
             ledger.read(partial(keyword_arm, bank=bank, words=words, limit=limit, terms=terms)),
         )
         lexical, fts = hits.ranked, hits.fts

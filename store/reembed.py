@@ -9,6 +9,7 @@ from typing import Any
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import now
 from memwarden.db.database import Database
+from memwarden.store import pg_vectors
 from memwarden.store.banks import require_bank
 from memwarden.store.embedder import Embedder, Vector
 from memwarden.store.index_cache import IndexCache
@@ -37,10 +38,12 @@ async def reembed(
         vectors = await asyncio.to_thread(embedder.passages, [t for _, t in todo])
 
         def write(db: sqlite3.Connection, todo: list[tuple[str, str]] = todo, vectors: Vector = vectors) -> None:
-            db.executemany(
-                "UPDATE store_units SET embedding = ?, embedder = ? WHERE id = ?",
-                [(vectors[i].tobytes(), name, memory_id) for i, (memory_id, _) in enumerate(todo)],
-            )
+            for i, (memory_id, _) in enumerate(todo):
+                also, pg_vector = pg_vectors.assignment(db, vectors[i])
+                db.execute(
+                    f"UPDATE store_units SET embedding = ?, embedder = ?{also} WHERE id = ?",  # noqa: S608
+                    (vectors[i].tobytes(), name, *pg_vector, memory_id),
+                )
 
         await ledger.write(write)
         done += len(todo)

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import sqlite3
 
+from memwarden.db.common import on_postgres
 from memwarden.db.migrations import Migration, run_script
-from memwarden.store import attachments
+from memwarden.store import attachments, schema_postgres
 from memwarden.store.text import index_text, token_estimate
 
 SCHEMA = """
@@ -113,6 +114,9 @@ CREATE INDEX store_operations_status ON store_operations (status, created_at);
 
 
 def _m0003_local_store(db: sqlite3.Connection) -> None:
+    if on_postgres(db):
+        schema_postgres.units(db, SCHEMA)
+        return
     run_script(db, SCHEMA)
 
 
@@ -125,6 +129,8 @@ def _m0007_unit_tokens(db: sqlite3.Connection) -> None:
     # Each memory's cost against a recall's max_tokens, kept with the row: recall picks what fits
     # from the candidates' costs and reads only the rows it returns.
     db.execute("ALTER TABLE store_units ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0")
+    if on_postgres(db):  # a store on PostgreSQL begins empty at 0003
+        return
     db.create_function("memwarden_tokens", 1, token_estimate, deterministic=True)
     db.execute("UPDATE store_units SET tokens = memwarden_tokens(text)")
 
@@ -154,6 +160,9 @@ def _m0010_keyword_terms_per_bank(db: sqlite3.Connection) -> None:
     # The keyword retriever's statistics per bank: every term in the index carries its bank's
     # prefix, English words are stemmed, each memory's length in terms is kept for BM25, and the
     # index keeps diacritics and combining marks (the terms are folded before they reach it).
+    if on_postgres(db):
+        schema_postgres.keyword_terms(db)
+        return
     run_script(
         db,
         """
@@ -176,26 +185,32 @@ def _m0010_keyword_terms_per_bank(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX store_units_bank_length ON store_units (bank_id, state, term_count)")
 
 
+TRANSFERS = """
+CREATE TABLE store_transfers (
+    operation_id TEXT PRIMARY KEY,
+    bank_id TEXT NOT NULL,
+    storage_key TEXT UNIQUE,
+    archive BLOB,
+    result_metadata TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX store_transfers_bank ON store_transfers (bank_id);
+CREATE TRIGGER store_transfers_bank_gone AFTER DELETE ON store_banks BEGIN
+    DELETE FROM store_transfers WHERE bank_id = old.bank_id;
+END;
+"""
+
+
 def _m0011_store_transfers(db: sqlite3.Connection) -> None:
     # Bank exports and imports (store/transfer.py): an operation's answer, and an export's archive
     # until its bank goes.
-    run_script(
-        db,
-        """
-        CREATE TABLE store_transfers (
-            operation_id TEXT PRIMARY KEY,
-            bank_id TEXT NOT NULL,
-            storage_key TEXT UNIQUE,
-            archive BLOB,
-            result_metadata TEXT NOT NULL,
-            created_at TEXT NOT NULL
-        );
-        CREATE INDEX store_transfers_bank ON store_transfers (bank_id);
-        CREATE TRIGGER store_transfers_bank_gone AFTER DELETE ON store_banks BEGIN
-            DELETE FROM store_transfers WHERE bank_id = old.bank_id;
-        END;
-        """,
-    )
+    if on_postgres(db):
+        schema_postgres.run(db, TRANSFERS, skip=("CREATE TRIGGER",))
+        schema_postgres.on_delete(
+            db, "store_transfers_bank_gone", "store_banks", "DELETE FROM store_transfers WHERE bank_id = OLD.bank_id;"
+        )
+        return
+    run_script(db, TRANSFERS)
 
 
 REFLECT_SCHEMA = """
@@ -252,6 +267,22 @@ END;
 def _m0012_reflect(db: sqlite3.Connection) -> None:
     # Directives and mental models (reflect with an LLM, [llm]); a bank's go with it, by trigger,
     # whichever code deletes the bank.
+    if on_postgres(db):
+        schema_postgres.run(db, REFLECT_SCHEMA, skip=("CREATE TRIGGER",))
+        schema_postgres.on_delete(
+            db,
+            "store_mental_models_ad",
+            "store_mental_models",
+            "DELETE FROM store_mental_model_history WHERE bank_id = OLD.bank_id AND mental_model_id = OLD.id;",
+        )
+        schema_postgres.on_delete(
+            db,
+            "store_banks_ad_reflect",
+            "store_banks",
+            "DELETE FROM store_directives WHERE bank_id = OLD.bank_id;"
+            " DELETE FROM store_mental_models WHERE bank_id = OLD.bank_id;",
+        )
+        return
     run_script(db, REFLECT_SCHEMA)
 
 
@@ -276,6 +307,8 @@ def _m0013_chunks_entities(db: sqlite3.Connection) -> None:
     # A document's chunks, and the entities a retain names. The memories written before have no
     # chunk rows: each becomes its document's chunk, in the order they were written.
     run_script(db, CHUNKS)
+    if on_postgres(db):  # a store on PostgreSQL begins empty at 0003
+        return
     db.execute(
         "CREATE TEMP TABLE chunk_of AS SELECT seq, ROW_NUMBER() OVER (PARTITION BY bank_id, document_id ORDER BY seq)"
         " - 1 AS n FROM store_units WHERE document_id IS NOT NULL"

@@ -7,6 +7,7 @@ import sqlite3
 from typing import Any
 
 from memwarden.backends.types import BankStats
+from memwarden.db.common import on_postgres
 from memwarden.db.database import Database
 from memwarden.policies.bank_config import WATCHABLE, watched_counts
 from memwarden.store import rules
@@ -85,13 +86,18 @@ async def index_counts(ledger: Database, name: str, bank: str) -> dict[str, Any]
     full-text entries: the health report's consistency check of the store's indexes."""
 
     def read(db: sqlite3.Connection) -> dict[str, Any]:
+        vector = "embedding_v" if on_postgres(db) else "embedding"  # PostgreSQL keeps pgvector's alone
         row = db.execute(
-            "SELECT count(*) AS rows_, sum(embedding IS NOT NULL AND embedder = ?) AS vectors FROM store_units"
-            " WHERE bank_id = ?",
+            f"SELECT count(*) AS rows_, count(*) FILTER (WHERE {vector} IS NOT NULL AND embedder = ?) AS vectors"  # noqa: S608
+            " FROM store_units WHERE bank_id = ?",
             (name, bank),
         ).fetchone()
         total_rows = db.execute("SELECT count(*) FROM store_units").fetchone()[0]
-        fts = db.execute("SELECT count(*) FROM store_units_fts_docsize").fetchone()[0]
+        fts = db.execute(
+            "SELECT count(DISTINCT seq) FROM store_terms"  # PostgreSQL: the posting list's memories
+            if on_postgres(db)
+            else "SELECT count(*) FROM store_units_fts_docsize"
+        ).fetchone()[0]
         return {
             "rows": row["rows_"],
             "vectors": row["vectors"] or 0,

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from memwarden.db.audit import AuditEvent, append_events
-from memwarden.db.common import now
+from memwarden.db.common import has_table, now
 from memwarden.db.database import Database
 from memwarden.db.memory_transfer import rows_for_export
 from memwarden.store import archive
@@ -62,7 +62,7 @@ def dump(db: sqlite3.Connection, bank: str, document_ids: Sequence[str] | None =
     if began:
         db.execute("BEGIN")
     try:
-        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'store_banks'").fetchone() is None:
+        if not has_table(db, "store_banks"):
             return None  # a memwarden that has only ever fronted a backend
         row = db.execute("SELECT * FROM store_banks WHERE bank_id = ?", (bank,)).fetchone()
         if row is None:

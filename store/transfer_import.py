@@ -28,7 +28,7 @@ from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import now
 from memwarden.db.database import Database
 from memwarden.db.memory_transfer import restore_rows, retire_document_rows, taken_ids
-from memwarden.store import archive, attachments, entities, rules
+from memwarden.store import archive, attachments, entities, pg_vectors, rules
 from memwarden.store.archive import ArchivedUnit, Document, LedgerBlock
 from memwarden.store.archive_read import Archive
 from memwarden.store.banks import bank_fields, ensure_bank
@@ -402,11 +402,12 @@ def _write_unit(
     chunk_id: str | None,
 ) -> int:
     gone = unit.archived
-    cursor = db.execute(
-        "INSERT INTO store_units (id, bank_id, document_id, text, terms, term_count, context, fact_type, tags,"
+    column, mark, pg_vector = pg_vectors.value(db, vector)
+    row = db.execute(
+        "INSERT INTO store_units (id, bank_id, document_id, text, terms, term_count, context, fact_type, tags,"  # noqa: S608 - the vector column: pg_vectors.value
         " metadata, mentioned_at, occurred_start, occurred_end, state, invalidation_reason, invalidated_at,"
-        " edited_at, created_at, updated_at, embedder, embedding, tokens, feedback, chunk_id, entities)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        f" edited_at, created_at, updated_at, embedder, embedding, tokens, feedback, chunk_id, entities{column})"
+        f" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?{mark}) RETURNING seq",
         (
             unit.id,
             bank,
@@ -432,9 +433,10 @@ def _write_unit(
             unit.feedback,
             chunk_id,
             entities.encode(unit.entities),
+            *pg_vector,
         ),
-    )
-    return cursor.lastrowid or 0
+    ).fetchone()
+    return int(row[0])
 
 
 def _result(req: ImportRequest, arc: Archive, done: _Written) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from memwarden.backends.types import Memory, MemoryQuery, Page
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import now
 from memwarden.db.database import Database
-from memwarden.store import attachments, entities, rules, tagfilter
+from memwarden.store import attachments, entities, pg_vectors, rules, tagfilter
 from memwarden.store.banks import require_bank
 from memwarden.store.embedder import Embedder
 from memwarden.store.errors import StoreError, obey
@@ -46,7 +46,7 @@ async def list_units(
         where.append("document_id = ?")
         args.append(query.document_id)
     if contains:
-        where.append("text LIKE ?")
+        where.append("lower(text) LIKE lower(?)")  # (LIKE is case-sensitive on PostgreSQL)
         args.append(f"%{contains}%")
     predicate = tagfilter.build(query.tags.tags, query.tags.match or "any", None)
     clause = " AND ".join(where)
@@ -128,6 +128,10 @@ async def update_unit(
                 ts,
                 token_estimate(text),
             ]
+            also, pg_vector = pg_vectors.assignment(db, vector[0] if vector is not None else None)
+            if also:
+                sets.append(also.removeprefix(", "))
+                args += pg_vector
             before["text"], after["text"] = row["text"], text
         if given is not None and entities.encode(given) != row["entities"]:
             sets.append("entities = ?")

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from memwarden.backends.types import Item
-from memwarden.db.common import now
+from memwarden.db.common import chunked, now
 from memwarden.db.database import Database
-from memwarden.store import attachments, entities, rules
+from memwarden.store import attachments, entities, pg_vectors, rules
 from memwarden.store.attachments import Attachment
 from memwarden.store.banks import ensure_bank
 from memwarden.store.embedder import Embedder
@@ -137,26 +137,30 @@ async def retain(
                 f"Bank '{bank}' holds vectors of the embedder {row['embedder']!r}, not {name!r}: "
                 "re-embed it before writing with another model",
             )
-        replaced: list[str] = []
-        written: list[DocumentWrite] = []
-        seqs = [0] * len(items)
         by_doc: dict[str, list[int]] = {}
         for i, item in enumerate(items):
             by_doc.setdefault(item.document_id or uuid.uuid4().hex, []).append(i)
+        # A statement per kind of row, not per row (on PostgreSQL each statement is a round trip).
+        docs = list(by_doc)
+        gone: dict[str, list[str]] = {}
+        for chunk in chunked(docs):
+            marks = ",".join("?" * len(chunk))
+            for memory_id, doc in db.execute(
+                f"SELECT id, document_id FROM store_units WHERE bank_id = ? AND document_id IN ({marks})",  # noqa: S608
+                (bank, *chunk),
+            ):
+                gone.setdefault(doc, []).append(memory_id)
+            for table in ("store_units", "store_chunks", "store_attachments"):
+                db.execute(f"DELETE FROM {table} WHERE bank_id = ? AND document_id IN ({marks})", (bank, *chunk))  # noqa: S608
+        replaced = [memory_id for doc in docs for memory_id in gone.get(doc, ())]
+        written = [DocumentWrite(doc, len(by_doc[doc]), len(gone.get(doc, ()))) for doc in docs]
+        documents, chunks, units, held = [], [], [], []
         for doc, positions in by_doc.items():
-            gone = [
-                r[0]
-                for r in db.execute("SELECT id FROM store_units WHERE bank_id = ? AND document_id = ?", (bank, doc))
-            ]
-            replaced += gone
-            written.append(DocumentWrite(doc, len(positions), len(gone)))
-            db.execute("DELETE FROM store_units WHERE bank_id = ? AND document_id = ?", (bank, doc))
-            db.execute("DELETE FROM store_chunks WHERE bank_id = ? AND document_id = ?", (bank, doc))
             first = items[positions[0]]
             text = "\n".join(items[p].shown or items[p].content for p in positions)
-            held = [a for p in positions for a in items[p].attachments]
-            attachments.write(db, bank, doc, held)
-            named = {a.id: a.filename for a in held if a.filename}
+            attached = [a for p in positions for a in items[p].attachments]
+            held += [(doc, a) for a in attached]
+            named = {a.id: a.filename for a in attached if a.filename}
             tags = sorted({*document_tags, *(t for p in positions for t in items[p].tags)})
             params = {
                 k: v
@@ -168,11 +172,7 @@ async def retain(
                 }.items()
                 if v
             }
-            db.execute(
-                "INSERT INTO store_documents (bank_id, id, original_text, content_hash, tags, metadata, retain_params,"
-                " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (bank_id, id) DO UPDATE SET"
-                " original_text = excluded.original_text, content_hash = excluded.content_hash, tags = excluded.tags,"
-                " metadata = excluded.metadata, retain_params = excluded.retain_params, updated_at = excluded.updated_at",
+            documents.append(
                 (
                     bank,
                     doc,
@@ -183,21 +183,14 @@ async def retain(
                     json.dumps(params, ensure_ascii=False) if params else None,
                     ts,
                     ts,
-                ),
+                )
             )
             for index, p in enumerate(positions):
                 item = items[p]
                 unit_tags = sorted({*document_tags, *item.tags})
                 chunk_id = f"{bank}_{doc}_{index}"  # Hindsight's chunk id: bank, document, index
-                db.execute(
-                    "INSERT INTO store_chunks (bank_id, document_id, chunk_index, chunk_id, text, created_at)"
-                    " VALUES (?,?,?,?,?,?)",
-                    (bank, doc, index, chunk_id, item.shown or item.content, ts),
-                )
-                cursor = db.execute(
-                    "INSERT INTO store_units (id, bank_id, document_id, text, terms, term_count, context, fact_type,"
-                    " tags, metadata, mentioned_at, created_at, updated_at, embedder, embedding, tokens, chunk_id,"
-                    " entities) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                chunks.append((bank, doc, index, chunk_id, item.shown or item.content, ts))
+                units.append(
                     (
                         ids[p],
                         bank,
@@ -216,9 +209,34 @@ async def retain(
                         costs[p],
                         chunk_id,
                         entities.encode(item.entities),
-                    ),
+                        *pg_vectors.value(db, vectors[p])[2],
+                    )
                 )
-                seqs[p] = cursor.lastrowid or 0  # always set by an INSERT into this table
+        attachments.insert(db, bank, held)
+        db.executemany(
+            "INSERT INTO store_documents (bank_id, id, original_text, content_hash, tags, metadata, retain_params,"
+            " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (bank_id, id) DO UPDATE SET"
+            " original_text = excluded.original_text, content_hash = excluded.content_hash, tags = excluded.tags,"
+            " metadata = excluded.metadata, retain_params = excluded.retain_params, updated_at = excluded.updated_at",
+            documents,
+        )
+        db.executemany(
+            "INSERT INTO store_chunks (bank_id, document_id, chunk_index, chunk_id, text, created_at)"
+            " VALUES (?,?,?,?,?,?)",
+            chunks,
+        )
+        column, mark, _ = pg_vectors.value(db, vectors[0])
+        db.executemany(
+            "INSERT INTO store_units (id, bank_id, document_id, text, terms, term_count, context, fact_type,"  # noqa: S608
+            " tags, metadata, mentioned_at, created_at, updated_at, embedder, embedding, tokens, chunk_id,"
+            f" entities{column}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?{mark})",
+            units,
+        )
+        seq_of: dict[str, int] = {}
+        for chunk in chunked(ids):
+            marks = ",".join("?" * len(chunk))
+            seq_of.update(db.execute(f"SELECT id, seq FROM store_units WHERE id IN ({marks})", chunk).fetchall())  # noqa: S608
+        seqs = [seq_of[i] for i in ids]
         db.execute(
             "UPDATE store_banks SET embedder = COALESCE(embedder, ?), last_write_at = ?, last_document_at = ?,"
             " updated_at = ? WHERE bank_id = ?",

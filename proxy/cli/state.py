@@ -47,8 +47,9 @@ def migrate_state_command(ctx: click.Context, config: Path | None, data_dir: Pat
     directory = resolved.data_dir
     if resolved.backend == "local":
         raise click.ClickException(
-            'backend = "local": the self-hosted store keeps its memories in the data directory\'s SQLite file,'
-            ' and memwarden\'s state goes to PostgreSQL only in front of a backend (backend = "hindsight")'
+            'backend = "local": migrate-state moves memwarden\'s state in front of a backend, not the self-hosted'
+            " store's banks — move each with `memwarden bank export` here and `memwarden bank import` on a"
+            " memwarden whose database.url is the target"
         )
     source = Location(directory, database_url(resolved))
     target = Location(directory, _target_url(ctx, to))

@@ -15,7 +15,10 @@ from hindsight_client import Hindsight
 
 from memwarden.backends.types import RecallQuery
 from memwarden.settings import Settings, load_settings
-from tests.conftest import running_warden
+from tests.conftest import database_url, ledger_db, running_warden
+
+# The store on both engines: SQLite, and PostgreSQL with pgvector and the posting list.
+pytestmark = pytest.mark.usefixtures("engine")
 
 
 def local_settings(
@@ -35,6 +38,7 @@ def local_settings(
             "local": {"embedder": "hashing", **local},
             "governance": {"mode": governance},
             "config_guard": {"settle_interval": 0.05, "missions": {"mode": "off"}},
+            "database": {"url": database_url()},  # the running test's engine (tests/conftest.py: engine)
         },
     )
 
@@ -326,7 +330,6 @@ def test_the_default_embedder_is_semantic_in_chinese_and_english(tmp_path: Path)
 
 def test_kill_9_mid_batch_loses_nothing_acknowledged_and_leaves_nothing_half_indexed(tmp_path: Path) -> None:
     import signal
-    import sqlite3
     import threading
 
     from testing.loopback import free_port
@@ -369,9 +372,19 @@ def test_kill_9_mid_batch_loses_nothing_acknowledged_and_leaves_nothing_half_ind
             # writes every row, vector and full-text entry, its pages spilling into the
             # write-ahead log long before it commits (SQLite's page cache holds ~2 MiB, the batch
             # tens of MiB). So the first change to the log after the verdicts is that transaction.
+            # On PostgreSQL: the transaction holds its lock on the store's table until it ends.
+            pg = database_url() is not None
             wal = tmp_path / "data" / "memwarden.db-wal"
-            watch = sqlite3.connect(f"file:{tmp_path / 'data' / 'memwarden.db'}?mode=ro", uri=True)
+            watch = ledger_db(tmp_path / "data")
             try:
+
+                def writing() -> Any:
+                    if pg:
+                        return count(
+                            "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation"
+                            " WHERE c.relname = 'store_units' AND l.mode = 'RowExclusiveLock' AND l.pid <> pg_backend_pid()"
+                        )
+                    return wal.stat().st_mtime_ns, wal.stat().st_size
 
                 def count(sql: str) -> int:
                     return int(watch.execute(sql).fetchone()[0])
@@ -383,12 +396,8 @@ def test_kill_9_mid_batch_loses_nothing_acknowledged_and_leaves_nothing_half_ind
                 while worker.is_alive() and count(verdicts) < len(big) and time.monotonic() < deadline:
                     time.sleep(0.005)
                 assert count(verdicts) == len(big), "governance's verdicts for the batch were not seen"
-                seen = wal.stat().st_mtime_ns, wal.stat().st_size
-                while (
-                    worker.is_alive()
-                    and (wal.stat().st_mtime_ns, wal.stat().st_size) == seen
-                    and time.monotonic() < deadline
-                ):
+                seen = 0 if pg else writing()
+                while worker.is_alive() and writing() == seen and time.monotonic() < deadline:
                     time.sleep(0.001)
                 assert worker.is_alive(), "the batch ended before its store write was seen under way"
                 # the store's transaction has not committed: none of the batch's rows are visible
@@ -432,9 +441,26 @@ def test_kill_9_mid_batch_loses_nothing_acknowledged_and_leaves_nothing_half_ind
         proc.wait(20)
         if proc.stderr:
             proc.stderr.close()
-    db = sqlite3.connect(tmp_path / "data" / "memwarden.db")
+    db = ledger_db(tmp_path / "data")
     try:
-        db.execute("INSERT INTO store_units_fts (store_units_fts) VALUES ('integrity-check')")  # raises if not in step
+        if pg:  # every memory's terms and vector are there, and no term of a memory that is not
+            assert (
+                db.execute(
+                    "SELECT count(*) FROM store_units u WHERE u.embedding_v IS NULL OR (u.term_count > 0"
+                    " AND NOT EXISTS (SELECT 1 FROM store_terms t WHERE t.seq = u.seq))"
+                ).fetchone()[0]
+                == 0
+            )
+            assert (
+                db.execute(
+                    "SELECT count(*) FROM store_terms t WHERE NOT EXISTS (SELECT 1 FROM store_units u WHERE u.seq = t.seq)"
+                ).fetchone()[0]
+                == 0
+            )
+        else:
+            db.execute(
+                "INSERT INTO store_units_fts (store_units_fts) VALUES ('integrity-check')"
+            )  # raises if not in step
         units = db.execute("SELECT COUNT(*) FROM store_units").fetchone()[0]
         assert units == len(stored)
         # The killed batch's verdicts were settled at the restart: failed, saying why; none pending.
@@ -452,14 +478,12 @@ def test_kill_9_mid_batch_loses_nothing_acknowledged_and_leaves_nothing_half_ind
 
 
 def test_at_start_a_delivery_the_ledger_missed_is_settled_from_what_the_store_holds(tmp_path: Path) -> None:
-    import sqlite3
-
     settings = local_settings(tmp_path)
     with running_warden(settings) as url, httpx.Client(base_url=url, timeout=30) as http:
         retain_facts(http, "b")
     # As if the process had died after the store's commit but before the ledger marked the
     # delivery (every row still pending), and, for one item, before the store's commit.
-    db = sqlite3.connect(tmp_path / "memwarden.db")
+    db = ledger_db(tmp_path)
     try:
         with db:
             rows = db.execute("SELECT id, document_id FROM memories WHERE bank = 'b' ORDER BY content").fetchall()
@@ -488,7 +512,7 @@ async def test_verdicts_left_pending_by_a_stopped_process_are_settled_against_th
     from memwarden.store.embedder import HashingEmbedder
     from memwarden.store.local import LocalStore, RetainItem
 
-    ledger = Database.open(tmp_path, mirror=False)
+    ledger = Database.open(tmp_path, mirror=False, url=database_url())
     try:
         store = LocalStore(ledger, HashingEmbedder())
         await store.retain("b", [RetainItem(content="written before the kill", document_id="doc-written")])
@@ -537,13 +561,14 @@ async def test_verdicts_left_pending_by_a_stopped_process_are_settled_against_th
 
 
 @pytest.mark.anyio
+@pytest.mark.sqlite_only("SQLite's full disk, made with max_page_count")
 async def test_a_full_disk_is_a_clear_error_and_writes_nothing(tmp_path: Path) -> None:
     from memwarden.db.database import Database
     from memwarden.store.embedder import HashingEmbedder
     from memwarden.store.local import LocalStore
     from memwarden.store.server.app import create_local_app
 
-    ledger = Database.open(tmp_path, mirror=False)
+    ledger = Database.open(tmp_path, mirror=False, url=database_url())
     try:
         app = create_local_app(LocalStore(ledger, HashingEmbedder()))
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://store") as client:
@@ -553,7 +578,7 @@ async def test_a_full_disk_is_a_clear_error_and_writes_nothing(tmp_path: Path) -
             await ledger.write(lambda db: db.execute("PRAGMA max_page_count = 1"))
             big = [{"content": f"fact number {i} " + "x" * 2000} for i in range(50)]
             r = await client.post("/v1/default/banks/b/memories", json={"items": big})
-            assert r.status_code == 507
+            assert r.status_code == 507, r.text
             assert "full" in r.json()["detail"]
             stats = (await client.get("/v1/default/banks/b/stats")).json()
             assert stats["nodes_by_fact_type"] == {"world": 1}  # the failed batch left nothing behind
@@ -570,7 +595,7 @@ def test_past_the_ann_threshold_recall_uses_the_graph_and_keeps_its_answers(tmp_
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             r = http.post("/v1/default/banks/big/memories/recall", json={"query": "port", "trace": True})
-            if r.json()["trace"]["vector_index"] == "hnsw":
+            if r.json()["trace"]["vector_index"].startswith("hnsw"):  # PostgreSQL: "hnsw (pgvector)"
                 return True
             time.sleep(0.1)
         return False
@@ -601,6 +626,7 @@ def test_past_the_ann_threshold_recall_uses_the_graph_and_keeps_its_answers(tmp_
 
 
 @pytest.mark.anyio
+@pytest.mark.sqlite_only("a store on PostgreSQL begins at the schema with token costs")
 async def test_a_store_from_before_token_costs_gets_them_on_open(tmp_path: Path) -> None:
     """Migration 0007 (the store's, applied when it attaches) adds each memory's token cost to a store written before it (recall picks what
     fits from these costs): after it, every row's cost is its text's, and recall spends the budget."""
@@ -612,7 +638,7 @@ async def test_a_store_from_before_token_costs_gets_them_on_open(tmp_path: Path)
     from memwarden.store.text import token_estimate
 
     texts = ["Alice prefers dark roast coffee.", "服务 svc-1 的内网端口统一设为 9000", "短"]
-    ledger = Database.open(tmp_path, mirror=False)
+    ledger = Database.open(tmp_path, mirror=False, url=database_url())
     await LocalStore(ledger, HashingEmbedder()).retain("b", [RetainItem(content=t) for t in texts])
     ledger.close()
     db = sqlite3.connect(tmp_path / "memwarden.db")  # back to the schema of 0006
@@ -621,7 +647,7 @@ async def test_a_store_from_before_token_costs_gets_them_on_open(tmp_path: Path)
     db.commit()
     db.close()
 
-    ledger = Database.open(tmp_path, mirror=False)
+    ledger = Database.open(tmp_path, mirror=False, url=database_url())
     try:
         store = LocalStore(ledger, HashingEmbedder())  # the store brings its own migrations
         costs = await ledger.read(lambda db: dict(db.execute("SELECT text, tokens FROM store_units").fetchall()))
@@ -652,7 +678,7 @@ async def test_recall_fills_the_token_budget_in_rank_order(tmp_path: Path) -> No
         texts.append(
             f"report {i} on the budget review {mark} {filler}" if i % 3 else f"预算评审第 {i} 号报告 {mark} {filler}"
         )
-    ledger = Database.open(tmp_path, mirror=False)
+    ledger = Database.open(tmp_path, mirror=False, url=database_url())
     try:
         store = LocalStore(ledger, HashingEmbedder())
         await store.retain("b", [RetainItem(content=t) for t in texts])

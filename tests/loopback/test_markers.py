@@ -34,13 +34,14 @@ def test_server_tests_are_slow_and_pure_ones_are_not() -> None:
     fast, slow = collected("not slow", *files), collected("slow", *files)
     assert fast
     assert not fast & slow
-    # Pure functions, and the store in process: kept in the fast loop.
+    # Pure functions, and the store in process on SQLite: kept in the fast loop (on PostgreSQL: slow).
     assert "tests/unit/test_tags.py::test_duplicates_and_empties_are_dropped_in_order" in fast
-    assert "tests/loopback/test_local_store.py::test_recall_fills_the_token_budget_in_rank_order" in fast
+    assert "tests/loopback/test_local_store.py::test_recall_fills_the_token_budget_in_rank_order[sqlite]" in fast
+    assert "tests/loopback/test_local_store.py::test_recall_fills_the_token_budget_in_rank_order[postgresql]" in slow
     # Through a fixture that serves on loopback (warden_url -> upstream_url -> serve_in_thread).
     assert "tests/loopback/test_passthrough_loopback.py::test_large_upload_is_streamed_through[aiohttp]" in slow
     # Servers started in the test's own body: uvicorn in a thread; a `memwarden serve` process.
-    assert "tests/loopback/test_local_store.py::test_the_store_survives_a_restart" in slow
+    assert "tests/loopback/test_local_store.py::test_the_store_survives_a_restart[sqlite]" in slow
     assert "tests/loopback/test_cli.py::test_serve_with_no_configuration_is_the_self_hosted_server_on_8890" in slow
     # A process started by a helper of the test module (test_cli.run -> subprocess).
     assert "tests/loopback/test_cli.py::test_bad_environment_value_names_the_variable_key" in slow

@@ -254,10 +254,11 @@ def test_a_move_is_refused_while_memwarden_runs_and_onto_a_database_with_state(
     assert "no memwarden database in" in typo.stderr
     assert not (rig.root / "dtaa").exists()
 
-    # The self-hosted store keeps its memories in SQLite: its state is not moved to PostgreSQL.
+    # The self-hosted store's banks move one by one (bank export|import), not with migrate-state.
     local = rig.migrate(target, env={"MEMWARDEN_BACKEND": "local"})
     assert local.returncode == 1
     assert 'backend = "local"' in local.stderr
+    assert "memwarden bank export" in local.stderr
 
     # The target's URL with its password in the environment (not on the command line): moved, and
     # the password is nowhere in what is printed or in either audit chain.

@@ -19,10 +19,12 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import SecretStr
 
 from memwarden.db.memory_transfer import LEDGER_FIELDS
 from memwarden.proxy.app import create_app
 from memwarden.store import archive, archive_read
+from testing.postgres import drop_database, fresh_database
 from tests.loopback.test_local_store import local_settings
 
 pytestmark = pytest.mark.anyio
@@ -53,10 +55,19 @@ ITEMS = [
 HELD = "默认模型：gpt-4.1"  # conflicts with the model above on its topic key: held for review
 
 
+# The memwardens whose state is on PostgreSQL: their data folder, their database's URL.
+ON_POSTGRES: dict[Path, str] = {}
+
+
 @contextlib.asynccontextmanager
 async def local(data_dir: Path, **governance: Any) -> AsyncIterator[httpx.AsyncClient]:
-    """A self-hosted memwarden in process (lifespan run), through ASGITransport."""
+    """A self-hosted memwarden in process (lifespan run), through ASGITransport; its state on the
+    PostgreSQL database ``ON_POSTGRES`` names for ``data_dir``, if it names one."""
     settings = local_settings(data_dir)
+    if data_dir in ON_POSTGRES:
+        settings = settings.model_copy(
+            update={"database": settings.database.model_copy(update={"url": SecretStr(ON_POSTGRES[data_dir])})}
+        )
     if governance:
         settings = settings.model_copy(update={"governance": settings.governance.model_copy(update=governance)})
     app = create_app(settings)
@@ -67,6 +78,14 @@ async def local(data_dir: Path, **governance: Any) -> AsyncIterator[httpx.AsyncC
 
 
 def rows(data_dir: Path, sql: str, *args: Any) -> list[dict[str, Any]]:
+    if data_dir in ON_POSTGRES:
+        from memwarden.db.postgres import connect
+
+        pg = connect(ON_POSTGRES[data_dir])
+        try:
+            return [dict(r) for r in pg.execute(sql, args)]
+        finally:
+            pg.close()
     db = sqlite3.connect(data_dir / "memwarden.db")
     db.row_factory = sqlite3.Row
     try:
@@ -192,6 +211,36 @@ async def test_a_bank_restored_in_another_memwarden_is_the_same_bank(tmp_path: P
         (alice,) = [m for m in before[3] if m["document_id"] == "pref-alice"]
         account = (await b.get(f"/warden/v1/banks/{BANK}/memories/{alice['id']}")).json()
         assert [e["action"] for e in account["events"]] == ["import"]
+
+
+@pytest.mark.slow
+async def test_a_bank_moves_from_sqlite_to_postgresql_and_back_unchanged(tmp_path: Path, postgres_server: str) -> None:
+    """``bank export`` on one engine, ``bank import`` on the other: the same documents, facts,
+    ledger rows and answers — SQLite to PostgreSQL (pgvector, the posting list), then back."""
+    first, middle, last = tmp_path / "sqlite", tmp_path / "postgresql", tmp_path / "sqlite-again"
+    ON_POSTGRES[middle] = fresh_database(postgres_server)
+    try:
+        async with local(first) as a:
+            await fill(a)
+            found = [await top_document(a, q) for q in QUESTIONS]
+            data = await export(a)
+            before = (await documents(a), await facts(a, "valid"), await facts(a, "invalidated"), ledger(first))
+        for target in (middle, last):
+            async with local(target) as b:
+                await make_landing(b, target)
+                r = await restore(b, data)
+                assert r.status_code == 202, r.text
+                status = (await b.get(f"/v1/default/banks/landing/operations/{r.json()['operation_id']}")).json()
+                assert status["status"] == "completed", status
+                after = (await documents(b), await facts(b, "valid"), await facts(b, "invalidated"), ledger(target))
+                assert after == before, target.name
+                assert [await top_document(b, q) for q in QUESTIONS] == found, target.name
+                assert rows(target, "SELECT feedback FROM store_units WHERE document_id = 'pref-alice'") == [
+                    {"feedback": 1}
+                ]
+                data = await export(b)  # what goes on to the next engine: this one's export
+    finally:
+        drop_database(ON_POSTGRES.pop(middle))
 
 
 async def test_a_documents_chunks_and_its_memories_entities_survive_the_trip(tmp_path: Path) -> None:
