@@ -91,8 +91,9 @@ class SelfHosted(Protocol):
     ``store.tagfilter.TagFilterError``, ``store.embedder.EmbedderError``), which the admin routes
     that call it answer."""
 
-    async def index_counts(self, bank_id: str) -> dict[str, Any]:
-        """Rows, vectors and full-text entries of ``bank_id`` (``""``: every bank's, as ``all_banks_rows``)."""
+    async def index_counts(self, bank_id: str, *, fulltext: bool = True) -> dict[str, Any]:
+        """Rows, vectors and full-text entries of ``bank_id`` (``""``: every bank's, as ``all_banks_rows``);
+        ``fulltext=False`` leaves out the full-text check (a scan of the index on PostgreSQL)."""
         ...
 
     async def add_feedback(self, bank_id: str, document_id: str, score: int) -> list[str]:

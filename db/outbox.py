@@ -24,7 +24,7 @@ import sqlite3
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final, Literal
 
 from memwarden.db.common import now
 from memwarden.db.instances import live_ids
@@ -141,12 +141,15 @@ def has_queued(db: sqlite3.Connection, bank: str) -> bool:
     return found is not None
 
 
-def claim_first(db: sqlite3.Connection, bank: str, owner: str) -> Entry | None:
+WAIT: Final = "wait"  # claim_first: a live request still delivers an earlier entry of the bank
+
+
+def claim_first(db: sqlite3.Connection, bank: str, owner: str) -> Entry | Literal["wait"] | None:
     """The bank's first queued entry, claimed by ``owner`` — unless another live instance holds a
     claim in the bank's queue (None: that one delivers the bank, one entry after the other), or a
-    live request still delivers an earlier entry of the bank itself (None: if the backend does not
-    take it, it is queued in front and the worker woken; if it does, the worker is woken). Call
-    inside a write transaction."""
+    live request still delivers an earlier entry of the bank itself (:data:`WAIT`: settled either
+    way, it wakes the worker; one that never settles is the worker's after a while,
+    :func:`unsettled`). Call inside a write transaction."""
     row = db.execute(
         "SELECT * FROM outbox WHERE state = 'queued' AND bank = ? ORDER BY seq LIMIT 1", (bank,)
     ).fetchone()
@@ -158,7 +161,7 @@ def claim_first(db: sqlite3.Connection, bank: str, owner: str) -> Entry | None:
         (bank, row["seq"]),
     ).fetchone()
     if earlier is not None:
-        return None
+        return WAIT
     held = db.execute(
         "SELECT 1 FROM outbox WHERE state = 'queued' AND bank = ? AND owner IS NOT NULL AND owner != ?"  # noqa: S608
         f" AND owner IN ({live_ids(db)}) LIMIT 1",
@@ -170,6 +173,18 @@ def claim_first(db: sqlite3.Connection, bank: str, owner: str) -> Entry | None:
     if entry.owner != owner:
         db.execute("UPDATE outbox SET owner = ? WHERE seq = ?", (owner, entry.seq))
     return Entry(**{**entry.__dict__, "owner": owner})
+
+
+def unsettled(db: sqlite3.Connection, bank: str, before: str) -> list[Entry]:
+    """The bank's entries a request began to deliver itself before ``before`` and never settled (its
+    process is alive: a failed ledger write after the backend's answer, say). Call inside a write
+    transaction; :func:`hand_over` queues each."""
+    return [
+        _entry(r)
+        for r in db.execute(
+            "SELECT * FROM outbox WHERE state = 'sending' AND bank = ? AND updated_at < ? ORDER BY seq", (bank, before)
+        )
+    ]
 
 
 def take_over(db: sqlite3.Connection) -> tuple[list[Entry], list[str]]:

@@ -21,6 +21,7 @@ import contextvars
 import json
 import time
 from datetime import UTC, datetime, timedelta
+from typing import Literal
 
 import structlog
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential
@@ -41,6 +42,7 @@ from memwarden.governance.deliveries import (
     epoch,
     memory_ids_of,
     parcel,
+    queue_event,
     settle_delivered,
     transient,
 )
@@ -226,7 +228,11 @@ class Outbox:
             try:
                 # The bank's first entry, claimed: another live instance holding it delivers it (and
                 # the ones behind it) — if it dies, its claim is let go (governance/cluster.py).
-                entry = await self.ledger.write(lambda db: rows.claim_first(db, bank, self.ledger.instance_id))
+                entry = await self.ledger.write(lambda db: self._claim(db, bank))
+                if entry == rows.WAIT:  # a request still delivers an earlier write: it wakes us when settled
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(work.wait(), timeout=self.settings.retry_max)
+                    continue
                 if entry is None:
                     if work.is_set():
                         continue
@@ -237,6 +243,17 @@ class Outbox:
             except Exception:  # a bug or a failing ledger must not end deliveries: logged, tried again
                 log.exception("outbox_worker_failed", bank=bank)
                 await self._sleep(bank, self.settings.retry_max)
+
+    def _claim(self, db: Connection, bank: str) -> rows.Entry | Literal["wait"] | None:
+        """The bank's first entry, claimed (``rows.claim_first``) — after queuing the bank's writes
+        whose requests began to deliver them ``request_grace`` seconds ago and never settled."""
+        since = datetime.now(UTC) - timedelta(seconds=self.settings.request_grace)
+        before = since.isoformat(timespec="microseconds")
+        for entry in rows.unsettled(db, bank, before):
+            reason = f"its request had not settled it after {self.settings.request_grace:g} s"
+            if rows.hand_over(db, entry.seq, reason):
+                append_events(db, [queue_event(entry, f"{reason}; queued for delivery")])
+        return rows.claim_first(db, bank, self.ledger.instance_id)
 
     async def _sleep(self, bank: str, seconds: float) -> None:
         """Backoff that a retry-now, a give-up or a stop cuts short (not new work: an outage with

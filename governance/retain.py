@@ -291,50 +291,55 @@ class Retainer:
             outbox.queued(entry)
             result.queued = entry
             return result
+        # However it ends — delivered, refused, handed to the worker, a failed ledger write, a cancel —
+        # the bank's writes queued behind this one meanwhile go on (outbox_rows.claim_first waits for it).
         try:
-            vectors = [j.vector if j.verdict == "store" else None for j in survivors]
-            result.delivered = await deliver(body, vectors)
-        except BackendUnavailable as exc:
-            if entry is not None:
-                result.queued = await self._hand_over(entry, str(exc))
+            try:
+                vectors = [j.vector if j.verdict == "store" else None for j in survivors]
+                result.delivered = await deliver(body, vectors)
+            except BackendUnavailable as exc:
+                if entry is not None:
+                    result.queued = await self._hand_over(entry, str(exc))
+                    return result
+                result.unreachable = str(exc)
+                await self._failed(bank, survivor_ids, f"backend unavailable: {exc}", request_id, actor)
                 return result
-            result.unreachable = str(exc)
-            await self._failed(bank, survivor_ids, f"backend unavailable: {exc}", request_id, actor)
-            return result
-        except Exception as exc:  # whatever became of the delivery, the worker makes sure of it
-            if entry is not None:
-                await self._hand_over(entry, f"{type(exc).__name__}: {exc}")
-            raise
-        except asyncio.CancelledError:  # the request went away mid-delivery: so does the entry, to the worker
-            if entry is not None:  # (a ``sending`` entry of a live instance holds its bank's queue back)
-                await asyncio.shield(self._hand_over(entry, "the request was cancelled before the backend answered"))
-            raise
-        status = result.delivered.status
-        if status != 200:
-            if entry is not None and transient(status):
-                result.delivered = None
-                result.queued = await self._hand_over(entry, f"the backend answered {status}")
+            except Exception as exc:  # whatever became of the delivery, the worker makes sure of it
+                if entry is not None:
+                    await self._hand_over(entry, f"{type(exc).__name__}: {exc}")
+                raise
+            except asyncio.CancelledError:  # the request went away mid-delivery: so does the entry, to the worker
+                if entry is not None:  # (a ``sending`` entry of a live instance holds its bank's queue back)
+                    why = "the request was cancelled before the backend answered"
+                    await asyncio.shield(self._hand_over(entry, why))
+                raise
+            status = result.delivered.status
+            if status != 200:
+                if entry is not None and transient(status):
+                    result.delivered = None
+                    result.queued = await self._hand_over(entry, f"the backend answered {status}")
+                    return result
+                await self._failed(bank, survivor_ids, f"backend answered {status}", request_id, actor, entry)
                 return result
-            await self._failed(bank, survivor_ids, f"backend answered {status}", request_id, actor, entry)
+            supersede = [
+                (recorded.memory_ids[j.position], old)
+                for j in survivors
+                if (old := real_id(j.supersedes, recorded.memory_ids)) is not None
+            ]
+
+            def delivered(db: Connection) -> None:
+                mark_delivered(
+                    db, bank=bank, memory_ids=survivor_ids, supersede=supersede, request_id=request_id, actor=actor
+                )
+                if entry is not None:
+                    outbox_rows.delivered(db, entry.seq, keep=False)
+
+            await self.ledger.write(delivered)
+            for _, old_id in supersede:
+                await self.review.retire(bank, old_id)
             return result
-        supersede = [
-            (recorded.memory_ids[j.position], old)
-            for j in survivors
-            if (old := real_id(j.supersedes, recorded.memory_ids)) is not None
-        ]
-
-        def delivered(db: Connection) -> None:
-            mark_delivered(
-                db, bank=bank, memory_ids=survivor_ids, supersede=supersede, request_id=request_id, actor=actor
-            )
-            if entry is not None:
-                outbox_rows.delivered(db, entry.seq, keep=False)
-
-        await self.ledger.write(delivered)
-        self._let_queue_go(bank, entry)
-        for _, old_id in supersede:
-            await self.review.retire(bank, old_id)
-        return result
+        finally:
+            self._let_queue_go(bank, entry)
 
     async def _hand_over(self, entry: outbox_rows.Entry, error: str) -> outbox_rows.Entry:
         """The request could not deliver: its outbox entry goes to the worker (audited once)."""
@@ -365,7 +370,6 @@ class Retainer:
                 outbox_rows.discard(db, entry.seq)
 
         await self.ledger.write(failed)
-        self._let_queue_go(bank, entry)
 
     def _let_queue_go(self, bank: str, entry: outbox_rows.Entry | None) -> None:
         """The request's own entry is settled: entries queued behind it meanwhile waited for it

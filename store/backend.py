@@ -136,8 +136,8 @@ class LocalBackend:
     # -- SelfHosted: what only this store answers. Its own errors pass through (StoreError with
     # Hindsight's status and detail, TagFilterError, EmbedderError): the admin routes answer them.
 
-    async def index_counts(self, bank_id: str) -> dict[str, Any]:
-        return await self.store.index_counts(bank_id)
+    async def index_counts(self, bank_id: str, *, fulltext: bool = True) -> dict[str, Any]:
+        return await self.store.index_counts(bank_id, fulltext=fulltext)
 
     async def add_feedback(self, bank_id: str, document_id: str, score: int) -> list[str]:
         return await self.store.add_feedback(bank_id, document_id, score)

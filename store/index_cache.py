@@ -31,6 +31,8 @@ class IndexCache:
         self._indexes: dict[str, BankIndex] = {}
         self._lock = asyncio.Lock()
         self.in_database = ledger.url is not None  # PostgreSQL: pgvector's index, nothing in memory
+        self.indexed: set[tuple[str, int]] = set()  # PostgreSQL: the (embedder, width) HNSW indexes made
+        self.iterative = False  # PostgreSQL: pgvector's iterative scans (0.8 and later)
 
     def loaded(self, bank: str) -> BankIndex | None:
         """The bank's index if it is loaded already (nothing is read)."""
@@ -39,7 +41,7 @@ class IndexCache:
     async def get(self, bank: str) -> BankIndex | PgBankIndex:
         """The bank's index, loaded from its stored vectors on first use."""
         if self.in_database:
-            return PgBankIndex(self.ledger, bank, self.embedder.name, self.embedder.dim)
+            return PgBankIndex(self.ledger, bank, self.embedder.name, iterative=self.iterative)
         index = self._indexes.get(bank)
         if index is not None:
             return index

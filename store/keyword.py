@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from memwarden.db.common import on_postgres
+from memwarden.store.schema_postgres import TERM_CHARS
 from memwarden.store.stopwords import is_stopword
 from memwarden.store.text import bank_prefix
 
@@ -130,10 +131,12 @@ def keyword_arm(
     terms: TermStats,
 ) -> KeywordHits:
     """The ``limit`` best valid memories of ``bank`` for the query terms ``words`` by BM25."""
+    prefix = bank_prefix(bank)
+    if on_postgres(db):  # the posting list's terms are cut to TERM_CHARS: a query's are too
+        words = list(dict.fromkeys(w[: TERM_CHARS - len(prefix)] for w in words))
     wanted = query_plan(words)
     if not wanted:
         return KeywordHits()
-    prefix = bank_prefix(bank)
     total = rows_ever(db)
     counts = terms.counts(db, [prefix + w for w in wanted], total)
     present = sorted((w for w in wanted if counts[prefix + w][0] > 0), key=lambda w: counts[prefix + w])

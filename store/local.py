@@ -70,12 +70,15 @@ __all__ = ["LocalStore", "RetainItem", "StoreError"]
 class LocalStore:
     def __init__(self, ledger: Database, embedder: Embedder, *, ann_threshold: int = 20_000) -> None:
         ledger.migrate_sync(STORE_MIGRATIONS)  # the store's own tables, in the shared database
-        if ledger.url is not None:  # PostgreSQL: the embedder's HNSW index (store/pg_vectors.py)
-            ledger.write_sync(partial(pg_vectors.ensure_index, embedder=embedder.name, dim=embedder.dim))
         self.ledger = ledger
         self.embedder = embedder
         self.ann_threshold = ann_threshold
         self._indexes = IndexCache(ledger, embedder, ann_threshold=ann_threshold)
+        if ledger.url is not None:  # PostgreSQL: the embedder's HNSW index (store/pg_vectors.py)
+            self._indexes.iterative = ledger.read_sync(pg_vectors.iterative_scans)
+            if embedder.dim:  # (an OpenAI-compatible one learns its width at its first write: made then)
+                ledger.write_sync(partial(pg_vectors.ensure_index, embedder=embedder.name, dim=embedder.dim))
+                self._indexes.indexed.add((embedder.name, embedder.dim))
         self._terms = TermStats()
         self._feedback = Feedback(ledger)
         # The retain an operation runs, without a reference back to the store (a bound method would
@@ -305,5 +308,5 @@ class LocalStore:
     async def stats(self, bank: str) -> BankStats:
         return await stats.stats(self.ledger, bank)
 
-    async def index_counts(self, bank: str) -> dict[str, Any]:
-        return await stats.index_counts(self.ledger, self.embedder.name, bank)
+    async def index_counts(self, bank: str, *, fulltext: bool = True) -> dict[str, Any]:
+        return await stats.index_counts(self.ledger, self.embedder.name, bank, fulltext=fulltext)

@@ -27,6 +27,7 @@ from memwarden.db.common import on_postgres
 from memwarden.db.database import Database
 from memwarden.store.embedder import Vector
 
+HNSW_MAX_DIM = 2000  # pgvector's HNSW over `vector`: wider vectors are searched exactly
 EF_SEARCH_MIN = 64  # as the in-memory graph's query_ef (store/vectors.py)
 EF_SEARCH_MAX = 1000  # pgvector's bound
 HNSW_M = 16  # as the in-memory graph's
@@ -68,8 +69,11 @@ def index_name(embedder: str, dim: int) -> str:
 
 
 def ensure_index(db: sqlite3.Connection, embedder: str, dim: int) -> None:
-    """The HNSW index of ``embedder``'s vectors (``dim`` wide), made if it is not there. Call
-    inside a write transaction (one instance makes it; the others find it)."""
+    """The HNSW index of ``embedder``'s vectors (``dim`` wide), made if it is not there (none past
+    :data:`HNSW_MAX_DIM`: those are searched exactly). Call inside a write transaction (one
+    instance makes it, holding every instance's writes meanwhile; the others find it)."""
+    if not 0 < dim <= HNSW_MAX_DIM:
+        return
     db.execute(
         f"CREATE INDEX IF NOT EXISTS {index_name(embedder, dim)} ON store_units"
         f" USING hnsw ((embedding_v::vector({int(dim)})) vector_ip_ops)"
@@ -87,14 +91,25 @@ class Found:
     tokens: dict[str, int] = field(default_factory=dict)
 
 
-def search(db: sqlite3.Connection, *, bank: str, embedder: str, dim: int, query: Vector, k: int) -> Found:
+def iterative_scans(db: sqlite3.Connection) -> bool:
+    """Whether the database's pgvector has iterative index scans (0.8 and later): before it, the
+    ``hnsw.`` settings it does not know may not be set."""
+    row = db.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    try:
+        return row is not None and tuple(int(p) for p in str(row[0]).split(".")[:2]) >= (0, 8)
+    except ValueError:
+        return False
+
+
+def search(
+    db: sqlite3.Connection, *, bank: str, embedder: str, dim: int, query: Vector, k: int, iterative: bool
+) -> Found:
     """The ``k`` valid memories of ``bank`` nearest ``query`` among ``embedder``'s vectors."""
     if k <= 0:
         return Found()
-    db.execute(
-        "SELECT set_config('hnsw.ef_search', ?, false), set_config('hnsw.iterative_scan', 'relaxed_order', false)",
-        (str(max(EF_SEARCH_MIN, min(k, EF_SEARCH_MAX))),),
-    )
+    db.execute("SELECT set_config('hnsw.ef_search', ?, false)", (str(max(EF_SEARCH_MIN, min(k, EF_SEARCH_MAX))),))
+    if iterative:
+        db.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false)")
     column = f"embedding_v::vector({int(dim)})"
     rows = db.execute(
         f"SELECT id, seq, tokens, {column} <#> ?::vector({int(dim)}) AS d FROM store_units"  # noqa: S608
@@ -114,12 +129,15 @@ class PgBankIndex:
 
     kind = "hnsw (pgvector)"
 
-    def __init__(self, ledger: Database, bank: str, embedder: str, dim: int) -> None:
-        self.ledger, self.bank, self.embedder, self.dim = ledger, bank, embedder, dim
+    def __init__(self, ledger: Database, bank: str, embedder: str, *, iterative: bool) -> None:
+        self.ledger, self.bank, self.embedder, self.iterative = ledger, bank, embedder, iterative
         self.seq: dict[str, int] = {}
         self.tokens: dict[str, int] = {}
 
     async def search(self, query: Vector, k: int) -> Found:
+        dim = len(query)  # (an OpenAI-compatible embedder learns its width from its first answer)
         return await self.ledger.read(
-            lambda db: search(db, bank=self.bank, embedder=self.embedder, dim=self.dim, query=query, k=k)
+            lambda db: search(
+                db, bank=self.bank, embedder=self.embedder, dim=dim, query=query, k=k, iterative=self.iterative
+            )
         )

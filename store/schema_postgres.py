@@ -25,8 +25,12 @@ import sqlite3
 
 from memwarden.db.common import Connection
 
+TERM_CHARS = 200  # a posting's term, at most (the trigger's left(t, 200))
+
 # The terms of a memory, counted: what FTS5's tokenizer finds in ``terms`` (space-separated tokens
-# that are each one word of letters, digits and marks: store/text.py makes them so).
+# that are each one word of letters, digits and marks: store/text.py makes them so), each cut to
+# TERM_CHARS characters (a B-tree entry holds ~2.7 kB: a long hex or base32 run in a memory would
+# fail its write; the keyword arm cuts the query's terms alike).
 TERMS = """
 CREATE TABLE store_terms (
     term TEXT NOT NULL,
@@ -42,7 +46,8 @@ BEGIN
     END IF;
     IF TG_OP <> 'DELETE' THEN
         INSERT INTO store_terms (term, seq, tf)
-        SELECT t, NEW.seq, count(*) FROM string_to_table(NEW.terms, ' ') AS t WHERE t <> '' GROUP BY t;
+        SELECT left(t, 200), NEW.seq, count(*) FROM string_to_table(NEW.terms, ' ') AS t WHERE t <> ''
+        GROUP BY left(t, 200);
     END IF;
     RETURN NULL;
 END $$;

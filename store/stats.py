@@ -81,7 +81,7 @@ async def stats(ledger: Database, bank: str) -> BankStats:
     return BankStats(watched_counts(raw, WATCHABLE), pending=ops.get("pending", 0), raw=raw)
 
 
-async def index_counts(ledger: Database, name: str, bank: str) -> dict[str, Any]:
+async def index_counts(ledger: Database, name: str, bank: str, *, fulltext: bool = True) -> dict[str, Any]:
     """The bank's rows and its vectors from the current embedder, and (every bank) rows vs
     full-text entries: the health report's consistency check of the store's indexes."""
 
@@ -93,11 +93,16 @@ async def index_counts(ledger: Database, name: str, bank: str) -> dict[str, Any]
             (name, bank),
         ).fetchone()
         total_rows = db.execute("SELECT count(*) FROM store_units").fetchone()[0]
-        fts = db.execute(
-            "SELECT count(DISTINCT seq) FROM store_terms"  # PostgreSQL: the posting list's memories
-            if on_postgres(db)
-            else "SELECT count(*) FROM store_units_fts_docsize"
-        ).fetchone()[0]
+        if not fulltext:
+            fts = None
+        elif on_postgres(db):  # the posting list: every memory with terms has postings (none without terms)
+            missing = db.execute(
+                "SELECT count(*) FROM store_units u WHERE u.term_count > 0"
+                " AND NOT EXISTS (SELECT 1 FROM store_terms t WHERE t.seq = u.seq)"
+            ).fetchone()[0]
+            fts = total_rows - missing
+        else:
+            fts = db.execute("SELECT count(*) FROM store_units_fts_docsize").fetchone()[0]
         return {
             "rows": row["rows_"],
             "vectors": row["vectors"] or 0,

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from memwarden.db.audit import AuditEvent, append_events
-from memwarden.db.common import has_table, now
+from memwarden.db.common import has_table, now, on_postgres
 from memwarden.db.database import Database
 from memwarden.db.memory_transfer import rows_for_export
 from memwarden.store import archive
@@ -59,8 +59,8 @@ def dump(db: sqlite3.Connection, bank: str, document_ids: Sequence[str] | None =
     """``bank``'s rows (those of ``document_ids`` only, if given), all of one moment (one read
     transaction); None when the store has no such bank (or the database no store)."""
     began = not db.in_transaction
-    if began:
-        db.execute("BEGIN")
+    if began:  # (PostgreSQL's default, READ COMMITTED, would see each statement's own moment)
+        db.execute("BEGIN ISOLATION LEVEL REPEATABLE READ" if on_postgres(db) else "BEGIN")
     try:
         if not has_table(db, "store_banks"):
             return None  # a memwarden that has only ever fronted a backend

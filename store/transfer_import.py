@@ -403,11 +403,11 @@ def _write_unit(
 ) -> int:
     gone = unit.archived
     column, mark, pg_vector = pg_vectors.value(db, vector)
-    row = db.execute(
+    db.execute(
         "INSERT INTO store_units (id, bank_id, document_id, text, terms, term_count, context, fact_type, tags,"  # noqa: S608 - the vector column: pg_vectors.value
         " metadata, mentioned_at, occurred_start, occurred_end, state, invalidation_reason, invalidated_at,"
         f" edited_at, created_at, updated_at, embedder, embedding, tokens, feedback, chunk_id, entities{column})"
-        f" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?{mark}) RETURNING seq",
+        f" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?{mark})",
         (
             unit.id,
             bank,
@@ -435,8 +435,8 @@ def _write_unit(
             entities.encode(unit.entities),
             *pg_vector,
         ),
-    ).fetchone()
-    return int(row[0])
+    )
+    return int(db.execute("SELECT seq FROM store_units WHERE id = ?", (unit.id,)).fetchone()[0])
 
 
 def _result(req: ImportRequest, arc: Archive, done: _Written) -> dict[str, Any]:

@@ -212,6 +212,9 @@ async def retain(
                         *pg_vectors.value(db, vectors[p])[2],
                     )
                 )
+        width = (name, int(vectors.shape[1]))
+        if indexes.in_database and width not in indexes.indexed:  # PostgreSQL: its HNSW index, once
+            pg_vectors.ensure_index(db, *width)
         attachments.insert(db, bank, held)
         db.executemany(
             "INSERT INTO store_documents (bank_id, id, original_text, content_hash, tags, metadata, retain_params,"
@@ -245,5 +248,7 @@ async def retain(
         return replaced, seqs, written
 
     replaced, seqs, written = await ledger.write(write)
+    if indexes.in_database:
+        indexes.indexed.add((name, int(vectors.shape[1])))
     await indexes.replace(bank, replaced, ids, vectors, seqs, costs)
     return written

@@ -38,7 +38,7 @@ async def warden_metrics(state: AppState, scope: Scope, receive: Receive, send: 
     m.database_bytes.set(_size(state.ledger.path))
     own = self_hosted(state.memory)
     if own is not None:
-        m.store_units.set((await own.index_counts(""))["all_banks_rows"])
+        m.store_units.set((await own.index_counts("", fulltext=False))["all_banks_rows"])
     if state.outbox is not None:
         # Read last, with no await before the page is rendered: the queue and the delivered
         # counter are one moment (a delivery settling meanwhile is in both or in neither).

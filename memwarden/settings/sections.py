@@ -398,6 +398,12 @@ class OutboxSettings(_Section):
     )
     retry_initial: float = Field(0.5, gt=0, description="Seconds before the first retry of a failed delivery.")
     retry_max: float = Field(30.0, gt=0, description="Most seconds between two delivery attempts (backoff cap).")
+    request_grace: float = Field(
+        900.0,
+        gt=0,
+        description="Seconds a request's own delivery may go unsettled before its write is the worker's (the"
+        " bank's later writes wait for it meanwhile, in order); longer than the backend's time-outs.",
+    )
     max_errors: int = Field(
         10,
         gt=0,

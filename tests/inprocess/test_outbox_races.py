@@ -429,3 +429,31 @@ async def test_a_request_cancelled_mid_delivery_leaves_its_write_to_the_worker_a
         assert got == [first, second]  # the cancelled write was queued, and first
         states = await client.get("/warden/v1/outbox")
         assert states.json()["summary"]["queued_entries"] == 0
+
+
+async def test_a_write_its_request_never_settled_holds_the_bank_back_only_for_the_grace(ledger: Database) -> None:
+    """A request began to deliver the bank's first write itself and never settled it (its process
+    lives on: a ledger write that failed after the backend's answer, say). A later write queued for
+    the worker waits behind it — for ``outbox.request_grace``; then the worker queues the first
+    (audited, saying why) and delivers both, in order: nothing stuck until a restart."""
+    backend = Backend()
+    outbox = make_outbox(ledger, backend, retry_max=0.1, request_grace=1.0)
+
+    def setup(db: Any) -> rows.Entry:
+        stuck = add_entry(db, "b", "first", state="queued")
+        db.execute("UPDATE outbox SET state = 'sending', owner = ? WHERE seq = ?", (ledger.instance_id, stuck.seq))
+        return add_entry(db, "b", "second")
+
+    began = time.monotonic()
+    waiting = await ledger.write(setup)
+    outbox.queued(waiting)
+    await asyncio.sleep(0.5)
+    assert backend.items == []  # the second waits behind the first, still its request's
+    await until_state(ledger, waiting, "delivered")
+    assert backend.items == ["first", "second"]
+    assert time.monotonic() - began >= 1.0
+    reasons = await ledger.read(
+        lambda db: [r[0] for r in db.execute("SELECT reason FROM audit_events WHERE action = 'outbox_queue'")]
+    )
+    assert any("had not settled it after 1 s" in r for r in reasons)
+    await outbox.stop(1)

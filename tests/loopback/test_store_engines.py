@@ -110,3 +110,54 @@ async def test_deletes_edits_and_archives_reach_both_arms_on_postgresql(stores: 
     await pg.delete_document("a", "a-1")
     gone = await pg.recall("a", RecallQuery(corpus()["a"][1], max_tokens=100_000))
     assert "a-1" not in [m.document_id for m in gone.memories]
+
+
+async def test_an_embedder_that_learns_its_width_gets_its_index_at_the_first_write(
+    tmp_path: Path, postgres_server: str
+) -> None:
+    """An OpenAI-compatible embedder knows its width only once it has answered: the store on
+    PostgreSQL starts without its HNSW index, makes it with the first write, and searches it."""
+    from memwarden.store.embedder import OpenAIEmbedder
+    from memwarden.store.pg_vectors import index_name
+    from tests.fake_openai import serve_fake_llm
+
+    url = fresh_database(postgres_server)
+    ledger = Database.open(tmp_path, mirror=False, url=url)
+    try:
+        with serve_fake_llm() as (base, _):
+            embedder = OpenAIEmbedder(base, "fake-embed")
+            store = LocalStore(ledger, embedder)  # width unknown (0) here: no index yet, and no error
+
+            def indexes(db: object) -> list[str]:
+                return [
+                    r[0]
+                    for r in db.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE 'store_units_hnsw_%'")
+                ]  # type: ignore[attr-defined]
+
+            assert await ledger.read(indexes) == []
+            texts = corpus()["b"]
+            await store.retain("b", [RetainItem(content=t, document_id=f"b-{i}") for i, t in enumerate(texts)])
+            assert await ledger.read(indexes) == [index_name(embedder.name, embedder.dim)]
+            got = await store.recall("b", RecallQuery(texts[3], max_tokens=100_000), arms=("semantic",))
+            assert got.memories[0].text == texts[3]
+            embedder._client.close()
+    finally:
+        ledger.close()
+        drop_database(url)
+
+
+async def test_a_long_blob_and_a_memory_without_terms_are_stored_and_counted_alike(
+    stores: tuple[LocalStore, LocalStore],
+) -> None:
+    """A 3,000-character hex run is one term (longer than a B-tree entry holds: cut in the posting
+    list, where it failed the write); a memory of emoji alone has no terms. Both are stored on both
+    engines, found by their other words, and the health check's counts agree."""
+    blob = "deploy key fingerprint " + "ab12" * 750
+    for store in stores:
+        await store.retain(
+            "c", [RetainItem(content=blob, document_id="blob"), RetainItem(content="🎉🎉", document_id="emoji")]
+        )
+        got = await store.recall("c", RecallQuery("deploy key fingerprint", max_tokens=100_000), arms=("keyword",))
+        assert [m.document_id for m in got.memories] == ["blob"]
+        counts = await store.index_counts("")
+        assert counts["all_banks_fulltext_entries"] == counts["all_banks_rows"]
