@@ -7,6 +7,7 @@ cut mid-answer); each asserts what the operator or the backend would see."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
 import time
@@ -336,33 +337,31 @@ async def test_a_backend_answer_cut_mid_body_queues_the_write(tmp_path: Path) ->
         assert summary["queued_entries"] == 1
 
 
-@pytest.mark.parametrize("first_fate", ["lands", "fails"])
-async def test_a_write_queued_while_an_earlier_one_is_still_on_its_way_goes_after_it(
-    tmp_path: Path, first_fate: str
-) -> None:
-    """Two writes to a bank while the backend is down: the first request's own delivery hangs, the
-    second's fails at once and is queued. The worker must not deliver the second before the first
-    is settled (it did: the backend got them in the wrong order)."""
-    first = "Service svc-1 listens on port 9001 in the eu-1 region."
-    second = "Service svc-2 listens on port 9002 in the eu-2 region."
-    up, first_arrived, let_first_go = False, asyncio.Event(), asyncio.Event()
-    got: list[str] = []
+FIRST = "Service svc-1 listens on port 9001 in the eu-1 region."
+SECOND = "Service svc-2 listens on port 9002 in the eu-2 region."
 
-    async def handler(request: httpx.Request) -> httpx.Response:
-        if request.method != "POST" or not request.url.path.endswith("/memories"):
-            return httpx.Response(200, json={"status": "healthy"})
-        content = json.loads(await request.aread())["items"][0]["content"]
-        if content == first and not first_arrived.is_set():
-            first_arrived.set()
-            await let_first_go.wait()
-            if first_fate == "fails":
-                raise httpx.ReadError("connection reset by peer")
-        elif not up:
-            raise httpx.ConnectError("connection refused")
-        got.append(content)
-        answer = json.dumps({"success": True, "bank_id": "ops", "items_count": 1, "async": False}).encode()
-        return httpx.Response(200, headers={"content-type": "application/json"}, stream=httpx.ByteStream(answer))
 
+async def posted(request: httpx.Request, arrived: asyncio.Event) -> tuple[str | None, bool]:
+    """The content of a retain the backend stand-in got (None: another request, answered healthy),
+    and whether it is the first write's first arrival (``arrived`` is set then)."""
+    if request.method != "POST" or not request.url.path.endswith("/memories"):
+        return None, False
+    content = str(json.loads(await request.aread())["items"][0]["content"])
+    first = content == FIRST and not arrived.is_set()
+    if first:
+        arrived.set()
+    return content, first
+
+
+def stored() -> httpx.Response:
+    """The backend's answer to a retain it took."""
+    answer = json.dumps({"success": True, "bank_id": "ops", "items_count": 1, "async": False}).encode()
+    return httpx.Response(200, headers={"content-type": "application/json"}, stream=httpx.ByteStream(answer))
+
+
+@contextlib.asynccontextmanager
+async def in_front(handler: Any, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    """memwarden in process in front of the backend stand-in ``handler``, retrying every 0.05-0.1 s."""
     settings = make_settings(
         "http://backend.test", data_dir=tmp_path / "data", outbox={"retry_initial": 0.05, "retry_max": 0.1}
     )
@@ -370,9 +369,47 @@ async def test_a_write_queued_while_an_earlier_one_is_still_on_its_way_goes_afte
         httpx.AsyncClient(transport=httpx.MockTransport(handler)) as backend,
         asgi_warden(settings, backend) as client,
     ):
-        one = asyncio.create_task(client.post("/v1/default/banks/ops/memories", json={"items": [{"content": first}]}))
-        await first_arrived.wait()
-        r = await client.post("/v1/default/banks/ops/memories", json={"items": [{"content": second}]})
+        yield client
+
+
+def retain(client: httpx.AsyncClient, text: str) -> Any:
+    return client.post("/v1/default/banks/ops/memories", json={"items": [{"content": text}]})
+
+
+async def under_way(client: httpx.AsyncClient, arrived: asyncio.Event) -> asyncio.Task[httpx.Response]:
+    """The first write's request, started: it returns once the backend has it (and holds it)."""
+    one = asyncio.create_task(retain(client, FIRST))
+    await arrived.wait()
+    return one
+
+
+@pytest.mark.parametrize("first_fate", ["lands", "fails"])
+async def test_a_write_queued_while_an_earlier_one_is_still_on_its_way_goes_after_it(
+    tmp_path: Path, first_fate: str
+) -> None:
+    """Two writes to a bank while the backend is down: the first request's own delivery hangs, the
+    second's fails at once and is queued. The worker must not deliver the second before the first
+    is settled (it did: the backend got them in the wrong order)."""
+    first, second = FIRST, SECOND
+    up, first_arrived, let_first_go = False, asyncio.Event(), asyncio.Event()
+    got: list[str] = []
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        content, first_time = await posted(request, first_arrived)
+        if content is None:
+            return httpx.Response(200, json={"status": "healthy"})
+        if first_time:
+            await let_first_go.wait()
+            if first_fate == "fails":
+                raise httpx.ReadError("connection reset by peer")
+        elif not up:
+            raise httpx.ConnectError("connection refused")
+        got.append(content)
+        return stored()
+
+    async with in_front(handler, tmp_path) as client:
+        one = await under_way(client, first_arrived)
+        r = await retain(client, second)
         assert (r.status_code, r.json()["async"]) == (200, True)
         up = True
         await asyncio.sleep(0.5)  # the worker's backoff is 0.05-0.1 s: time to deliver the second, were it free to
@@ -392,34 +429,24 @@ async def test_a_write_queued_while_an_earlier_one_is_still_on_its_way_goes_afte
 async def test_a_request_cancelled_mid_delivery_leaves_its_write_to_the_worker_and_holds_nothing_back(
     tmp_path: Path,
 ) -> None:
-    first = "Service svc-1 listens on port 9001 in the eu-1 region."
-    second = "Service svc-2 listens on port 9002 in the eu-2 region."
+    first, second = FIRST, SECOND
     first_arrived, got = asyncio.Event(), []
 
     async def handler(request: httpx.Request) -> httpx.Response:
-        if request.method != "POST" or not request.url.path.endswith("/memories"):
+        content, first_time = await posted(request, first_arrived)
+        if content is None:
             return httpx.Response(200, json={"status": "healthy"})
-        content = json.loads(await request.aread())["items"][0]["content"]
-        if content == first and not first_arrived.is_set():
-            first_arrived.set()
+        if first_time:
             await asyncio.Event().wait()  # hangs until the request is cancelled
         got.append(content)
-        answer = json.dumps({"success": True, "bank_id": "ops", "items_count": 1, "async": False}).encode()
-        return httpx.Response(200, headers={"content-type": "application/json"}, stream=httpx.ByteStream(answer))
+        return stored()
 
-    settings = make_settings(
-        "http://backend.test", data_dir=tmp_path / "data", outbox={"retry_initial": 0.05, "retry_max": 0.1}
-    )
-    async with (
-        httpx.AsyncClient(transport=httpx.MockTransport(handler)) as backend,
-        asgi_warden(settings, backend) as client,
-    ):
-        one = asyncio.create_task(client.post("/v1/default/banks/ops/memories", json={"items": [{"content": first}]}))
-        await first_arrived.wait()
+    async with in_front(handler, tmp_path) as client:
+        one = await under_way(client, first_arrived)
         one.cancel()
         with pytest.raises(asyncio.CancelledError):
             await one
-        r = await client.post("/v1/default/banks/ops/memories", json={"items": [{"content": second}]})
+        r = await retain(client, second)
         assert r.status_code == 200
 
         async def both() -> bool:
