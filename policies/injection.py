@@ -82,6 +82,9 @@ _GATE: Any = _gate()
 # -- hidden text ---------------------------------------------------------------------------------
 
 _TAGS = re.compile("[\U000e0000-\U000e007f]")
+# A subdivision flag (🏴 and the region's code in tag characters, then the cancel tag: England,
+# Scotland, Wales) is the one place tag characters are ordinary text.
+_FLAG = re.compile("\U0001f3f4[\U000e0020-\U000e007e]{1,8}\U000e007f")
 _INVISIBLE = re.compile("[\u200b\u200c\u200e\u200f\u2060-\u2064\u180e\u00ad\ufeff]")
 _ZWJ_BETWEEN_LETTERS = re.compile(r"(?<=[^\W\d_])\u200d(?=[^\W\d_])")
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
@@ -127,7 +130,7 @@ def _hidden(text: str, seen: set[str]) -> list[Finding]:
     """Hidden text's signals; an order found only once the hidden text is shown (not in ``seen``,
     the visible text's rules) is high."""
     out: list[Finding] = []
-    tags = list(_TAGS.finditer(text))
+    tags = [m for m in _TAGS.finditer(text) if not any(f.start() < m.start() < f.end() for f in _FLAG.finditer(text))]
     if tags:
         smuggled = "".join(chr(ord(m.group(0)) - 0xE0000) for m in tags)
         severity = "high" if sum(ch.isalpha() for ch in smuggled) >= 3 else "medium"
