@@ -88,8 +88,9 @@ async def scale(folder: Path, url: str | None, n: int, embedder: str = "hashing"
                 BANK, [RetainItem(content=t, document_id=f"d{i + j}") for j, t in enumerate(texts[i : i + 500])]
             )
         rate = n / (time.perf_counter() - started)
-        for i in range(0, n // 10, 500):
-            await store.retain(OTHER, [RetainItem(content=t) for t in filler(n // 10)[i : i + 500]])
+        other = filler(n // 10)
+        for i in range(0, len(other), 500):
+            await store.retain(OTHER, [RetainItem(content=t) for t in other[i : i + 500]])
         if url is not None:  # the planner's statistics, as autovacuum's analyze would have them
             ledger.write_sync(lambda db: db.execute("ANALYZE"))
         await store.recall(BANK, RecallQuery("warm up"))

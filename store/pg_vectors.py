@@ -2,7 +2,8 @@
 
 On SQLite each instance keeps a bank's vectors in memory (:mod:`store.vectors`); on PostgreSQL
 several instances write the same banks, so the database answers the search: ``embedding_v``
-(written beside the float32 BLOB by every write of a vector: :func:`value`) holds the vector, and
+(written by every write of a vector, :func:`value`; the float32 BLOB SQLite keeps beside it is
+dropped by a trigger, ``store/schema_postgres.py``) holds the vector, and
 an HNSW index per embedder — an expression index over ``embedding_v::vector(dim)``, partial on the
 embedder's name, made once by whichever instance attaches first (:func:`ensure_index`) — serves
 the nearest neighbours by inner product (the vectors are normalized: cosine similarity).
@@ -35,7 +36,8 @@ HNSW_EF_CONSTRUCTION = 128
 
 
 def literal(vector: Any) -> str:
-    """A vector as pgvector's text form: ``[0.1,0.2,…]`` (float32's shortest round-trip digits)."""
+    """A vector as pgvector's text form: ``[0.1,0.2,…]`` (each float32 widened to a double's digits:
+    pgvector reads back the same float32)."""
     return "[" + ",".join(map(repr, np.asarray(vector, dtype=np.float32).tolist())) + "]"
 
 
