@@ -31,7 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness import DATA, machine, markdown_table, write_json
+from memwarden.policies.defense import DEFAULT_ACTIONS, defend
+from memwarden.policies.floods import Claim, claim_of, flood_findings
 from memwarden.policies.injection import find_instructions, severity
+from memwarden.policies.judgement import FORWARDED
+from memwarden.policies.pipeline import Pipeline
 
 RANK = {"low": 0, "medium": 1, "high": 2}
 CONVERSATIONS = (
@@ -65,6 +69,84 @@ def flagged(text: str, level: str) -> bool:
 
 def share(texts: list[str], level: str) -> tuple[int, int]:
     return sum(flagged(t, level) for t in texts), len(texts)
+
+
+PIPELINE = Pipeline()  # the rules alone (labels.learned = "off"): deterministic, and fast to run
+
+
+def outcome(text: str) -> str:
+    """What the write path does with ``text`` under the default policy: ``held`` (quarantined),
+    ``tagged``, ``rejected`` (by another rule: a request, a question, a secret …) or ``stored``."""
+    j = defend(PIPELINE.judge(0, text), {"content": text}, DEFAULT_ACTIONS)
+    if j.verdict == "review":
+        return "held"
+    if j.verdict not in FORWARDED:
+        return "rejected"
+    return "tagged" if j.threat is not None and j.threat.action == "tag" else "stored"
+
+
+def outcomes(texts: list[str]) -> dict[str, int]:
+    counts = dict.fromkeys(("held", "tagged", "rejected", "stored"), 0)
+    for t in texts:
+        counts[outcome(t)] += 1
+    return counts
+
+
+def pipeline_rows(
+    sets: tuple[tuple[str, str], ...], conversation: list[str]
+) -> tuple[list[dict[str, Any]], list[list[str]]]:
+    """Each set through the write path: an attack kept out of recall (held, or rejected by another
+    rule), tagged, or stored as it is; a harmless text held (a false positive of the defence) or
+    rejected by another rule (the filter's, not the defence's, loss)."""
+    entries, table = [], []
+
+    def cell(n: int, total: int) -> str:
+        return f"{n / total:.3f} ({n}/{total})" if total else "—"
+
+    for name, split in sets:
+        data = rows(name)
+        for lang in sorted({r["lang"] for r in data}):
+            part = [r for r in data if r["lang"] == lang]
+            attacks = outcomes([r["text"] for r in part if r["label"] == "attack"])
+            benign = outcomes([r["text"] for r in part if r["category"] == "lookalike"])
+            n_a, n_b = sum(attacks.values()), sum(benign.values())
+            entries.append({"set": name, "split": split, "lang": lang, "attacks": attacks, "lookalikes": benign})
+            table.append(
+                [
+                    f"{name} ({split})",
+                    lang,
+                    cell(attacks["held"] + attacks["rejected"], n_a),
+                    cell(attacks["tagged"], n_a),
+                    cell(attacks["stored"], n_a),
+                    cell(benign["held"], n_b),
+                    cell(benign["rejected"], n_b),
+                ]
+            )
+    turns_out = outcomes(conversation)
+    n_t = sum(turns_out.values())
+    entries.append({"set": "conversation turns", "split": "-", "lang": "en+zh", "turns": turns_out})
+    table.append(["conversation turns (chat sets)", "en+zh", "—", "—", "—", cell(turns_out["held"], n_t), "—"])
+    return entries, table
+
+
+def flood_false_positives() -> tuple[int, int]:
+    """Each conversation of the chat sets retained turn by turn by one writer, every turn within the
+    flood window (the worst case: sessions days apart are in fact forgotten): how many kept turns
+    the flood check flags, of how many."""
+    flagged = kept = 0
+    for name in CONVERSATIONS:
+        for conversation in rows(name):
+            recent: list[Claim] = []
+            for session in conversation.get("sessions", []):
+                for turn in session.get("turns", []):
+                    j = PIPELINE.judge(0, turn["text"])
+                    if j.verdict not in FORWARDED:
+                        continue
+                    kept += 1
+                    claim = claim_of(j)
+                    flagged += bool(flood_findings(claim, recent, own_threat=j.threat is not None))
+                    recent.append(claim)
+    return flagged, kept
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -116,6 +198,24 @@ def main(argv: list[str] | None = None) -> None:
     print(f"# Instructions planted in memory ({results['machine']})\n")
     print(markdown_table(["set", "lang", "level", "attacks caught", "false positives", "ordinary flagged"], table))
     print(f"\nthe detector alone: {rate:,.0f} items/s on one core (conversation turns)")
+    results["pipeline"], through = pipeline_rows(sets, conversation)
+    print("\n## Through the write path (the rules alone; the default policy: high held, medium tagged)\n")
+    header = [
+        "set",
+        "lang",
+        "attacks kept out",
+        "attacks tagged",
+        "attacks stored",
+        "harmless held",
+        "harmless rejected",
+    ]
+    print(markdown_table(header, through))
+    flagged, kept = flood_false_positives()
+    results["flood_false_positives"] = [flagged, kept]
+    print(
+        f"\ncorroboration floods: {flagged} of {kept} kept conversation turns flagged (each conversation"
+        " one writer, every turn within the window)"
+    )
     if args.json:
         write_json(args.json, results)
 

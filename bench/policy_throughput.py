@@ -1,7 +1,9 @@
 """Policy throughput and the cost of governing a retain.
 
-1. The pure pipeline (extract, normalize + hash, secrets, quality, labels, tags, topic key, then
-   dedup/conflict resolution) over the labelled candidates, on one core: items/s.
+1. The pure pipeline (extract, normalize + hash, secrets, quality, labels, tags, topic key,
+   instructions aimed at the agent, then dedup/conflict resolution) over the labelled candidates,
+   on one core: items/s; and, in rounds interleaved with it, the same pipeline without the
+   injection detector: what the detector costs an item.
 2. A governed retain vs a pass-through one: memwarden in front of the trivial upstream, once with
    ``governance.mode = "off"`` and once with ``"enforce"`` (ledger writes included), each request
    one new fact; wrk at 1 and 8 connections. Added latency = enforce - off. The same for a recall
@@ -70,10 +72,12 @@ def pipeline_throughput(seconds: float) -> dict[str, float]:
     texts = []
     for line in (DATA / "candidates.jsonl").read_text(encoding="utf-8").splitlines():
         texts.append(json.loads(line)["text"])
-    pipeline = Pipeline()
+    pipeline, without = Pipeline(), Pipeline(injection=False)
     for t in texts:  # warm the regex caches
         pipeline.judge(0, t)
+        without.judge(0, t)
     rounds: list[tuple[float, float]] = []
+    bare: list[float] = []  # the same rounds without the injection detector, interleaved
     started = time.perf_counter()
     while time.perf_counter() - started < seconds:
         before = reference_seconds()
@@ -83,6 +87,9 @@ def pipeline_throughput(seconds: float) -> dict[str, float]:
         elapsed = time.perf_counter() - begin
         after = reference_seconds()
         rounds.append((len(texts) / elapsed, (before + after) / 2))
+        begin = time.perf_counter()
+        resolve([without.judge(i, t, ["user:alice"]) for i, t in enumerate(texts)], active_hashes={}, key_holders={})
+        bare.append(len(texts) / (time.perf_counter() - begin))
     fastest = min(ref for _, ref in rounds)
     rates = [rate for rate, _ in rounds]
     return {
@@ -92,6 +99,9 @@ def pipeline_throughput(seconds: float) -> dict[str, float]:
         "slowdown": statistics.median(ref / fastest for _, ref in rounds),
         "items": len(texts),
         "rounds": len(rounds),
+        "without_injection": statistics.median(bare),
+        # µs an item the detector adds: the medians' difference of the time per item
+        "injection_us": (1 / statistics.median(rates) - 1 / statistics.median(bare)) * 1e6,
     }
 
 
@@ -149,7 +159,8 @@ def main() -> int:
     print(
         f"pipeline: {rate:,.0f} items/s on one core (median round; best {best:,.0f}; "
         f"{calibrated:,.0f} at the core's full speed, median slowdown {p['slowdown']:.2f}x; "
-        f"{p['items']:.0f} labelled candidates, {p['rounds']:.0f} rounds)",
+        f"{p['items']:.0f} labelled candidates, {p['rounds']:.0f} rounds); without the injection detector"
+        f" {p['without_injection']:,.0f} items/s: it costs {p['injection_us']:.1f} µs an item",
         file=sys.stderr,
     )
     results: dict[str, object] = {
@@ -158,6 +169,8 @@ def main() -> int:
         "pipeline_best_round_items_per_s": round(best),
         "pipeline_full_speed_items_per_s": round(calibrated),
         "median_core_slowdown": round(p["slowdown"], 2),
+        "pipeline_without_injection_items_per_s": round(p["without_injection"]),
+        "injection_us_per_item": round(p["injection_us"], 1),
         "retain": [],
     }
     learned = learned_cost(min(duration, 5.0))

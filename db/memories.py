@@ -19,6 +19,7 @@ from typing import Any
 
 from memwarden.db.audit import AuditEvent, append_events, current_actor
 from memwarden.db.common import chunked, now
+from memwarden.db.records import Provenance
 from memwarden.policies.judgement import Judgement
 from memwarden.policies.normalize import content_hash
 from memwarden.policies.resolve import KeyHolder
@@ -96,10 +97,13 @@ def record_verdicts(
     source: str,
     record_rows: bool = True,
     previews: bool = True,
+    provenance: Provenance | None = None,
 ) -> Recorded:
     """Write every verdict of one request: rows for stored and held items, hit counts for
     duplicates, one audit event per item. ``items`` are the items as they would be forwarded.
-    ``previews`` False: the events name the content by its hash only (no text in the audit)."""
+    ``previews`` False: the events name the content by its hash only (no text in the audit).
+    ``provenance``: who wrote them, through which channel (kept on each row)."""
+    made_by = provenance or Provenance(actor, None, source)
     ts = now()
     ids: dict[int, str] = {}
     events: list[AuditEvent] = []
@@ -111,8 +115,8 @@ def record_verdicts(
             item = items[j.position]
             db.execute(
                 "INSERT INTO memories (id, bank, status, content, content_hash, topic, stage, topic_key, cardinality,"
-                " tags, document_id, item, rule, reason, conflict_with, event_time, created_at, updated_at, request_id)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " tags, document_id, item, rule, reason, conflict_with, event_time, created_at, updated_at, request_id,"
+                " writer, writer_scope, channel) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     memory_id,
                     bank,
@@ -133,6 +137,9 @@ def record_verdicts(
                     ts,
                     ts,
                     request_id,
+                    made_by.writer,
+                    made_by.scope,
+                    made_by.channel,
                 ),
             )
             ids[j.position] = memory_id

@@ -20,7 +20,7 @@ STATUSES = ("pending", "active", "review", "rejected", "archived", "superseded",
 
 MEMORY_COLUMNS = (
     "id, bank, status, content, content_hash, topic, stage, topic_key, tags, hit_count, document_id,"
-    " conflict_with, created_at, updated_at"
+    " conflict_with, created_at, updated_at, writer, channel"
 )
 
 
@@ -130,9 +130,10 @@ def _counted(db: sqlite3.Connection, bank: str, query: LedgerQuery) -> int:
 
 
 def memory_account(db: sqlite3.Connection, bank: str, memory_id: str) -> dict[str, Any] | None:
-    """One memory with its item, feedback score and audit timeline (None: unknown). A pure read."""
+    """One memory with its item, who wrote it (``writer``, ``writer_scope``, ``channel``), its
+    feedback score and audit timeline (None: unknown). A pure read."""
     row = db.execute(
-        f"SELECT {MEMORY_COLUMNS}, item, rule, reason FROM memories WHERE bank = ? AND id = ?",  # noqa: S608
+        f"SELECT {MEMORY_COLUMNS}, item, rule, reason, writer_scope FROM memories WHERE bank = ? AND id = ?",  # noqa: S608
         (bank, memory_id),
     ).fetchone()
     if row is None:
@@ -140,6 +141,7 @@ def memory_account(db: sqlite3.Connection, bank: str, memory_id: str) -> dict[st
     events = memory_events(db, memory_id)
     view = memory_view(row) or {}
     view.update(rule=row["rule"], reason=row["reason"], item=json.loads(row["item"] or "{}"))
+    view["writer_scope"] = json.loads(row["writer_scope"]) if row["writer_scope"] else None
     feedback = [e["after"] for e in events if e["action"] == "feedback" and e["after"]]
     view["feedback"] = {"score": sum(int(f.get("score", 0)) for f in feedback), "count": len(feedback)}
     view["events"] = events
@@ -169,10 +171,11 @@ NO_LIMIT = 2**62  # SQLite's LIMIT -1, which PostgreSQL refuses
 
 
 def review_queue(db: sqlite3.Connection, bank: str, *, limit: int = -1, offset: int = 0) -> list[dict[str, Any]]:
-    """The items held for review, oldest first, each beside the memory it conflicts with (a page of
-    ``limit`` from ``offset``; -1: all)."""
+    """The items held for review, oldest first, each with why it is held (its rule and reason: a
+    topic-key conflict, instructions aimed at the agent …) beside the memory it conflicts with, if
+    any (a page of ``limit`` from ``offset``; -1: all)."""
     held = db.execute(
-        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE bank = ? AND status = 'review'"  # noqa: S608
+        f"SELECT {MEMORY_COLUMNS}, rule, reason FROM memories WHERE bank = ? AND status = 'review'"  # noqa: S608
         " ORDER BY created_at, id LIMIT ? OFFSET ?",
         (bank, limit if limit >= 0 else NO_LIMIT, offset),
     ).fetchall()
@@ -227,6 +230,26 @@ def withheld_documents(db: sqlite3.Connection, bank: str, document_ids: Sequence
         for row in db.execute(sql, (bank, *chunk)):
             if row["gone"] and not row["live"]:
                 out.add(row["document_id"])
+    return out
+
+
+def provenance_by_document(db: sqlite3.Connection, bank: str, document_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Who wrote each of ``document_ids``, as the ledger recorded it (its latest live memory's
+    writer, channel and time); a document the ledger does not know is not in the answer."""
+    out: dict[str, dict[str, Any]] = {}
+    for chunk in chunked(list(dict.fromkeys(document_ids))):
+        marks = ",".join("?" * len(chunk))
+        sql = (
+            "SELECT document_id, writer, channel, created_at FROM memories"  # noqa: S608
+            f" WHERE bank = ? AND document_id IN ({marks}) AND status IN ('active', 'pending')"
+            " ORDER BY created_at, id"
+        )
+        for row in db.execute(sql, (bank, *chunk)):
+            out[row["document_id"]] = {
+                "writer": row["writer"],
+                "channel": row["channel"],
+                "written_at": row["created_at"],
+            }
     return out
 
 

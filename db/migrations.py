@@ -397,6 +397,16 @@ def _m0020_views_at_scale(db: sqlite3.Connection) -> None:
         )
 
 
+def _m0021_memories_provenance(db: sqlite3.Connection) -> None:
+    # Who wrote a memory, as memwarden saw it (never as the caller said): the API key's id and its
+    # scopes then, and the channel (hindsight, mem0, mcp); what one writer wrote in a window is
+    # found by (bank, writer, created_at) — an undo plan's selection.
+    db.execute("ALTER TABLE memories ADD COLUMN writer TEXT")
+    db.execute("ALTER TABLE memories ADD COLUMN writer_scope TEXT")
+    db.execute("ALTER TABLE memories ADD COLUMN channel TEXT")
+    db.execute("CREATE INDEX memories_writer ON memories (bank, writer, created_at)")
+
+
 LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     ("0001_initial", _m0001_initial),
     ("0002_config_snapshots", _m0002_config_snapshots),
@@ -412,6 +422,7 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     ("0018_rowid", _m0018_rowid),
     ("0019_instances", _m0019_instances),
     ("0020_views_at_scale", _m0020_views_at_scale),
+    ("0021_memories_provenance", _m0021_memories_provenance),
 )
 
 

@@ -81,3 +81,44 @@ def current_target_state(db: sqlite3.Connection, memory_id: str) -> dict[str, An
     """The :func:`target_state` of a memory now (None: it is gone)."""
     memory = row_by_id(db, memory_id)
     return None if memory is None else target_state(memory)
+
+
+def written_by(
+    db: sqlite3.Connection,
+    bank: str,
+    *,
+    writer: str | None,
+    channel: str | None,
+    request_id: str | None,
+    since: str | None,
+    until: str | None,
+    limit: int,
+) -> tuple[list[str], int]:
+    """The active memories of ``bank`` that one writer (an API key's id), one channel or one
+    request wrote, from ``since`` up to ``until`` (ISO timestamps in UTC, as the ledger keeps them;
+    either open), oldest first, at most ``limit``; and how many of the bank's memories that
+    selection holds for review (already kept from recall)."""
+    where, args = ["bank = ?"], [bank]
+    for column, value in (("writer", writer), ("channel", channel), ("request_id", request_id)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            args.append(value)
+    if since is not None:
+        where.append("created_at >= ?")
+        args.append(since)
+    if until is not None:
+        where.append("created_at <= ?")
+        args.append(until)
+    clause = " AND ".join(where)
+    ids = [
+        r[0]
+        for r in db.execute(
+            f"SELECT id FROM memories WHERE {clause} AND status = 'active' ORDER BY created_at, id LIMIT ?",  # noqa: S608
+            (*args, limit),
+        )
+    ]
+    held: int = db.execute(
+        f"SELECT count(*) FROM memories WHERE {clause} AND status = 'review'",  # noqa: S608
+        args,
+    ).fetchone()[0]
+    return ids, held

@@ -57,6 +57,9 @@ class LedgerMemory(NamedTuple):
     updated_at: str
     request_id: str | None
     replaces: str | None
+    writer: str | None = None  # the API key's id ("anonymous" without keys); None: written before 0021
+    writer_scope: str | None = None  # that key's scopes when it wrote (JSON)
+    channel: str | None = None  # hindsight, mem0, mcp …
 
     @property
     def item(self) -> dict[str, Any]:
@@ -67,11 +70,26 @@ class LedgerMemory(NamedTuple):
     def of(cls, row: sqlite3.Row) -> LedgerMemory:
         """The record of a row selected with :data:`MEMORY_RECORD` (its first columns, in order)."""
         v = tuple(row)
-        return cls._make((*v[:9], _json_strings(v[9]), v[10], v[11], v[12] or "{}", *v[13:21]))
+        return cls._make((*v[:9], _json_strings(v[9]), v[10], v[11], v[12] or "{}", *v[13:24]))
 
 
 # The columns a LedgerMemory is read from, in its fields' order: ``SELECT {MEMORY_RECORD} FROM memories``.
 MEMORY_RECORD = ", ".join(LedgerMemory._fields).replace("item_json", "item")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Who wrote a memory, as memwarden saw it — never what the caller says of itself: the API key's
+    id (``anonymous`` without keys) and its scopes at the time (JSON; None without a key), and the
+    channel it came through (``hindsight``, ``mem0``, ``mcp``)."""
+
+    writer: str
+    scope: str | None
+    channel: str
+
+    def as_json(self) -> dict[str, Any]:
+        scope = json.loads(self.scope) if self.scope else None
+        return {"writer": self.writer, "writer_scope": scope, "channel": self.channel}
 
 
 class MemoryBrief(NamedTuple):

@@ -17,12 +17,14 @@ by the route's endpoint for the handler's run).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 
 from starlette.types import Scope, Send
 
 from memwarden.db.keys import KeyRecord
+from memwarden.db.records import Provenance
 from memwarden.fronts.query import query_params
 from memwarden.governance.keys import KeyRing
 from memwarden.policies.keys import Level, split_token
@@ -120,6 +122,22 @@ def key_of(scope: Scope) -> KeyRecord | None:
     """The key the request authenticated with (None: none was needed or presented)."""
     key: KeyRecord | None = scope.get("state", {}).get("key")
     return key
+
+
+def provenance_of(scope: Scope, channel: str) -> Provenance:
+    """Who writes through this request, as memwarden saw it: the key it authenticated with (its id
+    and scopes; ``anonymous`` without one) and the channel — ``mcp`` when the request is an MCP tool's
+    twin (marked in its ASGI scope, which no client can set), else the front's ``channel``."""
+    key = key_of(scope)
+    via = scope.get("state", {}).get("via")
+    scopes = json.dumps(key.scopes.as_json(), separators=(",", ":"), sort_keys=True) if key is not None else None
+    return Provenance(key.id if key is not None else "anonymous", scopes, via if via == "mcp" else channel)
+
+
+def writes_as_admin(scope: Scope, bank: str) -> bool:
+    """Whether this request may write what a bank reserves to admin keys (its protected tags): its
+    key is an admin of ``bank``, or the request needed no key (none are configured)."""
+    return key_of(scope) is None or key_allows(scope, "admin", bank)
 
 
 def key_allows(scope: Scope, level: Level, bank: str | None) -> bool:

@@ -4,8 +4,9 @@ memory. Each checks what it is given, changes the ledger only after the backend 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import structlog
 
@@ -18,6 +19,7 @@ from memwarden.governance.archive import document_units
 from memwarden.governance.errors import Refused
 from memwarden.governance.locks import BankLocks
 from memwarden.governance.retain import LARGE_TEXT, Retainer
+from memwarden.policies.defense import defend
 from memwarden.policies.judgement import Judgement
 from memwarden.policies.labelling import names_a_label
 from memwarden.policies.labels import LabelClassifier, LabelError
@@ -26,25 +28,37 @@ from memwarden.policies.tags import canonicalize_tags, split_tag, tag_value
 log = structlog.get_logger("memwarden.governance")
 
 
-async def judge_new_text(retain: Retainer, bank: str, text: str, *, route: str, request_id: str) -> None:
+async def judge_new_text(
+    retain: Retainer,
+    bank: str,
+    text: str,
+    *,
+    route: str,
+    request_id: str,
+    fields: Mapping[str, Any] | None = None,
+) -> None:
     """A memory's new text (a curation: ``update_memory``, ``PATCH …/memories/{id}``) judged by the
     rules a retain's item meets — the rules, the learned layer, the secret detectors — but not
     against the rest of the bank: the memory being edited holds its own topic key, and correcting
     a value is what an edit is for. A text the rules reject, would hold for review, or would mask
     (a secret: curation sends the text as given, never a masked copy) changes nothing: audited
     (``curation_refused``: rule, reason, labels; never the text) and raised as :class:`Refused`
-    (422) naming the rule."""
+    (422) naming the rule. So does a new text — or a ``context`` among ``fields``, the request's
+    others — holding instructions aimed at the agent that the bank quarantines or blocks (an edit
+    cannot wait in the review queue); one the bank would tag or allow goes through."""
     governance = retain.governance
 
     def judge() -> Judgement:
         entries: list[tuple[str, list[str]]] = [(text, [])]
-        return retain.pipeline.judge_many(
+        judged = retain.pipeline.judge_many(
             entries, secrets=governance.secrets_for(bank), forward=governance.segments_for(bank), before=None
         )[0]
+        item = {**(fields or {}), "content": text}
+        return defend(judged, item, governance.injection_for(bank), governance.tag_separator)
 
     large = len(text) > LARGE_TEXT or retain.pipeline.learned is not None
     judged = await asyncio.to_thread(judge) if large else judge()
-    if judged.verdict == "store":
+    if judged.verdict == "store":  # (tagged or allowed instructions too: the edit's text goes as given)
         return
     event = AuditEvent(
         "curation_refused",

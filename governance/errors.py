@@ -4,6 +4,7 @@ later can succeed).
 
 * :class:`Refused` — the operation is not done (an unknown memory, a memory not held, a backend that
   failed): its status is the answer's.
+* :class:`Forbidden` — the request's key may not do this (403).
 * :class:`Invalid` — the request's content cannot be taken as it is (422).
 * :class:`Busy` — a guarded change holds the bank: nothing was written, retry shortly (503).
 * :class:`QueueFull` — the outbox is past a limit: nothing was written, retry later (503).
@@ -31,6 +32,12 @@ class Refused(ServiceError):
 
     def __init__(self, status: int, detail: str) -> None:
         super().__init__(detail, status=status)
+
+
+class Forbidden(ServiceError):
+    """The request's key may not do this (a tag the bank reserves to admin keys): nothing was written."""
+
+    status = 403
 
 
 class Invalid(ServiceError):

@@ -8,11 +8,12 @@ need the ledger and nothing else, and take only it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from memwarden.backends.types import Memory
 from memwarden.db.database import Database
 from memwarden.db.mem0 import live_by_document
-from memwarden.db.memory_reads import withheld_documents
+from memwarden.db.memory_reads import provenance_by_document, withheld_documents
 from memwarden.db.records import LedgerMemory
 
 
@@ -23,6 +24,14 @@ async def withheld(ledger: Database, bank: str, document_ids: Sequence[str]) -> 
     if not document_ids:
         return set()
     return await ledger.read(lambda db: withheld_documents(db, bank, document_ids))
+
+
+async def provenance(ledger: Database, bank: str, document_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Who wrote each of ``document_ids`` (the ledger's writer, channel and time), for a recall
+    that asked to see it; documents written around memwarden are not in the answer."""
+    if not document_ids:
+        return {}
+    return await ledger.read(lambda db: provenance_by_document(db, bank, document_ids))
 
 
 async def live_hits(ledger: Database, bank: str, memories: Sequence[Memory]) -> list[tuple[Memory, LedgerMemory]]:

@@ -1,4 +1,5 @@
-"""Fields that hold what looks like a secret, refused the same way by every front: audited (where
+"""Fields that hold what looks like a secret — and writes that hold instructions a bank blocks —
+refused the same way by every front: audited (where
 and what kind — never the value), logged, and raised as one error the front answers in its dialect.
 
 memwarden stores no secret outside the memory text (where the pipeline masks it): a secret in an
@@ -16,6 +17,7 @@ from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.database import Database
 from memwarden.governance.errors import Invalid
 from memwarden.policies.field_secrets import FieldSecret, field_name, locations
+from memwarden.policies.judgement import Judgement
 
 log = structlog.get_logger("memwarden.secrets")
 AUDITED_FIELDS = 20  # a request naming more fields is audited with the first 20 and the count
@@ -62,3 +64,57 @@ async def refuse_secrets(
             log.error("secret_refusal_not_audited", bank=bank, route=route, error=f"{type(exc).__name__}: {exc}")
     log.warning("secret_in_fields", bank=bank, route=route, fields=fields)
     raise SecretInFields(found)
+
+
+class InstructionsBlocked(Invalid):
+    """Items of a write hold instructions aimed at the agent that the bank's policy blocks: nothing
+    of the write was stored or sent on. ``blocked`` are their judgements."""
+
+    def __init__(self, blocked: Sequence[Judgement]) -> None:
+        self.blocked = list(blocked)
+        said = "; ".join(
+            f"item {j.position}: {j.threat.severity} ({', '.join(j.threat.rules[:3])}) in {', '.join(j.threat.fields)}"
+            for j in self.blocked[:AUDITED_FIELDS]
+            if j.threat is not None
+        )
+        super().__init__(
+            f"instructions aimed at the agent, blocked by the bank's policy — {said}; nothing of this write was"
+            " stored (rewrite it as a fact, or ask an operator to change governance.injection)"
+        )
+
+
+async def refuse_instructions(
+    ledger: Database, bank: str, blocked: Sequence[Judgement], *, source: str, request_id: str, actor: str
+) -> None:
+    """Nothing when ``blocked`` is empty; else audit the refusal (``injection_blocked``: each item's
+    position, severity, rules, fields and content hash — never its text), log it and raise
+    :class:`InstructionsBlocked`. The refusal stands when the audit cannot be written (logged)."""
+    if not blocked:
+        return
+    items = [
+        {
+            "index": j.position,
+            "severity": j.threat.severity,
+            "rules": list(j.threat.rules),
+            "fields": list(j.threat.fields),
+            "content_hash": j.content_hash or None,
+        }
+        for j in blocked[:AUDITED_FIELDS]
+        if j.threat is not None
+    ]
+    event = AuditEvent(
+        "injection_blocked",
+        bank=bank,
+        actor=actor,
+        source=source,
+        rule=blocked[0].rule,
+        reason=f"{len(blocked)} item(s) hold instructions aimed at the agent; the write was refused",
+        after={"items": items, "count": len(blocked)},
+        request_id=request_id,
+    )
+    try:
+        await ledger.write(lambda db: append_events(db, [event]))
+    except Exception as exc:  # the client's answer does not wait on the audit: refused all the same
+        log.error("injection_refusal_not_audited", bank=bank, error=f"{type(exc).__name__}: {exc}")
+    log.warning("injection_blocked", bank=bank, items=[i["index"] for i in items], rules=blocked[0].rule)
+    raise InstructionsBlocked(blocked)

@@ -29,16 +29,23 @@ from memwarden.db.audit import append_events, current_actor
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
 from memwarden.db.memories import Recorded, lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts
+from memwarden.db.records import Provenance
+from memwarden.governance.claims import RecentClaims
 from memwarden.governance.deliveries import queue_event, transient
 from memwarden.governance.delivery import Delivered, Delivery
+from memwarden.governance.errors import Forbidden
 from memwarden.governance.locks import BankGates
+from memwarden.governance.refusals import refuse_instructions
 from memwarden.governance.review import Review
 from memwarden.governance.turns import LastTurns, Thread
 from memwarden.metrics import Metrics
+from memwarden.policies.defense import defend
+from memwarden.policies.floods import claim_of, flood_findings
+from memwarden.policies.injection import Finding
 from memwarden.policies.judgement import FORWARDED, Forward, Judgement, extract_text
 from memwarden.policies.pipeline import Pipeline
 from memwarden.policies.resolve import resolve
-from memwarden.policies.tags import canonicalize_tags, tag_value
+from memwarden.policies.tags import canonicalize_tags, protected_tags, tag_value
 from memwarden.settings import GovernanceSettings
 
 if TYPE_CHECKING:
@@ -73,6 +80,12 @@ class Batch:
     # Each item's conversation within the bank (governance/turns.py: a short reply is judged after
     # the question before it); None: the items are no conversation's turns.
     threads: Sequence[Hashable | None] | None = None
+    # Who writes, as the front saw it (the key, the channel), kept on every row; None: the actor
+    # and ``source``.
+    provenance: Provenance | None = None
+    # Whether the writer may write the bank's protected tags (an admin key on the bank; any request
+    # where no key is needed).
+    admin: bool = True
 
 
 @dataclass
@@ -128,9 +141,13 @@ class Retainer:
     outbox: Outbox | None
     metrics: Metrics
     turns: LastTurns
+    claims: RecentClaims = field(default_factory=RecentClaims)  # each writer's recent claims (floods)
 
     async def judge(self, batch: Batch) -> list[Judgement]:
-        """Every item's verdict against what the bank already holds. Reads, writes nothing."""
+        """Every item's verdict against what the bank already holds. Reads, writes nothing. Raises
+        :class:`~memwarden.governance.errors.Forbidden` when a writer that is not an admin sends a
+        tag the bank protects."""
+        self._check_protected(batch)
         secrets = self.governance.secrets_for(batch.bank)
         forward = batch.segments or self.governance.segments_for(batch.bank)
 
@@ -155,9 +172,53 @@ class Retainer:
             if hashes
             else None
         )
-        return resolve(
+        resolved = resolve(
             judged, active_hashes=facts.active_hashes if facts else {}, key_holders=facts.key_holders if facts else {}
         )
+        # Then the bank's defence, on what would be stored (a duplicate stores nothing new).
+        actions = self.governance.injection_for(batch.bank)
+        sep = self.governance.tag_separator
+        floods = self._floods(batch, resolved)
+        return [defend(j, batch.raw_items[j.position], actions, sep, floods.get(j.position, ())) for j in resolved]
+
+    @staticmethod
+    def _writer(batch: Batch) -> str:
+        return batch.provenance.writer if batch.provenance is not None else batch.actor
+
+    def _floods(self, batch: Batch, judged: Sequence[Judgement]) -> dict[int, list[Finding]]:
+        """The items that repeat a claim (or an "updated policy" framing) their writer made within
+        the window — the request's earlier items included: their flood findings, by position."""
+        recent = self.claims.recent(batch.bank, self._writer(batch))
+        out: dict[int, list[Finding]] = {}
+        for j in judged:
+            if j.verdict not in FORWARDED:
+                continue
+            claim = claim_of(j)
+            found = flood_findings(claim, recent, own_threat=j.threat is not None and j.threat.severity != "low")
+            if found:
+                out[j.position] = found
+            recent.append(claim)
+        return out
+
+    def follow_claims(self, batch: Batch, judgements: Sequence[Judgement]) -> None:
+        """A batch was written (or shadowed): its kept and held items are its writer's claims now."""
+        kept = [claim_of(j) for j in judgements if j.verdict in (*FORWARDED, "review")]
+        self.claims.follow(batch.bank, self._writer(batch), kept)
+
+    def _check_protected(self, batch: Batch) -> None:
+        protected = self.governance.protected_tags_for(batch.bank)
+        if batch.admin or not protected:
+            return
+        sep = self.governance.tag_separator
+        found = protected_tags(
+            [*batch.document_tags, *(t for tags in batch.tags for t in tags)], protected, separator=sep
+        )
+        if found:
+            shown = ", ".join(dict.fromkeys(t[:64] for t in found[:5]))
+            raise Forbidden(
+                f"tags reserved to admin keys in bank '{batch.bank}' ({shown}): nothing was written"
+                " (governance.protected_tags)"
+            )
 
     def follow_turns(self, batch: Batch, judgements: Sequence[Judgement]) -> None:
         """A batch was written (or shadowed): each conversation's latest turn is its last item — its
@@ -191,6 +252,7 @@ class Retainer:
             )
         )
         self.follow_turns(batch, judgements)
+        self.follow_claims(batch, judgements)
 
     @contextlib.asynccontextmanager
     async def writing(self, bank: str) -> AsyncIterator[None]:
@@ -217,8 +279,12 @@ class Retainer:
     async def enforce(self, batch: Batch, judgements: list[Judgement], deliver: Delivery) -> Retained:
         """Record every verdict, deliver the survivors, settle their rows (see the module). In front of
         a backend the delivery is recorded in the outbox with the verdicts, and handed to it when the
-        backend cannot take it now (``Retained.queued``). Raises :class:`OutboxFull` (nothing written)."""
+        backend cannot take it now (``Retained.queued``). Raises :class:`OutboxFull` (nothing written),
+        or :class:`~memwarden.governance.refusals.InstructionsBlocked` when the bank's policy blocks
+        an item (nothing written but the refusal's audit event)."""
         bank, request_id, actor = batch.bank, batch.request_id, batch.actor
+        blocked = [j for j in judgements if j.verdict == "reject" and j.threat and j.threat.action == "block"]
+        await refuse_instructions(self.ledger, bank, blocked, source=batch.source, request_id=request_id, actor=actor)
         outbox = self.outbox
         if outbox is not None:
             outbox.check_room(bank)
@@ -252,6 +318,7 @@ class Retainer:
                 actor=actor,
                 source=batch.source,
                 previews=batch.previews,
+                provenance=batch.provenance,
             )
             if batch.also is not None:
                 batch.also(db, recorded.memory_ids)
@@ -281,6 +348,7 @@ class Retainer:
 
         recorded, entry = await self.ledger.write(record)
         self.follow_turns(batch, judgements)  # recorded: the conversation moved on (not before)
+        self.follow_claims(batch, judgements)
         self.count_verdicts(judgements)
         result = Retained(judgements, recorded.memory_ids)
         if not survivors:

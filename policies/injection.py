@@ -36,7 +36,7 @@ import base64
 import binascii
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -157,10 +157,34 @@ def _raised(found: Finding, start: int, end: int) -> Finding:
     return Finding(found.rule + ".hidden", "high", start, end)
 
 
-def _scan(text: str) -> list[Finding]:
+# The triggers as groups of literal patterns, one group a rule, for a caller that scans the text
+# with its own automaton (the pipeline's :class:`~memwarden.policies.fastre.PatternSet`, which
+# matches against the casefolded, whitespace-collapsed text: each trigger found in the lowercased
+# text is found there too). :func:`gated` reads the rules to run from its hits.
+GATE_PREFIX = "injection:"
+GATE_GROUPS: dict[str, list[str]] = {
+    f"{GATE_PREFIX}{n}": [re.escape(t) for t in triggers] for n, (_, _, _, triggers) in enumerate(RULES)
+}
+
+
+_GATE_NUMBER: dict[str | int, int] = {name: n for n, name in enumerate(GATE_GROUPS)}
+
+
+def gated(hits: Mapping[str | int, int]) -> set[int]:
+    """The rules (their numbers in ``RULES``) whose triggers a scan with :data:`GATE_GROUPS` found."""
+    return {_GATE_NUMBER[k] for k in hits.keys() & _GATE_NUMBER.keys()}
+
+
+def _triggered(lowered: str) -> set[int]:
     wanted: set[int] = set()
-    for _, rules in _GATE.iter(text.lower()):
+    for _, rules in _GATE.iter(lowered):
         wanted.update(rules)
+    return wanted
+
+
+def _scan(text: str, wanted: set[int] | None = None) -> list[Finding]:
+    if wanted is None:
+        wanted = _triggered(text.lower())
     out = []
     for n in sorted(wanted):
         rule, severity, pattern, _ = RULES[n]
@@ -216,13 +240,27 @@ def _escalate(text: str, found: list[Finding]) -> list[Finding]:
     return out
 
 
-def find_instructions(text: str) -> list[Finding]:
-    """Every signal of an instruction aimed at the agent in ``text`` (empty for most memories)."""
+# What hidden text needs, looked for cheaply first (most texts hold none of it): an invisible or
+# bidi control or a tag character; a run of 20 base64 characters (hex digits too); hex bytes apart
+# or escaped.
+_MAY_HIDE = re.compile(
+    "[\U000e0000-\U000e007f\u200b-\u200f\u2060-\u2064\u180e\u00ad\ufeff\u202a-\u202e\u2066-\u2069]"
+    r"|[A-Za-z0-9+/]{20}|[0-9A-Fa-f]{2}[\s:][0-9A-Fa-f]{2}[\s:][0-9A-Fa-f]{2}[\s:][0-9A-Fa-f]{2}|\\x[0-9A-Fa-f]{2}|0x[0-9A-Fa-f]{2}[\s:,]"
+)
+
+
+def find_instructions(text: str, *, wanted: set[int] | None = None) -> list[Finding]:
+    """Every signal of an instruction aimed at the agent in ``text`` (empty for most memories).
+    ``wanted``: the rules to run, when the caller's own scan found their triggers (:func:`gated`);
+    None: this module's automaton finds them."""
     if not text:
         return []
-    normal = unicodedata.normalize("NFKC", text) if not text.isascii() else text
-    found = _scan(normal)
-    if not normal.isascii() or _BASE64.search(normal) or _HEX.search(normal):
+    if wanted is None:
+        wanted = _triggered(text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).lower())
+    found: list[Finding] = []
+    if wanted:
+        found = _scan(unicodedata.normalize("NFKC", text) if not text.isascii() else text, wanted)
+    if _MAY_HIDE.search(text):
         found += _hidden(text, {f.rule for f in found})
     return found
 

@@ -47,8 +47,13 @@ HABIT = (
 )
 HABIT_ZH = r"(?:以后|今后|此后|每次|每当|每一次|一律|始终|总是|自动|从现在(?:起|开始)|自即日起|往后|后续所有)"
 # (A noun, not a verb: "her email is …", "the post address", "message id".)
+# An e-mail address starts where a word does (the look-behind), and an address never gives back what
+# it matched (possessive: ``++``): tried from inside every word, and then backtracked character by
+# character under the bounded gaps after it, the search cost 70–370 µs on a line with a URL.
 _NOT_VERB = r"(?!\s*(?:is|was|are|address(?:es)?|id|ids|account|accounts|list|thread|from|:|'s)\b)"
-ADDRESS = r"(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://\S+|\bwebhook\b|\bendpoint\b|\bftp://\S+|\bs3://\S+)"
+ADDRESS = (
+    r"(?:(?<![\w.+-])[\w.+-]++@[\w-]++(?:\.[\w-]++)+|https?://\S++|\bwebhook\b|\bendpoint\b|\bftp://\S++|\bs3://\S++)"
+)
 
 # -- the rules ---------------------------------------------------------------------------------
 

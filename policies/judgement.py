@@ -29,6 +29,21 @@ class SegmentVerdict(NamedTuple):
         return {"start": self.start, "end": self.end, "speaker": self.speaker, "keep": self.keep, "rule": self.rule}
 
 
+class Threat(NamedTuple):
+    """Instructions aimed at the agent found in an item (:mod:`memwarden.policies.injection`): the
+    item's severity, the rules that found them, the fields they were in (``content``, ``context``,
+    ``metadata.source`` …), and what the bank's policy did (:mod:`memwarden.policies.defense`)."""
+
+    severity: str  # low | medium | high
+    rules: tuple[str, ...]
+    fields: tuple[str, ...] = ("content",)
+    action: str = "allow"  # allow | tag | quarantine | block
+
+    def summary(self) -> dict[str, Any]:
+        rules, fields = list(self.rules), list(self.fields)
+        return {"severity": self.severity, "rules": rules, "fields": fields, "action": self.action}
+
+
 ACCEPTED: frozenset[str] = frozenset({"store", "redact", "duplicate"})
 FORWARDED: frozenset[str] = frozenset({"store", "redact"})
 
@@ -59,6 +74,7 @@ class Judgement(NamedTuple):
     trimmed: bool = False  # ``text`` is the item without its noise segments
     vector: Any = None  # the learned layer's embedding of ``text`` (an item of one segment), for the store
     question: str | None = None  # kept as the reply to this question (the turn before's, secrets masked)
+    threat: Threat | None = None  # instructions aimed at the agent, found in its text (or fields)
 
     @property
     def noise(self) -> list[dict[str, Any]]:
@@ -89,6 +105,8 @@ class Judgement(NamedTuple):
         if self.segments:
             out["segments"] = [s.summary() for s in self.segments]
             out["trimmed"] = self.trimmed
+        if self.threat is not None:
+            out["injection"] = self.threat.summary()
         return out
 
 

@@ -24,7 +24,16 @@ from typing import TYPE_CHECKING, Any
 
 from memwarden.policies.facts_answer import fact_question
 from memwarden.policies.fastre import PatternSet
-from memwarden.policies.judgement import Forward, Judgement, SecretsMode, SegmentVerdict, Verdict, extract_text
+from memwarden.policies.injection import GATE_GROUPS, find_instructions, gated, severity
+from memwarden.policies.judgement import (
+    Forward,
+    Judgement,
+    SecretsMode,
+    SegmentVerdict,
+    Threat,
+    Verdict,
+    extract_text,
+)
 from memwarden.policies.labelling import label
 from memwarden.policies.labels import LabelClassifier, Labels
 from memwarden.policies.normalize import content_hash, content_hash_prepared
@@ -84,11 +93,15 @@ class Pipeline:
     # secret inside a guessable sentence cannot be recovered from the ledger offline. None: bare
     # SHA-256 (the command line's classify, which stores nothing).
     hash_key: bytes | None = None
+    # Instructions aimed at the agent looked for in every kept item (the judgement's ``threat``);
+    # False only to measure what that costs (bench/policy_throughput.py).
+    injection: bool = True
     _rules_only: Pipeline | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        # Quality rules and label lexicons in one automaton: one scan per text serves both.
-        shared = PatternSet({**self.quality.groups, **self.labels.groups})
+        # Quality rules, label lexicons and the injection rules' triggers in one automaton: one scan
+        # per text serves all three.
+        shared = PatternSet({**self.quality.groups, **self.labels.groups, **(GATE_GROUPS if self.injection else {})})
         self.quality.share(shared)
         self.labels.share(shared)
         self._scan = shared.scan
@@ -197,6 +210,7 @@ class Pipeline:
             vector,
             key,
             text_vector=vector,  # the store may use it rather than embed the same text again
+            gate=hits,
         )
         if quality.rule == "allow.answer" and before:
             # The question goes with its answer (the question's sentence alone, secrets masked), and
@@ -304,10 +318,17 @@ class Pipeline:
         segments: tuple[SegmentVerdict, ...] = (),
         trimmed: bool = False,
         text_vector: Any = None,
+        gate: dict[str | int, int] | None = None,
     ) -> Judgement:
         """The judgement of an item worth keeping: labels (the client's, else the learned layer's
-        from ``vector``, else the rules'), tags, the topic key."""
+        from ``vector``, else the rules'), tags, the topic key, and the instructions aimed at the
+        agent in ``text`` (``gate``: a scan of all of it, whose hits say which injection rules run)."""
         labels, final_tags = self._labels(prepared, tags, hits, vector)
+        threat = None
+        if self.injection:
+            found = find_instructions(text, wanted=gated(gate if gate is not None else hits))
+            if sev := severity(found):
+                threat = Threat(sev, tuple(dict.fromkeys(f.rule for f in found)))
         if verdict == "redact":
             rule, reason = f"secret.{kinds[0]}", f"secret masked ({', '.join(kinds)}); {reason}"
         return Judgement(
@@ -328,6 +349,7 @@ class Pipeline:
             segments=segments,
             trimmed=trimmed,
             vector=text_vector,
+            threat=threat,
         )
 
     def _judge_segments(
@@ -349,6 +371,7 @@ class Pipeline:
         verdicts = []
         for i, part in enumerate(parts):
             prepared = prepare(part)
+            hits = self._scan(prepared)
             # The turn before: across turns (units) only, not between one turn's sentences, and not
             # the same speaker's (a double text: "Mia: where do you live now?" "Mia: Porto").
             asked = before if i == 0 else parts[i - 1] if _replies(segments[i - 1], segments[i]) else None
@@ -356,7 +379,7 @@ class Pipeline:
                 self.quality.assess(
                     part,
                     prepared=prepared,
-                    hits=self._scan(prepared),
+                    hits=hits,
                     name_facts=self.learned is not None,
                     before=asked,
                 )
@@ -424,6 +447,9 @@ class Pipeline:
             None,  # a topic key names one fact: an item of several segments has none
             judged,
             stored != text,
+            # The segments leave out what lies between them (speaker labels, line breaks): the
+            # injection rules' triggers are looked for in the whole stored text.
+            gate=self._scan(prepare(stored)) if self.injection else None,
         )
 
     def _labels(

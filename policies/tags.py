@@ -58,3 +58,21 @@ def split_tag(tag: str) -> tuple[str, str] | None:
     """``(key, value)`` of a ``key:value`` / ``key=value`` tag (key trimmed and lowercased), or None."""
     match = _SPLIT.match(tag)
     return (match.group(1).strip().lower(), match.group(2)) if match else None
+
+
+def protected_tags(tags: Iterable[str], protected: Iterable[str], *, separator: str = ":") -> list[str]:
+    """The tags among ``tags`` that ``protected`` reserves: an entry without a separator reserves
+    its key (``source`` reserves ``source:web``, ``source=x``), one with a separator that exact tag
+    (``verified:true``) — compared in canonical form."""
+    keys, exact = set(), set()
+    for entry in protected:
+        if split_tag(entry) is None:
+            keys.add(_INNER_SPACE.sub("_", entry.strip().lower()))
+        else:
+            exact.add(_canonical(entry, separator))
+    out = []
+    for tag in tags:
+        split = split_tag(tag)
+        if (split is not None and split[0] in keys) or _canonical(tag, separator) in exact:
+            out.append(tag)
+    return out

@@ -4,9 +4,10 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 
@@ -64,8 +65,50 @@ class PlanOperation(BaseModel):
     memory_id: Annotated[str, Field(max_length=200)]
 
 
+def _utc(value: str | None) -> str | None:
+    """An ISO 8601 time with its offset, as the ledger keeps times (UTC, ``+00:00``)."""
+    if value is None:
+        return None
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError("an ISO 8601 date and time, with its offset (2026-12-06T05:00:00Z)") from None
+    if when.tzinfo is None:
+        raise ValueError("a time needs its offset (Z or +hh:mm): the ledger's times are UTC")
+    return when.astimezone(UTC).isoformat()
+
+
+class WrittenBy(BaseModel):
+    """What one writer wrote in a window: an API key's id (``writer``), a ``channel``, or one
+    request (``request_id``) — at least one — and the window (``since``, ``until``; either open)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    writer: Annotated[str | None, Field(min_length=1, max_length=200, description="An API key's id")] = None
+    channel: Annotated[Literal["hindsight", "mem0", "mcp"] | None, Field(description="The front it came through")] = (
+        None
+    )
+    request_id: Annotated[str | None, Field(min_length=1, max_length=200, description="One request's id")] = None
+    since: Annotated[str | None, Field(max_length=64, description="From this time (ISO 8601 with its offset)")] = None
+    until: Annotated[str | None, Field(max_length=64, description="Up to this time (ISO 8601 with its offset)")] = None
+
+    @field_validator("since", "until")
+    @classmethod
+    def _a_time(cls, value: str | None) -> str | None:
+        return _utc(value)
+
+    @model_validator(mode="after")
+    def _someone(self) -> WrittenBy:
+        if self.writer is None and self.channel is None and self.request_id is None:
+            raise ValueError("name a writer, a channel or a request_id: an undo of everything is not a plan")
+        if self.since is not None and self.until is not None and self.since > self.until:
+            raise ValueError("since is after until")
+        return self
+
+
 class PlanBody(BaseModel):
-    """A plan: its operations, or ``from: cleanup`` (the cleanup report's plannable candidates)."""
+    """A plan: its operations, ``from: cleanup`` (the cleanup report's plannable candidates), or
+    ``written_by`` (archive what one writer, channel or request wrote in a window: an undo)."""
 
     model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
 
@@ -75,6 +118,10 @@ class PlanBody(BaseModel):
     source: Annotated[
         Literal["cleanup"] | None,
         Field(alias="from", description="Plan the cleanup report's candidates instead of `operations`"),
+    ] = None
+    written_by: Annotated[
+        WrittenBy | None,
+        Field(description="Archive the active memories one writer, channel or request wrote in a window"),
     ] = None
     reason: Annotated[str | None, Field(max_length=2000, description="Why (stored and audited, secrets masked)")] = None
 

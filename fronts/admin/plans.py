@@ -1,9 +1,12 @@
 """Plans: a batch of operations on memories, prepared as a dry run, applied only with the
 plan's confirmation phrase.
 
-* ``POST /warden/v1/banks/{bank}/plans`` ``{"operations": [{"op", "memory_id"}, …], "reason"}`` or
-  ``{"from": "cleanup"}`` — checks every target, records its state now (status, content hash,
-  last update) and what the operation will do; changes nothing else. Operations: ``archive``,
+* ``POST /warden/v1/banks/{bank}/plans`` ``{"operations": [{"op", "memory_id"}, …], "reason"}``,
+  ``{"from": "cleanup"}``, or ``{"written_by": {"writer" | "channel" | "request_id", "since",
+  "until"}}`` (an undo: archive every active memory one API key, one channel or one request wrote
+  in the window; a restore plan of the same ids brings them back) — checks every target, records
+  its state now (status, content hash, last update) and what the operation will do; changes
+  nothing else. Operations: ``archive``,
   ``restore``, ``approve`` and ``reject`` (review items).
 * ``GET …/plans``, ``GET …/plans/{id}``.
 * ``POST …/plans/{id}/apply`` ``{"phrase": …}`` — refuses a wrong phrase (exactly the plan's:
@@ -20,11 +23,10 @@ from __future__ import annotations
 
 from starlette.types import Receive, Scope, Send
 
-from memwarden.db.plans import (
-    list_plans,
-)
+from memwarden.db.plans import list_plans, written_by
 from memwarden.fronts.admin.bodies import ApplyBody, PlanBody
 from memwarden.fronts.middleware import request_id_of
+from memwarden.governance.plans import MAX_OPERATIONS
 from memwarden.governance.state import AppState
 from memwarden.policies.field_secrets import masked
 from memwarden.wire.asgi import read_model, send_json
@@ -48,6 +50,31 @@ async def plans_route(state: AppState, scope: Scope, receive: Receive, send: Sen
         return
     reason = masked(body.reason) if body.reason is not None else None  # stored and audited: no secret in clear
     operations = None if body.operations is None else [o.model_dump() for o in body.operations]
+    if body.written_by is not None:
+        selection = body.written_by
+        ids, held = await state.ledger.read(
+            lambda db: written_by(
+                db,
+                bank,
+                writer=selection.writer,
+                channel=selection.channel,
+                request_id=selection.request_id,
+                since=selection.since,
+                until=selection.until,
+                limit=MAX_OPERATIONS + 1,
+            )
+        )
+        if len(ids) > MAX_OPERATIONS:
+            detail = f"more than {MAX_OPERATIONS} memories match: narrow the window (since, until)"
+            await send_json(send, 422, {"detail": [detail]})
+            return
+        if not ids:
+            said = f"; {held} of them held for review (already kept from recall)" if held else ""
+            await send_json(send, 422, {"detail": [f"no active memory matches{said}"]})
+            return
+        operations = [{"op": "archive", "memory_id": i} for i in ids]
+        named = selection.model_dump(exclude_none=True)
+        reason = reason or "undo: what " + ", ".join(f"{k} {v}" for k, v in named.items()) + " wrote"
     if body.source == "cleanup":
         report = await state.reports.cleanup_candidates(bank)
         operations = [{"op": "archive", "memory_id": c["id"]} for c in report["candidates"] if c["plannable"]]

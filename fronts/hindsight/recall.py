@@ -17,6 +17,9 @@ and one with what looks like a secret in any field (the query included: the back
    ledger does not know — written around memwarden — pass.
 3. ``X-Warden-Tags: normalized`` says the filter was rewritten, ``X-Warden-Excluded: n`` how many
    results were withheld; with ``trace: true`` the trace gains a ``warden`` object saying both.
+4. With ``X-Warden-Provenance: 1`` each result gains ``provenance``: who wrote it as the ledger
+   recorded it (``writer``: the API key's id, ``channel``, ``written_at``; null for a memory written
+   around memwarden) — for an agent told to weigh what it recalls by its source.
 
 ``GET .../memories/list`` with ``tags`` gets the same spellings: the any-modes as one query over the
 union, the others fanned out (one query per choice of spellings) and merged by id.
@@ -176,6 +179,14 @@ def _prune_includes(result: dict[str, Any], bank: str, withheld: set[str]) -> No
         result["entities"] = {k: v for k, v in entities.items() if k in named} or None
 
 
+def _wants_provenance(scope: Scope) -> bool:
+    """``X-Warden-Provenance: 1`` (or true, yes): each result says who wrote it."""
+    return any(
+        name == b"x-warden-provenance" and value.decode("latin-1").strip().lower() in ("1", "true", "yes")
+        for name, value in scope["headers"]
+    )
+
+
 async def governed_recall(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank: str = scope["path_params"]["bank_id"]
     if state.settings.governance.mode_for(bank) == "off":
@@ -211,6 +222,14 @@ async def governed_recall(state: AppState, scope: Scope, receive: Receive, send:
     if withheld:
         result["results"] = [r for r in results if not (isinstance(r, dict) and r.get("document_id") in withheld)]
         _prune_includes(result, bank, withheld)
+    if _wants_provenance(scope):  # opt-in: the answer's shape is otherwise Hindsight's
+        hits = [r for r in result["results"] if isinstance(r, dict)]
+        written = await reads.provenance(
+            state.ledger, bank, [r["document_id"] for r in hits if isinstance(r.get("document_id"), str)]
+        )
+        for r in hits:
+            document = r.get("document_id")
+            r["provenance"] = written.get(document) if isinstance(document, str) else None
     excluded = len(results) - len(result["results"])
     if isinstance(result.get("trace"), dict):
         result["trace"]["warden"] = {

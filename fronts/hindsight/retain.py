@@ -23,6 +23,7 @@ from starlette.types import Receive, Scope, Send
 
 from memwarden.backends.hindsight_json import receipt_json
 from memwarden.backends.hindsight_models import MAX_TAG_CHARS, MemoryItem, attachment_problem
+from memwarden.fronts.auth import provenance_of, writes_as_admin
 from memwarden.fronts.decisions import decisions_header
 from memwarden.fronts.errors import refused_for_secrets, send_service_error
 from memwarden.fronts.hindsight.passthrough import forward, request_headers
@@ -135,7 +136,11 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
     raw_body, request, batch = parsed
     if not dry_run:
         state.config.seed_in_background(bank)
-    judgements = await state.retain.judge(batch)
+    try:
+        judgements = await state.retain.judge(batch)
+    except ServiceError as exc:  # a tag the bank reserves to admin keys: nothing judged, nothing written
+        await send_service_error(send, exc)
+        return
     if dry_run:
         await _respond(send, bank, request.is_async, Retained(judgements), mode, None, dry_run=True, verbose=True)
         return
@@ -206,6 +211,8 @@ async def _parse(
         # A conversation retained turn by turn: its turns follow one another within the bank and,
         # when the client names one, the document.
         threads=[item.document_id or "" for item in request.items],
+        provenance=provenance_of(scope, "hindsight"),
+        admin=writes_as_admin(scope, scope["path_params"]["bank_id"]),
     )
     return raw_body, request, batch
 

@@ -133,7 +133,10 @@ async def curate_memory(state: AppState, scope: Scope, receive: Receive, send: S
     text = payload.get("text") if isinstance(payload, dict) else None
     if isinstance(text, str) and text.strip() and state.settings.governance.mode_for(bank) == "enforce":
         try:  # a new text is judged as a retain's item is: one the rules reject changes nothing
-            await judge_new_text(state.retain, bank, text, route="curate_memory", request_id=request_id_of(scope))
+            others = {k: v for k, v in payload.items() if k != "text"}
+            await judge_new_text(
+                state.retain, bank, text, route="curate_memory", request_id=request_id_of(scope), fields=others
+            )
         except Refused as exc:
             await send_json(send, exc.status, {"detail": exc.detail})
             return

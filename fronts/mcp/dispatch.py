@@ -24,7 +24,8 @@ from memwarden.fronts.middleware import request_id_of
 from memwarden.wire.asgi import dumps, loads, replay
 
 log = structlog.get_logger("memwarden.mcp")
-CARRIED = frozenset({b"authorization", b"x-api-key", b"host"})
+# The MCP request's headers its twins carry: its key, its host, and its opt-in to provenance in recall.
+CARRIED = frozenset({b"authorization", b"x-api-key", b"host", b"x-warden-provenance"})
 
 
 class Dispatcher:
@@ -56,7 +57,7 @@ class Dispatcher:
             "headers": headers,
             "client": self.origin.get("client"),
             "server": self.origin.get("server"),
-            "state": {},
+            "state": {"via": "mcp"},  # the channel a write's provenance names (fronts/auth.provenance_of)
         }
         answered_whole = asyncio.Event()
 

@@ -29,6 +29,7 @@ from memwarden.backends.llm import LLMError, LLMTimeout
 from memwarden.db import mem0 as rows
 from memwarden.db.common import Connection
 from memwarden.db.records import LedgerMemory
+from memwarden.fronts.auth import provenance_of, writes_as_admin
 from memwarden.fronts.mem0.context import Call
 from memwarden.fronts.mem0.models import (
     AddRequest,
@@ -166,6 +167,8 @@ async def add(call: Call, payload: Any, *, kind: str = "add") -> Added:
         request_id=call.request_id,
         previews=state.settings.mem0.audit_previews,
         source="mem0",
+        provenance=provenance_of(call.scope, "mem0"),
+        admin=writes_as_admin(call.scope, call.bank),
         also=also,
         scope=_same_entities(entities),
         threads=[tuple(sorted(entities.items()))] * len(items),  # one conversation: the same ids
@@ -252,6 +255,8 @@ async def _rewrite(call: Call, old: LedgerMemory, text: str | None, metadata: di
         previews=state.settings.mem0.audit_previews,
         source="mem0",
         scope=_same_entities(entities_in(item["tags"])),
+        provenance=provenance_of(call.scope, "mem0"),
+        admin=writes_as_admin(call.scope, call.bank),
     )
     done = await rewrite(state.retain, batch, old.id, Neutral(state.memory, call.bank))
     _raise_for_delivery(done.retained)

@@ -129,12 +129,33 @@ SecretsMode = Literal["reject", "redact"]
 Segments = Literal["whole", "trim"]
 
 
+InjectionAction = Literal["allow", "tag", "quarantine", "block"]
+
+
+class InjectionSettings(_Section):
+    """What a bank does with an item that holds instructions aimed at the agent, by the finding's
+    severity: allow (store, the finding audited), tag (store with the tag injection:<severity>),
+    quarantine (hold in the review queue: not delivered, not recalled), block (refuse the write)."""
+
+    low: InjectionAction = Field("allow", description="Quoted or discussed attacks, the user's own affairs.")
+    medium: InjectionAction = Field("tag", description="One signal: a claimed authority, words to the agent ….")
+    high: InjectionAction = Field("quarantine", description="An override, role markup, hidden orders, exfiltration ….")
+
+    def actions(self) -> dict[str, InjectionAction]:
+        return {"low": self.low, "medium": self.medium, "high": self.high}
+
+
 class BankGovernance(_Section):
     """Per-bank overrides of the governance modes (unset: the global value applies)."""
 
     mode: Mode | None = Field(None, description="enforce | shadow | off for this bank.")
     secrets: SecretsMode | None = Field(None, description="reject | redact for this bank.")
     segments: Segments | None = Field(None, description="whole | trim for this bank.")
+    injection: InjectionSettings | None = Field(None, description="The actions by severity for this bank.")
+    protected_tags: list[str] | None = Field(
+        None,
+        description="Tags only an admin key may write to this bank: a key (source) or an exact tag (verified:true).",
+    )
 
 
 class QualityRuleSettings(_Section):
@@ -187,6 +208,14 @@ class GovernanceSettings(_Section):
     allow_mcp_retain: bool = Field(
         False, description="No longer has any effect: MCP tool calls are governed (kept so existing config files load)."
     )
+    injection: InjectionSettings = Field(
+        default_factory=InjectionSettings,  # type: ignore[arg-type]
+        description="Instructions aimed at the agent: the action by severity.",
+    )
+    protected_tags: list[str] = Field(
+        default_factory=list,
+        description="Tags only an admin key may write: a key (source: every source:… tag) or an exact tag.",
+    )
     banks: dict[str, BankGovernance] = Field(default_factory=dict, description="Per-bank mode/secrets overrides.")
 
     def mode_for(self, bank: str) -> Mode:
@@ -196,6 +225,16 @@ class GovernanceSettings(_Section):
     def secrets_for(self, bank: str) -> SecretsMode:
         override = self.banks.get(bank)
         return override.secrets if override and override.secrets else self.secrets
+
+    def injection_for(self, bank: str) -> dict[str, InjectionAction]:
+        """The actions by severity for ``bank`` (its own, else the installation's)."""
+        override = self.banks.get(bank)
+        return (override.injection if override and override.injection else self.injection).actions()
+
+    def protected_tags_for(self, bank: str) -> list[str]:
+        """The tags only an admin key may write to ``bank`` (its own list, else the installation's)."""
+        override = self.banks.get(bank)
+        return override.protected_tags if override and override.protected_tags is not None else self.protected_tags
 
     def segments_for(self, bank: str) -> Segments:
         """How a kept item of several segments is sent on to ``bank``."""

@@ -39,7 +39,8 @@ def classify(
 
     Reads FILE (or standard input with -): JSON lines with "text" or "content" (and optional
     "tags"), or plain lines. Prints one JSON object per input line: verdict, rule, reason, topic,
-    stage, topic_key, tags, content_hash, and for an item of several segments (a transcript, a
+    stage, topic_key, tags, content_hash; injection (severity, rules, the bank's action) when the text
+    holds instructions aimed at the agent; and for an item of several segments (a transcript, a
     paragraph of sentences) each segment with its text, speaker and verdict, and the text that
     would be stored. Duplicates and topic-key conflicts are judged within the input, as if it were
     one retain request.
@@ -50,6 +51,7 @@ def classify(
         printf 'how old is your son now?\\n27\\n' | memwarden classify --conversation -
     """
     from memwarden.governance.state import build_pipeline
+    from memwarden.policies.defense import defend
     from memwarden.policies.resolve import resolve
     from memwarden.proxy.app import classifier_embedder
 
@@ -65,6 +67,8 @@ def classify(
         texts = [c if isinstance(c, str) else None for c, _ in entries]
         before = [None, *texts[:-1]] if texts else []
     judged = pipeline.judge_many(entries, secrets=secrets, forward=mode, before=before)
+    actions, sep = governance.injection_for(bank), governance.tag_separator
+    judged = [defend(j, {"content": entries[j.position][0]}, actions, sep) for j in judged]
     for j in resolve(judged, active_hashes={}, key_holders={}):
         out: dict[str, Any] = {
             "verdict": j.verdict,
@@ -76,6 +80,8 @@ def classify(
             "tags": list(j.tags),
             "content_hash": j.content_hash or None,
         }
+        if j.threat is not None:
+            out["injection"] = j.threat.summary()
         if j.segments:
             out["segments"] = [{**s.summary(), "text": s.text} for s in j.segments]
             if j.verdict != "reject":

@@ -220,3 +220,31 @@ def test_twenty_guarded_patches_under_concurrent_writes_roll_nothing_back(hindsi
     held = " ".join(u["text"] for u in r.json()["items"])
     assert all(f"svc-{t.split('svc-')[1].split(' ')[0]}" in held for t in acknowledged)
     httpx.delete(f"{hindsight_url}/v1/default/banks/{bank}", timeout=60)
+
+
+async def test_hindsight_memory_defense_passes_through_the_guard_untouched(hindsight_url: str, warden: str) -> None:
+    """Hindsight's own ``memory_defense`` policy (its detectors: the open-source build runs
+    ``sensitive_data``) is the bank's to set: memwarden's guard snapshots the change and sends it on
+    as written, and an invalid one gets Hindsight's own 422."""
+    bank = f"def-{uuid.uuid4().hex[:8]}"
+    policy = {
+        "enabled": True,
+        "rules": [{"on": "sensitive_data", "action": "redact"}, {"on": "prompt_injection", "action": "block"}],
+    }
+    client = Hindsight(base_url=warden, timeout=120)
+    try:
+        await client.aretain(bank, "The staging cluster runs in eu-west-1.")
+        async with httpx.AsyncClient(timeout=120) as http:
+            r = await http.patch(
+                f"{warden}/v1/default/banks/{bank}/config", json={"updates": {"memory_defense": policy}}
+            )
+            assert r.status_code == 200, r.text
+            assert r.headers["x-warden-snapshot"]
+            assert direct_config(hindsight_url, bank)["overrides"]["memory_defense"] == policy
+            bad = {"updates": {"memory_defense": {"enabled": True, "rules": [{"on": "sensitive_data", "action": "x"}]}}}
+            refused = await http.patch(f"{warden}/v1/default/banks/{bank}/config", json=bad)
+            direct = await http.patch(f"{hindsight_url}/v1/default/banks/{bank}/config", json=bad)
+        assert (refused.status_code, direct.status_code) == (422, 422)
+        assert direct_config(hindsight_url, bank)["overrides"]["memory_defense"] == policy
+    finally:
+        await client.aclose()

@@ -52,6 +52,7 @@ export async function memoryPage(bank, id) {
         ["Document", m.document_id ? h("code", {}, m.document_id) : "—"],
         m.conflict_with ? ["Conflicts with", h("a", { href: bankHash(bank, `/m/${encodeURIComponent(m.conflict_with)}`) }, h("code", {}, m.conflict_with))] : null,
         ["Rule", m.rule ? `${m.rule}${m.reason ? ` — ${m.reason}` : ""}` : "—"],
+        ["Written by", m.writer ? [h("code", {}, m.writer), ` through ${m.channel ?? "—"}`] : "— (before memwarden kept it)"],
         ["Feedback", `${m.feedback.score} (${m.feedback.count} votes)`],
         ["Recalled", `${m.hit_count} times`],
         ["Recorded", when(m.created_at)], ["Updated", when(m.updated_at)],

@@ -17,6 +17,14 @@ function memoryBox(title, m, bank) {
       h("a", { href: bankHash(bank, `/m/${encodeURIComponent(m.id)}`) }, short(m.id))));
 }
 
+// Held because it holds instructions aimed at the agent (not a topic-key conflict): why, by which rules.
+const quarantined = (m) => typeof m.rule === "string" && m.rule.startsWith("injection.");
+
+function whyHeld(m) {
+  return h("div", {}, h("strong", {}, "Quarantined "), badge("injection"),
+    h("p", {}, m.reason || ""), h("p", { class: "muted" }, h("code", {}, m.rule)));
+}
+
 export async function reviewPage(bank, query) {
   const offset = Number(query.offset || 0);
   const page = await api(bankPath(bank, "/review"), { query: { limit: PAGE, offset } });
@@ -61,13 +69,15 @@ export async function reviewPage(bank, query) {
       h("div", { class: "buttons" }, h("label", {}, check, " select"),
         h("button", { type: "button", class: "primary", onclick: (e) => decide(e.currentTarget, held.id, "approve") }, "Approve"),
         h("button", { type: "button", class: "danger", onclick: (e) => decide(e.currentTarget, held.id, "reject") }, "Reject…")),
-      h("div", { class: "side" }, memoryBox("Held", held, bank), memoryBox("Conflicts with", other, bank)));
+      h("div", { class: "side" }, memoryBox("Held", held, bank),
+        quarantined(held) ? whyHeld(held) : memoryBox("Conflicts with", other, bank)));
   });
   const all = h("input", { type: "checkbox", "aria-label": "Select every item on this page",
     onchange: (e) => checks.forEach((c) => { c.checked = e.currentTarget.checked; }) });
   return [
     h("h1", {}, `Review queue of ${bank}`),
-    page.total ? h("p", {}, `${page.total} held: each conflicts with the memory holding its topic key. Approving supersedes that memory.`)
+    page.total ? h("p", {}, `${page.total} held: an item that conflicts with the memory holding its topic key (approving supersedes that memory),`
+      + " or one quarantined for instructions aimed at the agent (approving delivers it as it is).")
       : message("ok", "The review queue is empty."),
     page.total ? h("div", { class: "card buttons" }, h("label", {}, all, " select all on this page"),
       h("button", { type: "button", onclick: (e) => planMany(e.currentTarget, "approve") }, "Plan: approve selected…"),

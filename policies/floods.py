@@ -1,0 +1,77 @@
+"""Corroboration floods: one writer repeating a claim — near-identical texts, or the same "updated
+policy" framing — so that the agent finds it everywhere and believes it. A report on Hindsight
+found repetition alone made strong models grant what they had been told to deny. Pure: the
+caller keeps each writer's recent claims (``governance/claims.py``) and asks :func:`flood_findings`.
+
+A claim is an item's text as 3-word shingles (3-character ones for text without spaces: Chinese);
+two claims are near-identical at a Jaccard similarity of :data:`NEAR` or more. An item is flagged
+when, with it, :data:`FLOOD_AT` near-identical claims or :data:`FLOOD_AT` items with the same
+authority or supersede signal came from its writer within the window: ``medium``, or ``high`` when
+the item holds an instruction of its own.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from memwarden.policies.injection import Finding
+from memwarden.policies.judgement import Judgement
+from memwarden.policies.quality import prepare
+
+NEAR = 0.6
+FLOOD_AT = 3  # the third near-identical claim (or framing) within the window is a flood
+MIN_SHINGLES = 4  # a claim has five words (or six characters without spaces) at least
+FRAMINGS = frozenset({"authority", "supersede"})  # "updated policy", "this supersedes earlier memories"
+_WORD = re.compile(r"\w+")
+_CJK = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def shingles(prepared: str) -> frozenset[int]:
+    """The claim's shingles (``prepared``: casefolded, as the pipeline prepares a text): 3-word
+    ones, or 3-character ones for text with Chinese characters."""
+    words = _WORD.findall(prepared)
+    if not _CJK.search(prepared):  # words
+        grams: Iterable[str] = (" ".join(words[i : i + 3]) for i in range(max(1, len(words) - 2)))
+    else:  # Chinese (no spaces between words): characters
+        joined = "".join(words)
+        grams = (joined[i : i + 3] for i in range(max(1, len(joined) - 2)))
+    return frozenset(zlib.crc32(g.encode()) for g in grams)
+
+
+def similarity(a: frozenset[int], b: frozenset[int]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One kept item of a writer: its shingles and the signals its instructions carried."""
+
+    shingles: frozenset[int]
+    signals: frozenset[str]
+
+
+def claim_of(j: Judgement) -> Claim:
+    """A kept item's claim: its stored text's shingles, and its instructions' signals."""
+    signals = frozenset(rule.split(".")[1] for rule in j.threat.rules) if j.threat is not None else frozenset()
+    return Claim(shingles(prepare(j.text)), signals)
+
+
+def flood_findings(claim: Claim, recent: Sequence[Claim], *, own_threat: bool) -> list[Finding]:
+    """The flood findings of ``claim`` given its writer's ``recent`` claims within the window
+    (oldest first; the request's earlier items included)."""
+    out: list[Finding] = []
+    if len(claim.shingles) < MIN_SHINGLES:  # "ok thanks", "Morning": no claim to repeat
+        return out
+    near = sum(1 for c in recent if similarity(claim.shingles, c.shingles) >= NEAR)
+    severity = "high" if own_threat else "medium"
+    if near + 1 >= FLOOD_AT:
+        out.append(Finding("injection.flood.repeated_claim", severity, 0, 0))
+    framed = claim.signals & FRAMINGS
+    if framed and sum(1 for c in recent if c.signals & framed) + 1 >= FLOOD_AT:
+        out.append(Finding("injection.flood.repeated_framing", "high", 0, 0))
+    return out
