@@ -32,9 +32,9 @@ from typing import Any
 
 from bench.harness import DATA, machine, markdown_table, write_json
 from memwarden.policies.defense import DEFAULT_ACTIONS, defend
-from memwarden.policies.floods import Claim, claim_of, flood_findings
+from memwarden.policies.floods import flood_positions
 from memwarden.policies.injection import find_instructions, severity
-from memwarden.policies.judgement import FORWARDED
+from memwarden.policies.judgement import FORWARDED, Judgement
 from memwarden.policies.pipeline import Pipeline
 
 RANK = {"low": 0, "medium": 1, "high": 2}
@@ -129,24 +129,28 @@ def pipeline_rows(
     return entries, table
 
 
-def flood_false_positives() -> tuple[int, int]:
-    """Each conversation of the chat sets retained turn by turn by one writer, every turn within the
-    flood window (the worst case: sessions days apart are in fact forgotten): how many kept turns
-    the flood check flags, of how many."""
-    flagged = kept = 0
+def flood_false_positives() -> dict[str, list[int]]:
+    """The chat sets retained turn by turn, every turn within the flood window (the worst case:
+    sessions days apart are in fact forgotten): how many kept turns the flood check flags, of how
+    many — each conversation one writer (a key per user), and each whole set one writer (an
+    installation without keys: every user's turns one writer's)."""
+    out: dict[str, list[int]] = {"per_conversation": [0, 0], "per_set": [0, 0]}
     for name in CONVERSATIONS:
+        whole: list[Judgement] = []
         for conversation in rows(name):
-            recent: list[Claim] = []
-            for session in conversation.get("sessions", []):
-                for turn in session.get("turns", []):
-                    j = PIPELINE.judge(0, turn["text"])
-                    if j.verdict not in FORWARDED:
-                        continue
-                    kept += 1
-                    claim = claim_of(j)
-                    flagged += bool(flood_findings(claim, recent, own_threat=j.threat is not None))
-                    recent.append(claim)
-    return flagged, kept
+            judged = [
+                PIPELINE.judge(len(whole) + n, turn["text"])
+                for n, turn in enumerate(
+                    t for session in conversation.get("sessions", []) for t in session.get("turns", [])
+                )
+            ]
+            whole += judged
+            kept = sum(j.verdict in FORWARDED for j in judged)
+            out["per_conversation"][0] += len(flood_positions(judged, []))
+            out["per_conversation"][1] += kept
+        out["per_set"][0] += len(flood_positions(whole, []))
+        out["per_set"][1] += sum(j.verdict in FORWARDED for j in whole)
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -210,11 +214,12 @@ def main(argv: list[str] | None = None) -> None:
         "harmless rejected",
     ]
     print(markdown_table(header, through))
-    flagged, kept = flood_false_positives()
-    results["flood_false_positives"] = [flagged, kept]
+    floods = flood_false_positives()
+    results["flood_false_positives"] = floods
+    (a, n), (b, m) = floods["per_conversation"], floods["per_set"]
     print(
-        f"\ncorroboration floods: {flagged} of {kept} kept conversation turns flagged (each conversation"
-        " one writer, every turn within the window)"
+        f"\ncorroboration floods (every turn within the window): {a} of {n} kept conversation turns flagged"
+        f" with each conversation one writer, {b} of {m} with each chat set one writer"
     )
     if args.json:
         write_json(args.json, results)

@@ -184,6 +184,8 @@ def _after(j: Judgement, item: dict[str, Any], previews: bool = True) -> dict[st
         after["secrets"] = list(j.secrets)
     if j.non_text_blocks:
         after["unfiltered_blocks"] = j.non_text_blocks  # images/files passed without judgement
+    if j.threat is not None:  # instructions aimed at the agent: severity, rules, fields, the bank's action
+        after["injection"] = j.threat.summary()
     if j.segments:
         after["segments"] = len(j.segments)
         if j.verdict == "reject":  # every segment noise: which rules said so

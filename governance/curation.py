@@ -31,7 +31,7 @@ log = structlog.get_logger("memwarden.governance")
 async def judge_new_text(
     retain: Retainer,
     bank: str,
-    text: str,
+    text: str | None,
     *,
     route: str,
     request_id: str,
@@ -45,18 +45,22 @@ async def judge_new_text(
     (``curation_refused``: rule, reason, labels; never the text) and raised as :class:`Refused`
     (422) naming the rule. So does a new text — or a ``context`` among ``fields``, the request's
     others — holding instructions aimed at the agent that the bank quarantines or blocks (an edit
-    cannot wait in the review queue); one the bank would tag or allow goes through."""
+    cannot wait in the review queue); one the bank would tag or allow goes through, as given (an
+    edit carries no tags). ``text`` None: an edit of the other fields alone, screened the same way."""
     governance = retain.governance
 
     def judge() -> Judgement:
-        entries: list[tuple[str, list[str]]] = [(text, [])]
-        judged = retain.pipeline.judge_many(
-            entries, secrets=governance.secrets_for(bank), forward=governance.segments_for(bank), before=None
-        )[0]
-        item = {**(fields or {}), "content": text}
+        if text is None:  # the other fields alone: what the defence reads of them
+            judged = Judgement(0, "store", "curation.fields", "the fields of an edit")
+        else:
+            entries: list[tuple[str, list[str]]] = [(text, [])]
+            judged = retain.pipeline.judge_many(
+                entries, secrets=governance.secrets_for(bank), forward=governance.segments_for(bank), before=None
+            )[0]
+        item = {**(fields or {}), "content": text or ""}
         return defend(judged, item, governance.injection_for(bank), governance.tag_separator)
 
-    large = len(text) > LARGE_TEXT or retain.pipeline.learned is not None
+    large = len(text or "") > LARGE_TEXT or retain.pipeline.learned is not None
     judged = await asyncio.to_thread(judge) if large else judge()
     if judged.verdict == "store":  # (tagged or allowed instructions too: the edit's text goes as given)
         return

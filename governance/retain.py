@@ -25,7 +25,7 @@ import structlog
 
 from memwarden.backends.base import BackendUnavailable
 from memwarden.db import outbox as outbox_rows
-from memwarden.db.audit import append_events, current_actor
+from memwarden.db.audit import AuditEvent, append_events, current_actor
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
 from memwarden.db.memories import Recorded, lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts
@@ -40,8 +40,7 @@ from memwarden.governance.review import Review
 from memwarden.governance.turns import LastTurns, Thread
 from memwarden.metrics import Metrics
 from memwarden.policies.defense import defend
-from memwarden.policies.floods import claim_of, flood_findings
-from memwarden.policies.injection import Finding
+from memwarden.policies.floods import claim_of, flood_positions
 from memwarden.policies.judgement import FORWARDED, Forward, Judgement, extract_text
 from memwarden.policies.pipeline import Pipeline
 from memwarden.policies.resolve import resolve
@@ -84,8 +83,8 @@ class Batch:
     # and ``source``.
     provenance: Provenance | None = None
     # Whether the writer may write the bank's protected tags (an admin key on the bank; any request
-    # where no key is needed).
-    admin: bool = True
+    # where no key is needed): the front says so; unsaid, it may not.
+    admin: bool = False
 
 
 @dataclass
@@ -144,81 +143,93 @@ class Retainer:
     claims: RecentClaims = field(default_factory=RecentClaims)  # each writer's recent claims (floods)
 
     async def judge(self, batch: Batch) -> list[Judgement]:
-        """Every item's verdict against what the bank already holds. Reads, writes nothing. Raises
-        :class:`~memwarden.governance.errors.Forbidden` when a writer that is not an admin sends a
-        tag the bank protects."""
-        self._check_protected(batch)
+        """Every item's verdict against what the bank already holds. Reads, writes nothing.
+
+        The pipeline judges each item; the bank's defence acts on it (instructions aimed at the
+        agent in its text or fields: tagged, held, blocked) before dedup and topic-key conflicts are
+        resolved, so that a held or blocked item neither takes a topic key nor supersedes one; then
+        the writer's corroboration floods, among what would be stored, and — when one is found —
+        the defence and the resolution again with it."""
         secrets = self.governance.secrets_for(batch.bank)
         forward = batch.segments or self.governance.segments_for(batch.bank)
+        actions = self.governance.injection_for(batch.bank)
+        sep = self.governance.tag_separator
 
         threads = _threads(batch)
         before = None if threads is None else self.turns.before(threads, [extract_text(c)[0] for c in batch.contents])
 
-        def judge_all() -> list[Judgement]:
+        def judge_all() -> tuple[list[Judgement], list[Judgement]]:
             entries = [
                 (content, [*tags, *batch.document_tags])
                 for content, tags in zip(batch.contents, batch.tags, strict=True)
             ]
-            return self.pipeline.judge_many(entries, secrets=secrets, forward=forward, before=before)
+            judged = self.pipeline.judge_many(entries, secrets=secrets, forward=forward, before=before)
+            return judged, [defend(j, batch.raw_items[j.position], actions, sep) for j in judged]
 
         # The rules take microseconds an item: on the loop. The learned layer embeds: off the loop.
         # A long text (a document, a long transcript) takes a while to cut: off the loop as well.
-        large = any(len(c) > LARGE_TEXT for c in batch.contents if isinstance(c, str))
-        judged = judge_all() if self.pipeline.learned is None and not large else await asyncio.to_thread(judge_all)
-        hashes = [j.content_hash for j in judged if j.verdict in FORWARDED]
-        keys = [j.topic_key for j in judged if j.verdict in FORWARDED and j.topic_key]
+        large = any(len(c) > LARGE_TEXT for c in batch.contents if isinstance(c, str)) or len(batch.contents) > 100
+        offload = self.pipeline.learned is not None or large
+        judged, defended = await asyncio.to_thread(judge_all) if offload else judge_all()
+        hashes = [j.content_hash for j in defended if j.verdict in FORWARDED]
+        keys = [j.topic_key for j in defended if j.verdict in FORWARDED and j.topic_key]
         facts = (
             await self.ledger.read(lambda db: lookup_facts(db, batch.bank, hashes, keys, batch.scope))
             if hashes
             else None
         )
-        resolved = resolve(
-            judged, active_hashes=facts.active_hashes if facts else {}, key_holders=facts.key_holders if facts else {}
+        held = facts.active_hashes if facts else {}
+        holders = facts.key_holders if facts else {}
+        resolved = resolve(defended, active_hashes=held, key_holders=holders)
+        recent = self.claims.recent(batch.bank, self._writer(batch))
+        floods = (
+            await asyncio.to_thread(flood_positions, resolved, recent) if offload else flood_positions(resolved, recent)
         )
-        # Then the bank's defence, on what would be stored (a duplicate stores nothing new).
-        actions = self.governance.injection_for(batch.bank)
-        sep = self.governance.tag_separator
-        floods = self._floods(batch, resolved)
-        return [defend(j, batch.raw_items[j.position], actions, sep, floods.get(j.position, ())) for j in resolved]
+        if not floods:
+            return resolved
+        again = [
+            defend(j, batch.raw_items[j.position], actions, sep, floods[j.position]) if j.position in floods else d
+            for j, d in zip(judged, defended, strict=True)
+        ]
+        return resolve(again, active_hashes=held, key_holders=holders)
 
     @staticmethod
     def _writer(batch: Batch) -> str:
         return batch.provenance.writer if batch.provenance is not None else batch.actor
-
-    def _floods(self, batch: Batch, judged: Sequence[Judgement]) -> dict[int, list[Finding]]:
-        """The items that repeat a claim (or an "updated policy" framing) their writer made within
-        the window — the request's earlier items included: their flood findings, by position."""
-        recent = self.claims.recent(batch.bank, self._writer(batch))
-        out: dict[int, list[Finding]] = {}
-        for j in judged:
-            if j.verdict not in FORWARDED:
-                continue
-            claim = claim_of(j)
-            found = flood_findings(claim, recent, own_threat=j.threat is not None and j.threat.severity != "low")
-            if found:
-                out[j.position] = found
-            recent.append(claim)
-        return out
 
     def follow_claims(self, batch: Batch, judgements: Sequence[Judgement]) -> None:
         """A batch was written (or shadowed): its kept and held items are its writer's claims now."""
         kept = [claim_of(j) for j in judgements if j.verdict in (*FORWARDED, "review")]
         self.claims.follow(batch.bank, self._writer(batch), kept)
 
-    def _check_protected(self, batch: Batch) -> None:
-        protected = self.governance.protected_tags_for(batch.bank)
-        if batch.admin or not protected:
+    async def check_protected(
+        self, bank: str, tags: Sequence[str], *, admin: bool, source: str, request_id: str, actor: str
+    ) -> None:
+        """Nothing when the writer is an admin of ``bank`` or sends no tag the bank protects; else
+        the refusal audited (``protected_tag_refused``: the tags) and raised as
+        :class:`~memwarden.governance.errors.Forbidden` (403), nothing written."""
+        protected = self.governance.protected_tags_for(bank)
+        if admin or not protected:
             return
-        sep = self.governance.tag_separator
-        found = protected_tags(
-            [*batch.document_tags, *(t for tags in batch.tags for t in tags)], protected, separator=sep
+        found = list(dict.fromkeys(protected_tags(tags, protected, separator=self.governance.tag_separator)))
+        if not found:
+            return
+        shown = [t[:64] for t in found[:20]]
+        event = AuditEvent(
+            "protected_tag_refused",
+            bank=bank,
+            actor=actor,
+            source=source,
+            rule="tags.protected",
+            reason=f"{len(found)} tag(s) reserved to admin keys; nothing was written",
+            after={"tags": shown},
+            request_id=request_id,
         )
-        if found:
-            shown = ", ".join(dict.fromkeys(t[:64] for t in found[:5]))
-            raise Forbidden(
-                f"tags reserved to admin keys in bank '{batch.bank}' ({shown}): nothing was written"
-                " (governance.protected_tags)"
-            )
+        await self.ledger.write(lambda db: append_events(db, [event]))
+        raise Forbidden(
+            f"tags reserved to admin keys in bank '{bank}' ({', '.join(shown[:5])}): nothing was written"
+            " (governance.protected_tags)"
+        )
 
     def follow_turns(self, batch: Batch, judgements: Sequence[Judgement]) -> None:
         """A batch was written (or shadowed): each conversation's latest turn is its last item — its
@@ -279,10 +290,16 @@ class Retainer:
     async def enforce(self, batch: Batch, judgements: list[Judgement], deliver: Delivery) -> Retained:
         """Record every verdict, deliver the survivors, settle their rows (see the module). In front of
         a backend the delivery is recorded in the outbox with the verdicts, and handed to it when the
-        backend cannot take it now (``Retained.queued``). Raises :class:`OutboxFull` (nothing written),
+        backend cannot take it now (``Retained.queued``). Raises
+        :class:`~memwarden.governance.errors.Forbidden` for a tag the bank reserves to admin keys
+        (nothing written but the refusal's audit event), :class:`OutboxFull` (nothing written),
         or :class:`~memwarden.governance.refusals.InstructionsBlocked` when the bank's policy blocks
         an item (nothing written but the refusal's audit event)."""
         bank, request_id, actor = batch.bank, batch.request_id, batch.actor
+        sent = [*batch.document_tags, *(t for tags in batch.tags for t in tags)]
+        await self.check_protected(
+            bank, sent, admin=batch.admin, source=batch.source, request_id=request_id, actor=actor
+        )
         blocked = [j for j in judgements if j.verdict == "reject" and j.threat and j.threat.action == "block"]
         await refuse_instructions(self.ledger, bank, blocked, source=batch.source, request_id=request_id, actor=actor)
         outbox = self.outbox

@@ -7,8 +7,8 @@ judgement's ``threat``); :func:`defend` adds what the item's other fields hold �
 (which a backend prepends to the text it extracts from), its metadata, entities, any other string
 field — and applies the action of the worst severity:
 
-- ``allow``: stored as judged (the finding stays on the judgement: the audit and a verbose answer
-  show it);
+- ``allow``: stored as judged (the finding stays on the judgement: its audit event and a verbose
+  answer show it);
 - ``tag``: stored with the tag ``injection:<severity>`` (the reader of a memory can see it, a
   recall can filter it out);
 - ``quarantine``: held (verdict ``review``): recorded in the ledger, not delivered, not recalled,
@@ -35,12 +35,16 @@ _NOT_READ = frozenset({"content", "timestamp", "created_at", "updated_at", "even
 
 
 def _strings(value: Any, loc: Loc, name: str | int | None) -> Iterator[tuple[Loc, str]]:
-    """The strings of a JSON value with their locations, ids left out (an id says nothing)."""
+    """The strings of a JSON value with their locations, keys included; an id left out (one word
+    under an id's name says nothing — words with spaces under one are read all the same: the
+    name is the writer's to choose)."""
     if isinstance(value, str):
-        if value and not is_identifier(name):
+        if value and not (is_identifier(name) and not any(ch.isspace() for ch in value)):
             yield loc, value
     elif isinstance(value, Mapping):
         for key, item in value.items():
+            if any(ch.isspace() for ch in str(key)):  # a key that is words
+                yield (*loc, "[key]"), str(key)
             yield from _strings(item, (*loc, str(key)), str(key))
     elif isinstance(value, list | tuple):
         for i, item in enumerate(value):

@@ -18,11 +18,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from memwarden.policies.injection import Finding
-from memwarden.policies.judgement import Judgement
+from memwarden.policies.judgement import FORWARDED, Judgement
 from memwarden.policies.quality import prepare
 
 NEAR = 0.6
 FLOOD_AT = 3  # the third near-identical claim (or framing) within the window is a flood
+COMPARED = 64  # an item is compared with its writer's latest claims, this many at most
+SKETCH = 128  # shingles kept of a claim (a long text's sample)
 MIN_SHINGLES = 4  # a claim has five words (or six characters without spaces) at least
 FRAMINGS = frozenset({"authority", "supersede"})  # "updated policy", "this supersedes earlier memories"
 _WORD = re.compile(r"\w+")
@@ -38,7 +40,10 @@ def shingles(prepared: str) -> frozenset[int]:
     else:  # Chinese (no spaces between words): characters
         joined = "".join(words)
         grams = (joined[i : i + 3] for i in range(max(1, len(joined) - 2)))
-    return frozenset(zlib.crc32(g.encode()) for g in grams)
+    hashed = {zlib.crc32(g.encode()) for g in grams}
+    # A long text keeps a sample: its SKETCH smallest hashes (the same grams give the same sample,
+    # so near-identical texts keep near-identical samples) — a bounded size and comparison cost.
+    return frozenset(sorted(hashed)[:SKETCH]) if len(hashed) > SKETCH else frozenset(hashed)
 
 
 def similarity(a: frozenset[int], b: frozenset[int]) -> float:
@@ -53,6 +58,26 @@ class Claim:
 
     shingles: frozenset[int]
     signals: frozenset[str]
+
+
+def flood_positions(judged: Sequence[Judgement], recent: Sequence[Claim]) -> dict[int, list[Finding]]:
+    """The items of a request (its judgements after dedup) that repeat a claim or a framing of
+    their writer's — ``recent``: the writer's claims within the window, oldest first; the
+    request's earlier items count too: their flood findings, by position. Each item is compared
+    with the :data:`COMPARED` latest claims at most (a bounded cost for a request of many items)."""
+    window = list(recent[-COMPARED:])
+    out: dict[int, list[Finding]] = {}
+    for j in judged:
+        if j.verdict not in FORWARDED:
+            continue
+        claim = claim_of(j)
+        found = flood_findings(claim, window, own_threat=j.threat is not None and j.threat.severity != "low")
+        if found:
+            out[j.position] = found
+        window.append(claim)
+        if len(window) > COMPARED:
+            del window[0]
+    return out
 
 
 def claim_of(j: Judgement) -> Claim:

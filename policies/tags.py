@@ -72,7 +72,8 @@ def protected_tags(tags: Iterable[str], protected: Iterable[str], *, separator: 
             exact.add(_canonical(entry, separator))
     out = []
     for tag in tags:
-        split = split_tag(tag)
-        if (split is not None and split[0] in keys) or _canonical(tag, separator) in exact:
+        canonical = _canonical(tag, separator)  # "Trust Level : high" is trust_level:high
+        split = split_tag(canonical)
+        if (split is not None and split[0] in keys) or canonical in exact:
             out.append(tag)
     return out

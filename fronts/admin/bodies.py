@@ -75,7 +75,10 @@ def _utc(value: str | None) -> str | None:
         raise ValueError("an ISO 8601 date and time, with its offset (2026-12-06T05:00:00Z)") from None
     if when.tzinfo is None:
         raise ValueError("a time needs its offset (Z or +hh:mm): the ledger's times are UTC")
-    return when.astimezone(UTC).isoformat()
+    try:
+        return when.astimezone(UTC).isoformat()
+    except OverflowError:  # 0001-01-01T00:00:00+05:00: before the calendar's first day in UTC
+        raise ValueError("a time within the calendar's years 1 to 9999 in UTC") from None
 
 
 class WrittenBy(BaseModel):

@@ -136,11 +136,7 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
     raw_body, request, batch = parsed
     if not dry_run:
         state.config.seed_in_background(bank)
-    try:
-        judgements = await state.retain.judge(batch)
-    except ServiceError as exc:  # a tag the bank reserves to admin keys: nothing judged, nothing written
-        await send_service_error(send, exc)
-        return
+    judgements = await state.retain.judge(batch)
     if dry_run:
         await _respond(send, bank, request.is_async, Retained(judgements), mode, None, dry_run=True, verbose=True)
         return
@@ -158,7 +154,7 @@ async def governed_retain(state: AppState, scope: Scope, receive: Receive, send:
             state.memory, state.backend, bank, wait=not request.is_async, target=target, headers=headers
         )
         retained = await state.retain.write(batch, judgements, deliver)
-    except ServiceError as exc:  # busy, queue full: nothing was recorded, nothing delivered
+    except ServiceError as exc:  # busy, queue full, blocked, a protected tag: nothing recorded but a refusal's audit
         await send_service_error(send, exc)
         return
     await _shape(scope, send, bank, request.is_async, retained, mode, verbose=verbose)

@@ -23,11 +23,13 @@ from typing import Any
 import structlog
 from starlette.types import Receive, Scope, Send
 
+from memwarden.db.audit import current_actor
+from memwarden.fronts.auth import writes_as_admin
 from memwarden.fronts.errors import refused_for_secrets
 from memwarden.fronts.hindsight.passthrough import forward
 from memwarden.fronts.middleware import request_id_of
 from memwarden.governance.curation import judge_new_text
-from memwarden.governance.errors import Refused
+from memwarden.governance.errors import Refused, ServiceError
 from memwarden.governance.state import AppState
 from memwarden.wire.asgi import (
     BodyError,
@@ -117,6 +119,9 @@ async def scanned_write(state: AppState, scope: Scope, receive: Receive, send: S
     await forward(state.backend, scope, replay(body, receive), send, retries=0)
 
 
+_NOT_SCREENED = frozenset({"text", "reason", "state"})
+
+
 async def curate_memory(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     """A fact's curation (:func:`scanned_write`); when it moved the fact's ``state`` and the backend
     took it, the ledger's memories of its document follow (:func:`~memwarden.governance.curation.fact_curated`)."""
@@ -131,11 +136,14 @@ async def curate_memory(state: AppState, scope: Scope, receive: Receive, send: S
     if await refused_for_secrets(state, scope, send, payload):
         return
     text = payload.get("text") if isinstance(payload, dict) else None
-    if isinstance(text, str) and text.strip() and state.settings.governance.mode_for(bank) == "enforce":
+    new_text = text if isinstance(text, str) and text.strip() else None
+    # The fields an agent later reads with the memory (its context …); not the operator's reason or
+    # the state a curation moves it to.
+    others = {k: v for k, v in payload.items() if k not in _NOT_SCREENED} if isinstance(payload, dict) else {}
+    if (new_text is not None or others) and state.settings.governance.mode_for(bank) == "enforce":
         try:  # a new text is judged as a retain's item is: one the rules reject changes nothing
-            others = {k: v for k, v in payload.items() if k != "text"}
             await judge_new_text(
-                state.retain, bank, text, route="curate_memory", request_id=request_id_of(scope), fields=others
+                state.retain, bank, new_text, route="curate_memory", request_id=request_id_of(scope), fields=others
             )
         except Refused as exc:
             await send_json(send, exc.status, {"detail": exc.detail})
@@ -191,7 +199,15 @@ async def document_patch(state: AppState, scope: Scope, receive: Receive, send: 
         return
     try:
         canonical, labels = state.curator.document_tags(tags)
-    except Refused as exc:
+        await state.retain.check_protected(  # a re-tag writes tags as a retain does
+            bank,
+            tags,
+            admin=writes_as_admin(scope, bank),
+            source="document_tags",
+            request_id=request_id_of(scope),
+            actor=current_actor(),
+        )
+    except ServiceError as exc:
         await send_json(send, exc.status, {"detail": exc.detail})
         return
     new_body = json.dumps({**payload, "tags": canonical}, ensure_ascii=False).encode()

@@ -58,7 +58,7 @@ def test_one_policy_framing_after_another_is_a_flood_though_the_texts_differ() -
     assert similarity(shingles(prepare(framings[0])), shingles(prepare(framings[2]))) < 0.3
 
 
-def test_different_facts_short_replies_and_another_bank_are_no_flood() -> None:
+def test_different_facts_and_short_replies_are_no_flood() -> None:
     facts = [
         "The staging cluster runs Kubernetes 1.29 on three nodes.",
         "The billing service was moved to eu-west-1 last week.",
