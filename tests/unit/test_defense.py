@@ -103,3 +103,15 @@ def test_settings_give_each_bank_its_actions() -> None:
     assert g.injection_for("strict") == {"low": "allow", "medium": "tag", "high": "block"}
     with pytest.raises(SettingsError, match="high"):
         load_settings(environ={}, overrides={"governance": {"injection": {"high": "delete"}}})
+
+
+def test_a_protected_key_is_matched_in_any_spelling_and_an_exact_tag_only_as_itself() -> None:
+    from memwarden.policies.tags import protected_tags
+
+    sent = ["Trust Level : high", "source=web", "verified:true", "verified:false", "sourcey:x", "note"]
+    assert protected_tags(sent, ["trust_level", "source", "verified: true"]) == [
+        "Trust Level : high",
+        "source=web",
+        "verified:true",
+    ]
+    assert protected_tags(sent, []) == []

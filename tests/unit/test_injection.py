@@ -91,3 +91,29 @@ def test_every_finding_names_its_rule_and_where_it_is() -> None:
         assert f.rule.startswith("injection.")
         assert f.severity in ("low", "medium", "high")
         assert 0 <= f.start < f.end <= len(text)
+
+
+def test_the_rules_lookaheads_change_no_match() -> None:
+    """Each rule's alternatives run behind a one-character lookahead (``injection_rules.compiled``):
+    without them, every rule matches the same spans on every text of the repository's data."""
+    import json
+    import re
+    from pathlib import Path
+
+    from memwarden.policies.injection_rules import RULES
+
+    ours = re.compile(r"\(\?=\[(?:\\.|[^\]\\])*\]\)")
+    plain = [(p, re.compile(ours.sub("", p.pattern), p.flags)) for _, _, p, _ in RULES]
+    data = Path(__file__).resolve().parents[1] / "data"
+    texts = [
+        json.loads(line)["text"]
+        for name in ("poisoning_tune_en", "poisoning_tune_zh", "transcripts")  # (the eval sets are never read)
+        for line in (data / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+        if line
+    ]
+    assert len(texts) > 600
+    for fast, slow in plain:
+        assert fast.pattern != slow.pattern or "(?=[" not in fast.pattern
+        for text in texts:
+            a, b = fast.search(text), slow.search(text)
+            assert (a and a.span()) == (b and b.span()), (fast.pattern[:60], text)
