@@ -3,8 +3,10 @@ policy" framing — so that the agent finds it everywhere and believes it. A rep
 found repetition alone made strong models grant what they had been told to deny. Pure: the
 caller keeps each writer's recent claims (``governance/claims.py``) and asks :func:`flood_findings`.
 
-A claim is an item's text as 3-word shingles (3-character ones for text without spaces: Chinese);
-two claims are near-identical at a Jaccard similarity of :data:`NEAR` or more. An item is flagged
+A claim is an item's text as 3-word shingles (3-character ones for text with Chinese characters);
+two claims are the same claim at a Jaccard similarity of :data:`NEAR` or more with the same values
+(the tokens with a digit, an address or a URL: templated facts — a port per service — are many
+facts, not one repeated). An item is flagged
 when, with it, :data:`FLOOD_AT` near-identical claims or :data:`FLOOD_AT` items with the same
 authority or supersede signal came from its writer within the window: ``medium``, or ``high`` when
 the item holds an instruction of its own.
@@ -29,6 +31,7 @@ MIN_SHINGLES = 4  # a claim has five words (or six characters without spaces) at
 FRAMINGS = frozenset({"authority", "supersede"})  # "updated policy", "this supersedes earlier memories"
 _WORD = re.compile(r"\w+")
 _CJK = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
+_VALUE = re.compile(r"[^\s\u3400-\u9fff，。；：！？、（）]*(?:\d|@|://)[^\s\u3400-\u9fff，。；：！？、（）]*")
 
 
 def shingles(prepared: str) -> frozenset[int]:
@@ -54,10 +57,22 @@ def similarity(a: frozenset[int], b: frozenset[int]) -> float:
 
 @dataclass(frozen=True)
 class Claim:
-    """One kept item of a writer: its shingles and the signals its instructions carried."""
+    """One kept item of a writer: its shingles, its values (the tokens with a digit, an address or a
+    URL: what tells one templated fact from another) and the signals its instructions carried."""
 
     shingles: frozenset[int]
     signals: frozenset[str]
+    values: frozenset[str] = frozenset()
+
+    def repeats(self, other: Claim) -> bool:
+        """The same claim again: near-identical words, and the same values — "svc-1 listens on
+        9001" and "svc-2 listens on 9002" are two facts; the same account or address again is not."""
+        return self.values == other.values and similarity(self.shingles, other.shingles) >= NEAR
+
+
+def values(prepared: str) -> frozenset[str]:
+    """The tokens of a claim that carry its values: with a digit, an ``@`` or ``://``."""
+    return frozenset(m.group(0).strip(".,;:!?)(") for m in _VALUE.finditer(prepared))
 
 
 def flood_positions(judged: Sequence[Judgement], recent: Sequence[Claim]) -> dict[int, list[Finding]]:
@@ -83,7 +98,8 @@ def flood_positions(judged: Sequence[Judgement], recent: Sequence[Claim]) -> dic
 def claim_of(j: Judgement) -> Claim:
     """A kept item's claim: its stored text's shingles, and its instructions' signals."""
     signals = frozenset(rule.split(".")[1] for rule in j.threat.rules) if j.threat is not None else frozenset()
-    return Claim(shingles(prepare(j.text)), signals)
+    prepared = prepare(j.text)
+    return Claim(shingles(prepared), signals, values(prepared))
 
 
 def flood_findings(claim: Claim, recent: Sequence[Claim], *, own_threat: bool) -> list[Finding]:
@@ -92,7 +108,7 @@ def flood_findings(claim: Claim, recent: Sequence[Claim], *, own_threat: bool) -
     out: list[Finding] = []
     if len(claim.shingles) < MIN_SHINGLES:  # "ok thanks", "Morning": no claim to repeat
         return out
-    near = sum(1 for c in recent if similarity(claim.shingles, c.shingles) >= NEAR)
+    near = sum(1 for c in recent if claim.repeats(c))
     severity = "high" if own_threat else "medium"
     if near + 1 >= FLOOD_AT:
         out.append(Finding("injection.flood.repeated_claim", severity, 0, 0))

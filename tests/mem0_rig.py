@@ -21,7 +21,7 @@ from tests.conftest import make_settings
 BANK = "mem0"
 
 
-def local_settings(data_dir: Path, **mem0: Any) -> Settings:
+def local_settings(data_dir: Path, *, governance: dict[str, Any] | None = None, **mem0: Any) -> Settings:
     """Self-hosted: the store with the fast hashing embedder, the rules alone judging."""
     return load_settings(
         environ={},
@@ -31,6 +31,7 @@ def local_settings(data_dir: Path, **mem0: Any) -> Settings:
             "retention": {"enabled": False},
             "labels": {"learned": "off"},
             "config_guard": {"missions": {"mode": "off"}},
+            "governance": governance or {},
             "mem0": mem0,
         },
     )

@@ -66,6 +66,11 @@ def test_different_facts_and_short_replies_are_no_flood() -> None:
         "The office closes at 18:00 on Fridays.",
     ]
     assert flagged(facts) == [[], [], [], []]
+    # Templated facts — one per service, port or person — are many facts, not one claim repeated.
+    ports = [f"Service svc-{i} listens on port {9000 + i} in the search namespace." for i in range(6)]
+    assert flagged(ports) == [[]] * 6
+    zh = [f"服务 svc-{i} 的内网端口统一设为 {9000 + i}，部署在 search 命名空间" for i in range(6)]
+    assert flagged(zh) == [[]] * 6
     assert flagged(["ok thanks", "ok thanks", "ok thanks"]) == [[], [], []]
 
 
