@@ -22,6 +22,15 @@ from pydantic import Field, SecretStr, ValidationError
 from memwarden.settings.database import (
     DatabaseSettings as DatabaseSettings,
 )
+from memwarden.settings.governance import (
+    BankGovernance as BankGovernance,
+)
+from memwarden.settings.governance import (
+    GovernanceSettings as GovernanceSettings,
+)
+from memwarden.settings.governance import (
+    QualityRuleSettings as QualityRuleSettings,
+)
 from memwarden.settings.sections import (
     ENV_PREFIX as ENV_PREFIX,
 )
@@ -35,13 +44,7 @@ from memwarden.settings.sections import (
     BackendsSettings as BackendsSettings,
 )
 from memwarden.settings.sections import (
-    BankGovernance as BankGovernance,
-)
-from memwarden.settings.sections import (
     ConfigGuardSettings as ConfigGuardSettings,
-)
-from memwarden.settings.sections import (
-    GovernanceSettings as GovernanceSettings,
 )
 from memwarden.settings.sections import (
     HindsightSettings as HindsightSettings,
@@ -69,9 +72,6 @@ from memwarden.settings.sections import (
 )
 from memwarden.settings.sections import (
     PlanSettings as PlanSettings,
-)
-from memwarden.settings.sections import (
-    QualityRuleSettings as QualityRuleSettings,
 )
 from memwarden.settings.sections import (
     RetentionSettings as RetentionSettings,
