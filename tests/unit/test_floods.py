@@ -84,3 +84,15 @@ def test_the_writers_memory_forgets_after_its_window_and_keeps_writers_apart() -
     assert held.recent("other", "key-a") == []
     now[0] = 61.0
     assert held.recent("b", "key-a") == []
+
+
+def test_a_long_claim_is_kept_as_a_bounded_sample() -> None:
+    """A writer's claims are held for ten minutes: a long text's shingles and values are a sample
+    of bounded size, and the same long text still repeats itself."""
+    from memwarden.policies.floods import SKETCH, values
+
+    text = " ".join(f"host-{i} answers on port {10000 + i} and logs to /var/log/h{i}.log" for i in range(3000))
+    claim = Claim(shingles(prepare(text)), frozenset(), values(prepare(text)))
+    assert len(claim.shingles) <= SKETCH
+    assert len(claim.values) <= SKETCH
+    assert claim.repeats(Claim(shingles(prepare(text)), frozenset(), values(prepare(text))))
