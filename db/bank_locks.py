@@ -21,7 +21,11 @@ from psycopg_pool import AsyncConnectionPool
 from memwarden.db.common import LockTimeout
 from memwarden.db.postgres import KEEPALIVES
 
-NAMESPACE = 0x6D77  # "mw": the first key of every bank lock (pg_advisory_xact_lock(int, int))
+NAMESPACE = 0x6D77  # "mw": the first key of every bank gate (pg_advisory_xact_lock(int, int))
+# "ms": the first key of every bank's serial lock — its config changes and destructive operations
+# (archive, restore, erase, plans, retention) one at a time across the instances; always taken
+# before the gate's, never after (governance/locks.py).
+SERIAL = 0x6D73
 CONNECT_TIMEOUT = 10.0
 
 
@@ -49,9 +53,12 @@ class SharedBankLocks:
     async def close(self) -> None:
         await self.pool.close()
 
-    async def acquire(self, bank: str, *, exclusive: bool, wait: float | None) -> psycopg.AsyncConnection[Any]:
-        """Hold ``bank``'s lock (until :meth:`release`): the connection holding it. Raises
-        :class:`LockTimeout` when it, or a connection, is not had within ``wait`` seconds."""
+    async def acquire(
+        self, bank: str, *, exclusive: bool, wait: float | None, namespace: int = NAMESPACE
+    ) -> psycopg.AsyncConnection[Any]:
+        """Hold ``bank``'s lock in ``namespace`` (its gate, or :data:`SERIAL`) until :meth:`release`:
+        the connection holding it. Raises :class:`LockTimeout` when it, or a connection, is not had
+        within ``wait`` seconds."""
         try:
             conn = await self.pool.getconn(timeout=wait if wait is not None else CONNECT_TIMEOUT * 6)
         except Exception as exc:  # psycopg_pool.PoolTimeout, or the server gone
@@ -64,7 +71,7 @@ class SharedBankLocks:
             if wait is not None:
                 await conn.execute(f"SET LOCAL lock_timeout = {max(1, int(wait * 1000))}")
             kind = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
-            await conn.execute(f"SELECT {kind}(%s, %s)", (NAMESPACE, bank_key(bank)))
+            await conn.execute(f"SELECT {kind}(%s, %s)", (namespace, bank_key(bank)))
         except errors.LockNotAvailable:
             await self._give_back(conn)
             raise LockTimeout(

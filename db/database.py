@@ -473,7 +473,7 @@ class Database:
         def close_writer() -> None:
             if self._write_db is not None:
                 with contextlib.suppress(Exception):  # its work is no longer its own
-                    self._transaction(lambda tx: instances.deregister(tx, self.instance_id))
+                    self._transaction(lambda tx: instances.leave(tx, self.instance_id))
                 with contextlib.suppress(Exception):  # sqlite3's, psycopg's, the disk's: closing anyway
                     self._checkpoint_head(self._write_db)  # the head at a stop: a truncation after it shows
                 self._write_db.close()

@@ -16,6 +16,7 @@ import os
 import socket
 from dataclasses import dataclass
 
+from memwarden.db import notices
 from memwarden.db.common import Connection, now, on_postgres
 
 HEARTBEAT = 2.0  # seconds between two looks at the others (and at this one's own lock)
@@ -64,6 +65,13 @@ def register(db: Connection, instance_id: str, *, exclusive: bool) -> None:
 
 def deregister(db: Connection, instance_id: str) -> None:
     db.execute("DELETE FROM instances WHERE id = ?", (instance_id,))
+
+
+def leave(db: Connection, instance_id: str) -> None:
+    """This instance stops: no longer live to the others, who are told (``db/notices.py``) and take
+    over what it held at once rather than at their next beat."""
+    deregister(db, instance_id)
+    notices.send(db, notices.LEFT, instance_id)
 
 
 def live(db: Connection) -> list[Instance]:

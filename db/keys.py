@@ -1,6 +1,7 @@
 """The ``api_keys`` table: memwarden's API keys (the hash of each secret, never the secret), their
 scopes, and when they were revoked. Creating and revoking a key is audited in the same transaction
-(``key_created`` / ``key_revoked``; the event holds the id, name and scopes — no secret)."""
+(``key_created`` / ``key_revoked``; the event holds the id, name and scopes — no secret) — and, on
+PostgreSQL, told to every instance (``db/notices.py``: each reads the keys again)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from memwarden.db import notices
 from memwarden.db.audit import AuditEvent, append_events, current_actor
 from memwarden.db.common import now
 from memwarden.policies.keys import Scopes
@@ -76,6 +78,7 @@ def insert_key(
         ),
     )
     append_events(db, [AuditEvent("key_created", source="keys", after=_event_view(record))])
+    notices.send(db, notices.KEYS, "")
     return record
 
 
@@ -92,6 +95,7 @@ def revoke_key(db: sqlite3.Connection, key_id: str, *, reason: str | None) -> Ke
         db,
         [AuditEvent("key_revoked", source="keys", reason=reason, before=_event_view(found), after={"revoked_at": at})],
     )
+    notices.send(db, notices.KEYS, "")
     return revoked
 
 

@@ -15,19 +15,20 @@ SQLite's file to PostgreSQL, back, or one PostgreSQL server to another — all o
   says where it went (a ``state_migrated`` event on each). Otherwise the source is left as it was:
   a backup, removed by hand.
 
-The self-hosted store's tables (``backend = "local"``) are not memwarden's ledger state and are not
-moved here: a store's banks move between the engines one by one, with ``bank export|import``.
+The self-hosted store's tables (``backend = "local"``) are a layer above this one: the caller passes
+them as :class:`MoreTables` (``store/state_move.py``), and they are moved in the same transaction,
+counted and checked like the rest.
 """
 
 from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from memwarden.db import instances, memories, outbox, sqlite
 from memwarden.db.audit import AuditEvent, append_events, audit_key
@@ -42,6 +43,27 @@ GONE = "migrate-state"  # the owner of a delivery in flight when the source stop
 # memories are copied in (compared with the source's before the commit).
 NOT_MOVED = ("schema_migrations", "instances", "memory_counts", "memory_days", "memory_deltas")
 DERIVED = {"memory_counts_now": "bank, status, topic, stage", "memory_days_now": "bank, day"}
+
+
+Row = tuple[Any, ...]
+
+
+class MoreTables(Protocol):
+    """Tables of a layer above moved with the state (the self-hosted store's), in this order."""
+
+    tables: tuple[str, ...]
+
+    def prepare(self, db: Connection) -> None:
+        """Their schema on ``db``, migrated to this version (outside a transaction)."""
+
+    def adapt(
+        self, table: str, columns: list[str], src: Connection, dst: Connection
+    ) -> tuple[list[str], Callable[[Row], Row]] | None:
+        """Where the two engines keep ``table`` differently: the target's columns for the source's
+        ``columns``, and a row's conversion (None: copied as it is)."""
+
+    def check(self, src: Connection, dst: Connection) -> None:
+        """What counts cannot show is the same on both sides; raises :class:`TransferError`."""
 
 
 class TransferError(Exception):
@@ -96,20 +118,22 @@ def migrate_state(
     installation_key: bytes | None,
     recorded: int | None,
     checkpoint_dir: Path,
+    more: MoreTables | None = None,
 ) -> Moved:
-    """Copy memwarden's state from ``source`` to ``target`` (see the module's docstring). The chain
-    is checked with ``installation_key`` against the checkpoints in ``checkpoint_dir``, keyed from
-    ``recorded`` (what installation.key records). Raises :class:`TransferError`."""
+    """Copy memwarden's state from ``source`` to ``target`` (see the module's docstring) — with
+    ``more``'s tables too. The chain is checked with ``installation_key`` against the checkpoints in
+    ``checkpoint_dir``, keyed from ``recorded`` (what installation.key records). Raises
+    :class:`TransferError`."""
     if source == target or (source.url is None and target.url is None and _same_file(source, target)):
         raise TransferError(f"the source and the target are the same database ({source.name})")
-    src = _open(source, source=True)
+    src = _open(source, source=True, more=more)
     try:
-        dst = _open(target, source=False)
+        dst = _open(target, source=False, more=more)
     except BaseException:
         src.close()
         raise
     try:
-        return _move(src, dst, source, target, installation_key, recorded, checkpoint_dir)
+        return _move(src, dst, source, target, installation_key, recorded, checkpoint_dir, more)
     except _driver_errors() as exc:
         said = str(exc)
         for location in (source, target):
@@ -131,8 +155,10 @@ def _move(
     installation_key: bytes | None,
     recorded: int | None,
     checkpoint_dir: Path,
+    more: MoreTables | None,
 ) -> Moved:
     key = audit_key(installation_key) if installation_key else None
+    tables = (*moved_tables(), *(more.tables if more is not None else ()))
     src.execute("BEGIN IMMEDIATE")
     try:
         _refuse_running(src, source)
@@ -147,8 +173,8 @@ def _move(
         dst.execute("BEGIN IMMEDIATE")
         try:
             _refuse_running(dst, target)
-            _refuse_state(dst, target)
-            counts = {table: _copy(src, dst, table) for table in moved_tables()}
+            _refuse_state(dst, target, tables)
+            counts = {table: _copy(src, dst, table, more.adapt if more is not None else None) for table in tables}
             if not any(counts.values()):
                 raise TransferError(f"{source.name} holds no memwarden state: nothing to move")
             # Claims are the target's instances' to make. A delivery a stopped process was making is
@@ -157,6 +183,8 @@ def _move(
             fold_counts(dst)
             _follow_identities(dst)
             problems = _check(src, dst, counts, installation_key, recorded, checkpoint_dir)
+            if more is not None:
+                more.check(src, dst)
             head = _head(dst)
             _keyed(dst, key)
             append_events(dst, [_event("from", source, counts)])
@@ -181,9 +209,25 @@ def _move(
     return moved
 
 
-def _open(location: Location, *, source: bool) -> Connection:
-    """``location``'s database, its schema migrated to this version (as a start of memwarden would)
-    once no instance is found running on it. A source must exist."""
+def _open(location: Location, *, source: bool, more: MoreTables | None = None) -> Connection:
+    """``location``'s database, its schema (and ``more``'s) migrated to this version (as a start of
+    memwarden would) once no instance is found running on it. A source must exist."""
+    db = _open_migrated(location, source=source)
+    if more is not None:
+        try:
+            more.prepare(db)
+        except _driver_errors() as exc:
+            db.close()
+            said = str(exc)
+            if location.url is not None:
+                from memwarden.db.postgres import scrub
+
+                said = scrub(said, location.url)
+            raise TransferError(f"{location.name} cannot be used: {said}") from None
+    return db
+
+
+def _open_migrated(location: Location, *, source: bool) -> Connection:
     if location.url is not None:
         from memwarden.db import postgres
 
@@ -251,10 +295,10 @@ def _refuse_unsettled(db: Connection, location: Location) -> None:
         )
 
 
-def _refuse_state(db: Connection, location: Location) -> None:
+def _refuse_state(db: Connection, location: Location, tables: tuple[str, ...]) -> None:
     """The target must hold no state. A schema that a memwarden opened and wrote nothing to is
     empty: only the audit chain's bookkeeping (``audit_meta``) is there, replaced by the source's."""
-    held = {t: n for t in moved_tables() if t != "audit_meta" and (n := _count(db, t))}
+    held = {t: n for t in tables if t != "audit_meta" and (n := _count(db, t))}
     if held:
         listed = ", ".join(f"{n} {t}" for t, n in held.items())
         where = "use an empty database"
@@ -279,23 +323,30 @@ def _columns(db: Connection, table: str) -> list[str]:
     return [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
 
 
-def _copy(src: Connection, dst: Connection, table: str) -> int:
-    """Every row of ``table`` copied (a rowid-ordered table with its rowids, so its order holds);
-    the number copied."""
+Adapt = Callable[[str, list[str], Connection, Connection], tuple[list[str], Callable[[Row], Row]] | None]
+
+
+def _copy(src: Connection, dst: Connection, table: str, adapt: Adapt | None = None) -> int:
+    """Every row of ``table`` copied (a rowid-ordered table with its rowids, so its order holds;
+    converted where ``adapt`` says the engines keep it differently); the number copied."""
     columns = [c for c in _columns(src, table) if c != "rowid"]
-    missing = set(columns) - set(_columns(dst, table))
-    if missing:  # the migrations make both sides alike: a difference is a schema edited by hand
-        raise TransferError(f"the target's table {table} has no column {', '.join(sorted(missing))}")
     if table in ROWID_TABLES:
         columns = ["rowid", *columns]
+    adapted = adapt(table, columns, src, dst) if adapt is not None else None
+    written, convert = adapted if adapted is not None else (columns, None)
+    missing = set(written) - {"rowid"} - set(_columns(dst, table))
+    if missing:  # the migrations make both sides alike: a difference is a schema edited by hand
+        raise TransferError(f"the target's table {table} has no column {', '.join(sorted(missing))}")
     listed = ", ".join(columns)
     order = " ORDER BY rowid" if table in ROWID_TABLES else ""
-    insert = f"INSERT INTO {table} ({listed}) VALUES ({', '.join('?' * len(columns))})"  # noqa: S608
+    insert = f"INSERT INTO {table} ({', '.join(written)}) VALUES ({', '.join('?' * len(written))})"  # noqa: S608
     copied = 0
     copy_in = getattr(dst, "copy_in", None)  # PostgreSQL's COPY
     for batch in _batches(_rows(src, f"SELECT {listed} FROM {table}{order}")):  # noqa: S608
+        if convert is not None:
+            batch = [convert(row) for row in batch]
         if copy_in is not None:
-            copy_in(table, columns, batch)
+            copy_in(table, written, batch)
         else:
             dst.executemany(insert, batch)
         copied += len(batch)

@@ -3,21 +3,29 @@ sure it holds its own lock (alive: ``db/instances.py``), and takes over what a d
 deliveries its requests were making (``sending``: queued again, audited) and its claims on queued
 entries (let go) — so that another instance delivers them, in order per bank. It also learns the
 queue the others left, for the outbox's limits and health; and the instance that writes the
-checkpoints folds the memories' count deltas into the counts."""
+checkpoints folds the memories' count deltas into the counts.
+
+Between beats it listens for the others' notices (``db/notices.py``): a bank's earlier delivery
+settled (its waiting worker goes on), an operator's retry or give-up (the bank's backoff cut short
+here too), a key made or revoked (the keys read again), an instance stopped (a beat now). A lost
+listening connection is opened again, and a beat follows each time it listens (what was sent
+meanwhile is found by looking): the beat is the fallback, the notices make it rarely needed."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import structlog
 
-from memwarden.db import instances
+from memwarden.db import instances, notices
 from memwarden.db import outbox as rows
 from memwarden.db.audit import append_events
 from memwarden.db.bank_stats import fold_counts
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
 from memwarden.governance.deliveries import queue_event
+from memwarden.governance.keys import KeyRing
 from memwarden.governance.outbox import Outbox
 
 log = structlog.get_logger("memwarden.cluster")
@@ -38,17 +46,66 @@ def _tick(db: Connection) -> tuple[list[rows.Entry], list[str]]:
     return taken, banks
 
 
-async def keep_alive(ledger: Database, outbox: Outbox, every: float = instances.HEARTBEAT) -> None:
-    """Run until cancelled (the app's lifespan)."""
-    while True:
+class Cluster:
+    """This instance among the others: :meth:`run` until cancelled (the app's lifespan)."""
+
+    def __init__(
+        self, ledger: Database, outbox: Outbox | None, keys: KeyRing, *, every: float = instances.HEARTBEAT
+    ) -> None:
+        self.ledger, self.outbox, self.keys, self.every = ledger, outbox, keys, every
+        self._beat_now = asyncio.Event()
+        self.heard = 0  # notices acted on, and how often it (re)started listening: the tests look
+        self.listens = 0
+
+    async def run(self) -> None:
+        listener = None
+        if self.ledger.url is not None:
+            listener = asyncio.get_running_loop().create_task(
+                notices.listen(self.ledger.url, self.notice, self.listening, self.lost)
+            )
+        try:
+            while True:
+                self._beat_now.clear()  # a notice during the beat asks for another one
+                await self.beat()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._beat_now.wait(), self.every)
+        finally:
+            if listener is not None:
+                listener.cancel()
+                await asyncio.gather(listener, return_exceptions=True)
+
+    async def beat(self) -> None:
+        ledger, outbox = self.ledger, self.outbox
         try:
             await ledger.heartbeat()  # this instance's own lock (its connection replaced if it was lost)
             taken, banks = await ledger.write(_tick)
             if taken:
                 log.warning("outbox_taken_over", entries=len(taken), banks=sorted({e.bank for e in taken}))
-            outbox.adopt(await ledger.read(rows.queued), banks)
+            if outbox is not None:
+                outbox.adopt(await ledger.read(rows.queued), banks)
             if ledger.leads():  # the memories' count deltas, folded by one instance (db/bank_stats.py)
                 await ledger.write(fold_counts)
         except Exception:  # a lost database (health says so): tried again at the next beat
             log.exception("cluster_tick_failed")
-        await asyncio.sleep(every)
+
+    def notice(self, notice: notices.Notice) -> None:
+        if notice.origin == self.ledger.instance_id:  # its own: acted on where it was done
+            return
+        self.heard += 1
+        if notice.kind == notices.KEYS:
+            self.keys.stale()
+        elif notice.bank is not None and notice.kind == notices.POKE and self.outbox is not None:
+            self.outbox.poke(notice.bank)
+        elif notice.bank is not None and notice.kind == notices.SETTLED and self.outbox is not None:
+            self.outbox.wake(notice.bank)
+        else:  # an instance stopped (its claims are the others' now), or a notice for every bank
+            self._beat_now.set()
+
+    def listening(self) -> None:
+        """(Again) listening: what was sent while no one listened is found by looking."""
+        self.listens += 1
+        self.keys.stale()
+        self._beat_now.set()
+
+    def lost(self, why: str) -> None:
+        log.warning("notices_lost", error=why)

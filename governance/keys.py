@@ -5,7 +5,9 @@ The keys live in the database (:mod:`memwarden.db.keys`); :class:`KeyRing` holds
 reads them again when its copy is older than :data:`REFRESH` seconds, or at once (at most every
 :data:`MISS_REFRESH` seconds) when a request presents a key id it does not know. A key made or
 revoked through this server takes effect at once; one made or revoked by ``memwarden keys … --data-dir``
-(another process writing the same database) within a second.
+(another process writing the same database) within a second — on PostgreSQL, at once on every
+instance: the change is a notice to all (``db/notices.py``), and :meth:`KeyRing.stale` has the next
+request read them again.
 
 **When keys are required**: as soon as a key has been made, every request needs one (except the
 health probes) — revoked and expired keys count, so revoking the last one does not open the server
@@ -125,6 +127,10 @@ class KeyRing:
         async with self._lock:  # one read for the requests that all found the copy stale
             if time.monotonic() - self._loaded_at >= older_than:
                 await self._load()
+
+    def stale(self) -> None:
+        """The keys changed elsewhere (another instance's notice): the next request reads them again."""
+        self._loaded_at = float("-inf")
 
     async def required(self) -> bool:
         """Whether a request must present a key: once any key was made (revoked and expired ones

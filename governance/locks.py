@@ -17,16 +17,68 @@ if TYPE_CHECKING:
 
 
 class BankLocks:
-    """One lock per bank: config changes and destructive operations on a bank run one at a time."""
+    """One lock per bank: config changes and destructive operations on a bank run one at a time.
+    With ``shared`` (instances on one PostgreSQL: ``db/bank_locks.py``), one at a time across every
+    instance: past this process's lock, the bank's serial advisory lock is held too — taken before
+    the bank's gate (a guarded change takes both), never after, so no two orders meet."""
 
-    def __init__(self) -> None:
+    def __init__(self, shared: SharedBankLocks | None = None) -> None:
         self._locks: dict[str, asyncio.Lock] = {}
+        self.shared = shared
+        self._held: dict[str, Any] = {}  # bank → the connection holding its serial lock
 
-    def __call__(self, bank: str) -> asyncio.Lock:
+    def __call__(self, bank: str) -> BankLock:
+        return BankLock(self, bank)
+
+    def _local(self, bank: str) -> asyncio.Lock:
         lock = self._locks.get(bank)
         if lock is None:
             lock = self._locks[bank] = asyncio.Lock()
         return lock
+
+    async def _acquire(self, bank: str) -> None:
+        local = self._local(bank)
+        await local.acquire()
+        if self.shared is None:
+            return
+        from memwarden.db.bank_locks import SERIAL
+
+        try:
+            self._held[bank] = await self.shared.acquire(bank, exclusive=True, wait=None, namespace=SERIAL)
+        except BaseException:
+            local.release()
+            raise
+
+    async def _release(self, bank: str) -> None:
+        held = self._held.pop(bank, None)
+        try:
+            if held is not None:
+                assert self.shared is not None
+                await self.shared.release(held)
+        finally:  # also when the release is cancelled: this process's lock must not stay taken
+            self._local(bank).release()
+
+
+class BankLock:
+    """``bank``'s lock: ``async with`` it, or :meth:`acquire` and :meth:`release` — from another
+    task too (a profile change's verification, in the background, releases what its request took)."""
+
+    __slots__ = ("bank", "locks")
+
+    def __init__(self, locks: BankLocks, bank: str) -> None:
+        self.locks, self.bank = locks, bank
+
+    async def acquire(self) -> None:
+        await self.locks._acquire(self.bank)
+
+    async def release(self) -> None:
+        await self.locks._release(self.bank)
+
+    async def __aenter__(self) -> None:
+        await self.acquire()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.release()
 
 
 class GateClosed(Busy):

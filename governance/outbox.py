@@ -27,6 +27,7 @@ import structlog
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential
 
 from memwarden.backends.base import BackendRejected, BackendUnavailable, MemoryBackend
+from memwarden.db import notices
 from memwarden.db import outbox as rows
 from memwarden.db.audit import append_events
 from memwarden.db.common import Connection
@@ -390,7 +391,12 @@ class Outbox:
                 raise Refused(409, f"operation {operation_id} is being delivered by its request; look again shortly")
             if entry.state == "queued":
                 event = entry_event(entry, "outbox_retry", actor, "delivery attempted now", request_id, state="queued")
-                await self.ledger.write(lambda db: append_events(db, [event]))
+
+                def attempt_now(db: Connection) -> None:
+                    append_events(db, [event])
+                    notices.send(db, notices.POKE, self.ledger.instance_id, entry.bank)  # its worker may run elsewhere
+
+                await self.ledger.write(attempt_now)
                 self.poke(entry.bank)
                 return entry
             memory_ids = memory_ids_of(entry)
@@ -405,6 +411,7 @@ class Outbox:
                     return None
                 move(db, entry.bank, still_failed, change)
                 append_events(db, [entry_event(entry, "outbox_retry", actor, said, request_id, state="queued")])
+                notices.send(db, notices.POKE, self.ledger.instance_id, entry.bank)
                 return rows.find(db, operation_id)
 
             again = await self.ledger.write(requeue)
@@ -443,6 +450,7 @@ class Outbox:
                 )
                 event = entry_event(entry, "outbox_give_up", actor, reason, request_id, state="given_up")
                 append_events(db, [event])
+                notices.send(db, notices.POKE, self.ledger.instance_id, entry.bank)
                 return rows.find(db, operation_id)
 
             settled = await self.ledger.write(settle)

@@ -418,6 +418,7 @@ class Retainer:
                 )
                 if entry is not None:
                     outbox_rows.delivered(db, entry.seq, keep=False)
+                    outbox_rows.settled(db, bank, self.ledger.instance_id)
 
             await self.ledger.write(delivered)
             for _, old_id in supersede:
@@ -434,6 +435,7 @@ class Retainer:
         def hand_over(db: Connection) -> None:
             if outbox_rows.hand_over(db, entry.seq, error):
                 append_events(db, [event])
+                outbox_rows.settled(db, entry.bank, self.ledger.instance_id)
 
         await self.ledger.write(hand_over)
         self.outbox.queued(entry)
@@ -453,6 +455,7 @@ class Retainer:
             mark_failed(db, bank=bank, memory_ids=memory_ids, reason=reason, request_id=request_id, actor=actor)
             if entry is not None:  # the backend refused: the client has its answer, nothing to deliver
                 outbox_rows.discard(db, entry.seq)
+                outbox_rows.settled(db, bank, self.ledger.instance_id)
 
         await self.ledger.write(failed)
 

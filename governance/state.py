@@ -139,7 +139,9 @@ class AppState:
         if self.ledger.url is not None:  # other instances on the database: the gates hold across them
             from memwarden.db.bank_locks import SharedBankLocks
 
-            self.gates = BankGates(SharedBankLocks(self.ledger.url, max_size=settings.database.pool_size))
+            shared = SharedBankLocks(self.ledger.url, max_size=settings.database.pool_size)
+            self.gates = BankGates(shared)
+            self.bank_locks = BankLocks(shared)  # config changes and destructive operations too
         self.review = Review(self.ledger, self.memory)
         self.outbox = (
             Outbox(

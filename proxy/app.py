@@ -27,7 +27,7 @@ from memwarden.db.database import Database
 from memwarden.fronts.guard import OriginGuard
 from memwarden.fronts.mcp.server import McpFront
 from memwarden.fronts.middleware import RequestContextMiddleware
-from memwarden.governance.cluster import keep_alive
+from memwarden.governance.cluster import Cluster
 from memwarden.governance.recovery import recover_outbox, settle_interrupted
 from memwarden.governance.state import AppState, build_pipeline
 from memwarden.metrics import Metrics
@@ -267,8 +267,8 @@ def create_app(
                 log.warning("settled_interrupted_retains", delivered=found, redelivered=sent, queued=queued)
             await state.outbox.load()
             state.outbox.start()
-            if opened.shared:
-                cluster = asyncio.get_running_loop().create_task(keep_alive(opened, state.outbox))
+        if opened.shared:  # instances on one PostgreSQL: each beat, and the others' notices between them
+            cluster = asyncio.get_running_loop().create_task(Cluster(opened, state.outbox, state.keys).run())
         if local is not None:
             log.info("started", backend="local", embedder=local.embedder.name, data_dir=str(settings.data_dir))
         else:

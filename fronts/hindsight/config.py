@@ -15,7 +15,6 @@ Config changes and destructive operations on one bank are serialized (one lock p
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -39,6 +38,7 @@ from memwarden.governance.config_guard import (
     set_outcome,
     take_snapshot,
 )
+from memwarden.governance.locks import BankLock
 from memwarden.governance.state import AppState
 from memwarden.policies.bank_config import (
     ConfigInputError,
@@ -416,17 +416,19 @@ async def bank_profile(state: AppState, scope: Scope, receive: Receive, send: Se
                 await state.gates.end_change(bank)
     finally:
         if not verifying:
-            lock.release()
+            await lock.release()
 
 
-async def _verify_profile_change(state: AppState, snap: Snapshot, request_id: str, lock: asyncio.Lock) -> None:
+async def _verify_profile_change(state: AppState, snap: Snapshot, request_id: str, lock: BankLock) -> None:
     """The background half of a bank profile change: ``lock`` (the bank's, taken by the request)
     is released here, with the change's gate."""
     try:
         repair = await state.config.verify_and_repair(snap, request_id)
     finally:
-        await state.gates.end_change(snap.bank)
-        lock.release()
+        try:
+            await state.gates.end_change(snap.bank)
+        finally:
+            await lock.release()
     if repair.outcome in ("unverified", "rollback_incomplete"):
         log.warning("profile_change_unverified", bank=snap.bank, outcome=repair.outcome, error=repair.error)
 

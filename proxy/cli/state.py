@@ -29,10 +29,12 @@ TO_ENV = "MEMWARDEN_MIGRATE_STATE_TO"
 @click.pass_context
 def migrate_state_command(ctx: click.Context, config: Path | None, data_dir: Path | None, to: str) -> None:
     """Copy memwarden's state — ledger, audit chain, outbox, keys, snapshots, plans, reports, Mem0
-    events — from the database the settings name (the data directory's SQLite file, or database.url)
-    to another: all or nothing, checked (each table's rows, the audit chain's head and its
-    verification). Stop every instance first. The source is left as it was (a backup); both chains
-    record the move. Then point the settings at the target and start memwarden.
+    events and, self-hosted (backend = "local"), the store's banks with their memories and vectors —
+    from the database the settings name (the data directory's SQLite file, or database.url) to
+    another: all or nothing, checked (each table's rows, the audit chain's head and its
+    verification, the vectors and the full-text index). Stop every instance first. The source is
+    left as it was (a backup); both chains record the move. Then point the settings at the target
+    and start memwarden.
 
     \b
     Examples:
@@ -45,14 +47,13 @@ def migrate_state_command(ctx: click.Context, config: Path | None, data_dir: Pat
 
     resolved = settings(config, {"data_dir": str(data_dir)} if data_dir else {})
     directory = resolved.data_dir
-    if resolved.backend == "local":
-        raise click.ClickException(
-            'backend = "local": migrate-state moves memwarden\'s state in front of a backend, not the self-hosted'
-            " store's banks — move each with `memwarden bank export` here and `memwarden bank import` on a"
-            " memwarden whose database.url is the target"
-        )
     source = Location(directory, database_url(resolved))
     target = Location(directory, _target_url(ctx, to))
+    more = None
+    if resolved.backend == "local":  # the self-hosted store's banks move with it
+        from memwarden.store.state_move import StoreTables
+
+        more = StoreTables()
     try:
         moved = migrate_state(
             source,
@@ -60,6 +61,7 @@ def migrate_state_command(ctx: click.Context, config: Path | None, data_dir: Pat
             installation_key=read_installation_key(directory),
             recorded=recorded_chain_start(directory),
             checkpoint_dir=resolved.audit.checkpoint_dir or directory / "checkpoints",
+            more=more,
         )
     except TransferError as exc:
         raise click.ClickException(str(exc)) from None

@@ -6,20 +6,24 @@ checkpoints are written by one."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from memwarden.db import instances
+from memwarden.db import instances, notices
 from memwarden.db import outbox as rows
 from memwarden.db.audit import AuditEvent, all_event_rows, append_events, audit_key, verify_chain
 from memwarden.db.bank_locks import SharedBankLocks
 from memwarden.db.database import Database
-from memwarden.governance.cluster import _tick
-from memwarden.governance.locks import BankGates, GateClosed
+from memwarden.governance import keys as keys_service
+from memwarden.governance.cluster import Cluster, _tick
+from memwarden.governance.keys import KeyRing
+from memwarden.governance.locks import BankGates, BankLocks, GateClosed
 from testing.postgres import drop_database, fresh_database
+from tests.outbox_rig import Backend, add_entry, make_outbox, until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgresql]
 
@@ -53,9 +57,15 @@ def entry(db: Any, bank: str, text: str, *, state: str = "queued", owner: str | 
     )
 
 
-def dies(db: Database) -> None:
-    """The instance's connection holding its lock ends (as when its process is killed)."""
+async def dies(db: Database, other: Database) -> None:
+    """The instance's connection holding its lock ends (as when its process is killed) — and the
+    server has seen it end (it lets go of the lock a moment after the client closed)."""
     db._alive_db.close()
+
+    async def gone() -> bool:
+        return db.instance_id not in [i.id for i in await other.read(instances.live)]
+
+    await until(gone)
 
 
 async def test_a_claim_is_one_instances_until_it_dies_then_the_others(pair: tuple[Database, Database]) -> None:
@@ -67,7 +77,7 @@ async def test_a_claim_is_one_instances_until_it_dies_then_the_others(pair: tupl
     assert claimed.seq == first.seq
     # The other instance does not take the bank's first entry, nor skip to the second (order per bank).
     assert await b.write(lambda db: rows.claim_first(db, "bank", b.instance_id)) is None
-    dies(a)
+    await dies(a, b)
     taken = await b.write(lambda db: rows.claim_first(db, "bank", b.instance_id))
     assert taken is not None
     assert taken.seq == first.seq
@@ -80,7 +90,7 @@ async def test_a_dead_instances_deliveries_in_flight_are_queued_for_another_and_
     a, b = pair
     mine = await a.write(lambda db: entry(db, "bank", "in flight", state="sending", owner=a.instance_id))
     assert await b.write(_tick) == ([], [])  # a is alive: its own to finish
-    dies(a)
+    await dies(a, b)
     taken, banks = await b.write(_tick)
     assert [e.seq for e in taken] == [mine.seq]
     assert banks == ["bank"]
@@ -134,6 +144,38 @@ async def test_a_guarded_change_on_one_instance_holds_the_writes_of_the_other(
         await gates_b.shared.close()
 
 
+async def test_an_archive_on_one_instance_waits_for_a_config_change_on_another(
+    pair: tuple[Database, Database],
+) -> None:
+    """Config changes and destructive operations (archive, restore, erase, plans) take the bank's
+    serial lock: one at a time per bank across the instances, as within one."""
+    a, _ = pair
+    assert a.url is not None
+    shared_a, shared_b = SharedBankLocks(a.url, max_size=4), SharedBankLocks(a.url, max_size=4)
+    await shared_a.open()
+    await shared_b.open()
+    locks_a, locks_b = BankLocks(shared_a), BankLocks(shared_b)
+    gates_a = BankGates(shared_a)
+    try:
+        async with locks_a("ops"), gates_a.changing("ops"):  # a's guarded change, snapshot to verification
+            archive = asyncio.create_task(locks_b("ops").acquire())  # b's archive of a memory of the bank
+            await asyncio.sleep(0.3)
+            assert not archive.done()
+            async with locks_b("other"):  # another bank is not held
+                pass
+        await asyncio.wait_for(archive, 5)
+        await locks_b("ops").release()
+        # Taken by one task and released by another (a profile change's verification in the background).
+        held = locks_a("ops")
+        await held.acquire()
+        await asyncio.create_task(held.release())
+        async with locks_b("ops"):
+            pass
+    finally:
+        await shared_a.close()
+        await shared_b.close()
+
+
 async def test_two_instances_writing_at_once_make_one_chain(pair: tuple[Database, Database]) -> None:
     a, b = pair
 
@@ -173,3 +215,172 @@ async def test_an_instance_whose_lock_connection_the_server_ended_takes_it_again
     assert a.instance_id not in [i.id for i in await b.read(instances.live)]
     await a.heartbeat()  # the lost connection noticed at the next beat, the lock taken again
     assert a.instance_id in [i.id for i in await b.read(instances.live)]
+
+
+# -- notices between the instances (LISTEN/NOTIFY): the beat below is an hour, the backoff a minute,
+# so only a notice explains what each test sees within seconds.
+
+SLOW_BEAT = 3600.0
+
+
+@contextlib.asynccontextmanager
+async def running(cluster: Cluster) -> AsyncIterator[Cluster]:
+    """``cluster`` running, listening, until the block ends."""
+    task = asyncio.create_task(cluster.run())
+
+    async def listening() -> bool:
+        return cluster.listens >= 1
+
+    try:
+        await until(listening)
+        yield cluster
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        if cluster.outbox is not None:
+            await cluster.outbox.stop(grace=1.0)
+
+
+def cluster_of(db: Database, backend: Backend | None = None) -> Cluster:
+    outbox = make_outbox(db, backend, retry_initial=30.0, retry_max=60.0) if backend is not None else None
+    return Cluster(db, outbox, KeyRing(db, exposed=False), every=SLOW_BEAT)
+
+
+async def test_a_notice_is_sent_at_the_commit_and_never_for_a_rollback(pair: tuple[Database, Database]) -> None:
+    a, _ = pair
+    assert a.url is not None
+    heard: list[notices.Notice] = []
+    listens: list[int] = []
+    listener = asyncio.create_task(notices.listen(a.url, heard.append, lambda: listens.append(1), lambda why: None))
+
+    async def listening() -> bool:
+        return bool(listens)
+
+    await until(listening)
+
+    def rolled_back(db: Any) -> None:
+        notices.send(db, notices.POKE, a.instance_id, "never")
+        raise RuntimeError("the transaction fails")
+
+    with pytest.raises(RuntimeError):
+        await a.write(rolled_back)
+    await a.write(lambda db: notices.send(db, notices.POKE, a.instance_id, "ops"))
+    await a.write(lambda db: notices.send(db, notices.SETTLED, a.instance_id, "b" * 10_000))  # past the payload
+
+    async def both() -> bool:
+        return len(heard) >= 2
+
+    await until(both)
+    listener.cancel()
+    await asyncio.gather(listener, return_exceptions=True)
+    assert heard == [
+        notices.Notice(notices.POKE, a.instance_id, "ops"),
+        notices.Notice(notices.SETTLED, a.instance_id, None),  # too long to name: every bank
+    ]
+    assert notices.parse('{"k": "drop", "o": "x", "b": null}') is None  # not a kind memwarden sends
+    assert notices.parse("[1]") is None
+
+
+async def test_a_delivery_settled_on_one_instance_wakes_the_worker_waiting_for_it_on_another(
+    pair: tuple[Database, Database],
+) -> None:
+    a, b = pair
+    first = await a.write(lambda db: add_entry(db, "ops", "first", state="sending", owner=a.instance_id))
+    await b.write(lambda db: add_entry(db, "ops", "second"))  # queued on b behind a's request
+    backend = Backend()
+    async with running(cluster_of(b, backend)) as cluster:
+        assert cluster.outbox is not None
+        cluster.outbox.wake("ops")  # its worker waits: a's request still delivers the bank's earlier write
+        await asyncio.sleep(0.5)
+        assert backend.items == []
+
+        def delivered(db: Any) -> None:  # a's request has the backend's answer (its own retain path)
+            rows.delivered(db, first.seq, keep=False)
+            rows.settled(db, "ops", a.instance_id)
+
+        await a.write(delivered)
+
+        async def second_delivered() -> bool:
+            return backend.items == ["second"]
+
+        await until(second_delivered)
+
+
+async def test_an_operators_retry_on_one_instance_cuts_short_the_backoff_of_the_worker_on_another(
+    pair: tuple[Database, Database],
+) -> None:
+    a, b = pair
+    entry = await a.write(lambda db: add_entry(db, "ops", "late"))
+    backend = Backend(fail_first=1)  # down at the first attempt: a's worker waits 30 s before the next
+    async with running(cluster_of(a, backend)) as cluster:
+        assert cluster.outbox is not None
+        cluster.outbox.wake("ops")
+
+        async def tried() -> bool:
+            return backend.calls == 1
+
+        await until(tried)
+        await asyncio.sleep(0.3)
+        assert backend.items == []
+        other = make_outbox(b, Backend())  # the operator's retry reaches b
+        await other.retry(entry.operation_id, actor="ops-team", request_id="r-retry")
+
+        async def delivered() -> bool:
+            return backend.items == ["late"]
+
+        await until(delivered)
+        await other.stop(grace=1.0)
+
+
+async def test_a_key_revoked_on_one_instance_is_refused_by_another_at_once(
+    pair: tuple[Database, Database], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = pair
+    monkeypatch.setattr(keys_service, "REFRESH", SLOW_BEAT)  # no re-read by age: only the notice
+    ring_a = KeyRing(a, exposed=False)
+    made = await ring_a.create(name="agent", read=["*"], write=[], admin=[])
+    cluster = cluster_of(b)
+    assert await cluster.keys.find(made.token) is not None
+    async with running(cluster):
+        assert await cluster.keys.find(made.token) is not None
+        await ring_a.revoke(made.key.id, reason="leaked")
+
+        async def refused() -> bool:
+            return await cluster.keys.find(made.token) is None
+
+        await until(refused)
+        # The listening connection cut (a restarted server, a proxy's idle timeout): it listens again,
+        # looks (the keys read again), and hears the next notice.
+        pid = await b.read(
+            lambda db: db.execute("SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN %'").fetchone()[0]
+        )
+        await b.write(lambda db: db.execute("SELECT pg_terminate_backend(?)", (pid,)))
+
+        async def again() -> bool:
+            return cluster.listens >= 2
+
+        await until(again)
+        other = await ring_a.create(name="second", read=["*"], write=[], admin=[])
+        assert await cluster.keys.find(other.token) is not None  # an unknown id is looked up (MISS_REFRESH)
+        await ring_a.revoke(other.key.id, reason="rotated")
+        await until(lambda: _refused(cluster, other.token))
+
+
+async def _refused(cluster: Cluster, token: str) -> bool:
+    return await cluster.keys.find(token) is None
+
+
+async def test_an_instance_that_stops_hands_its_claims_to_another_at_once(pair: tuple[Database, Database]) -> None:
+    a, b = pair
+    await a.write(lambda db: add_entry(db, "ops", "claimed"))
+    assert await a.write(lambda db: rows.claim_first(db, "ops", a.instance_id)) is not None
+    backend = Backend()
+    async with running(cluster_of(b, backend)):
+        await asyncio.sleep(0.5)
+        assert backend.items == []  # a is alive: its claim is its own
+        a.close()  # a stops (its outbox stopped first): the others are told
+
+        async def delivered() -> bool:
+            return backend.items == ["claimed"]
+
+        await until(delivered)

@@ -51,13 +51,14 @@ class Installation:
         self.port = free_port()
         self.proc: subprocess.Popen[str] | None = None
         self.database: str | None = None  # None: SQLite in the data directory
+        self.extra: dict[str, str] = {}  # more settings for every command and start (self-hosted)
 
     def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMWARDEN_")} | ENV
         env["MEMWARDEN_BACKENDS__HINDSIGHT__URL"] = self.backend.url
         if self.database:
             env["MEMWARDEN_DATABASE__URL"] = self.database
-        return env | (extra or {})
+        return env | self.extra | (extra or {})
 
     def cli(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -254,12 +255,6 @@ def test_a_move_is_refused_while_memwarden_runs_and_onto_a_database_with_state(
     assert "no memwarden database in" in typo.stderr
     assert not (rig.root / "dtaa").exists()
 
-    # The self-hosted store's banks move one by one (bank export|import), not with migrate-state.
-    local = rig.migrate(target, env={"MEMWARDEN_BACKEND": "local"})
-    assert local.returncode == 1
-    assert 'backend = "local"' in local.stderr
-    assert "memwarden bank export" in local.stderr
-
     # The target's URL with its password in the environment (not on the command line): moved, and
     # the password is nowhere in what is printed or in either audit chain.
     moved = rig.cli("migrate-state", "--data-dir", str(rig.data), env={"MEMWARDEN_MIGRATE_STATE_TO": with_password})
@@ -302,3 +297,84 @@ def test_a_copy_that_fails_part_way_leaves_the_target_empty_and_the_source_uncha
         for table in ("memories", "audit_events", "api_keys", "outbox"):
             assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0, table  # noqa: S608
     assert chain_of(rig.data) == before
+
+
+SELF_HOSTED = {"MEMWARDEN_BACKEND": "local", "MEMWARDEN_LOCAL__EMBEDDER": "hashing"}
+NOTES = [
+    "Decision: the billing service runs on port 7001 in production.",
+    "Decision: the search cluster is rebuilt every Sunday night from the nightly snapshot.",
+    "Decision: invoices older than seven years are archived to cold storage.",
+    "Decision: the mobile app release train ships every second Thursday.",
+    "Decision: on-call engineers get a day off after a weekend shift.",
+    "Decision: the data warehouse keeps raw events for ninety days.",
+]
+QUESTIONS = ["which port does billing use", "when is the search cluster rebuilt", "how long are raw events kept"]
+
+
+def recalled(c: httpx.Client) -> list[tuple[str, frozenset[str]]]:
+    """Each question's best answer, and every memory it found (below the answer, memories that share
+    no word with it, whose near-equal scores may order differently on each engine)."""
+    found = []
+    for question in QUESTIONS:
+        r = c.post("/v1/default/banks/notes/memories/recall", json={"query": question, "max_tokens": 4096})
+        assert r.status_code == 200, r.text
+        texts = [m["text"] for m in r.json()["results"]]
+        found.append((texts[0], frozenset(texts)))
+    return found
+
+
+def test_a_self_hosted_store_moves_with_the_state_and_answers_the_same(installation: Installation, target: str) -> None:
+    """Self-hosted (backend = "local"), the store's banks are part of the installation's state:
+    migrate-state moves them too — memories, vectors, the full-text index rebuilt by the target's
+    triggers — and a recall answers the same on PostgreSQL, and back on SQLite."""
+    rig = installation
+    rig.extra = SELF_HOSTED
+    made = rig.cli("keys", "create", "--data-dir", str(rig.data), "--name", "ops", "--admin", "*", "--json")
+    assert made.returncode == 0, made.stderr
+    token = json.loads(made.stdout)["token"]
+    rig.start()
+    with rig.client(token) as c:
+        r = c.post("/v1/default/banks/notes/memories", json={"items": [{"content": n} for n in NOTES]})
+        assert r.status_code == 200, r.text
+        before = recalled(c)
+    rig.stop()
+    assert [best for best, _ in before] == [NOTES[0], NOTES[1], NOTES[5]]
+
+    moved = rig.migrate(target)
+    assert moved.returncode == 0, moved.stderr
+    assert "store_units" in moved.stdout
+    with psycopg.connect(target) as conn:
+        units = conn.execute("SELECT COUNT(*), COUNT(embedding_v), COUNT(embedding) FROM store_units").fetchone()
+        assert tuple(units) == (len(NOTES), len(NOTES), 0)  # each vector pgvector's, kept once
+        assert conn.execute("SELECT COUNT(DISTINCT seq) FROM store_terms").fetchone()[0] == len(NOTES)
+
+    rig.database = target
+    rig.start()
+    with rig.client(token) as c:
+        assert c.get("/warden/health").json()["instance"]["database"] == "postgresql"
+        assert recalled(c) == before
+        late = "Decision: the staging database is reset every Monday morning."
+        r = c.post("/v1/default/banks/notes/memories", json={"items": [{"content": late}]})
+        assert r.status_code == 200, r.text  # a new memory after the copied ones
+        r = c.post("/v1/default/banks/notes/memories/recall", json={"query": "when is staging reset"})
+        assert late in [m["text"] for m in r.json()["results"]]
+        on_postgresql = recalled(c)
+    rig.stop()
+
+    backup = rig.root / "sqlite-backup"
+    backup.mkdir()
+    for f in rig.data.glob("memwarden.db*"):
+        f.rename(backup / f.name)
+    back = rig.migrate("sqlite")
+    assert back.returncode == 0, back.stderr
+    rig.database = None
+    rig.start()
+    with rig.client(token) as c:
+        assert c.get("/warden/health").json()["instance"]["database"] == "sqlite"
+        assert recalled(c) == on_postgresql
+        health = c.get("/warden/health").json()
+        assert health["status"] == "ok", health
+    rig.stop()
+    with contextlib.closing(sqlite3.connect(rig.data / "memwarden.db")) as db:
+        assert db.execute("SELECT COUNT(*) FROM store_units_fts_docsize").fetchone()[0] == len(NOTES) + 1
+        assert db.execute("SELECT COUNT(*) FROM store_units WHERE embedding IS NULL").fetchone()[0] == 0
