@@ -15,6 +15,7 @@ import hashlib
 from typing import Any
 
 import psycopg
+import structlog
 from psycopg import errors
 from psycopg_pool import AsyncConnectionPool
 
@@ -28,6 +29,8 @@ NAMESPACE = 0x6D77  # "mw": the first key of every bank gate (pg_advisory_xact_l
 SERIAL = 0x6D73
 CONNECT_TIMEOUT = 10.0
 
+log = structlog.get_logger("memwarden.bank_locks")
+
 
 def bank_key(bank: str) -> int:
     """The bank's lock key: 32 bits of its SHA-256 (two banks that share one wait for each other,
@@ -38,13 +41,15 @@ def bank_key(bank: str) -> int:
 class SharedBankLocks:
     """The advisory locks; :meth:`open` before use, :meth:`close` after."""
 
-    def __init__(self, url: str, *, max_size: int) -> None:
+    def __init__(self, url: str, *, max_size: int, holders: str = "writes in flight") -> None:
+        self.holders = holders  # what holds its connections (said when none is free)
         self.pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
             url,
             min_size=1,
             max_size=max_size,
             open=False,
             kwargs={"autocommit": True, "connect_timeout": int(CONNECT_TIMEOUT), **KEEPALIVES},
+            configure=_configure,
         )
 
     async def open(self) -> None:
@@ -59,12 +64,13 @@ class SharedBankLocks:
         """Hold ``bank``'s lock in ``namespace`` (its gate, or :data:`SERIAL`) until :meth:`release`:
         the connection holding it. Raises :class:`LockTimeout` when it, or a connection, is not had
         within ``wait`` seconds."""
+        bound = wait if wait is not None else CONNECT_TIMEOUT * 6
         try:
-            conn = await self.pool.getconn(timeout=wait if wait is not None else CONNECT_TIMEOUT * 6)
+            conn = await self.pool.getconn(timeout=bound)
         except Exception as exc:  # psycopg_pool.PoolTimeout, or the server gone
             raise LockTimeout(
-                f"no free connection to PostgreSQL for bank '{bank}''s lock within {wait:.0f} s (database.pool_size:"
-                f" {self.pool.max_size} writes in flight at most per instance): {type(exc).__name__}"
+                f"no free connection to PostgreSQL for bank '{bank}''s lock within {bound:.0f} s"
+                f" ({self.pool.max_size} {self.holders} at most per instance): {type(exc).__name__}"
             ) from None
         try:
             await conn.execute("BEGIN")
@@ -75,7 +81,7 @@ class SharedBankLocks:
         except errors.LockNotAvailable:
             await self._give_back(conn)
             raise LockTimeout(
-                f"a guarded config change on bank '{bank}' (on this or another instance) held it for {wait:.0f} s"
+                f"a guarded config change on bank '{bank}' (on this or another instance) held it for {bound:.0f} s"
             ) from None
         except BaseException:
             await self._give_back(conn)
@@ -87,9 +93,21 @@ class SharedBankLocks:
 
     async def _give_back(self, conn: psycopg.AsyncConnection[Any], *, commit: bool = False) -> None:
         try:
-            if not conn.closed and not conn.broken:
+            if conn.closed or conn.broken:
+                if commit:  # the lock went with the connection before its holder was done
+                    log.warning("bank_lock_connection_lost")
+            else:
                 await conn.execute("COMMIT" if commit else "ROLLBACK")
-        except psycopg.Error:
-            pass  # the pool checks a returned connection and drops a broken one
+        except psycopg.Error as exc:  # the pool checks a returned connection and drops a broken one
+            if commit:
+                log.warning("bank_lock_release_failed", error=type(exc).__name__)
         finally:
             await self.pool.putconn(conn)
+
+
+async def _configure(conn: psycopg.AsyncConnection[Any]) -> None:
+    """A lock is held inside an open transaction for as long as its holder needs (a reembed, a
+    config change's verification): no server or role default may end it as idle, and a lock
+    without a bound of ours waits as long as it takes (ours is set per transaction)."""
+    await conn.execute("SET idle_in_transaction_session_timeout = 0")
+    await conn.execute("SET lock_timeout = 0")

@@ -19,6 +19,7 @@ from typing import Any
 
 from memwarden.db.audit import AuditEvent, append_events, current_actor
 from memwarden.db.common import chunked, now
+from memwarden.db.instances import live_ids
 from memwarden.db.records import Provenance
 from memwarden.policies.judgement import Judgement
 from memwarden.policies.normalize import content_hash
@@ -98,11 +99,13 @@ def record_verdicts(
     record_rows: bool = True,
     previews: bool = True,
     provenance: Provenance | None = None,
+    instance: str | None = None,
 ) -> Recorded:
     """Write every verdict of one request: rows for stored and held items, hit counts for
     duplicates, one audit event per item. ``items`` are the items as they would be forwarded.
     ``previews`` False: the events name the content by its hash only (no text in the audit).
-    ``provenance``: who wrote them, through which channel (kept on each row)."""
+    ``provenance``: who wrote them, through which channel (kept on each row); ``instance``: the
+    memwarden instance recording them (its pending rows are its own while it lives)."""
     made_by = provenance or Provenance(actor, None, source)
     ts = now()
     ids: dict[int, str] = {}
@@ -116,7 +119,7 @@ def record_verdicts(
             db.execute(
                 "INSERT INTO memories (id, bank, status, content, content_hash, topic, stage, topic_key, cardinality,"
                 " tags, document_id, item, rule, reason, conflict_with, event_time, created_at, updated_at, request_id,"
-                " writer, writer_scope, channel) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " writer, writer_scope, channel, instance) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     memory_id,
                     bank,
@@ -140,6 +143,7 @@ def record_verdicts(
                     made_by.writer,
                     made_by.scope,
                     made_by.channel,
+                    instance,
                 ),
             )
             ids[j.position] = memory_id
@@ -358,13 +362,21 @@ _PENDING = """
         UNION ALL
         SELECT (SELECT MIN(bank) FROM memories WHERE bank > banks.bank) FROM banks WHERE banks.bank IS NOT NULL
     )
-    SELECT m.bank, m.id, m.document_id FROM banks JOIN memories AS m ON m.bank = banks.bank AND m.status = 'pending'
+    SELECT m.bank, m.id, m.document_id, m.instance FROM banks
+    JOIN memories AS m ON m.bank = banks.bank AND m.status = 'pending'
 """
 
 
 def pending_rows(db: sqlite3.Connection) -> list[tuple[str, str, str | None]]:
     """Every memory still ``pending`` (bank, id, document id): verdicts whose delivery never settled."""
-    return [(bank, memory_id, document_id) for bank, memory_id, document_id in db.execute(_PENDING)]
+    return [(bank, memory_id, document_id) for bank, memory_id, document_id, _ in db.execute(_PENDING)]
+
+
+def orphaned_rows(db: sqlite3.Connection) -> list[tuple[str, str, str | None]]:
+    """The pending memories no live instance is writing (recorded by one that stopped, or before
+    memwarden kept the instance): what a start, or another instance's beat, settles."""
+    live = {r[0] for r in db.execute(live_ids(db))}
+    return [(b, m, d) for b, m, d, instance in db.execute(_PENDING) if instance is None or instance not in live]
 
 
 def retag_document(

@@ -407,6 +407,12 @@ def _m0021_memories_provenance(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX memories_writer ON memories (bank, writer, created_at)")
 
 
+def _m0022_memories_instance(db: sqlite3.Connection) -> None:
+    # The instance that recorded a memory: a start (or a beat) settles only the pending rows of
+    # instances no longer alive — never another live instance's write in flight.
+    db.execute("ALTER TABLE memories ADD COLUMN instance TEXT")
+
+
 LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     ("0001_initial", _m0001_initial),
     ("0002_config_snapshots", _m0002_config_snapshots),
@@ -423,6 +429,7 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     ("0019_instances", _m0019_instances),
     ("0020_views_at_scale", _m0020_views_at_scale),
     ("0021_memories_provenance", _m0021_memories_provenance),
+    ("0022_memories_instance", _m0022_memories_instance),
 )
 
 

@@ -33,7 +33,8 @@ KEYS: Final = "keys"
 LEFT: Final = "left"
 KINDS: Final = frozenset({SETTLED, POKE, KEYS, LEFT})
 MAX_PAYLOAD = 7_900  # bytes: PostgreSQL refuses a payload of 8,000 or more
-RECONNECT = 1.0  # seconds between two attempts to listen again after the connection was lost
+RECONNECT = 1.0  # seconds before the first attempt to listen again after the connection was lost,
+RECONNECT_MAX = 30.0  # doubled after each failed one up to this (the beat covers the gap)
 
 
 @dataclass(frozen=True)
@@ -75,11 +76,13 @@ async def listen(
 ) -> None:
     """Listen on :data:`CHANNEL` until cancelled: ``on_listening`` each time a connection listens
     (notices sent while none did are lost: the caller looks again), ``on_notice`` for each notice,
-    ``on_lost`` with why a connection ended (tried again after :data:`RECONNECT` seconds)."""
+    ``on_lost`` with why a connection ended — once per outage: tried again after :data:`RECONNECT`
+    seconds, then twice as long each time up to :data:`RECONNECT_MAX`."""
     import psycopg
 
     from memwarden.db.postgres import CONNECT_TIMEOUT, KEEPALIVES, scrub
 
+    pause, said = RECONNECT, False
     while True:
         try:
             conn = await psycopg.AsyncConnection.connect(
@@ -87,6 +90,7 @@ async def listen(
             )
             async with conn:
                 await conn.execute(f"LISTEN {CHANNEL}")
+                pause, said = RECONNECT, False
                 on_listening()
                 async for note in conn.notifies():
                     notice = parse(note.payload)
@@ -95,5 +99,8 @@ async def listen(
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the server gone or restarted, the connection cut: listened to again
-            on_lost(scrub(f"{type(exc).__name__}: {exc}", url))
-        await asyncio.sleep(RECONNECT)
+            if not said:
+                on_lost(scrub(f"{type(exc).__name__}: {exc}", url))
+                said = True
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, RECONNECT_MAX)

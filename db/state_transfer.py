@@ -38,9 +38,12 @@ from memwarden.db.common import Connection, has_table, on_postgres
 from memwarden.db.migrations import LEDGER_MIGRATIONS, ROWID_TABLES, migrate
 
 BATCH = 2000  # rows read and written at a time
+BATCH_BYTES = 32 * 1024 * 1024  # or this much text and bytes, whichever is first
 GONE = "migrate-state"  # the owner of a delivery in flight when the source stopped: no instance's id
 # The target's own: its migrations, its live instances; and what its triggers count as the
 # memories are copied in (compared with the source's before the commit).
+# A table of the self-hosted store (store/state_move.py moves them): its rows are never left behind.
+STORE_TABLE = "store_units"
 NOT_MOVED = ("schema_migrations", "instances", "memory_counts", "memory_days", "memory_deltas")
 DERIVED = {"memory_counts_now": "bank, status, topic, stage", "memory_days_now": "bank, day"}
 
@@ -53,8 +56,11 @@ class MoreTables(Protocol):
 
     tables: tuple[str, ...]
 
+    def present(self, db: Connection) -> bool:
+        """Whether ``db`` (the source) holds rows of them: they move only then."""
+
     def prepare(self, db: Connection) -> None:
-        """Their schema on ``db``, migrated to this version (outside a transaction)."""
+        """Their schema on ``db`` (the target), migrated to this version (outside a transaction)."""
 
     def adapt(
         self, table: str, columns: list[str], src: Connection, dst: Connection
@@ -126,8 +132,15 @@ def migrate_state(
     :class:`TransferError`."""
     if source == target or (source.url is None and target.url is None and _same_file(source, target)):
         raise TransferError(f"the source and the target are the same database ({source.name})")
-    src = _open(source, source=True, more=more)
+    src = _open(source, source=True)
     try:
+        if more is not None and not more.present(src):
+            more = None  # nothing of theirs on the source: the target gets none of their schema
+        if more is None and has_table(src, STORE_TABLE) and _count(src, STORE_TABLE):
+            raise TransferError(
+                f"{source.name} holds a self-hosted store's memories, which this memwarden cannot move without"
+                " its store: pip install 'memwarden[local]'"
+            )
         dst = _open(target, source=False, more=more)
     except BaseException:
         src.close()
@@ -359,12 +372,17 @@ def _rows(db: Connection, sql: str) -> Iterator[Any]:
 
 
 def _batches(rows: Iterable[Any]) -> Iterator[list[tuple[Any, ...]]]:
+    """``rows`` in batches of :data:`BATCH` rows or :data:`BATCH_BYTES` of text and bytes, whichever
+    comes first (a store's exports and attachments are whole files)."""
     batch: list[tuple[Any, ...]] = []
+    size = 0
     for row in rows:
-        batch.append(tuple(row))
-        if len(batch) == BATCH:
+        values = tuple(row)
+        batch.append(values)
+        size += sum(len(v) for v in values if isinstance(v, str | bytes | bytearray | memoryview))
+        if len(batch) == BATCH or size >= BATCH_BYTES:
             yield batch
-            batch = []
+            batch, size = [], 0
     if batch:
         yield batch
 

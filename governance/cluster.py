@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 
 import structlog
 
@@ -31,7 +32,9 @@ from memwarden.governance.outbox import Outbox
 log = structlog.get_logger("memwarden.cluster")
 
 
-def _tick(db: Connection) -> tuple[list[rows.Entry], list[str]]:
+def _tick(db: Connection) -> tuple[list[rows.Entry], list[str], list[str]]:
+    """What dead instances held, taken over: their deliveries in flight (queued again), the banks
+    now unclaimed, and the dead instances' ids (forgotten)."""
     taken, banks = rows.take_over(db)
     append_events(
         db,
@@ -43,16 +46,26 @@ def _tick(db: Connection) -> tuple[list[rows.Entry], list[str]]:
     dead = instances.forget_dead(db)
     if dead:
         log.warning("instances_gone", instances=dead)
-    return taken, banks
+    return taken, banks, dead
 
 
 class Cluster:
     """This instance among the others: :meth:`run` until cancelled (the app's lifespan)."""
 
     def __init__(
-        self, ledger: Database, outbox: Outbox | None, keys: KeyRing, *, every: float = instances.HEARTBEAT
+        self,
+        ledger: Database,
+        outbox: Outbox | None,
+        keys: KeyRing,
+        *,
+        every: float = instances.HEARTBEAT,
+        recover: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
+        """``recover``: what a start settles of a stopped process's work besides the outbox (the
+        self-hosted store's pending memories and async retains), run when an instance is found dead."""
         self.ledger, self.outbox, self.keys, self.every = ledger, outbox, keys, every
+        self.recover = recover
+        self._stopped = False  # an instance said it stopped: what it left is recovered at the next beat
         self._beat_now = asyncio.Event()
         self.heard = 0  # notices acted on, and how often it (re)started listening: the tests look
         self.listens = 0
@@ -78,9 +91,12 @@ class Cluster:
         ledger, outbox = self.ledger, self.outbox
         try:
             await ledger.heartbeat()  # this instance's own lock (its connection replaced if it was lost)
-            taken, banks = await ledger.write(_tick)
+            taken, banks, dead = await ledger.write(_tick)
             if taken:
                 log.warning("outbox_taken_over", entries=len(taken), banks=sorted({e.bank for e in taken}))
+            stopped, self._stopped = self._stopped, False
+            if (dead or stopped) and self.recover is not None:  # found dead by this beat alone, or one said it stopped
+                await self.recover()
             if outbox is not None:
                 outbox.adopt(await ledger.read(rows.queued), banks)
             if ledger.leads():  # the memories' count deltas, folded by one instance (db/bank_stats.py)
@@ -89,7 +105,9 @@ class Cluster:
             log.exception("cluster_tick_failed")
 
     def notice(self, notice: notices.Notice) -> None:
-        if notice.origin == self.ledger.instance_id:  # its own: acted on where it was done
+        # Its own notices were acted on where they were sent — but a settled delivery wakes the bank's
+        # worker here too (it may wait behind this instance's request for an entry another queued).
+        if notice.origin == self.ledger.instance_id and notice.kind != notices.SETTLED:
             return
         self.heard += 1
         if notice.kind == notices.KEYS:
@@ -99,6 +117,7 @@ class Cluster:
         elif notice.bank is not None and notice.kind == notices.SETTLED and self.outbox is not None:
             self.outbox.wake(notice.bank)
         else:  # an instance stopped (its claims are the others' now), or a notice for every bank
+            self._stopped = self._stopped or notice.kind == notices.LEFT
             self._beat_now.set()
 
     def listening(self) -> None:

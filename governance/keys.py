@@ -109,6 +109,7 @@ class KeyRing:
         self._keys: dict[str, rows.KeyRecord] = {}
         self._loaded_at = float("-inf")
         self._lock = asyncio.Lock()
+        self._changes = 0  # keys changed elsewhere (stale()): a read begun before stays stale
 
     async def load(self) -> None:
         """Read the keys again. One read at a time, each installed whole: a read that began before
@@ -117,9 +118,11 @@ class KeyRing:
             await self._load()
 
     async def _load(self) -> None:
+        changes = self._changes
         found = await self.ledger.read(rows.all_keys)
         self._keys = {k.id: k for k in found}
-        self._loaded_at = time.monotonic()
+        if changes == self._changes:  # else a change was told meanwhile: read again at the next request
+            self._loaded_at = time.monotonic()
 
     async def _refresh(self, older_than: float) -> None:
         if time.monotonic() - self._loaded_at < older_than:
@@ -130,6 +133,7 @@ class KeyRing:
 
     def stale(self) -> None:
         """The keys changed elsewhere (another instance's notice): the next request reads them again."""
+        self._changes += 1
         self._loaded_at = float("-inf")
 
     async def required(self) -> bool:

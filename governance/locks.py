@@ -45,6 +45,9 @@ class BankLocks:
 
         try:
             self._held[bank] = await self.shared.acquire(bank, exclusive=True, wait=None, namespace=SERIAL)
+        except LockTimeout as exc:  # no connection for it (every one held a minute long), or the server gone
+            local.release()
+            raise Busy(str(exc)) from None
         except BaseException:
             local.release()
             raise

@@ -13,7 +13,7 @@ from memwarden.db import outbox as outbox_rows
 from memwarden.db.audit import append_events
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
-from memwarden.db.memories import Change, mark_delivered, mark_failed, pending_rows
+from memwarden.db.memories import Change, mark_delivered, mark_failed, orphaned_rows, pending_rows
 from memwarden.db.memory_reads import row_by_id
 from memwarden.governance.deliveries import Corrupt, Parcel, parcel, queue_event, settle_delivered
 from memwarden.governance.locks import GateClosed
@@ -35,8 +35,9 @@ async def settle_interrupted(
     applied are not: a topic-key conflict shows in the health report); any other becomes
     ``failed`` with ``forward_failed``, so that a retry is stored and the row says what happened.
     For the self-hosted store only, whose writes share the ledger's database; call it before
-    serving. Returns (activated, failed)."""
-    rows = await ledger.read(pending_rows)
+    serving — and, on a database other instances share, when one of them is found dead (the
+    rows of a live instance are its own, in flight: never touched). Returns (activated, failed)."""
+    rows = await ledger.read(orphaned_rows)
     if not rows:
         return 0, 0
     by_bank: dict[str, list[tuple[str, str | None]]] = {}

@@ -336,6 +336,7 @@ class Retainer:
                 source=batch.source,
                 previews=batch.previews,
                 provenance=batch.provenance,
+                instance=self.ledger.instance_id,
             )
             if batch.also is not None:
                 batch.also(db, recorded.memory_ids)

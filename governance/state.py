@@ -139,9 +139,14 @@ class AppState:
         if self.ledger.url is not None:  # other instances on the database: the gates hold across them
             from memwarden.db.bank_locks import SharedBankLocks
 
-            shared = SharedBankLocks(self.ledger.url, max_size=settings.database.pool_size)
-            self.gates = BankGates(shared)
-            self.bank_locks = BankLocks(shared)  # config changes and destructive operations too
+            pool = settings.database.pool_size
+            self.gates = BankGates(SharedBankLocks(self.ledger.url, max_size=pool))
+            # Config changes and destructive operations: a pool of their own (a long one must not
+            # take the governed writes' connections).
+            serial = SharedBankLocks(
+                self.ledger.url, max_size=max(2, pool // 4), holders="config changes and destructive operations"
+            )
+            self.bank_locks = BankLocks(serial)
         self.review = Review(self.ledger, self.memory)
         self.outbox = (
             Outbox(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import httpx
@@ -174,6 +174,19 @@ async def _verify_in_background(ledger: Database) -> None:
         await asyncio.get_running_loop().run_in_executor(None, ledger.add_alarms, fresh)
 
 
+def _store_recovery(ledger: Database, local: LocalStore) -> Callable[[], Awaitable[None]]:
+    """What a start settles of a stopped process's self-hosted writes, run again when another
+    instance on the database is found dead: its pending memories and its async retains."""
+
+    async def recover() -> None:
+        activated, failed = await settle_interrupted(ledger, local.held_documents)
+        resumed = await local.resume()
+        if activated or failed or resumed:
+            log.warning("took_over_interrupted_retains", active=activated, failed=failed, resumed=resumed)
+
+    return recover
+
+
 async def _internal_error(request: Request, exc: Exception) -> Response:
     log.error("unhandled_error", path=request.url.path, exc_info=exc)
     return JSONResponse({"detail": "Internal server error in memwarden"}, status_code=500)
@@ -260,6 +273,8 @@ def create_app(
         cluster = None
         if state.gates.shared is not None:  # instances on one PostgreSQL
             await state.gates.shared.open()
+        if state.bank_locks.shared is not None:
+            await state.bank_locks.shared.open()
         if state.outbox is not None:
             # Deliveries a killed process was making: settled against the backend before serving.
             found, sent, queued = await recover_outbox(state.ledger, state.memory, state.outbox)
@@ -268,7 +283,10 @@ def create_app(
             await state.outbox.load()
             state.outbox.start()
         if opened.shared:  # instances on one PostgreSQL: each beat, and the others' notices between them
-            cluster = asyncio.get_running_loop().create_task(Cluster(opened, state.outbox, state.keys).run())
+            recover = _store_recovery(opened, local) if local is not None else None
+            cluster = asyncio.get_running_loop().create_task(
+                Cluster(opened, state.outbox, state.keys, recover=recover).run()
+            )
         if local is not None:
             log.info("started", backend="local", embedder=local.embedder.name, data_dir=str(settings.data_dir))
         else:
@@ -309,6 +327,8 @@ def create_app(
                 await llm_http.aclose()
             if state.gates.shared is not None:
                 await state.gates.shared.close()
+            if state.bank_locks.shared is not None:
+                await state.bank_locks.shared.close()
             opened.close()
 
     return Starlette(

@@ -20,6 +20,7 @@ import structlog
 
 from memwarden.db.common import chunked, now
 from memwarden.db.database import Database
+from memwarden.db.instances import live_ids
 from memwarden.store import rules
 from memwarden.store.banks import ensure_bank, require_bank
 from memwarden.store.errors import obey
@@ -44,9 +45,17 @@ class Operations:
             ts = now()
             ensure_bank(db, bank, ts)
             db.execute(
-                "INSERT INTO store_operations (id, bank_id, type, status, items_count, payload, created_at, updated_at)"
-                " VALUES (?, ?, 'batch_retain', 'pending', ?, ?, ?, ?)",
-                (operation_id, bank, items_count, json.dumps(payload, ensure_ascii=False), ts, ts),
+                "INSERT INTO store_operations (id, bank_id, type, status, items_count, payload, created_at, updated_at,"
+                " instance) VALUES (?, ?, 'batch_retain', 'pending', ?, ?, ?, ?, ?)",
+                (
+                    operation_id,
+                    bank,
+                    items_count,
+                    json.dumps(payload, ensure_ascii=False),
+                    ts,
+                    ts,
+                    self.ledger.instance_id,
+                ),
             )
 
         await self.ledger.write(write)
@@ -85,12 +94,24 @@ class Operations:
         return await self.ledger.read(read) if wanted else set()
 
     async def resume(self) -> int:
-        """Work off the async retains a previous process acknowledged but did not finish."""
-        pending = await self.ledger.read(
-            lambda db: [
-                r[0] for r in db.execute("SELECT id FROM store_operations WHERE status = 'pending' ORDER BY created_at")
+        """Work off the async retains a stopped process acknowledged but did not finish — at start,
+        and on a shared database when another instance is found dead. Each is claimed first (under
+        the write lock: one instance runs it); a live instance's are its own, never touched."""
+        me = self.ledger.instance_id
+
+        def claim(db: sqlite3.Connection) -> list[str]:
+            orphaned = [
+                r[0]
+                for r in db.execute(
+                    "SELECT id FROM store_operations WHERE status = 'pending'"  # noqa: S608
+                    f" AND (instance IS NULL OR instance NOT IN ({live_ids(db)})) ORDER BY created_at"
+                )
             ]
-        )
+            for operation_id in orphaned:
+                db.execute("UPDATE store_operations SET instance = ? WHERE id = ?", (me, operation_id))
+            return orphaned
+
+        pending = await self.ledger.write(claim)
         for operation_id in pending:
             self._spawn(self._run(operation_id))
         return len(pending)

@@ -330,6 +330,12 @@ def _m0016_attachments(db: sqlite3.Connection) -> None:
     run_script(db, attachments.SCHEMA)
 
 
+def _m0023_operations_instance(db: sqlite3.Connection) -> None:
+    # The instance that acknowledged an async retain: resumed by a start, or by another instance's
+    # beat, only once that instance is no longer alive (never run twice beside it).
+    db.execute("ALTER TABLE store_operations ADD COLUMN instance TEXT")
+
+
 # Applied when the store attaches to the database (:class:`memwarden.store.local.LocalStore`); the
 # names continue the ledger's numbering, which they shared when one list held both.
 STORE_MIGRATIONS: tuple[Migration, ...] = (
@@ -341,4 +347,5 @@ STORE_MIGRATIONS: tuple[Migration, ...] = (
     ("0012_store_reflect", _m0012_reflect),
     ("0013_store_chunks_entities", _m0013_chunks_entities),
     ("0016_store_attachments", _m0016_attachments),
+    ("0023_store_operations_instance", _m0023_operations_instance),
 )

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from memwarden.db.common import Connection, on_postgres
+from memwarden.db.common import Connection, has_table, on_postgres
 from memwarden.db.migrations import migrate
 from memwarden.db.state_transfer import Row, TransferError
 from memwarden.store.pg_vectors import literal
@@ -47,20 +47,29 @@ def _vector_blob(text: Any) -> bytes | None:
     """pgvector's text form (``[0.1,0.2,…]``) as SQLite keeps a vector: float32 bytes."""
     if text is None:
         return None
-    return np.array(str(text).strip("[]").split(","), dtype=np.float32).tobytes()
+    try:
+        return np.array(str(text).strip("[]").split(","), dtype=np.float32).tobytes()
+    except ValueError as exc:
+        raise TransferError(f"store_units: a vector that is not pgvector's ({exc})") from None
 
 
 def _vector_text(blob: Any) -> str | None:
     """A float32 BLOB as pgvector's text form."""
     if blob is None:
         return None
-    return literal(np.frombuffer(bytes(blob), dtype=np.float32))
+    data = bytes(blob)
+    if not data or len(data) % 4:
+        raise TransferError(f"store_units: a vector of {len(data)} bytes is not float32 values")
+    return literal(np.frombuffer(data, dtype=np.float32))
 
 
 class StoreTables:
     """The store's part of a move (``db/state_transfer.MoreTables``)."""
 
     tables = store_tables()
+
+    def present(self, db: Connection) -> bool:
+        return any(has_table(db, t) and db.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone() for t in self.tables)  # noqa: S608
 
     def prepare(self, db: Connection) -> None:
         migrate(db, STORE_MIGRATIONS)

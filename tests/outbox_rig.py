@@ -76,3 +76,9 @@ async def until(check: Any) -> None:
     async with asyncio.timeout(5):
         while not await check():  # noqa: ASYNC110 - polling what another task changes, on purpose
             await asyncio.sleep(0.02)
+
+
+async def status_of(ledger: Database, memory_id: str) -> str:
+    return str(
+        await ledger.read(lambda db: db.execute("SELECT status FROM memories WHERE id = ?", (memory_id,)).fetchone()[0])
+    )

@@ -44,7 +44,14 @@ async def list_review(state: AppState, scope: Scope, receive: Receive, send: Sen
 
 async def approve_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank, memory_id = scope["path_params"]["bank_id"], scope["path_params"]["memory_id"]
-    await answer(send, state.review.approve(bank, memory_id, request_id=request_id_of(scope)))
+
+    async def approved() -> dict[str, Any]:
+        # Under the bank's lock, on every instance: not beside a config change (held for its whole
+        # span), an archive, or a Mem0 update superseding the same version.
+        async with state.bank_locks(bank):
+            return await state.review.approve(bank, memory_id, request_id=request_id_of(scope))
+
+    await answer(send, approved())
 
 
 async def reject_review(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:

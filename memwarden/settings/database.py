@@ -22,7 +22,8 @@ class DatabaseSettings(_Section):
         ge=2,
         le=1000,
         description="On PostgreSQL: connections each instance keeps for its banks' shared locks (a governed write"
-        " holds one for its span; more writes in flight wait for one, within config_guard.write_wait).",
+        " holds one for its span; more writes in flight wait for one, within config_guard.write_wait) — and a"
+        " quarter as many (at least 2) for config changes and destructive operations, one each while it runs.",
     )
 
     @field_validator("url")

@@ -50,10 +50,12 @@ def migrate_state_command(ctx: click.Context, config: Path | None, data_dir: Pat
     source = Location(directory, database_url(resolved))
     target = Location(directory, _target_url(ctx, to))
     more = None
-    if resolved.backend == "local":  # the self-hosted store's banks move with it
+    try:  # a self-hosted store's banks move with it (when the source holds any, whatever the settings say)
         from memwarden.store.state_move import StoreTables
 
         more = StoreTables()
+    except ImportError:  # no store installed (pip install memwarden without [local]): none to move
+        pass
     try:
         moved = migrate_state(
             source,

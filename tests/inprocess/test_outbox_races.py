@@ -23,7 +23,7 @@ from memwarden.db.database import Database
 from memwarden.governance.errors import Refused
 from memwarden.governance.outbox import OutboxFull
 from tests.conftest import asgi_warden, database_url, make_settings
-from tests.outbox_rig import Backend, add_entry, make_outbox, until
+from tests.outbox_rig import Backend, add_entry, make_outbox, status_of, until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("engine")]
 
@@ -33,12 +33,6 @@ async def ledger(tmp_path: Path) -> AsyncIterator[Database]:
     db = Database.open(tmp_path, mirror=False, url=database_url())
     yield db
     db.close()
-
-
-async def status_of(ledger: Database, memory_id: str) -> str:
-    return str(
-        await ledger.read(lambda db: db.execute("SELECT status FROM memories WHERE id = ?", (memory_id,)).fetchone()[0])
-    )
 
 
 async def until_state(ledger: Database, entry: rows.Entry, state: str) -> None:

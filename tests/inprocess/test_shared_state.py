@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,13 +18,18 @@ from memwarden.db import instances, notices
 from memwarden.db import outbox as rows
 from memwarden.db.audit import AuditEvent, all_event_rows, append_events, audit_key, verify_chain
 from memwarden.db.bank_locks import SharedBankLocks
+from memwarden.db.common import now
 from memwarden.db.database import Database
+from memwarden.db.memories import orphaned_rows
 from memwarden.governance import keys as keys_service
 from memwarden.governance.cluster import Cluster, _tick
 from memwarden.governance.keys import KeyRing
 from memwarden.governance.locks import BankGates, BankLocks, GateClosed
+from memwarden.governance.recovery import settle_interrupted
+from memwarden.store.operations import Operations
+from memwarden.store.schema import STORE_MIGRATIONS
 from testing.postgres import drop_database, fresh_database
-from tests.outbox_rig import Backend, add_entry, make_outbox, until
+from tests.outbox_rig import Backend, add_entry, make_outbox, status_of, until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgresql]
 
@@ -89,11 +95,12 @@ async def test_a_dead_instances_deliveries_in_flight_are_queued_for_another_and_
 ) -> None:
     a, b = pair
     mine = await a.write(lambda db: entry(db, "bank", "in flight", state="sending", owner=a.instance_id))
-    assert await b.write(_tick) == ([], [])  # a is alive: its own to finish
+    assert await b.write(_tick) == ([], [], [])  # a is alive: its own to finish
     await dies(a, b)
-    taken, banks = await b.write(_tick)
+    taken, banks, dead = await b.write(_tick)
     assert [e.seq for e in taken] == [mine.seq]
     assert banks == ["bank"]
+    assert dead == [a.instance_id]
     now = await b.read(lambda db: rows.find(db, mine.operation_id))
     assert now is not None
     assert (now.state, now.owner) == ("queued", None)
@@ -351,10 +358,13 @@ async def test_a_key_revoked_on_one_instance_is_refused_by_another_at_once(
         await until(refused)
         # The listening connection cut (a restarted server, a proxy's idle timeout): it listens again,
         # looks (the keys read again), and hears the next notice.
-        pid = await b.read(
-            lambda db: db.execute("SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN %'").fetchone()[0]
+        pids = await b.read(
+            lambda db: db.execute(
+                "SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND datname = current_database()"
+            ).fetchall()
         )
-        await b.write(lambda db: db.execute("SELECT pg_terminate_backend(?)", (pid,)))
+        assert len(pids) == 1  # this test's database: the one listener, b's
+        await b.write(lambda db: db.execute("SELECT pg_terminate_backend(?)", (pids[0][0],)))
 
         async def again() -> bool:
             return cluster.listens >= 2
@@ -384,3 +394,95 @@ async def test_an_instance_that_stops_hands_its_claims_to_another_at_once(pair: 
             return backend.items == ["claimed"]
 
         await until(delivered)
+
+
+# -- the self-hosted store on one PostgreSQL: what a start (or a beat) recovers is a dead instance's
+# work, never a live one's in flight.
+
+
+def pending_memory(db: Any, instance: str, text: str) -> str:
+    """A memory recorded by ``instance`` whose write to the store has not answered yet."""
+    ts = now()
+    db.execute(
+        "INSERT INTO memories (id, bank, status, content, content_hash, item, document_id, created_at, updated_at,"
+        " instance) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        (
+            f"m-{text}",
+            "notes",
+            "pending",
+            text,
+            f"h-{text}",
+            json.dumps({"content": text}),
+            f"doc-{text}",
+            ts,
+            ts,
+            instance,
+        ),
+    )
+    return f"m-{text}"
+
+
+async def nothing_held(bank: str, document_ids: Any) -> set[str]:
+    return set()
+
+
+async def test_a_start_settles_a_dead_instances_pending_writes_never_a_live_ones(
+    pair: tuple[Database, Database],
+) -> None:
+    a, b = pair
+    memory_id = await a.write(lambda db: pending_memory(db, a.instance_id, "in flight on a"))
+    assert await settle_interrupted(b, nothing_held) == (0, 0)  # b starts while a writes: a's own
+    assert await status_of(b, memory_id) == "pending"
+    await dies(a, b)
+    assert await settle_interrupted(b, nothing_held) == (0, 1)  # a was killed mid-write: settled
+    assert await status_of(b, memory_id) == "failed"
+
+
+async def test_a_dead_instances_async_retains_are_resumed_once_by_another(pair: tuple[Database, Database]) -> None:
+    a, b = pair
+    for db in (a, b):
+        db.migrate_sync(STORE_MIGRATIONS)
+    ran: list[str] = []
+
+    async def retain(bank: str, items: Any, tags: Any) -> list[Any]:
+        ran.extend(i.content for i in items)
+        return []
+
+    mine = Operations(a, retain)
+    await a.write(
+        lambda db: db.execute(
+            "INSERT INTO store_operations (id, bank_id, type, status, items_count, payload, created_at, updated_at,"
+            " instance) VALUES ('op-1', 'notes', 'batch_retain', 'pending', 1, ?, ?, ?, ?)",
+            (json.dumps({"items": [{"content": "acknowledged on a"}]}), now(), now(), a.instance_id),
+        )
+    )
+    others = Operations(b, retain)
+    assert await others.resume() == 0  # a lives: its acknowledged retain is its own to finish
+    await dies(a, b)
+    assert await others.resume() == 1
+    assert await mine.resume() == 0  # claimed by b: never run twice
+    await others.drain(grace=5.0)
+    assert ran == ["acknowledged on a"]
+
+
+async def test_an_instance_that_stops_has_its_store_work_recovered_by_another(
+    pair: tuple[Database, Database],
+) -> None:
+    a, b = pair
+    recovered: list[int] = []
+
+    async def recover() -> None:
+        recovered.append(len(await b.read(orphaned_rows)))
+
+    await a.write(lambda db: pending_memory(db, a.instance_id, "left by a"))
+    cluster = Cluster(b, None, KeyRing(b, exposed=False), every=SLOW_BEAT, recover=recover)
+    async with running(cluster):
+        await asyncio.sleep(0.3)
+        assert recovered == []  # no instance died
+        a.close()
+
+        async def ran() -> bool:
+            return bool(recovered)
+
+        await until(ran)
+    assert recovered == [1]
