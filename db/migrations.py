@@ -413,6 +413,12 @@ def _m0022_memories_instance(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE memories ADD COLUMN instance TEXT")
 
 
+def _m0024_outbox_attempt(db: sqlite3.Connection) -> None:
+    # The instance whose worker is delivering a queued entry right now (PostgreSQL): an operator's
+    # give-up on another instance waits for the attempt instead of failing memories it is landing.
+    db.execute("ALTER TABLE outbox ADD COLUMN attempt_by TEXT")
+
+
 LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     ("0001_initial", _m0001_initial),
     ("0002_config_snapshots", _m0002_config_snapshots),
@@ -430,6 +436,7 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     ("0020_views_at_scale", _m0020_views_at_scale),
     ("0021_memories_provenance", _m0021_memories_provenance),
     ("0022_memories_instance", _m0022_memories_instance),
+    ("0024_outbox_attempt", _m0024_outbox_attempt),
 )
 
 

@@ -58,6 +58,7 @@ class Entry:
     settled_at: str | None
     queued_at: str | None = None
     owner: str | None = None
+    attempt_by: str | None = None  # the instance whose worker is delivering it right now (PostgreSQL)
 
     def public(self) -> dict[str, Any]:
         """The entry as the admin API shows it (the body summarised: how many items, which documents)."""
@@ -149,6 +150,27 @@ def settled(db: sqlite3.Connection, bank: str, origin: str) -> None:
     transaction (PostgreSQL only: on SQLite the waiting worker is this process's, woken directly)."""
     if on_postgres(db) and has_queued(db, bank):
         notices.send(db, notices.SETTLED, origin, bank)
+
+
+def attempting(db: sqlite3.Connection, seq: int, instance: str | None) -> bool:
+    """The worker of ``instance`` begins an attempt at a queued entry (None: its attempt ended).
+    False when the entry is no longer queued (given up or retried meanwhile: not to be attempted)."""
+    if instance is None:
+        db.execute("UPDATE outbox SET attempt_by = NULL WHERE seq = ?", (seq,))
+        return True
+    return (
+        db.execute("UPDATE outbox SET attempt_by = ? WHERE seq = ? AND state = 'queued'", (instance, seq)).rowcount == 1
+    )
+
+
+def attempted_elsewhere(db: sqlite3.Connection, seq: int, instance: str) -> str | None:
+    """The live instance, other than ``instance``, whose worker is delivering the entry right now."""
+    row = db.execute(
+        "SELECT attempt_by FROM outbox WHERE seq = ? AND state = 'queued' AND attempt_by != ?"  # noqa: S608
+        f" AND attempt_by IN ({live_ids(db)})",
+        (seq, instance),
+    ).fetchone()
+    return str(row[0]) if row is not None else None
 
 
 WAIT: Final = "wait"  # claim_first: a live request still delivers an earlier entry of the bank
@@ -293,7 +315,7 @@ def delivered(db: sqlite3.Connection, seq: int, *, keep: bool, backend_operation
 def attempted(db: sqlite3.Connection, seq: int, error: str) -> None:
     """One more delivery attempt failed (the entry stays queued)."""
     db.execute(
-        "UPDATE outbox SET attempts = attempts + 1, last_error = ?, updated_at = ? WHERE seq = ?",
+        "UPDATE outbox SET attempts = attempts + 1, last_error = ?, updated_at = ?, attempt_by = NULL WHERE seq = ?",
         (error[:ANSWER_CHARS], now(), seq),
     )
 

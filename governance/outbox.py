@@ -288,6 +288,12 @@ class Outbox:
                 ):
                     self._remove(entry.bank, entry.seq)  # given up, or retried as a new entry, meanwhile
                     return
+                # On a shared database the attempt is marked, so that an operator's give-up on another
+                # instance waits for it (this instance's own give-ups see ``_inflight``).
+                shared, me = self.ledger.shared, self.ledger.instance_id
+                if shared and not await self.ledger.write(lambda db: rows.attempting(db, entry.seq, me)):
+                    self._remove(entry.bank, entry.seq)  # given up or retried between the look and the mark
+                    return
                 try:
                     await self.deliver(got, attempts=entry.attempts + number)
                     return
@@ -434,7 +440,10 @@ class Outbox:
             reason = f"delivery given up by {actor}"
             frm = "failed" if entry.state == "dead" else "pending"
 
-            def settle(db: Connection) -> rows.Entry | None:
+            def settle(db: Connection) -> rows.Entry | str | None:
+                elsewhere = rows.attempted_elsewhere(db, entry.seq, self.ledger.instance_id)
+                if elsewhere is not None:
+                    return elsewhere
                 if not rows.settle(db, entry.seq, "given_up", answer=None, error=reason, frm=(entry.state,)):
                     return None
                 mark_failed(
@@ -454,6 +463,12 @@ class Outbox:
                 return rows.find(db, operation_id)
 
             settled = await self.ledger.write(settle)
+            if isinstance(settled, str):
+                raise Refused(
+                    409,
+                    f"operation {operation_id} is being delivered right now by instance {settled};"
+                    " look again in a moment",
+                )
             if settled is None:
                 raise Refused(409, f"operation {operation_id} changed meanwhile; look again")
             self._remove(entry.bank, entry.seq)

@@ -23,6 +23,7 @@ from memwarden.db.database import Database
 from memwarden.db.memories import orphaned_rows
 from memwarden.governance import keys as keys_service
 from memwarden.governance.cluster import Cluster, _tick
+from memwarden.governance.errors import Refused
 from memwarden.governance.keys import KeyRing
 from memwarden.governance.locks import BankGates, BankLocks, GateClosed
 from memwarden.governance.recovery import settle_interrupted
@@ -486,3 +487,42 @@ async def test_an_instance_that_stops_has_its_store_work_recovered_by_another(
 
         await until(ran)
     assert recovered == [1]
+
+
+async def test_a_give_up_on_one_instance_waits_for_the_delivery_under_way_on_another(
+    pair: tuple[Database, Database],
+) -> None:
+    a, b = pair
+    entry = await a.write(lambda db: add_entry(db, "ops", "landing"))
+    backend = Backend()
+    answer = asyncio.Event()
+    plain = backend.retain
+
+    async def slow(bank: str, items: Any, **kw: Any) -> Any:
+        backend.calls += 1
+        await answer.wait()  # the backend takes its time: a's worker is mid-delivery
+        backend.calls -= 1
+        return await plain(bank, items, **kw)
+
+    backend.retain = slow  # type: ignore[method-assign]
+    delivering = make_outbox(a, backend)
+    delivering.wake("ops")
+    await until(lambda: _called(backend))
+    operator = make_outbox(b, Backend())
+    with pytest.raises(Refused) as refused:
+        await operator.give_up(entry.operation_id, actor="ops-team", request_id="r-give-up")
+    assert refused.value.status == 409
+    assert a.instance_id in str(refused.value)
+    answer.set()
+
+    async def delivered() -> bool:
+        return backend.items == ["landing"]
+
+    await until(delivered)
+    assert await status_of(b, "m-landing") == "active"  # landed, and not marked failed by the give-up
+    await delivering.stop(grace=1.0)
+    await operator.stop(grace=1.0)
+
+
+async def _called(backend: Backend) -> bool:
+    return backend.calls >= 1
