@@ -4,6 +4,9 @@ the fallback — a notice is a hint, never the only way work is found. Sent insi
 transaction (PostgreSQL delivers it at the commit, and not at all on a rollback); on SQLite there is
 one instance and nothing is sent.
 
+- :data:`QUEUED`: an entry of a bank was queued behind a request's delivery (or handed by its
+  request to the workers) — the instance whose request delivers an earlier entry of the bank now
+  knows that someone waits for it, without a look at the outbox on every write.
 - :data:`SETTLED`: a request settled its own delivery of a bank's write while later entries of the
   bank wait behind it — the worker waiting for it (``outbox.claim_first``'s ``WAIT``), on whichever
   instance, goes on.
@@ -27,11 +30,12 @@ from typing import Any, Final
 from memwarden.db.common import on_postgres
 
 CHANNEL: Final = "memwarden_notices"
+QUEUED: Final = "queued"
 SETTLED: Final = "settled"
 POKE: Final = "poke"
 KEYS: Final = "keys"
 LEFT: Final = "left"
-KINDS: Final = frozenset({SETTLED, POKE, KEYS, LEFT})
+KINDS: Final = frozenset({QUEUED, SETTLED, POKE, KEYS, LEFT})
 MAX_PAYLOAD = 7_900  # bytes: PostgreSQL refuses a payload of 8,000 or more
 RECONNECT = 1.0  # seconds before the first attempt to listen again after the connection was lost,
 RECONNECT_MAX = 30.0  # doubled after each failed one up to this (the beat covers the gap)

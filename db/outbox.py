@@ -26,8 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from memwarden.db import notices
-from memwarden.db.common import now, on_postgres
+from memwarden.db.common import now
 from memwarden.db.instances import live_ids
 
 STATES = ("sending", "queued", "delivered", "dead", "given_up")
@@ -141,15 +140,6 @@ def has_queued(db: sqlite3.Connection, bank: str) -> bool:
     """Whether entries of ``bank`` wait for the backend (a new write goes behind them)."""
     found = db.execute("SELECT 1 FROM outbox WHERE state = 'queued' AND bank = ? LIMIT 1", (bank,)).fetchone()
     return found is not None
-
-
-def settled(db: sqlite3.Connection, bank: str, origin: str) -> None:
-    """A request settled its own delivery of a ``bank`` write (delivered, refused, handed to the
-    worker): when entries of the bank wait behind it, every instance is told — the worker waiting
-    for it (:func:`claim_first`'s :data:`WAIT`) may run on another. Call inside the settling write
-    transaction (PostgreSQL only: on SQLite the waiting worker is this process's, woken directly)."""
-    if on_postgres(db) and has_queued(db, bank):
-        notices.send(db, notices.SETTLED, origin, bank)
 
 
 def attempting(db: sqlite3.Connection, seq: int, instance: str | None) -> bool:

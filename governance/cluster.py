@@ -5,8 +5,9 @@ entries (let go) — so that another instance delivers them, in order per bank. 
 queue the others left, for the outbox's limits and health; and the instance that writes the
 checkpoints folds the memories' count deltas into the counts.
 
-Between beats it listens for the others' notices (``db/notices.py``): a bank's earlier delivery
-settled (its waiting worker goes on), an operator's retry or give-up (the bank's backoff cut short
+Between beats it listens for the others' notices (``db/notices.py``): an entry queued behind a
+request (this instance's request then tells when it settles), a bank's earlier delivery settled
+(its waiting worker goes on), an operator's retry or give-up (the bank's backoff cut short
 here too), a key made or revoked (the keys read again), an instance stopped (a beat now). A lost
 listening connection is opened again, and a beat follows each time it listens (what was sent
 meanwhile is found by looking): the beat is the fallback, the notices make it rarely needed."""
@@ -116,6 +117,11 @@ class Cluster:
             self.outbox.poke(notice.bank)
         elif notice.bank is not None and notice.kind == notices.SETTLED and self.outbox is not None:
             self.outbox.wake(notice.bank)
+        elif notice.kind == notices.QUEUED:
+            if notice.bank is not None and self.outbox is not None:
+                self.outbox.queued_elsewhere(notice.bank)
+            elif notice.bank is None:  # a bank too long to name: the beat reads the outbox
+                self._beat_now.set()
         else:  # an instance stopped (its claims are the others' now), or a notice for every bank
             self._stopped = self._stopped or notice.kind == notices.LEFT
             self._beat_now.set()

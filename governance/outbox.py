@@ -83,6 +83,8 @@ class Outbox:
         self.write_wait = write_wait
         # bank → {seq: (items, when it was queued)}, in the order they were queued: the first is the oldest.
         self._queued: dict[str, dict[int, tuple[int, float]]] = {}
+        # Banks another instance said it queued an entry of since the last beat (notices.QUEUED).
+        self._elsewhere: set[str] = set()
         self._items = 0
         self._inflight: set[int] = set()  # entries a delivery is under way for
         self._workers: dict[str, asyncio.Task[None]] = {}
@@ -103,6 +105,24 @@ class Outbox:
     def busy(self, bank: str) -> bool:
         """Entries of ``bank`` wait: a new write goes behind them, not past them."""
         return bool(self._queued.get(bank))
+
+    def queued_elsewhere(self, bank: str) -> None:
+        """Another instance queued an entry of ``bank`` (its notice): until the next beat reads the
+        outbox, this instance knows it without reading it."""
+        self._elsewhere.add(bank)
+
+    def tell_queued(self, db: Connection, bank: str) -> None:
+        """Inside the write that queues an entry of ``bank`` behind a request's delivery (or hands a
+        request's own entry to the workers): the other instances are told (PostgreSQL)."""
+        notices.send(db, notices.QUEUED, self.ledger.instance_id, bank)
+
+    def tell_settled(self, db: Connection, bank: str) -> None:
+        """Inside the write that settles a request's own delivery of a ``bank`` write: when entries
+        of the bank wait — known from this instance's queue, the beat's look at the outbox and the
+        others' notices, never from a read on every write — every instance is told, so that the
+        worker waiting for it (``rows.claim_first``'s ``WAIT``) goes on wherever it runs."""
+        if self._queued.get(bank) or bank in self._elsewhere:
+            notices.send(db, notices.SETTLED, self.ledger.instance_id, bank)
 
     def _add(self, seq: int, bank: str, items: int, since: float) -> None:
         queue = self._queued.setdefault(bank, {})
@@ -173,7 +193,7 @@ class Outbox:
         """What the database says is queued (other instances' entries too: the limits and the
         health count them), and the banks whose queued entries no live instance holds: their
         workers run here."""
-        self._queued, self._items = {}, 0
+        self._queued, self._items, self._elsewhere = {}, 0, set()
         for seq, bank, items, since in queued:
             self._add(seq, bank, items, epoch(since))
         for bank in banks:

@@ -362,6 +362,7 @@ class Retainer:
                 append_events(
                     db, [queue_event(entry, "earlier writes to the bank wait for the backend; queued behind them")]
                 )
+                outbox.tell_queued(db, bank)  # a request delivering an earlier one tells when it is settled
             return recorded, entry
 
         recorded, entry = await self.ledger.write(record)
@@ -419,7 +420,8 @@ class Retainer:
                 )
                 if entry is not None:
                     outbox_rows.delivered(db, entry.seq, keep=False)
-                    outbox_rows.settled(db, bank, self.ledger.instance_id)
+                    if self.outbox is not None:
+                        self.outbox.tell_settled(db, bank)
 
             await self.ledger.write(delivered)
             for _, old_id in supersede:
@@ -431,12 +433,13 @@ class Retainer:
     async def _hand_over(self, entry: outbox_rows.Entry, error: str) -> outbox_rows.Entry:
         """The request could not deliver: its outbox entry goes to the worker (audited once)."""
         assert self.outbox is not None
+        outbox = self.outbox
         event = queue_event(entry, f"the backend could not take it now ({error}); queued for delivery")
 
         def hand_over(db: Connection) -> None:
             if outbox_rows.hand_over(db, entry.seq, error):
                 append_events(db, [event])
-                outbox_rows.settled(db, entry.bank, self.ledger.instance_id)
+                outbox.tell_queued(db, entry.bank)  # the workers' now, on any instance
 
         await self.ledger.write(hand_over)
         self.outbox.queued(entry)
@@ -456,7 +459,8 @@ class Retainer:
             mark_failed(db, bank=bank, memory_ids=memory_ids, reason=reason, request_id=request_id, actor=actor)
             if entry is not None:  # the backend refused: the client has its answer, nothing to deliver
                 outbox_rows.discard(db, entry.seq)
-                outbox_rows.settled(db, bank, self.ledger.instance_id)
+                if self.outbox is not None:
+                    self.outbox.tell_settled(db, bank)
 
         await self.ledger.write(failed)
 

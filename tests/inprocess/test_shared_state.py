@@ -294,17 +294,30 @@ async def test_a_delivery_settled_on_one_instance_wakes_the_worker_waiting_for_i
 ) -> None:
     a, b = pair
     first = await a.write(lambda db: add_entry(db, "ops", "first", state="sending", owner=a.instance_id))
-    await b.write(lambda db: add_entry(db, "ops", "second"))  # queued on b behind a's request
-    backend = Backend()
-    async with running(cluster_of(b, backend)) as cluster:
-        assert cluster.outbox is not None
-        cluster.outbox.wake("ops")  # its worker waits: a's request still delivers the bank's earlier write
-        await asyncio.sleep(0.5)
-        assert backend.items == []
+    backend = Backend()  # one backend behind both instances: whichever delivers, it gets it once
+    async with running(cluster_of(a, backend)) as on_a, running(cluster_of(b, backend)) as on_b:
+        assert on_a.outbox is not None
+        assert on_b.outbox is not None
+        queuer = on_b.outbox
 
-        def delivered(db: Any) -> None:  # a's request has the backend's answer (its own retain path)
+        def behind(db: Any) -> None:  # b's request goes behind a's (as its retain does), and says so
+            add_entry(db, "ops", "second")
+            queuer.tell_queued(db, "ops")
+
+        await b.write(behind)
+        on_b.outbox.wake("ops")  # its worker waits: a's request still delivers the bank's earlier write
+
+        async def a_knows() -> bool:
+            return on_a.heard >= 1
+
+        await until(a_knows)  # without reading the outbox: b's notice
+        await asyncio.sleep(0.3)
+        assert backend.items == []
+        settler = on_a.outbox
+
+        def delivered(db: Any) -> None:  # a's request has the backend's answer (as its retain settles it)
             rows.delivered(db, first.seq, keep=False)
-            rows.settled(db, "ops", a.instance_id)
+            settler.tell_settled(db, "ops")
 
         await a.write(delivered)
 

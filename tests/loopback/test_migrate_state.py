@@ -136,6 +136,17 @@ def held(backend: Standin, bank: str = "ops") -> list[str]:
     return [m["text"] for m in listed.json()["items"]]
 
 
+def back_to_sqlite(rig: Installation) -> None:
+    """The state on PostgreSQL moved back to SQLite, the old SQLite file kept aside first (the
+    target must hold no state)."""
+    backup = rig.root / "sqlite-backup"
+    backup.mkdir()
+    for f in rig.data.glob("memwarden.db*"):
+        f.rename(backup / f.name)
+    back = rig.migrate("sqlite")
+    assert back.returncode == 0, back.stderr
+
+
 def wait_delivered(client: httpx.Client, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -201,12 +212,7 @@ def test_state_moves_to_postgresql_and_back_and_everything_in_it_works(installat
     assert "already holds memwarden state" in refused.stderr
     assert "memwarden.db" in refused.stderr
     assert audit(target) == last  # nothing changed on the source either
-    backup = rig.root / "sqlite-backup"
-    backup.mkdir()
-    for f in rig.data.glob("memwarden.db*"):
-        f.rename(backup / f.name)
-    back = rig.migrate("sqlite")
-    assert back.returncode == 0, back.stderr
+    back_to_sqlite(rig)
     assert audit(target)[-1][1] == "state_migrated"  # the source's chain says where its state went
     with psycopg.connect(target) as conn:
         reason = conn.execute("SELECT reason FROM audit_events ORDER BY seq DESC LIMIT 1").fetchone()[0]
@@ -361,12 +367,7 @@ def test_a_self_hosted_store_moves_with_the_state_and_answers_the_same(installat
         on_postgresql = recalled(c)
     rig.stop()
 
-    backup = rig.root / "sqlite-backup"
-    backup.mkdir()
-    for f in rig.data.glob("memwarden.db*"):
-        f.rename(backup / f.name)
-    back = rig.migrate("sqlite")
-    assert back.returncode == 0, back.stderr
+    back_to_sqlite(rig)
     rig.database = None
     rig.start()
     with rig.client(token) as c:
