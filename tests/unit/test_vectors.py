@@ -204,13 +204,18 @@ def test_searches_run_while_the_graph_takes_in_its_tail() -> None:
     index = with_graph(2000)
     graph, stop, errors, answered = index._ann, threading.Event(), [], [0]
     queries = vectors(64, seed=9)
+    known = set(index.row) | {f"x{b}-{j}" for b in range(5) for j in range(400)}
+    gone: list[str] = []  # ids whose removal had returned (appended after it)
 
     def search() -> None:
         while not stop.is_set():
             try:
+                removed_before = set(gone[: len(gone)])  # removals done before this search began
                 found = index.search(queries[answered[0] % 64], 10)
                 assert len(found) == 10
-                assert all(i in index.row for i, _ in found)
+                # Rows that were live while it ran: never one removed before it began (a removal
+                # during the search may or may not be seen), never an id no one added.
+                assert all(i in known and i not in removed_before for i, _ in found)
                 answered[0] += 1
             except Exception as exc:  # pragma: no cover - reported below
                 errors.append(exc)
@@ -221,8 +226,12 @@ def test_searches_run_while_the_graph_takes_in_its_tail() -> None:
     try:
         for batch in range(5):
             index.add(ids(400, f"x{batch}-"), vectors(400, seed=20 + batch))
-            index.remove([f"x{batch}-{j}" for j in range(0, 400, 7)])  # in the tail being inserted
-            index.remove([f"m{batch * 10 + j}" for j in range(5)])  # in the graph, beside the insertion
+            tail = [f"x{batch}-{j}" for j in range(0, 400, 7)]
+            index.remove(tail)  # in the tail being inserted
+            gone.extend(tail)
+            beside = [f"m{batch * 10 + j}" for j in range(5)]
+            index.remove(beside)  # in the graph, beside the insertion
+            gone.extend(beside)
             wait_covered(index, 2000 + 400 * (batch + 1))
     finally:
         stop.set()
