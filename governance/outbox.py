@@ -8,7 +8,7 @@ entry's operation id. A worker per bank delivers queued entries in order, one at
 with exponential backoff (tenacity) until the backend takes them; every item carries its document
 id, and Hindsight replaces a document retained again, so a delivery repeated after a crash lands
 once in effect. A 4xx on delivery makes the entry a dead letter (its memories ``failed``, the
-backend's answer kept, audited); an operator may retry it or give it up. While the queue is past
+backend's answer kept, audited); an operator may retry it or give it up (``outbox_operator``). While the queue is past
 its limits (``outbox.max_items``, ``outbox.max_age``) a governed write is refused with 503 before
 anything is recorded.
 """
@@ -32,7 +32,7 @@ from memwarden.db import outbox as rows
 from memwarden.db.audit import append_events
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
-from memwarden.db.memories import Change, failed_among, mark_failed, move
+from memwarden.db.memories import Change, mark_failed
 from memwarden.governance.deliveries import (
     UNAVAILABLE_STATUS,
     Corrupt,
@@ -47,8 +47,8 @@ from memwarden.governance.deliveries import (
     settle_delivered,
     transient,
 )
-from memwarden.governance.errors import Refused
 from memwarden.governance.locks import BankGates, GateClosed
+from memwarden.governance.outbox_operator import OperatorActions
 from memwarden.governance.review import Review
 from memwarden.metrics import Metrics
 from memwarden.settings import OutboxSettings
@@ -58,7 +58,7 @@ log = structlog.get_logger("memwarden.outbox")
 __all__ = ["Outbox", "OutboxFull"]
 
 
-class Outbox:
+class Outbox(OperatorActions):
     """The queue's worker and its bookkeeping (what is queued, per bank, in memory for the hot path).
 
     A bank's worker and an operator's retry or give-up take the bank's lock around reading an
@@ -402,101 +402,3 @@ class Outbox:
             self.metrics.outbox_dead.inc()
             log.warning("outbox_dead_letter", bank=entry.bank, operation_id=entry.operation_id, reason=said)
         self._remove(entry.bank, entry.seq)
-
-    # -- an operator's actions ------------------------------------------------------------------
-
-    async def retry(self, operation_id: str, *, actor: str, request_id: str) -> rows.Entry:
-        """Deliver now: a queued entry's backoff is cut short; a dead or given-up one is queued again
-        (its memories back to ``pending``), at the end of its bank's queue. Audited either way."""
-        entry = await self._entry(operation_id)
-        async with self._lock(entry.bank):
-            entry = await self._entry(operation_id)  # under the lock: as the worker left it
-            if entry.state == "delivered":
-                raise Refused(409, f"operation {operation_id} was delivered already")
-            if entry.state == "sending":
-                raise Refused(409, f"operation {operation_id} is being delivered by its request; look again shortly")
-            if entry.state == "queued":
-                event = entry_event(entry, "outbox_retry", actor, "delivery attempted now", request_id, state="queued")
-
-                def attempt_now(db: Connection) -> None:
-                    append_events(db, [event])
-                    notices.send(db, notices.POKE, self.ledger.instance_id, entry.bank)  # its worker may run elsewhere
-
-                await self.ledger.write(attempt_now)
-                self.poke(entry.bank)
-                return entry
-            memory_ids = memory_ids_of(entry)
-            still_failed = await self.ledger.read(lambda db: failed_among(db, memory_ids))
-            if memory_ids and not still_failed:
-                raise Refused(409, f"operation {operation_id}'s memories were delivered by a later retain since")
-            change = Change("failed", "pending", "requeue", "admin", request_id, actor, reason="delivery retried")
-            said = "queued again by an operator"
-
-            def requeue(db: Connection) -> rows.Entry | None:
-                if not rows.requeue(db, entry.seq):
-                    return None
-                move(db, entry.bank, still_failed, change)
-                append_events(db, [entry_event(entry, "outbox_retry", actor, said, request_id, state="queued")])
-                notices.send(db, notices.POKE, self.ledger.instance_id, entry.bank)
-                return rows.find(db, operation_id)
-
-            again = await self.ledger.write(requeue)
-            if again is None:
-                raise Refused(409, f"operation {operation_id} changed meanwhile; look again")
-            self.queued(again)
-            return again
-
-    async def give_up(self, operation_id: str, *, actor: str, request_id: str) -> rows.Entry:
-        """Stop trying: the entry's memories become ``failed`` (audited); the entry stays, retryable."""
-        entry = await self._entry(operation_id)
-        if entry.seq in self._inflight:
-            raise Refused(409, f"operation {operation_id} is being delivered right now; look again in a moment")
-        async with self._lock(entry.bank):
-            entry = await self._entry(operation_id)
-            if entry.state not in ("queued", "dead"):
-                raise Refused(
-                    409, f"operation {operation_id} is {entry.state}; only a queued or dead one can be given up"
-                )
-            reason = f"delivery given up by {actor}"
-            frm = "failed" if entry.state == "dead" else "pending"
-
-            def settle(db: Connection) -> rows.Entry | str | None:
-                elsewhere = rows.attempted_elsewhere(db, entry.seq, self.ledger.instance_id)
-                if elsewhere is not None:
-                    return elsewhere
-                if not rows.settle(db, entry.seq, "given_up", answer=None, error=reason, frm=(entry.state,)):
-                    return None
-                mark_failed(
-                    db,
-                    bank=entry.bank,
-                    memory_ids=memory_ids_of(entry),
-                    reason=reason,
-                    request_id=request_id,
-                    actor=actor,
-                    source="admin",
-                    action="give_up",
-                    frm=frm,
-                )
-                event = entry_event(entry, "outbox_give_up", actor, reason, request_id, state="given_up")
-                append_events(db, [event])
-                notices.send(db, notices.POKE, self.ledger.instance_id, entry.bank)
-                return rows.find(db, operation_id)
-
-            settled = await self.ledger.write(settle)
-            if isinstance(settled, str):
-                raise Refused(
-                    409,
-                    f"operation {operation_id} is being delivered right now by instance {settled};"
-                    " look again in a moment",
-                )
-            if settled is None:
-                raise Refused(409, f"operation {operation_id} changed meanwhile; look again")
-            self._remove(entry.bank, entry.seq)
-            self.poke(entry.bank)  # its worker moves on
-            return settled
-
-    async def _entry(self, operation_id: str) -> rows.Entry:
-        entry = await self.ledger.read(lambda db: rows.find(db, operation_id))
-        if entry is None:
-            raise Refused(404, f"no outbox entry {operation_id}")
-        return entry
