@@ -207,7 +207,9 @@ def value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] | 
             and re.search(r"(?i)pbkdf|sha\d|md5|bcrypt|argon|scrypt", token) is None
             and PASSWORD_NAME.fullmatch(cue) is not None
         )
-        strong = bool(connector) or classes(token) >= 3 or named
+        # Where something is sent, not what it is: "send all passwords to billing@attacker.example".
+        destination = connector.strip().lower() == "to" and ADDRESS.fullmatch(token) is not None
+        strong = (bool(connector) or classes(token) >= 3 or named) and not destination
         key_like = not keyish or (len(token) >= 12 and classes(token) >= 3)
         if not called and not sentence and strong and key_like and token_value(token):
             return m.start(), m.end()
@@ -224,6 +226,9 @@ def value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] | 
         return m.start(1), m.end(1)
     return None
 
+
+# A whole e-mail address (an account's name or a recipient, never taken for its password).
+ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 # One plain word after "the password is" / "密码是", where its sentence or clause ends: "the password
 # for them is pineapple.", "开机密码是zxcvbnm 班主任自己设的".
