@@ -1,21 +1,22 @@
 """Would a learned head on the e5 vector catch the planted instructions the rules miss? (Measured,
-not shipped: it fails its bar; docs/operations/benchmarks/held-out.md says how.)
+not shipped: it fails its bar; docs/operations/benchmarks/injection.md says how.)
 
 The head is what the learned layer's other heads are (``scripts/train_learned.py``): a logistic
 regression over 10 × the item's e5 passage vector — the vector the learned layer computes for a
 kept item anyway, so it would cost the write path next to nothing. Trained on the two tune sets'
-attacks against their harmless texts, plus the keep layer's training texts as harmless (not those
-of the chat sets whose turns measure false positives on conversation). Attacks weigh 1; the tune
+attacks against their harmless texts, plus the keep layer's training texts as harmless (none of
+the texts of the chat sets whose turns measure false positives on conversation, whichever set also
+holds them). Attacks weigh 1; the tune
 sets' harmless texts 1; the training texts together as much as the attacks.
 
 Chosen on the tune sets alone, by 5-fold cross-validation: the L2 strength (of
 ``train_learned.L2_CHOICES``) with the most attacks caught by rules or head, and the `high`
-threshold, the lowest at which the held-out look-alikes and ordinary texts of the tune sets are
-flagged ≤ 5 % and the training texts ≤ 1 %. The bar set before any evaluation number was seen:
+threshold, the lowest at which the tune sets' harmless texts held out (look-alikes and ordinary
+ones together) are flagged ≤ 5 % and the training texts ≤ 1 %. The bar set before any evaluation number was seen:
 adopted only if, on both evaluation sets, rules or head catch more attacks than the rules alone
 with ≤ 5 % of the harmless texts flagged, and ≤ 1 % of the conversation turns.
 
-Usage: python -m bench.injection_head   (~4 min on 2 cores: ~17,000 texts embedded)
+Usage: python -m bench.injection_head   (~3 min on 2 cores: ~17,000 texts embedded)
 """
 
 from __future__ import annotations
@@ -50,9 +51,10 @@ def main() -> None:
     chats = {f"{name}.jsonl" for name in CONVERSATIONS}
     keep, _, sources, _, _, _ = tl.sourced_training_data()
     tune_texts = [r["text"] for r in tune]
-    harmless = sorted({t for (t, _), s in zip(keep, sources, strict=True) if s not in chats} - set(tune_texts))
-    evaluation = {name: rows(name) for name in ("poisoning_eval", "poisoning_eval2")}
     conversation = sorted({t for name in CONVERSATIONS for t in turns(name)})
+    taken = {*tune_texts, *conversation}  # ("got it", "嗯" are in other training sets too)
+    harmless = sorted({t for (t, _), s in zip(keep, sources, strict=True) if s not in chats} - taken)
+    evaluation = {name: rows(name) for name in ("poisoning_eval", "poisoning_eval2")}
     every = sorted({*tune_texts, *harmless, *conversation, *(r["text"] for rs in evaluation.values() for r in rs)})
     vectors = dict(zip(every, E5Embedder(engine="onnx").passages_each(every).astype(np.float64), strict=True))
 
@@ -67,6 +69,7 @@ def main() -> None:
     folds = np.array([int(hashlib.sha256(t.encode()).hexdigest(), 16) % FOLDS for t in texts])
     rules = np.array([flagged(t, "high") for t in tune_texts] + [False] * len(harmless))
     look = in_tune & ~attack
+    lookalike = np.array([r["category"] == "lookalike" for r in tune] + [False] * len(harmless))
     best: tuple[float, float, float] | None = None  # caught by rules or head, l2, threshold
     for l2 in tl.L2_CHOICES:
         held = np.zeros(len(texts))
@@ -80,8 +83,11 @@ def main() -> None:
         caught = float((rules | (held >= threshold))[attack].mean())
         print(
             f"  l2={l2:g}: threshold {threshold:.2f}, tune attacks held out: head {(held >= threshold)[attack].mean():.3f},"
-            f" rules or head {caught:.3f}; harmless tune {(held[look] >= threshold).mean():.3f},"
-            f" training texts {(held[~in_tune] >= threshold).mean():.4f}",
+            f" rules or head {caught:.3f}; harmless tune {(held[look] >= threshold).mean():.3f} (look-alikes"
+            f" {(held[lookalike] >= threshold).mean():.3f}, by rules or head"
+            f" {(rules | (held >= threshold))[lookalike].mean():.3f}; ordinary"
+            f" {(held[look & ~lookalike] >= threshold).mean():.3f}), training texts"
+            f" {(held[~in_tune] >= threshold).mean():.4f}",
             file=sys.stderr,
         )
         if best is None or caught > best[0]:
@@ -93,20 +99,26 @@ def main() -> None:
     passes = True
     for name, data in evaluation.items():
         a = np.array([r["label"] == "attack" for r in data])
-        lookalike = np.array([r["category"] == "lookalike" for r in data])
+        similar = np.array([r["category"] == "lookalike" for r in data])
         by_rules = np.array([flagged(r["text"], "high") for r in data])
         either = by_rules | (p_attack(x_of([r["text"] for r in data]), head) >= threshold)
         for label, mask in (
             ("attacks caught", a),
-            ("look-alikes flagged", lookalike),
-            ("ordinary flagged", ~a & ~lookalike),
+            ("look-alikes flagged", similar),
+            ("ordinary flagged", ~a & ~similar),
         ):
             table.append([name, label, f"{by_rules[mask].mean():.3f}", f"{either[mask].mean():.3f}", int(mask.sum())])
         passes &= bool(either[a].mean() > by_rules[a].mean() and either[~a].mean() <= LOOKALIKE_FP)
     turn_rules = np.array([flagged(t, "high") for t in conversation])
     turn_either = turn_rules | (p_attack(x_of(conversation), head) >= threshold)
     table.append(
-        ["conversation turns", "flagged", f"{turn_rules.mean():.4f}", f"{turn_either.mean():.4f}", len(conversation)]
+        [
+            "conversation turns (distinct texts)",
+            "flagged",
+            f"{turn_rules.mean():.4f}",
+            f"{turn_either.mean():.4f}",
+            len(conversation),
+        ]
     )
     passes &= bool(turn_either.mean() <= TRAINING_FP)
     print(f"# A learned injection head at `high` ({machine()}; l2 {l2:g}, threshold {threshold:.2f}, chosen on tune)\n")

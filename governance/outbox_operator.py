@@ -10,6 +10,7 @@ actions are read separately.
 from __future__ import annotations
 
 import asyncio
+from abc import ABC, abstractmethod
 
 from memwarden.db import notices
 from memwarden.db import outbox as rows
@@ -21,23 +22,24 @@ from memwarden.governance.deliveries import entry_event, memory_ids_of
 from memwarden.governance.errors import Refused
 
 
-class OperatorActions:
-    """Retry and give-up, over the outbox's state (what :class:`Outbox` defines)."""
+class OperatorActions(ABC):
+    """Retry and give-up, over the outbox's state (what :class:`Outbox` defines: a class that does
+    not define these methods cannot be made)."""
 
     ledger: Database
     _inflight: set[int]  # entries being delivered on this instance right now
 
-    def _lock(self, bank: str) -> asyncio.Lock:
-        raise NotImplementedError
+    @abstractmethod
+    def _lock(self, bank: str) -> asyncio.Lock: ...
 
-    def _remove(self, bank: str, seq: int) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def _remove(self, bank: str, seq: int) -> None: ...
 
-    def poke(self, bank: str) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def poke(self, bank: str) -> None: ...
 
-    def queued(self, entry: rows.Entry) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def queued(self, entry: rows.Entry) -> None: ...
 
     async def retry(self, operation_id: str, *, actor: str, request_id: str) -> rows.Entry:
         """Deliver now: a queued entry's backoff is cut short; a dead or given-up one is queued again

@@ -36,7 +36,7 @@ transcripts' facts survive ≥ 0.99 of the time, each conversation held out of t
 The weights are rounded to 5 decimals and written with sorted keys, so running the script again on
 the same machine writes the same bytes. On another CPU the weights move in the third decimal (the
 embeddings differ a few ulps between ONNX kernels), so ``--check`` (a check of its own in
-``.ci/run``, ~3 min of CPU; not in the test command) passes when the file is the same bytes, or
+``.ci/run``, ~6 min of CPU, 3 wall on two cores; not in the test command) passes when the file is the same bytes, or
 the same data and choices with the same decisions on each head's training texts: keep or not
 on ≥ 99.5 % of them, topic on ≥ 99 %, stage on ≥ 98.5 %.
 
@@ -187,8 +187,8 @@ def fit_many(
     """Several logistic regressions over the same rows at once: fit ``j`` weighs row ``i`` by
     ``weights[j][i]`` (0: left out, as a held-out fold) with L2 strength ``l2s[j]``. Each is the
     fit it would be alone (up to floating point); together, a step is two matrix products over
-    ``x`` for all of them instead of two each (the cross-validation's 20 fits of a head took
-    ~15 min of CPU one by one, memory-bound; ~2 together).
+    ``x`` for all of them instead of two each (``--check``, 73 fits in all: 955 s of CPU with the
+    fits one by one, memory-bound, 379 s with each head's folds together).
 
     Over the centred vectors: e5 vectors share one large direction (the top eigenvalue of
     ``x.T @ x / n`` is ~80 at SCALE 10), along which a step of RATE overshoots, and gradient descent

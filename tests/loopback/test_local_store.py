@@ -328,6 +328,7 @@ def test_the_default_embedder_is_semantic_in_chinese_and_english(tmp_path: Path)
         assert recall_texts(http, "b", query="产品怎么收钱")[0] == "决定用激活码订阅模式"
 
 
+@pytest.mark.timeout(1200)  # the batch's own limits are 600 s (the suite's default per test is 300)
 def test_kill_9_mid_batch_loses_nothing_acknowledged_and_leaves_nothing_half_indexed(tmp_path: Path) -> None:
     import signal
     import threading
