@@ -6,14 +6,14 @@ regression over 10 × the item's e5 passage vector — the vector the learned la
 kept item anyway, so it would cost the write path next to nothing. Trained on the two tune sets'
 attacks against their harmless texts, plus the keep layer's training texts as harmless (none of
 the texts of the chat sets whose turns measure false positives on conversation, whichever set also
-holds them). Attacks weigh 1; the tune
-sets' harmless texts 1; the training texts together as much as the attacks.
+holds them). Attacks weigh 1; the tune sets' harmless texts 1; the training texts together as
+much as the attacks.
 
 Chosen on the tune sets alone, by 5-fold cross-validation: the L2 strength (of
 ``train_learned.L2_CHOICES``) with the most attacks caught by rules or head, and the `high`
 threshold, the lowest at which the tune sets' harmless texts held out (look-alikes and ordinary
-ones together) are flagged ≤ 5 % and the training texts ≤ 1 %. The bar set before any evaluation number was seen:
-adopted only if, on both evaluation sets, rules or head catch more attacks than the rules alone
+ones together) are flagged ≤ 5 % and the training texts ≤ 1 %. The bar set before any evaluation
+number was seen: adopted only if, on both evaluation sets, rules or head catch more attacks than the rules alone
 with ≤ 5 % of the harmless texts flagged, and ≤ 1 % of the conversation turns.
 
 Usage: python -m bench.injection_head   (~3 min on 2 cores: ~17,000 texts embedded)
@@ -38,12 +38,6 @@ import train_learned as tl  # scripts/ is not a package: on sys.path above
 FOLDS = 5
 LOOKALIKE_FP = 0.05
 TRAINING_FP = 0.01
-
-
-def p_attack(x: np.ndarray, fitted: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    w, b = fitted
-    z = x @ w + b
-    return np.asarray(1.0 / (1.0 + np.exp(-(z[:, 0] - z[:, 1]))))
 
 
 def main() -> None:
@@ -74,7 +68,7 @@ def main() -> None:
     for l2 in tl.L2_CHOICES:
         held = np.zeros(len(texts))
         for f, fitted in enumerate(tl.fit_many(x, y, [weight * (folds != f) for f in range(FOLDS)], [l2] * FOLDS)):
-            held[folds == f] = p_attack(x[folds == f], fitted)
+            held[folds == f] = tl.p_first(x[folds == f], fitted)
         threshold = 1.0
         for t in np.arange(0.99, 0.0, -0.01):
             if (held[look] >= t).mean() > LOOKALIKE_FP or (held[~in_tune] >= t).mean() > TRAINING_FP:
@@ -101,7 +95,7 @@ def main() -> None:
         a = np.array([r["label"] == "attack" for r in data])
         similar = np.array([r["category"] == "lookalike" for r in data])
         by_rules = np.array([flagged(r["text"], "high") for r in data])
-        either = by_rules | (p_attack(x_of([r["text"] for r in data]), head) >= threshold)
+        either = by_rules | (tl.p_first(x_of([r["text"] for r in data]), head) >= threshold)
         for label, mask in (
             ("attacks caught", a),
             ("look-alikes flagged", similar),
@@ -110,7 +104,7 @@ def main() -> None:
             table.append([name, label, f"{by_rules[mask].mean():.3f}", f"{either[mask].mean():.3f}", int(mask.sum())])
         passes &= bool(either[a].mean() > by_rules[a].mean() and either[~a].mean() <= LOOKALIKE_FP)
     turn_rules = np.array([flagged(t, "high") for t in conversation])
-    turn_either = turn_rules | (p_attack(x_of(conversation), head) >= threshold)
+    turn_either = turn_rules | (tl.p_first(x_of(conversation), head) >= threshold)
     table.append(
         [
             "conversation turns (distinct texts)",

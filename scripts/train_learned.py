@@ -36,9 +36,9 @@ transcripts' facts survive ≥ 0.99 of the time, each conversation held out of t
 The weights are rounded to 5 decimals and written with sorted keys, so running the script again on
 the same machine writes the same bytes. On another CPU the weights move in the third decimal (the
 embeddings differ a few ulps between ONNX kernels), so ``--check`` (a check of its own in
-``.ci/run``, ~6 min of CPU, 3 wall on two cores; not in the test command) passes when the file is the same bytes, or
-the same data and choices with the same decisions on each head's training texts: keep or not
-on ≥ 99.5 % of them, topic on ≥ 99 %, stage on ≥ 98.5 %.
+``.ci/run``, ~6 min of CPU, 3 wall on two cores; not in the test command) passes when the file
+is the same bytes, or the same data and choices with the same decisions on each head's training
+texts: keep or not on ≥ 99.5 % of them, topic on ≥ 99 %, stage on ≥ 98.5 %.
 
 Usage: python scripts/train_learned.py [--out policies/learned_model.json] [--check] [--with a.jsonl,b.jsonl]
        (scripts/keep_writers.py: each training writer held out, what each keep threshold buys)
@@ -225,6 +225,13 @@ def fit_many(
     return out
 
 
+def p_first(x: np.ndarray, fitted: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """A two-class head's probability of its first class on the rows of ``x`` (already scaled)."""
+    w, b = fitted
+    z = x @ w + b
+    return np.asarray(1.0 / (1.0 + np.exp(-(z[:, 0] - z[:, 1]))))
+
+
 def tune_folds(texts: list[str], tune: set[str]) -> np.ndarray:
     """Each row's fold: 0..FOLDS-1 for the tune split's items (by the SHA-256 of the text), -1 for
     the rest, which every fold trains on."""
@@ -280,9 +287,8 @@ def keep_threshold(vectors: np.ndarray, keep: list[bool], weight: np.ndarray) ->
     folds = np.arange(len(keep)) % FOLDS
     p_keep = np.zeros(len(keep))
     fitted = fit_many(x, y, [weight * (folds != f) for f in range(FOLDS)], [1e-3] * FOLDS)
-    for f, (w, b) in enumerate(fitted):
-        z = x[folds == f] @ w + b
-        p_keep[folds == f] = 1.0 / (1.0 + np.exp(-(z[:, 0] - z[:, 1])))
+    for f, head_f in enumerate(fitted):
+        p_keep[folds == f] = p_first(x[folds == f], head_f)
     truth = np.asarray(keep)
     for threshold in np.arange(0.70, 0.04, -0.05):
         kept = p_keep >= threshold
@@ -322,14 +328,13 @@ def trim_threshold(
     for f in range(FOLDS):
         held = {t["text"] for r, fr in zip(convs, fold_of, strict=True) if fr == f for t in r["turns"]}
         trained.append(np.asarray([0.0 if t in held else wt for (t, _), wt in zip(keep, weights, strict=True)]))
-    for f, (w, b) in enumerate(fit_many(x, y, trained, [l2] * FOLDS)):
+    for f, head_f in enumerate(fit_many(x, y, trained, [l2] * FOLDS)):
         for r, fr in zip(convs, fold_of, strict=True):
             if fr != f:
                 continue
             for fact in r["facts"]:
                 parts = segments[r["turns"][fact["turn"]]["text"]]
-                z = np.stack([vectors[p] for p in parts]) * SCALE @ w + b
-                best.append(float((1.0 / (1.0 + np.exp(-(z[:, 0] - z[:, 1])))).max()))
+                best.append(float(p_first(np.stack([vectors[p] for p in parts]) * SCALE, head_f).max()))
     kept = np.asarray(best)
     for threshold in np.arange(round(ceiling, 2), 0.04, -0.05):
         recall = float((kept >= threshold).mean())
