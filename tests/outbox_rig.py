@@ -72,8 +72,8 @@ def add_entry(db: Any, bank: str, text: str, state: str = "queued", owner: str |
 
 
 async def until(check: Any) -> None:
-    """Wait (at most 5 s) until ``await check()`` is true."""
-    async with asyncio.timeout(5):
+    """Wait (at most 30 s: a loaded machine running the whole suite) until ``await check()`` is true."""
+    async with asyncio.timeout(30):
         while not await check():  # noqa: ASYNC110 - polling what another task changes, on purpose
             await asyncio.sleep(0.02)
 

@@ -528,10 +528,10 @@ async def test_a_give_up_on_one_instance_waits_for_the_delivery_under_way_on_ano
     assert a.instance_id in str(refused.value)
     answer.set()
 
-    async def delivered() -> bool:
-        return backend.items == ["landing"]
+    async def settled() -> bool:  # the backend took it, then a settled its delivery in the ledger
+        return backend.items == ["landing"] and await status_of(b, "m-landing") != "pending"
 
-    await until(delivered)
+    await until(settled)
     assert await status_of(b, "m-landing") == "active"  # landed, and not marked failed by the give-up
     await delivering.stop(grace=1.0)
     await operator.stop(grace=1.0)
