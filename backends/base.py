@@ -42,6 +42,7 @@ DOCUMENTS = "documents"  # items grouped by document id, listed and deleted by i
 TAG_GROUPS = "tag_groups"  # Hindsight's tag filters (tags_match modes, tag_groups trees) on reads
 OPERATIONS = "operations"  # asynchronous retains with an operation id to poll
 RAW_PASSTHROUGH = "raw_passthrough"  # speaks the front's HTTP dialect: a client's request goes as sent
+MEMORY_STATES = "memory_states"  # memories invalidated and made valid again: archive keeps them in the backend
 SELF_HOSTED = "self_hosted"  # memwarden's own store: the calls of SelfHosted; it audits its own imports
 
 
@@ -88,7 +89,7 @@ class SelfHosted(Protocol):
     :func:`self_hosted`; a remote backend has none of it. Not a neutral seam: it is the store's
     own, in its terms — ``explain`` takes a Hindsight recall body — and its calls raise the store's
     errors (``memwarden.store.errors.StoreError`` with Hindsight's status and detail,
-    ``store.tagfilter.TagFilterError``, ``store.embedder.EmbedderError``), which the admin routes
+    ``policies.tagfilter.TagFilterError``, ``store.embedder.EmbedderError``), which the admin routes
     that call it answer."""
 
     async def index_counts(self, bank_id: str, *, fulltext: bool = True) -> dict[str, Any]:
@@ -144,7 +145,7 @@ class MemoryBackend(Protocol):
     """
 
     kind: str
-    capabilities: frozenset[str]  # of CONFIG_GUARD, DOCUMENTS, TAG_GROUPS, OPERATIONS, RAW_PASSTHROUGH, SELF_HOSTED
+    capabilities: frozenset[str]  # of the capability names above
 
     async def health(self) -> BackendHealth: ...
 

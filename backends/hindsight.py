@@ -24,6 +24,7 @@ from memwarden.backends import hindsight_json as hj
 from memwarden.backends.base import (
     CONFIG_GUARD,
     DOCUMENTS,
+    MEMORY_STATES,
     OPERATIONS,
     RAW_PASSTHROUGH,
     TAG_GROUPS,
@@ -76,7 +77,7 @@ class HindsightBackend:
     """Adapter for the Hindsight HTTP API. ``client`` is owned by the caller (the app lifespan)."""
 
     kind = "hindsight"
-    capabilities = frozenset({CONFIG_GUARD, DOCUMENTS, TAG_GROUPS, OPERATIONS, RAW_PASSTHROUGH})
+    capabilities = frozenset({CONFIG_GUARD, DOCUMENTS, MEMORY_STATES, TAG_GROUPS, OPERATIONS, RAW_PASSTHROUGH})
 
     def __init__(
         self,

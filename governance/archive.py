@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from memwarden.backends.base import BackendError, BackendRejected, MemoryBackend
+from memwarden.backends.base import MEMORY_STATES, BackendError, BackendRejected, MemoryBackend
 from memwarden.backends.types import Item, MemoryQuery
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
@@ -106,6 +106,8 @@ class Archiver:
                 f"Memory '{memory_id}' shares document '{document_id}' with {siblings} other active memories;"
                 " archiving it would take theirs too (archive them together with a plan)",
             )
+        if MEMORY_STATES not in self.memory.capabilities:  # Mem0: out of the backend, back from the ledger's item
+            return await self._archive_by_deleting(bank, memory_id, document_id, reason, request_id, action, source)
         try:
             units = await document_units(self.memory, bank, document_id, "valid") if document_id else []
             done = await _set_state(self.memory, bank, units, "invalidated", reason)
@@ -116,6 +118,32 @@ class Archiver:
         note = f"{len(done)} backend facts of document {document_id} invalidated"
         await self._record(request_id, bank, memory_id, "active", "archived", action, source, f"{reason} ({note})")
         return {"invalidated": done}
+
+    async def _archive_by_deleting(
+        self,
+        bank: str,
+        memory_id: str,
+        document_id: str | None,
+        reason: str,
+        request_id: str,
+        action: str,
+        source: str,
+    ) -> dict[str, Any]:
+        """Archive on a backend without memory states: the document deleted there (a restore
+        retains the ledger's item again)."""
+        removed = False
+        if document_id:
+            try:
+                await self.memory.delete_document(bank, document_id)
+                removed = True
+            except BackendRejected as exc:
+                if exc.status != 404:  # gone already: archived all the same
+                    raise Refused(502, f"the backend did not archive it ({exc}); nothing changed") from exc
+            except BackendError as exc:
+                raise Refused(502, f"the backend did not archive it ({exc}); nothing changed") from exc
+        note = f"document {document_id} {'deleted from' if removed else 'not held by'} the backend"
+        await self._record(request_id, bank, memory_id, "active", "archived", action, source, f"{reason} ({note})")
+        return {"invalidated": [], "deleted_document": document_id if removed else None}
 
     async def restore(
         self, bank: str, memory_id: str, *, reason: str | None, request_id: str, locked: bool = False

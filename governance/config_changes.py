@@ -11,7 +11,7 @@ from typing import Any
 
 import structlog
 
-from memwarden.backends.base import BackendError, MemoryBackend
+from memwarden.backends.base import CONFIG_GUARD, BackendError, MemoryBackend
 from memwarden.backends.types import BankConfig
 from memwarden.db.audit import AuditEvent
 from memwarden.db.banks import mark_seeded, seeded_at
@@ -96,7 +96,9 @@ class ConfigChanges:
     seed_retry_at: dict[str, float] = field(default_factory=dict)
 
     def governed(self, bank: str) -> bool:
-        return self.settings.governance.mode_for(bank) != "off"
+        """Config changes to ``bank`` are snapshotted and verified; never on a backend that has no
+        per-bank config (Mem0: its config routes answer what it lacks)."""
+        return CONFIG_GUARD in self.memory.capabilities and self.settings.governance.mode_for(bank) != "off"
 
     def missions_mode(self, bank: str) -> MissionsMode:
         """Missions change what a bank's config says, so a bank in ``shadow`` mode (observe, change
@@ -247,7 +249,7 @@ class ConfigChanges:
         templates in its config — in the background, through the same guarded change, so the request
         that revealed the bank is not held up. Once done it is recorded in the ledger; a failure is
         logged and retried on the next sight."""
-        if self.missions_mode(bank) == "off" or bank in self.seeded:
+        if self.missions_mode(bank) == "off" or bank in self.seeded or CONFIG_GUARD not in self.memory.capabilities:
             return
         if time.monotonic() < self.seed_retry_at.get(bank, 0.0):
             return  # the last attempt failed recently: not on every request

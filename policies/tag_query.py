@@ -2,7 +2,7 @@
 
 Old data says ``topic=infra``, new data ``topic:infra`` (memwarden canonicalizes on write); a
 search in either spelling must find both, with the exact semantics of every ``tags_match`` mode
-(``store/tagfilter.py`` states them). A tag's spellings are the tag as written plus its key and
+(``policies/tagfilter.py`` states them). A tag's spellings are the tag as written plus its key and
 value joined by ``:`` and by ``=`` (split at the first of either; a tag without one, or with an
 empty key or value, has one spelling). The rewrite, per mode, over tags ``t1..tn`` with spelling
 sets ``S(ti)``:

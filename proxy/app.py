@@ -21,6 +21,8 @@ from starlette.responses import JSONResponse, Response
 
 from memwarden.backends.base import MemoryBackend
 from memwarden.backends.hindsight import HindsightBackend
+from memwarden.backends.hindsight_shim import create_shim_app
+from memwarden.backends.mem0 import Mem0Backend
 from memwarden.backends.retrying import RetryingBackend
 from memwarden.backends.transport import BackendHTTP, HttpxRawSender, open_backend_http
 from memwarden.db.database import Database
@@ -74,11 +76,28 @@ def check_runnable(settings: Settings) -> None:
         if local.embedder == "openai" and not (local.embedder_url and local.embedder_model):
             raise SettingsError('local.embedder = "openai" needs local.embedder_url and local.embedder_model')
         return
+    if settings.backend == "mem0":
+        if settings.backends.mem0.url is None:
+            raise SettingsError('backend = "mem0" needs backends.mem0.url (or --upstream mem0+http://host:port)')
+        return
     if settings.backends.hindsight.url is None:
         raise SettingsError('backend = "hindsight" needs backends.hindsight.url (or --upstream URL)')
 
 
 LOCAL_URL = "http://memwarden.local"
+MEM0_SHIM_URL = "http://mem0.memwarden.local"  # the Hindsight routes translated onto Mem0, in process
+
+
+def _mem0_backend(settings: Settings, client: httpx.AsyncClient | None) -> tuple[Mem0Backend, httpx.AsyncClient]:
+    """The Mem0 backend of ``[backends.mem0]``, over ``client`` (tests) or a pool of its own."""
+    cfg = settings.backends.mem0
+    http = client or httpx.AsyncClient(
+        timeout=httpx.Timeout(cfg.read_timeout, connect=cfg.connect_timeout),
+        limits=httpx.Limits(max_connections=cfg.max_connections),
+    )
+    key = cfg.api_key.get_secret_value() if cfg.api_key is not None else None
+    backend = Mem0Backend(http, base_url=str(cfg.url), api_key=key, entity=cfg.entity, extract_banks=cfg.extract_banks)
+    return backend, http
 
 
 def open_ledger(settings: Settings) -> Database:
@@ -206,6 +225,8 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         opened = ledger or open_ledger(settings)
         local: LocalStore | None = None
+        mem0: Mem0Backend | None = None
+        mem0_http: httpx.AsyncClient | None = None
         llm_http, chat = _chat(settings)
         if settings.backend == "local":
             # memwarden is the memory server: its own Hindsight-compatible app over the local
@@ -230,6 +251,15 @@ def create_app(
             resumed = await local.resume()
             if resumed:
                 log.info("resumed_async_retains", operations=resumed)
+        elif settings.backend == "mem0":
+            # memwarden in front of Mem0: governance calls Mem0 in neutral types; the Hindsight
+            # front's other routes reach Hindsight's API translated onto Mem0, in process.
+            mem0, mem0_http = _mem0_backend(settings, backend_client)
+            client = httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=create_shim_app(mem0)), timeout=httpx.Timeout(None)
+            )
+            http = BackendHTTP(client=client, raw=HttpxRawSender(client))
+            base_url = MEM0_SHIM_URL
         elif backend_client is None:
             http = open_backend_http(hindsight)
             base_url = str(hindsight.url)
@@ -237,6 +267,8 @@ def create_app(
             http = BackendHTTP(client=backend_client, raw=HttpxRawSender(backend_client))
             base_url = str(hindsight.url)
         metrics = Metrics()
+        if mem0 is not None:
+            mem0.metrics = metrics
         backend = HindsightBackend(
             http.client,
             raw=http.raw,
@@ -251,6 +283,8 @@ def create_app(
 
             # Governance calls the store directly; reads retried on a busy database as before.
             memory = RetryingBackend(LocalBackend(local), retries=hindsight.read_retries)
+        elif mem0 is not None:
+            memory = RetryingBackend(mem0, retries=settings.backends.mem0.read_retries)
         else:
             memory = RetryingBackend(backend, retries=hindsight.read_retries)
         state = app.state.warden = AppState(
@@ -289,6 +323,8 @@ def create_app(
             )
         if local is not None:
             log.info("started", backend="local", embedder=local.embedder.name, data_dir=str(settings.data_dir))
+        elif mem0 is not None:
+            log.info("started", backend="mem0", url=mem0.base_url)
         else:
             log.info("started", backend=backend.kind, url=backend.base_url)
         job = (
@@ -321,8 +357,10 @@ def create_app(
             await state.background.drain(grace=left())
             if local is not None:  # async retains: finished, or left pending for resume() at the next start
                 await local.drain(grace=left())
-            if backend_client is None:
+            if backend_client is None or mem0 is not None:
                 await http.aclose()
+            if mem0_http is not None and backend_client is None:
+                await mem0_http.aclose()
             if llm_http is not None:
                 await llm_http.aclose()
             if state.gates.shared is not None:

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from memwarden.backends.base import (
     CONFIG_GUARD,
     DOCUMENTS,
+    MEMORY_STATES,
     OPERATIONS,
     SELF_HOSTED,
     TAG_GROUPS,
@@ -72,7 +73,7 @@ class LocalBackend:
     memwarden does not govern go to the store's Hindsight app."""
 
     kind = "local"
-    capabilities = frozenset({CONFIG_GUARD, DOCUMENTS, TAG_GROUPS, OPERATIONS, SELF_HOSTED})
+    capabilities = frozenset({CONFIG_GUARD, DOCUMENTS, MEMORY_STATES, TAG_GROUPS, OPERATIONS, SELF_HOSTED})
 
     def __init__(self, store: LocalStore) -> None:
         self.store = store

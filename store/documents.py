@@ -11,7 +11,8 @@ from typing import Any
 from memwarden.backends.types import Document, Page, TagFilter
 from memwarden.db.common import now, on_postgres
 from memwarden.db.database import Database
-from memwarden.store import attachments, tagfilter
+from memwarden.policies import tagfilter
+from memwarden.store import attachments
 from memwarden.store.banks import require_bank
 from memwarden.store.errors import StoreError
 from memwarden.store.index_cache import IndexCache

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memwarden.db.database import Database
-from memwarden.store import tagfilter
+from memwarden.policies import tagfilter
 from memwarden.store.banks import require_bank
 from memwarden.store.errors import StoreError
 from memwarden.store.shapes import loads

@@ -23,7 +23,7 @@ from typing import Any
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import now
 from memwarden.db.database import Database
-from memwarden.store import tagfilter
+from memwarden.policies import tagfilter
 from memwarden.store.banks import ensure_bank, require_bank
 from memwarden.store.errors import StoreError
 from memwarden.store.shapes import loads

@@ -19,7 +19,7 @@ from typing import Any
 from memwarden.backends.types import Memory, Recalled, RecallQuery
 from memwarden.db.common import on_postgres
 from memwarden.db.database import Database
-from memwarden.store import tagfilter
+from memwarden.policies import tagfilter
 from memwarden.store.banks import require_bank
 from memwarden.store.documents import recalled_chunks
 from memwarden.store.embedder import Embedder, Vector

@@ -31,9 +31,10 @@ import structlog
 from memwarden.backends.hindsight_json import recall_query_from_json
 from memwarden.backends.llm import ChatClient, Completion, LLMError, LLMTimeout, Usage
 from memwarden.backends.types import Memory
+from memwarden.policies import tagfilter
 from memwarden.store import directives as directive_rows
 from memwarden.store import mental_models as model_rows
-from memwarden.store import reflect_prompt, rules, tagfilter
+from memwarden.store import reflect_prompt, rules
 from memwarden.store.errors import StoreError, obey
 from memwarden.store.local import LocalStore
 from memwarden.store.shapes import loads

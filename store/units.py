@@ -19,7 +19,8 @@ from memwarden.backends.types import Memory, MemoryQuery, Page
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import now
 from memwarden.db.database import Database
-from memwarden.store import attachments, entities, pg_vectors, rules, tagfilter
+from memwarden.policies import tagfilter
+from memwarden.store import attachments, entities, pg_vectors, rules
 from memwarden.store.banks import require_bank
 from memwarden.store.embedder import Embedder
 from memwarden.store.errors import StoreError, obey

@@ -153,6 +153,17 @@ def warden_url(upstream_url: str, request: pytest.FixtureRequest) -> Iterator[st
 
 
 @pytest.fixture(scope="session")
+def mem0_server() -> Iterator[tuple[str, Any]]:
+    """Mem0's REST server over Mem0's real ``Memory`` engine (``testing/mem0.py``: local qdrant,
+    SQLite history, the offline OpenAI stand-in as its LLM and embedder): its URL and the rig."""
+    from testing.mem0 import serve_mem0
+    from tests.fake_openai import serve_fake_llm
+
+    with serve_fake_llm() as (llm_url, _), serve_mem0(llm_url) as served:
+        yield served
+
+
+@pytest.fixture(scope="session")
 def hindsight_url() -> Iterator[str]:
     """The real Hindsight 1.1.0 server, started by scripts/hindsight-up (installed on first use) and
     stopped at the end of the session if the session started it (one already running is left

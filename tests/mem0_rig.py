@@ -42,6 +42,24 @@ def hindsight_settings(url: str, data_dir: Path, bank: str) -> Settings:
     return settings.model_copy(update={"mem0": settings.mem0.model_copy(update={"bank": bank})})
 
 
+def mem0_settings(
+    url: str, data_dir: Path, *, api_key: str = "mem0-rig-key", outbox: dict[str, Any] | None = None, **backend: Any
+) -> Settings:
+    """In front of Mem0's REST server at ``url`` (the rig over the real engine, ``testing/mem0.py``)."""
+    settings = make_settings("http://unused.invalid", data_dir=data_dir, outbox=outbox)
+    update = {"url": url, "api_key": api_key, **backend}
+    return settings.model_copy(
+        update={
+            "backend": "mem0",
+            "backends": settings.backends.model_copy(
+                update={
+                    "mem0": settings.backends.mem0.model_validate({**settings.backends.mem0.model_dump(), **update})
+                }
+            ),
+        }
+    )
+
+
 def ledger(url: str, bank: str = BANK, **params: str) -> list[dict[str, Any]]:
     """The ledger's memories of the bank (every status unless ``status`` is given)."""
     r = httpx.get(f"{url}/warden/v1/banks/{bank}/memories", params={"limit": "500", **params}, timeout=30)

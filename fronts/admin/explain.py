@@ -13,8 +13,8 @@ from memwarden.fronts.errors import backend_failed, refused_for_secrets
 from memwarden.governance import reads
 from memwarden.governance.state import AppState
 from memwarden.policies.tag_query import TagQueryError, normalize_request
+from memwarden.policies.tagfilter import TagFilterError
 from memwarden.store.errors import StoreError
-from memwarden.store.tagfilter import TagFilterError
 from memwarden.wire.asgi import read_json, send_json
 
 WITHHELD = "withheld: its document holds only memories memwarden archived, superseded or rejected"

@@ -15,7 +15,8 @@ async def warden_health(state: AppState, scope: Scope, receive: Receive, send: S
     """200 while memwarden serves; ``status`` is "degraded" when the backend is not healthy, or
     (in front of a backend) the delivery outbox holds dead letters or is past its limits;
     "critical" when the start found the audit chain tampered with (``audit.alarms``)."""
-    backend = await state.backend.health()
+    # In front of Mem0 the pass-through is memwarden's own translation: Mem0 itself is asked.
+    backend = await (state.memory if state.settings.backend == "mem0" else state.backend).health()
     note_backend_status(scope, "healthy" if backend.healthy else "unhealthy")
     outbox = await state.outbox.summary() if state.outbox is not None else None
     degraded = not backend.healthy or (outbox is not None and bool(outbox.full or outbox.dead_letters))

@@ -90,8 +90,10 @@ from memwarden.settings.sections import (
 class Settings(_Section):
     """Everything memwarden can be told. ``config.example.toml`` documents each key."""
 
-    backend: Literal["local", "hindsight"] = Field(
-        "local", description='"local": memwarden is the memory server; "hindsight": govern a Hindsight server.'
+    backend: Literal["local", "hindsight", "mem0"] = Field(
+        "local",
+        description='"local": memwarden is the memory server; "hindsight": govern a Hindsight server; "mem0": govern'
+        " Mem0's open-source REST server.",
     )
     data_dir: Path = Field(Path("./memwarden-data"), description="Where memwarden keeps its data.")
     server: ServerSettings = Field(default_factory=ServerSettings)  # type: ignore[arg-type]

@@ -120,8 +120,37 @@ class HindsightSettings(_Section):
         return v
 
 
+class Mem0BackendSettings(_Section):
+    """The Mem0 backend (``backend = "mem0"``): Mem0's open-source REST server."""
+
+    url: HttpUrl | None = Field(None, description='Base URL of Mem0\'s REST server, e.g. "http://127.0.0.1:8888".')
+    api_key: SecretStr | None = Field(None, description="memwarden's own key for Mem0, sent as X-API-Key.")
+    entity: Literal["user_id", "agent_id"] = Field(
+        "user_id", description="The Mem0 entity id a memwarden bank is (each bank one Mem0 user, or one agent)."
+    )
+    extract_banks: list[str] = Field(
+        default_factory=list,
+        description="Banks whose kept items Mem0's own extraction (infer: true) rewrites into facts; every other"
+        " bank is stored verbatim (infer: false), as memwarden judged it.",
+    )
+    connect_timeout: float = Field(5.0, gt=0, description="Seconds to open a connection to Mem0.")
+    read_timeout: float = Field(
+        300.0, gt=0, description="Seconds to wait for Mem0's answer (an add embeds, maybe extracts)."
+    )
+    max_connections: int = Field(100, gt=0, description="Most open connections to Mem0.")
+    read_retries: int = Field(2, ge=0, le=10, description="Retries of idempotent reads on connect errors, 429 and 503.")
+
+    @field_validator("url")
+    @classmethod
+    def _no_query(cls, v: HttpUrl | None) -> HttpUrl | None:
+        if v is not None and (v.query or v.fragment):
+            raise ValueError("the backend URL must not carry a query or fragment")
+        return v
+
+
 class BackendsSettings(_Section):
     hindsight: HindsightSettings = Field(default_factory=HindsightSettings)  # type: ignore[arg-type]
+    mem0: Mem0BackendSettings = Field(default_factory=Mem0BackendSettings)  # type: ignore[arg-type]
 
 
 DEFAULT_RETAIN_MISSION = """\

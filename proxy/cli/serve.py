@@ -23,7 +23,11 @@ if TYPE_CHECKING:
 @click.option("--host", help="Address to listen on [default: 127.0.0.1].")
 @click.option("--port", type=int, help="Port to listen on [default: 8890].")
 @click.option("--data-dir", type=click.Path(path_type=Path), help="Data directory [default: ./memwarden-data].")
-@click.option("--upstream", help="Govern the Hindsight server at this URL (no config file needed).")
+@click.option(
+    "--upstream",
+    help="Govern the Hindsight server at this URL, or Mem0's REST server at mem0+http://host:port (no config"
+    " file needed).",
+)
 @click.option(
     "--database-url",
     help="Keep memwarden's state on PostgreSQL (postgresql://user@host/db; database.url). No password here:"
@@ -59,6 +63,7 @@ def serve(
     Examples:
         memwarden serve                                      # self-hosted, 127.0.0.1:8890
         memwarden serve --upstream http://127.0.0.1:8888     # in front of Hindsight
+        memwarden serve --upstream mem0+http://127.0.0.1:8888    # in front of Mem0's REST server
         memwarden keys create --data-dir ./memwarden-data --name ops --admin '*'
         memwarden serve --host 0.0.0.0                       # beyond loopback: keys required
         MEMWARDEN_DATABASE__URL=postgresql://… memwarden serve --workers 4 --upstream http://127.0.0.1:8888
@@ -83,8 +88,9 @@ def serve(
             )
         overrides["database"] = {"url": database_url}
     if upstream is not None:
-        overrides["backend"] = "hindsight"
-        overrides["backends"] = {"hindsight": {"url": upstream}}
+        kind, url = upstream_of(upstream)
+        overrides["backend"] = kind
+        overrides["backends"] = {kind: {"url": url}}
     resolved = settings(config, overrides)
     if workers > 1 and resolved.database.url is None:
         raise click.UsageError(
@@ -158,6 +164,17 @@ def worker_app() -> Any:
     return create_app(resolved)
 
 
+def upstream_of(value: str) -> tuple[str, str]:
+    """``--upstream``'s backend and URL: ``mem0+http(s)://…`` is Mem0's REST server, any other URL a
+    Hindsight (``hindsight+http://…`` may say so)."""
+    scheme, plus, rest = value.partition("+")
+    if plus and scheme in ("mem0", "hindsight"):
+        return scheme, rest
+    if plus and scheme == "mem0-platform":
+        raise click.BadParameter("Mem0's hosted platform is not a backend yet: mem0+http://… (the REST server)")
+    return "hindsight", value
+
+
 def count_keys(ledger: Database) -> tuple[int, int]:
     """How many keys were ever made, and how many are usable now."""
     from memwarden.db.common import now
@@ -188,7 +205,12 @@ def start_line(settings: Settings, made: int, usable: int) -> str:
     from memwarden.governance.keys import is_loopback
 
     server = settings.server
-    mode = "self-hosted" if settings.backend == "local" else f"proxy in front of {settings.backends.hindsight.url}"
+    if settings.backend == "local":
+        mode = "self-hosted"
+    elif settings.backend == "mem0":
+        mode = f"proxy in front of Mem0 at {settings.backends.mem0.url}"
+    else:
+        mode = f"proxy in front of {settings.backends.hindsight.url}"
     host = f"[{server.host}]" if ":" in server.host else server.host
     if made:
         keys = f"API keys required ({usable} usable)"

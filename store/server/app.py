@@ -26,7 +26,9 @@ from starlette.routing import Route
 from memwarden.backends import hindsight_json as hj
 from memwarden.backends.hindsight_models import MemoryItem
 from memwarden.backends.types import Item, MemoryQuery, TagFilter
-from memwarden.store import rules, tagfilter
+from memwarden.policies import tagfilter
+from memwarden.policies.tagfilter import TagFilterError
+from memwarden.store import rules
 from memwarden.store.errors import StoreError, storage_failure
 from memwarden.store.local import LocalStore
 from memwarden.store.server import reads
@@ -35,13 +37,12 @@ from memwarden.store.server.fallback import fallback_route, not_built
 from memwarden.store.server.reads import Handler, json_body, query_param, validated
 from memwarden.store.server.reflect import reflect_routes
 from memwarden.store.shapes import API_VERSION, FEATURES
-from memwarden.store.tagfilter import TagFilterError
 from memwarden.wire.asgi import dumps
 
 if TYPE_CHECKING:
     from memwarden.store.reflect import Reflector
 
-TagsMatch = Literal["any", "all", "any_strict", "all_strict", "exact"]  # store.tagfilter.MODES
+TagsMatch = Literal["any", "all", "any_strict", "all_strict", "exact"]  # policies.tagfilter.MODES
 
 
 class StoredItem(MemoryItem):

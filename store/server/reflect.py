@@ -18,12 +18,13 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 from starlette.requests import Request
 from starlette.routing import Route
 
-from memwarden.store import directives, mental_models, tagfilter
+from memwarden.policies import tagfilter
+from memwarden.policies.tagfilter import TagFilterError
+from memwarden.store import directives, mental_models
 from memwarden.store.errors import StoreError
 from memwarden.store.local import LocalStore
 from memwarden.store.reflect import Reflector, ReflectQuery
 from memwarden.store.server.reads import Handler, json_body, query_param, validated
-from memwarden.store.tagfilter import TagFilterError
 
 MAX_TEXT = 16_000  # characters of a query, its context, a source query or a directive
 MAX_NAME = 256

@@ -21,13 +21,16 @@ FACT = "Alice prefers dark roast coffee in the morning."
 NOISE = "thanks!"
 
 
-@pytest.fixture(scope="module", params=["local", pytest.param("hindsight", marks=pytest.mark.interop)])
+@pytest.fixture(scope="module", params=["local", "mem0", pytest.param("hindsight", marks=pytest.mark.interop)])
 def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """memwarden's URL and its Mem0 bank: self-hosted, or in front of the real Hindsight (a fresh
-    bank there for each run)."""
+    """memwarden's URL and its Mem0 bank: self-hosted, in front of Mem0's real engine, or in front
+    of the real Hindsight (a fresh bank there for each run)."""
     data = tmp_path_factory.mktemp("mem0")
     if request.param == "local":
         settings = rig.local_settings(data)
+    elif request.param == "mem0":
+        mem0_url, _ = request.getfixturevalue("mem0_server")
+        settings = rig.mem0_settings(mem0_url, data)
     else:
         hindsight = request.getfixturevalue("hindsight_url")
         settings = rig.hindsight_settings(hindsight, data, f"mem0-{uuid.uuid4().hex[:8]}")

@@ -71,6 +71,7 @@ async def test_serve_with_no_configuration_is_the_self_hosted_server_on_8890(tmp
         assert health["backend"]["capabilities"] == [
             "config_guard",
             "documents",
+            "memory_states",
             "operations",
             "self_hosted",
             "tag_groups",

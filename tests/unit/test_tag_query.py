@@ -1,5 +1,5 @@
 """Tag filters on the read path: a query in either spelling finds data in both, with the exact
-semantics of every ``tags_match`` mode (checked against ``store.tagfilter``, which implements
+semantics of every ``tags_match`` mode (checked against ``policies.tagfilter``, which implements
 Hindsight's)."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memwarden.policies import tagfilter
 from memwarden.policies.tag_query import (
     MAX_EXACT_LEAVES,
     LabelSpace,
@@ -20,7 +21,6 @@ from memwarden.policies.tag_query import (
     spellings,
 )
 from memwarden.policies.tags import canonicalize_tags
-from memwarden.store import tagfilter
 
 MODES = ["any", "all", "any_strict", "all_strict", "exact"]
 KEYS = ["topic", "user", "stage"]

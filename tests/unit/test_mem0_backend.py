@@ -1,0 +1,147 @@
+"""The Mem0 backend's translation and its failure paths, against a scripted Mem0 (httpx's
+MockTransport); the real engine is in ``tests/interop/test_mem0_backend.py``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from memwarden.backends import mem0_json as mj
+from memwarden.backends.base import BackendRejected, BackendUnavailable
+from memwarden.backends.hindsight_shim import create_shim_app
+from memwarden.backends.mem0 import Mem0Backend
+from memwarden.backends.types import Item, RecallQuery, TagFilter
+
+pytestmark = pytest.mark.anyio
+
+
+def backend(answer: Callable[[httpx.Request], httpx.Response], seen: list[httpx.Request]) -> Mem0Backend:
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return answer(request)
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    return Mem0Backend(client, base_url="http://mem0.test", api_key="k")
+
+
+def test_an_id_mem0_cannot_hold_becomes_a_digest_and_the_real_one_stays_in_metadata() -> None:
+    assert mj.entity_id("alice") == "alice"
+    spaced = mj.entity_id("run book 7")
+    assert spaced.startswith("~")
+    assert " " not in spaced
+    assert mj.entity_id("~alice") != "~alice"  # a digest's spelling is never taken as a plain id
+    body = mj.add_json("user_id", "my bank", Item(content="x", document_id="run book 7", tags=("a",)), infer=False)
+    assert body["user_id"] == mj.entity_id("my bank")
+    assert body["run_id"] == spaced
+    assert body["metadata"][mj.DOCUMENT] == "run book 7"
+    assert body["messages"] == [{"role": "user", "content": "x"}]
+    assert body["infer"] is False
+
+
+def test_a_system_role_is_stored_as_a_user_message_mem0_would_drop_it() -> None:
+    item = Item(content="fact", metadata={"mem0_role": "system"})
+    assert mj.add_json("user_id", "b", item, infer=False)["messages"][0]["role"] == "user"
+    item = Item(content="fact", metadata={"mem0_role": "assistant"})
+    assert mj.add_json("user_id", "b", item, infer=False)["messages"][0]["role"] == "assistant"
+
+
+def _memory(text: str, document: str, tags: list[str], bank: str = "b") -> dict[str, Any]:
+    return {"id": f"id-{text}", "memory": text, "user_id": bank, "metadata": {mj.DOCUMENT: document, mj.TAGS: tags}}
+
+
+async def test_a_redelivered_item_already_held_is_not_written_again() -> None:
+    seen: list[httpx.Request] = []
+    held = {"results": [_memory("fact", "d1", ["t"])]}
+    mem0 = backend(lambda r: httpx.Response(200, json=held), seen)
+    receipt = await mem0.retain("b", [Item(content="fact", document_id="d1", tags=("t",))])
+    assert receipt.items == 1
+    assert [(r.method, r.url.path) for r in seen] == [("GET", "/memories")]
+    assert seen[0].url.params["run_id"] == "d1"
+    assert seen[0].headers["x-api-key"] == "k"
+
+
+async def test_a_document_retained_with_other_content_is_replaced() -> None:
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, json={"results": [_memory("old", "d1", [])]})
+        return httpx.Response(200, json={"results": [{"id": "new", "memory": "new", "event": "ADD"}]})
+
+    mem0 = backend(answer, seen)
+    await mem0.retain("b", [Item(content="new", document_id="d1")])
+    assert [(r.method, r.url.path) for r in seen] == [
+        ("GET", "/memories"),
+        ("DELETE", "/memories/id-old"),
+        ("POST", "/memories"),
+    ]
+    assert json.loads(seen[2].content)["messages"][0]["content"] == "new"
+
+
+async def test_mem0_failing_is_retryable_and_a_refusal_is_passed_on() -> None:
+    for status in (500, 502, 503, 429):
+        with pytest.raises(BackendUnavailable):
+            await backend(lambda r, s=status: httpx.Response(s, json={"detail": "x"}), []).recall(  # type: ignore[misc]
+                "b", RecallQuery(text="q")
+            )
+    with pytest.raises(BackendRejected) as refused:
+        await backend(lambda r: httpx.Response(422, json={"detail": "bad"}), []).recall("b", RecallQuery(text="q"))
+    assert refused.value.status == 422
+    assert refused.value.body == {"detail": "bad"}
+
+    def unreachable(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused", request=request)
+
+    with pytest.raises(BackendUnavailable, match="unreachable"):
+        await backend(unreachable, []).recall("b", RecallQuery(text="q"))
+
+
+async def test_recall_filters_tags_here_and_keeps_to_the_budget() -> None:
+    hits = {
+        "results": [
+            {**_memory("a" * 40, "d1", ["team:infra", "topic:infra"]), "score": 0.9},
+            {**_memory("b" * 40, "d2", ["team:web"]), "score": 0.8},
+            {**_memory("c" * 40, "d3", ["team:infra"]), "score": 0.7},
+        ]
+    }
+    mem0 = backend(lambda r: httpx.Response(200, json=hits), [])
+    found = await mem0.recall("b", RecallQuery(text="q", tags=TagFilter(("team:infra",), "any_strict")))
+    assert [m.text[0] for m in found.memories] == ["a", "c"]
+    assert found.memories[0].extra["scores"]["final"] == 0.9
+    cut = await mem0.recall("b", RecallQuery(text="q", max_tokens=15))  # 60 characters: the first hit only
+    assert [m.text[0] for m in cut.memories] == ["a"]
+
+
+async def test_a_memory_of_another_bank_is_not_found() -> None:
+    mem0 = backend(lambda r: httpx.Response(200, json=_memory("x", "d", [], bank="other")), [])
+    with pytest.raises(BackendRejected) as missing:
+        await mem0.get_memory("b", "id-x")
+    assert missing.value.status == 404
+
+
+async def test_the_shim_answers_what_mem0_lacks_with_a_precise_501_and_checks_its_input() -> None:
+    seen: list[httpx.Request] = []
+    mem0 = backend(lambda r: httpx.Response(200, json={"results": []}), seen)
+    app = create_shim_app(mem0)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://shim") as shim:
+        r = await shim.patch("/v1/default/banks/b/config", json={"updates": {"retain_mission": "x"}})
+        assert r.status_code == 501
+        assert "per-bank configuration" in r.json()["detail"]
+        r = await shim.put("/v1/default/banks/b", json={"name": "B", "retain_mission": "keep all"})
+        assert r.status_code == 501
+        assert "retain_mission" in r.json()["detail"]
+        r = await shim.put("/v1/default/banks/b", json={"name": "B"})
+        assert r.status_code == 200
+        assert r.json()["name"] == "B"
+        r = await shim.post("/v1/default/banks/b/reflect", json={"query": "q"})
+        assert r.status_code == 501
+        assert "/reflect" in r.json()["detail"]
+        r = await shim.get("/v1/default/banks/b/memories/list", params={"limit": "many"})
+        assert r.status_code == 422
+        r = await shim.get("/v1/default/banks/b/memories/list", params={"tags_match": "some"})
+        assert r.status_code == 422
+    assert seen == []  # nothing of that reached Mem0
