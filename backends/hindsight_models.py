@@ -1,4 +1,5 @@
-"""Hindsight 1.1.0 request models, read by the Hindsight front and by the self-hosted store's Hindsight server.
+"""Hindsight 1.1.0 request models, read by the Hindsight front and by the servers that speak
+Hindsight's API over something else (the self-hosted store's, the one in front of Mem0).
 
 ``MemoryItem`` is one item of ``POST …/memories`` as Hindsight 1.1.0 validates it: what memwarden
 needs is declared with Hindsight's checks (so a malformed item is refused with Hindsight's ``422``
@@ -14,6 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import unicodedata
 from datetime import MAXYEAR, MINYEAR, datetime
 from typing import Annotated, Any, Literal
 
@@ -144,3 +146,67 @@ def attachment_problem(items: list[MemoryItem]) -> str | None:
                 except (binascii.Error, ValueError) as exc:
                     return f"items[{i}].content[{j}]: attachment source data is not valid base64: {exc}"
     return None
+
+
+# engine/retain/bank_utils.py: BANK_ID_MAX_BYTES, validate_new_bank_id.
+BANK_ID_MAX_BYTES = 192
+
+
+def check_new_bank_id(bank_id: str) -> None:
+    """``validate_new_bank_id``: what a bank being created may be called (existing banks are never
+    re-checked). A NUL is a control character: refused here, where Hindsight's database answers 500."""
+    if not bank_id:
+        raise ValueError("Bank id must not be empty")
+    if len(bank_id.encode("utf-8", "surrogatepass")) > BANK_ID_MAX_BYTES:
+        raise ValueError(f"Bank id is too long: at most {BANK_ID_MAX_BYTES} bytes of UTF-8 are allowed")
+    if any(unicodedata.category(ch) == "Cc" for ch in bank_id):
+        raise ValueError("Bank id must not contain control characters")
+    if bank_id.startswith("_"):
+        raise ValueError("Bank id must not start with '_': that prefix is reserved")
+
+
+class DispositionIn(BaseModel):
+    skepticism: int = Field(ge=1, le=5)
+    literalism: int = Field(ge=1, le=5)
+    empathy: int = Field(ge=1, le=5)
+
+
+class BankIn(BaseModel):
+    """``CreateBankRequest``'s profile fields (its config fields are checked as a config PATCH is)."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str | None = None
+    disposition: DispositionIn | None = None
+    disposition_skepticism: int | None = Field(None, ge=1, le=5)
+    disposition_literalism: int | None = Field(None, ge=1, le=5)
+    disposition_empathy: int | None = Field(None, ge=1, le=5)
+    mission: str | None = None
+    background: str | None = None
+    reflect_mission: str | None = None
+
+
+class MemoryPatchIn(BaseModel):
+    """``UpdateMemoryRequest``: what a memory ``PATCH`` may carry, and its rules."""
+
+    text: str | None = None
+    context: str | None = None
+    occurred_start: str | None = None
+    occurred_end: str | None = None
+    mentioned_at: str | None = None
+    fact_type: str | None = None
+    entities: list[str] | None = None
+    resolve_entities: bool = True
+    state: str | None = None
+    reason: str | None = None
+
+    @model_validator(mode="after")
+    def _an_edit(self) -> MemoryPatchIn:
+        dates = {"occurred_start", "occurred_end", "mentioned_at"}
+        edits = ("text", "context", *sorted(dates), "fact_type", "entities", "state")
+        if all(getattr(self, k) is None for k in edits) and not dates & self.model_fields_set:
+            raise ValueError("Provide at least one field to update.")
+        if self.state is not None and self.state not in ("valid", "invalidated"):
+            raise ValueError("state must be 'valid' or 'invalidated'.")
+        if self.fact_type is not None and self.fact_type not in ("world", "experience"):
+            raise ValueError("fact_type must be 'world' or 'experience'.")
+        return self

@@ -12,10 +12,11 @@ what the backend lacks, so a client learns it at once and nothing is half done.
 
 from __future__ import annotations
 
-import json
+import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -23,12 +24,14 @@ from starlette.routing import Route
 
 from memwarden.backends import hindsight_json as hj
 from memwarden.backends.base import BackendRejected, BackendUnavailable, MemoryBackend
+from memwarden.backends.hindsight_models import BankIn, MemoryPatchIn, check_new_bank_id
+from memwarden.backends.hindsight_router import HindsightFallback
 from memwarden.backends.types import MemoryQuery, TagFilter
+from memwarden.wire.asgi import BodyError, is_json_type, not_json_detail, parse_json_async, validation_detail
 
 API_VERSION = "1.1.0"
 DEFAULT_DISPOSITION = {"skepticism": 3, "literalism": 3, "empathy": 3}
 BANK = "/v1/default/banks/{bank_id}"
-TAGS_MATCH = ("any", "all", "any_strict", "all_strict", "exact")
 PROFILE = frozenset(
     {"name", "mission", "background", "disposition", *(f"disposition_{t}" for t in DEFAULT_DISPOSITION)}
 )
@@ -46,17 +49,43 @@ def _detail(status: int, detail: Any) -> JSONResponse:
     return JSONResponse({"detail": detail}, status_code=status)
 
 
-def _int(request: Request, name: str, default: int, *, low: int = 0, high: int = 10_000) -> int:
+_PAGE: TypeAdapter[int] = TypeAdapter(Annotated[int, Field(ge=0, le=2**63 - 1)])  # as Hindsight: a floor of 0
+_TAGS_MATCH: TypeAdapter[str] = TypeAdapter(Literal["any", "all", "any_strict", "all_strict", "exact"])
+
+
+def _query(request: Request, name: str, adapter: TypeAdapter[Any], default: Any) -> Any:
+    """A query parameter validated as Hindsight (FastAPI) validates it, its 422 in FastAPI's words."""
     raw = request.query_params.get(name)
     if raw is None:
         return default
     try:
-        value = int(raw)
+        return adapter.validate_python(raw)
+    except ValidationError as exc:
+        raise BackendRejected(422, {"detail": validation_detail(exc, ("query", name))}) from None
+
+
+async def _body(request: Request, model: type[BaseModel]) -> Any:
+    """The JSON body validated by ``model``, refused as Hindsight (FastAPI) refuses it."""
+    raw = await request.body()
+    if raw and not is_json_type(request.headers.get("content-type")):
+        raise BackendRejected(422, {"detail": not_json_detail(raw)})
+    try:
+        payload = await parse_json_async(raw) if raw else {}
+    except BodyError as exc:
+        raise BackendRejected(exc.status, {"detail": exc.detail}) from None
+    try:
+        return model.model_validate(payload)
+    except ValidationError as exc:
+        raise BackendRejected(422, {"detail": validation_detail(exc)}) from None
+
+
+def _memory_id(request: Request) -> str:
+    memory_id: str = request.path_params["memory_id"]
+    try:
+        uuid.UUID(memory_id)
     except ValueError:
-        raise BackendRejected(422, {"detail": f"{name} must be an integer"}) from None
-    if not low <= value <= high:
-        raise BackendRejected(422, {"detail": f"{name} must be between {low} and {high}"})
-    return value
+        raise BackendRejected(400, {"detail": f"Invalid memory_id: '{memory_id}' is not a valid UUID"}) from None
+    return memory_id
 
 
 async def health(backend: MemoryBackend, request: Request) -> Any:
@@ -71,22 +100,27 @@ async def version(backend: MemoryBackend, request: Request) -> Any:
 
 
 async def put_bank(backend: MemoryBackend, request: Request) -> Any:
+    bank = request.path_params["bank_id"]
     try:
-        body = json.loads(await request.body() or b"{}")
-    except ValueError:
-        return _detail(422, [{"type": "json_invalid", "loc": ["body"], "msg": "JSON decode error"}])
-    fields = body if isinstance(body, dict) else {}
-    config = sorted(k for k, v in fields.items() if k not in PROFILE and v is not None)
+        check_new_bank_id(bank)  # Mem0 keeps no banks: every bank is created anew here, as Hindsight checks it
+    except ValueError as exc:
+        return _detail(400, str(exc))
+    fields: BankIn = await _body(request, BankIn)
+    config = sorted(k for k, v in fields.model_dump(exclude_unset=True).items() if k not in PROFILE and v is not None)
     if config:  # a bank's config (a mission, extraction settings): Mem0 has none to keep it in
         return _detail(501, f"{NO_CONFIG.format(kind=backend.kind)}: {', '.join(config)} cannot be set")
-    bank = request.path_params["bank_id"]
-    disposition = fields.get("disposition") if isinstance(fields.get("disposition"), dict) else DEFAULT_DISPOSITION
+    disposition = dict(DEFAULT_DISPOSITION)
+    if fields.disposition is not None:
+        disposition.update(fields.disposition.model_dump())
+    for trait in DEFAULT_DISPOSITION:
+        if (value := getattr(fields, f"disposition_{trait}")) is not None:
+            disposition[trait] = value
     return {
         "bank_id": bank,
-        "name": fields.get("name") if isinstance(fields.get("name"), str) else bank,
+        "name": fields.name if fields.name is not None else bank,
         "disposition": disposition,
-        "mission": fields.get("mission") if isinstance(fields.get("mission"), str) else "",
-        "background": fields.get("background") if isinstance(fields.get("background"), str) else None,
+        "mission": fields.mission or "",
+        "background": fields.background,
     }
 
 
@@ -104,10 +138,8 @@ async def delete_bank(backend: MemoryBackend, request: Request) -> Any:
 
 async def list_memories(backend: MemoryBackend, request: Request) -> Any:
     q = request.query_params
-    limit, offset = _int(request, "limit", 100, low=1, high=1000), _int(request, "offset", 0, high=10**9)
-    match = q.get("tags_match")
-    if match is not None and match not in TAGS_MATCH:
-        return _detail(422, f"tags_match must be one of {', '.join(TAGS_MATCH)}")
+    limit, offset = _query(request, "limit", _PAGE, 100), _query(request, "offset", _PAGE, 0)
+    match = _query(request, "tags_match", _TAGS_MATCH, None)
     query = MemoryQuery(
         document_id=q.get("document_id"),
         state=q.get("state"),
@@ -120,12 +152,15 @@ async def list_memories(backend: MemoryBackend, request: Request) -> Any:
 
 
 async def memory(backend: MemoryBackend, request: Request) -> Any:
-    found = await backend.get_memory(request.path_params["bank_id"], request.path_params["memory_id"])
-    return hj.memory_json(found)
+    memory_id = _memory_id(request)
+    if request.method == "PATCH":  # checked as Hindsight checks it; then what Mem0 cannot do
+        await _body(request, MemoryPatchIn)
+        return _detail(501, f"memwarden in front of {backend.kind}: {backend.kind} has no memory states or edits here")
+    return hj.memory_json(await backend.get_memory(request.path_params["bank_id"], memory_id))
 
 
 async def list_documents(backend: MemoryBackend, request: Request) -> Any:
-    limit, offset = _int(request, "limit", 100, low=1, high=1000), _int(request, "offset", 0, high=10**9)
+    limit, offset = _query(request, "limit", _PAGE, 100), _query(request, "offset", _PAGE, 0)
     page = await backend.list_documents(request.path_params["bank_id"], limit=limit, offset=offset)
     return hj.page_json(page, hj.document_json, limit=limit, offset=offset)
 
@@ -156,32 +191,37 @@ def _route(backend: MemoryBackend, path: str, handler: Handler, methods: list[st
 
 
 def create_shim_app(backend: MemoryBackend) -> Starlette:
-    """Hindsight's routes answered from ``backend``; the rest a 501 naming what it lacks."""
+    """Hindsight's routes answered from ``backend``; the rest as Hindsight's router answers it, a
+    documented operation the backend cannot serve a 501 naming it."""
 
-    async def lacking(request: Request) -> Response:
-        return _detail(
-            501,
-            f"memwarden in front of {backend.kind}: {request.method} {request.url.path} has no {backend.kind}"
-            " equivalent (Hindsight's retain, recall, memories, documents, stats and banks are served)",
+    def lacking(method: str, template: str) -> str:
+        return (
+            f"memwarden in front of {backend.kind}: {method} {template} has no {backend.kind} equivalent"
+            " (Hindsight's retain, recall, memories, documents, stats and banks are served)"
         )
 
-    routes = [
-        _route(backend, path, handler, methods)
-        for path, handler, methods in (
-            ("/health", health, ["GET"]),
-            ("/health/ready", health, ["GET"]),
-            ("/health/live", health, ["GET"]),
-            ("/version", version, ["GET"]),
-            (BANK, put_bank, ["PUT", "PATCH"]),
-            (BANK, delete_bank, ["DELETE"]),
-            (f"{BANK}/memories", delete_bank, ["DELETE"]),
-            (f"{BANK}/memories/list", list_memories, ["GET"]),
-            (f"{BANK}/memories/{{memory_id}}", memory, ["GET"]),
-            (f"{BANK}/documents", list_documents, ["GET"]),
-            (f"{BANK}/documents/{{document_id:path}}", document, ["GET", "DELETE"]),
-            (f"{BANK}/stats", stats, ["GET"]),
-            (f"{BANK}/config", config, ["GET", "PATCH", "DELETE"]),
-        )
-    ]
-    routes.append(Route("/{path:path}", lacking, methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]))
+    fallback = HindsightFallback(lacking)
+    routes: list[Route] = []
+    table: tuple[tuple[str, Handler | None, list[str]], ...] = (
+        ("/health", health, ["GET"]),
+        ("/health/ready", health, ["GET"]),
+        ("/health/live", health, ["GET"]),
+        ("/version", version, ["GET"]),
+        (BANK, put_bank, ["PUT", "PATCH"]),
+        (BANK, delete_bank, ["DELETE"]),
+        (f"{BANK}/memories", delete_bank, ["DELETE"]),
+        (f"{BANK}/memories/list", list_memories, ["GET"]),
+        (f"{BANK}/memories/{{memory_id}}", memory, ["GET", "PATCH"]),
+        (f"{BANK}/documents", list_documents, ["GET"]),
+        (f"{BANK}/documents/{{document_id:path}}/chunks", None, ["GET"]),  # Hindsight's before …/{document_id}
+        (f"{BANK}/documents/{{document_id:path}}/history", None, ["GET"]),
+        (f"{BANK}/documents/{{document_id:path}}", document, ["GET", "DELETE"]),
+        (f"{BANK}/stats", stats, ["GET"]),
+        (f"{BANK}/config", config, ["GET", "PATCH", "DELETE"]),
+    )
+    for path, handler, methods in table:
+        route = Route(path, fallback, methods=methods) if handler is None else _route(backend, path, handler, methods)
+        route.methods = set(methods)  # as Hindsight's (FastAPI's) routes: no HEAD added to a GET
+        routes.append(route)
+    routes.append(Route("/{rest:path}", fallback))
     return Starlette(routes=routes)

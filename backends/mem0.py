@@ -1,34 +1,35 @@
 """The Mem0 backend: memwarden in front of Mem0's open-source REST server
-(``--upstream mem0+http://host:port``), in neutral types (``backends/mem0_json.py`` translates).
+(``--upstream mem0+http://host:port``) or its hosted platform (``mem0-platform+https://…``), in
+neutral types (``backends/mem0_json.py`` translates, ``backends/mem0_wire.py`` speaks each dialect).
 
-What it maps, and how (the reasons are in ``docs/backends/mem0.md``):
+What it maps, and how (the reasons are in ``docs/guides/mem0-backend.md``):
 
 * **bank** → a Mem0 entity id (``user_id`` unless ``backends.mem0.entity`` says ``agent_id``);
-* **retain** → one ``POST /memories`` per item, ``infer: false`` (verbatim: memwarden judged and
+* **retain** → one Mem0 add per item, ``infer: false`` (verbatim: memwarden judged and
   deduplicated it) unless the bank is one of ``extract_banks`` (Mem0's own extraction runs on what
   memwarden kept). A document is a Mem0 run: retaining a document again **replaces** it, as
   Hindsight does — its memories are listed by ``run_id`` first and deleted, unless they already
   are the item verbatim (a delivery that landed and whose answer was lost: nothing is stored
   twice, the outbox's redelivery included);
-* **recall** → ``POST /search`` in the bank, ``threshold: 0``, tag filters applied here on what
+* **recall** → Mem0's search in the bank, ``threshold: 0``, tag filters applied here on what
   Mem0 returns (Mem0 has no tags; its metadata filters differ by vector store, and some drop
   them silently), the answer cut to the token budget;
-* **list, get, documents, stats** → ``GET /memories`` by entity (and run), ``GET /memories/{id}``;
+* **list, get, documents, stats** → Mem0's listing by entity (and run), a memory by its id;
   Mem0 lists at most 1,000 memories per call, so a bank past that is listed and counted up to it
   (``Page.total`` is then None: not known);
-* **delete a document** → ``DELETE /memories?<entity>=<bank>&run_id=<document>``.
+* **delete a document** → each of its run's memories deleted.
 
 What Mem0 cannot do is declared, not pretended: no per-bank config (no ``CONFIG_GUARD``: the
-config routes answer 501), no memory states (``set_memory_state`` → 501), no operations (every
-retain is synchronous on the open-source server).
+config routes answer 501), no memory states (``set_memory_state`` → 501), no operations to poll
+(a retain answers once Mem0 holds it; the platform's asynchronous add is polled until then).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
@@ -38,10 +39,10 @@ from memwarden.backends.base import (
     TAG_GROUPS,
     BackendHealth,
     BackendRejected,
-    BackendTimeout,
     BackendUnavailable,
 )
-from memwarden.backends.transport import is_timeout
+from memwarden.backends.hindsight_models import check_new_bank_id
+from memwarden.backends.mem0_wire import MAX_LISTED, wire
 from memwarden.backends.types import (
     BankConfig,
     BankStats,
@@ -57,8 +58,6 @@ from memwarden.backends.types import (
 from memwarden.metrics import Metrics
 from memwarden.policies import tagfilter
 
-RETRYABLE_STATUS = frozenset({429, 502, 503, 504})
-MAX_LISTED = 1000  # Mem0's server lists at most this many memories per call (``top_k`` ≤ 1000)
 CHARS_PER_TOKEN = 4  # a recall's budget, counted as Hindsight's clients expect it: ~4 characters a token
 DEFAULT_RECALL_TOKENS = 4096
 
@@ -68,7 +67,8 @@ def _unsupported(what: str) -> BackendRejected:
 
 
 class Mem0Backend:
-    """Adapter for Mem0's open-source REST server. ``client`` is owned by the caller."""
+    """Adapter for Mem0 (``dialect``: ``rest``, the open-source server; ``platform``, the hosted
+    API). ``client`` is owned by the caller."""
 
     kind = "mem0"
     capabilities = frozenset({DOCUMENTS, TAG_GROUPS})
@@ -79,48 +79,24 @@ class Mem0Backend:
         *,
         base_url: str,
         api_key: str | None = None,
+        dialect: str = "rest",
         entity: str = "user_id",
         extract_banks: Sequence[str] = (),
-        metrics: Metrics | None = None,
+        event_timeout: float = 30.0,
     ) -> None:
-        self._client = client
-        self.base_url = base_url.rstrip("/")
-        self._api_key = api_key
+        self._wire = wire(dialect, client, base_url, api_key, event_timeout=event_timeout)
+        self.base_url = self._wire.http.base_url
+        self.dialect = dialect
         self._entity = entity
         self._extract = frozenset(extract_banks)
-        self.metrics = metrics
 
-    # -- the wire ---------------------------------------------------------------------------
+    @property
+    def metrics(self) -> Metrics | None:
+        return self._wire.http.metrics
 
-    async def _call(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, json: Any = None) -> Any:
-        headers = {"x-api-key": self._api_key} if self._api_key else {}
-        start = time.perf_counter()
-        try:
-            response = await self._client.request(
-                method, self.base_url + path, params=params, json=json, headers=headers
-            )
-        except httpx.TransportError as exc:
-            self._observe(method, "timeout" if is_timeout(exc) else "unreachable", start)
-            if is_timeout(exc):
-                raise BackendTimeout(f"Mem0 at {self.base_url} timed out ({type(exc).__name__})") from exc
-            raise BackendUnavailable(f"Mem0 at {self.base_url} is unreachable: {exc or type(exc).__name__}") from exc
-        self._observe(method, response.status_code, start)
-        if response.status_code >= 500 or response.status_code in RETRYABLE_STATUS:
-            raise BackendUnavailable(f"Mem0 {method} {path} answered {response.status_code}", status=None)
-        if response.status_code >= 400:
-            try:
-                body = response.json()
-            except ValueError:
-                body = {"detail": response.text[:2000]}
-            raise BackendRejected(response.status_code, body, response.headers)
-        try:
-            return response.json()
-        except ValueError as exc:
-            raise BackendUnavailable(f"Mem0 {method} {path} answered with a body that is not JSON") from exc
-
-    def _observe(self, method: str, outcome: int | str, start: float) -> None:
-        if self.metrics is not None:
-            self.metrics.backend_call("governance", method, outcome, time.perf_counter() - start)
+    @metrics.setter
+    def metrics(self, value: Metrics | None) -> None:
+        self._wire.http.metrics = value
 
     def _scope(self, bank: str, document_id: str | None = None) -> dict[str, str]:
         scope = {self._entity: mj.entity_id(bank)}
@@ -129,8 +105,7 @@ class Mem0Backend:
         return scope
 
     async def _listed(self, bank: str, document_id: str | None = None) -> list[Memory]:
-        params = {**self._scope(bank, document_id), "top_k": MAX_LISTED}
-        found = [mj.memory_from_json(m) for m in mj.results_of(await self._call("GET", "/memories", params=params))]
+        found = [mj.memory_from_json(m) for m in await self._wire.listed(self._scope(bank, document_id))]
         if document_id is not None:  # a digest-named run: only its own document's memories
             found = [m for m in found if m.document_id == document_id]
         return found
@@ -139,39 +114,46 @@ class Mem0Backend:
 
     async def health(self) -> BackendHealth:
         start = time.perf_counter()
-        try:  # Mem0's server has no health route: the cheapest authenticated read stands for one
-            await self._call("GET", "/memories", params={self._entity: "memwarden-health", "top_k": 1})
+        try:
+            await self._wire.probe()
         except BackendUnavailable as exc:
             return BackendHealth(kind=self.kind, healthy=False, detail=str(exc))
         except BackendRejected as exc:
-            return BackendHealth(kind=self.kind, healthy=False, detail=f"GET /memories answered {exc.status}")
+            return BackendHealth(kind=self.kind, healthy=False, detail=f"Mem0 answered {exc.status}")
         latency = (time.perf_counter() - start) * 1000
-        return BackendHealth(
-            kind=self.kind, healthy=True, detail="healthy", latency_ms=round(latency, 2), extra={"url": self.base_url}
-        )
+        extra = {"url": self.base_url, "dialect": self.dialect}
+        return BackendHealth(kind=self.kind, healthy=True, detail="healthy", latency_ms=round(latency, 2), extra=extra)
 
     async def retain(
         self, bank_id: str, items: Sequence[Item], *, document_tags: Sequence[str] = (), wait: bool = True
     ) -> Receipt:
+        try:
+            check_new_bank_id(bank_id)  # Mem0 keeps no banks: a write may create one, as Hindsight checks it
+        except ValueError as exc:
+            raise BackendRejected(400, {"detail": str(exc)}) from None
         infer = bank_id in self._extract
-        stored = 0
+        # A document's items together are the document (a batch may share one document id): each
+        # document is looked up once, kept when Mem0 holds exactly its items already, else replaced.
+        documents: dict[str | None, list[Item]] = {}
         for item in items:
-            if document_tags:
-                item = _with_tags(item, document_tags)
-            if item.document_id is not None:
-                held = await self._listed(bank_id, item.document_id)
-                if not infer and mj.same_item(held, item):
-                    stored += 1
+            documents.setdefault(item.document_id, []).append(_with_tags(item, document_tags))
+        stored = 0
+        for document_id, group in documents.items():
+            if document_id is not None:
+                held = await self._listed(bank_id, document_id)
+                if not infer and mj.same_items(held, group):
+                    stored += len(group)
                     continue
                 for old in held:  # the document retained again: replaced, as Hindsight replaces it
                     await self._delete(old.id)
-            answer = await self._call("POST", "/memories", json=mj.add_json(self._entity, bank_id, item, infer=infer))
-            stored += 1 if not infer else len(mj.results_of(answer))
+            for item in group:
+                made = await self._wire.add(mj.add_json(self._entity, bank_id, item, infer=infer))
+                stored += 1 if not infer else len(made)
         return Receipt(items=stored)
 
     async def _delete(self, memory_id: str) -> None:
         try:
-            await self._call("DELETE", f"/memories/{quote(memory_id, safe='')}")
+            await self._wire.delete(memory_id)
         except BackendRejected as exc:
             if exc.status != 404:  # gone already: what was asked
                 raise
@@ -179,9 +161,8 @@ class Mem0Backend:
     async def recall(self, bank_id: str, query: RecallQuery) -> Recalled:
         budget = (query.max_tokens or DEFAULT_RECALL_TOKENS) * CHARS_PER_TOKEN
         predicate = tagfilter.build(query.tags.tags, query.tags.match or "any", query.tags.groups)
-        body = {"query": query.text, "filters": self._scope(bank_id), "top_k": MAX_LISTED if predicate else 100}
-        body["threshold"] = 0
-        hits = [mj.memory_from_json(m) for m in mj.results_of(await self._call("POST", "/search", json=body))]
+        found = await self._wire.search(query.text, self._scope(bank_id), MAX_LISTED if predicate else 100)
+        hits = [mj.memory_from_json(m) for m in found]
         kept: list[Memory] = []
         used = 0
         for hit in hits:
@@ -217,7 +198,7 @@ class Mem0Backend:
 
     async def get_memory(self, bank_id: str, memory_id: str) -> Memory:
         try:
-            found = await self._call("GET", f"/memories/{quote(memory_id, safe='')}")
+            found = await self._wire.get(memory_id)
         except BackendRejected as exc:
             if exc.status in (400, 404):
                 raise BackendRejected(404, {"detail": f"Memory '{memory_id}' not found"}) from exc
@@ -280,14 +261,12 @@ class Mem0Backend:
         return BankStats(counts={"world": len(found), "documents": len(documents)}, raw=raw)
 
     async def erase_bank(self, bank_id: str) -> None:
-        """Every memory of the bank out of Mem0's vector store (``DELETE /memories?<entity>=``)."""
-        await self._call("DELETE", "/memories", params=self._scope(bank_id))
+        """Every memory of the bank out of Mem0's vector store (its delete-all by entity)."""
+        await self._wire.delete_all(self._scope(bank_id))
 
 
 def _with_tags(item: Item, more: Sequence[str]) -> Item:
-    from dataclasses import replace
-
-    return replace(item, tags=tuple(dict.fromkeys([*item.tags, *more])))
+    return replace(item, tags=tuple(dict.fromkeys([*item.tags, *more]))) if more else item
 
 
 def _document(document_id: str, held: Sequence[Memory]) -> Document:

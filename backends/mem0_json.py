@@ -38,10 +38,13 @@ ROLES = ("user", "assistant")
 
 def entity_id(value: str) -> str:
     """``value`` as a Mem0 entity id: itself when Mem0 takes it (no whitespace, at most 128
-    characters), else ``~`` and its SHA-256 (the real value stays in metadata)."""
-    if ENTITY_OK.fullmatch(value) and not value.startswith("~"):
+    characters), else a readable stand-in — its words joined by ``_`` (at most 64 characters), ``~``
+    and 10 hex digits of its SHA-256 (the real value stays in metadata; a long digest alone would
+    look like a token to a secret scanner)."""
+    if ENTITY_OK.fullmatch(value) and "~" not in value:
         return value
-    return "~" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+    words = "_".join(value.split())[:64] or "id"
+    return f"{words}~{hashlib.sha256(value.encode('utf-8', 'surrogatepass')).hexdigest()[:10]}"
 
 
 def add_json(bank_key: str, bank: str, item: Item, *, infer: bool) -> JSON:
@@ -104,7 +107,11 @@ def results_of(answer: Any) -> list[Mapping[str, Any]]:
     return [m for m in found if isinstance(m, Mapping)] if isinstance(found, list) else []
 
 
-def same_item(held: Sequence[Memory], item: Item) -> bool:
-    """Whether ``held`` (a document's memories in Mem0) is ``item`` stored verbatim already: a
+def same_items(held: Sequence[Memory], items: Sequence[Item]) -> bool:
+    """Whether ``held`` (a document's memories in Mem0) are ``items`` stored verbatim already: a
     delivery that landed before its answer was lost, not to be stored twice."""
-    return len(held) == 1 and held[0].text == item.content and held[0].tags == tuple(item.tags)
+
+    def key(text: str, tags: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+        return text, tuple(sorted(tags))
+
+    return sorted(key(m.text, m.tags) for m in held) == sorted(key(i.content, i.tags) for i in items)

@@ -96,7 +96,15 @@ def _mem0_backend(settings: Settings, client: httpx.AsyncClient | None) -> tuple
         limits=httpx.Limits(max_connections=cfg.max_connections),
     )
     key = cfg.api_key.get_secret_value() if cfg.api_key is not None else None
-    backend = Mem0Backend(http, base_url=str(cfg.url), api_key=key, entity=cfg.entity, extract_banks=cfg.extract_banks)
+    backend = Mem0Backend(
+        http,
+        base_url=str(cfg.url),
+        api_key=key,
+        dialect=cfg.dialect,
+        entity=cfg.entity,
+        extract_banks=cfg.extract_banks,
+        event_timeout=cfg.event_timeout,
+    )
     return backend, http
 
 

@@ -11,7 +11,6 @@ turns it into the status the server answers with.
 from __future__ import annotations
 
 import re
-import unicodedata
 import uuid
 from collections.abc import Mapping
 from datetime import MAXYEAR, MINYEAR, UTC, datetime
@@ -19,8 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-# engine/retain/bank_utils.py: BANK_ID_MAX_BYTES, validate_new_bank_id.
-BANK_ID_MAX_BYTES = 192
+from memwarden.backends.hindsight_models import check_new_bank_id as check_new_bank_id  # Hindsight's rule
 
 # engine/memory_engine.py: VALID_RECALL_FACT_TYPES; "opinion" (a removed type) is dropped silently.
 RECALL_FACT_TYPES = ("experience", "observation", "world")
@@ -125,19 +123,6 @@ class StrictConsolidationStrategySpec(BaseModel):
     max_observations_per_scope: int | None = None
     consolidation_source_facts_max_tokens: int | None = None
     consolidation_source_facts_max_tokens_per_observation: int | None = None
-
-
-def check_new_bank_id(bank_id: str) -> None:
-    """``validate_new_bank_id``: what a bank being created may be called (existing banks are never
-    re-checked). A NUL is a control character: refused here, where Hindsight's database answers 500."""
-    if not bank_id:
-        raise ValueError("Bank id must not be empty")
-    if len(bank_id.encode("utf-8", "surrogatepass")) > BANK_ID_MAX_BYTES:
-        raise ValueError(f"Bank id is too long: at most {BANK_ID_MAX_BYTES} bytes of UTF-8 are allowed")
-    if any(unicodedata.category(ch) == "Cc" for ch in bank_id):
-        raise ValueError("Bank id must not contain control characters")
-    if bank_id.startswith("_"):
-        raise ValueError("Bank id must not start with '_': that prefix is reserved")
 
 
 def _is_type(value: Any, allowed: tuple[type, ...]) -> bool:

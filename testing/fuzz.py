@@ -47,9 +47,9 @@ from typing import Any, cast
 import httpx
 from starlette.routing import Match, Route
 
+from memwarden.backends.hindsight_router import HindsightFallback
 from memwarden.fronts.openapi import document
 from memwarden.store.server.app import create_local_app
-from memwarden.store.server.fallback import HindsightFallback
 from memwarden.store.server.reflect import PATHS as NEED_LLM
 from testing.keys import make_key
 from testing.loopback import free_port, stop_process, wait_http

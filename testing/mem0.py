@@ -13,11 +13,12 @@ admin's call), ``GET|PUT|DELETE /memories/{id}``, ``GET /memories/{id}/history``
 ``/v1`` prefix and no trailing-slash redirect. Errors are FastAPI's: ``{"detail": …}``, 422 for a
 body that does not validate. Every request is logged in ``requests`` (method, path, JSON body,
 status) for tests to read; ``down`` makes every route answer 503, as a server behind a proxy
-that lost it.
+that lost it, and ``slow_adds`` slows (and fails) the next adds.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -70,6 +71,11 @@ class Mem0Rig:
     api_key: str
     requests: list[dict[str, Any]] = field(default_factory=list)
     down: bool = False
+    # The next ``slow_adds`` adds take ``add_delay`` seconds, then answer ``add_status`` without
+    # writing (None: written, then answered): a backend slow or failing as a kill -9 meets it.
+    slow_adds: int = 0
+    add_delay: float = 0.0
+    add_status: int | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)  # qdrant local: one caller at a time
 
     async def call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -150,6 +156,11 @@ def create_mem0_app(rig: Mem0Rig) -> Starlette:
         if metadata is not None and not isinstance(metadata, dict):
             return _error(422, [{"type": "dict_type", "loc": ["body", "metadata"], "msg": "Input should be an object"}])
         infer = body.get("infer", True)
+        if rig.slow_adds > 0:
+            rig.slow_adds -= 1
+            await asyncio.sleep(rig.add_delay)
+            if rig.add_status is not None:
+                return _error(rig.add_status, "Service Unavailable")
         result = await rig.call(rig.memory.add, messages, metadata=metadata, infer=bool(infer), **entities)
         return JSONResponse(result)
 

@@ -4,8 +4,10 @@ and the audit hold, read through memwarden's own API."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ os.environ["MEM0_TELEMETRY"] = "False"
 os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="mem0-dir-"))
 
 from memwarden.settings import Settings, load_settings
-from tests.conftest import make_settings
+from tests.conftest import make_settings, running_warden
 
 BANK = "mem0"
 
@@ -58,6 +60,20 @@ def mem0_settings(
             ),
         }
     )
+
+
+@contextlib.contextmanager
+def platform_chain(mem0_url: str, data_dir: Path, **backend: Any) -> Iterator[tuple[str, str]]:
+    """memwarden in front of Mem0's platform API, played by a second memwarden's Mem0 front (the
+    hosted platform is not reachable from here) in front of Mem0's REST server at ``mem0_url``:
+    the front memwarden's URL, and the bank the second one keeps everything in."""
+    inner = mem0_settings(mem0_url, data_dir / "platform")
+    with running_warden(inner) as platform:
+        outer = mem0_settings(
+            f"{platform}/mem0", data_dir / "front", api_key="platform-key", dialect="platform", **backend
+        )
+        with running_warden(outer) as url:
+            yield url, inner.mem0.bank
 
 
 def ledger(url: str, bank: str = BANK, **params: str) -> list[dict[str, Any]]:

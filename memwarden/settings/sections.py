@@ -121,10 +121,20 @@ class HindsightSettings(_Section):
 
 
 class Mem0BackendSettings(_Section):
-    """The Mem0 backend (``backend = "mem0"``): Mem0's open-source REST server."""
+    """The Mem0 backend (``backend = "mem0"``): Mem0's open-source REST server, or its platform API."""
 
     url: HttpUrl | None = Field(None, description='Base URL of Mem0\'s REST server, e.g. "http://127.0.0.1:8888".')
-    api_key: SecretStr | None = Field(None, description="memwarden's own key for Mem0, sent as X-API-Key.")
+    api_key: SecretStr | None = Field(
+        None, description="memwarden's own key for Mem0, sent as X-API-Key (REST) or Authorization: Token (platform)."
+    )
+    dialect: Literal["rest", "platform"] = Field(
+        "rest",
+        description='"rest": Mem0\'s open-source REST server; "platform": the hosted platform\'s API (the paths'
+        " mem0ai's MemoryClient calls), or a memwarden's Mem0 front at …/mem0.",
+    )
+    event_timeout: float = Field(
+        30.0, gt=0, description="Seconds a platform add's event is polled for before the delivery is retried."
+    )
     entity: Literal["user_id", "agent_id"] = Field(
         "user_id", description="The Mem0 entity id a memwarden bank is (each bank one Mem0 user, or one agent)."
     )

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 @click.option("--data-dir", type=click.Path(path_type=Path), help="Data directory [default: ./memwarden-data].")
 @click.option(
     "--upstream",
-    help="Govern the Hindsight server at this URL, or Mem0's REST server at mem0+http://host:port (no config"
-    " file needed).",
+    help="Govern the Hindsight server at this URL, Mem0's REST server at mem0+http://host:port, or Mem0's"
+    " platform API at mem0-platform+https://host (no config file needed).",
 )
 @click.option(
     "--database-url",
@@ -64,6 +64,7 @@ def serve(
         memwarden serve                                      # self-hosted, 127.0.0.1:8890
         memwarden serve --upstream http://127.0.0.1:8888     # in front of Hindsight
         memwarden serve --upstream mem0+http://127.0.0.1:8888    # in front of Mem0's REST server
+        memwarden serve --upstream mem0-platform+https://api.mem0.ai    # Mem0's platform (key in the config)
         memwarden keys create --data-dir ./memwarden-data --name ops --admin '*'
         memwarden serve --host 0.0.0.0                       # beyond loopback: keys required
         MEMWARDEN_DATABASE__URL=postgresql://… memwarden serve --workers 4 --upstream http://127.0.0.1:8888
@@ -88,9 +89,9 @@ def serve(
             )
         overrides["database"] = {"url": database_url}
     if upstream is not None:
-        kind, url = upstream_of(upstream)
+        kind, backend = upstream_of(upstream)
         overrides["backend"] = kind
-        overrides["backends"] = {kind: {"url": url}}
+        overrides["backends"] = {kind: backend}
     resolved = settings(config, overrides)
     if workers > 1 and resolved.database.url is None:
         raise click.UsageError(
@@ -164,15 +165,18 @@ def worker_app() -> Any:
     return create_app(resolved)
 
 
-def upstream_of(value: str) -> tuple[str, str]:
-    """``--upstream``'s backend and URL: ``mem0+http(s)://…`` is Mem0's REST server, any other URL a
-    Hindsight (``hindsight+http://…`` may say so)."""
+def upstream_of(value: str) -> tuple[str, dict[str, str]]:
+    """``--upstream``'s backend and its settings: ``mem0+http(s)://…`` is Mem0's REST server,
+    ``mem0-platform+https://…`` Mem0's platform API, any other URL a Hindsight (``hindsight+http://…``
+    may say so)."""
     scheme, plus, rest = value.partition("+")
-    if plus and scheme in ("mem0", "hindsight"):
-        return scheme, rest
+    if plus and scheme == "mem0":
+        return "mem0", {"url": rest, "dialect": "rest"}
     if plus and scheme == "mem0-platform":
-        raise click.BadParameter("Mem0's hosted platform is not a backend yet: mem0+http://… (the REST server)")
-    return "hindsight", value
+        return "mem0", {"url": rest, "dialect": "platform"}
+    if plus and scheme == "hindsight":
+        return "hindsight", {"url": rest}
+    return "hindsight", {"url": value}
 
 
 def count_keys(ledger: Database) -> tuple[int, int]:

@@ -24,7 +24,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from memwarden.backends import hindsight_json as hj
-from memwarden.backends.hindsight_models import MemoryItem
+from memwarden.backends.hindsight_models import BankIn, MemoryItem, MemoryPatchIn
 from memwarden.backends.types import Item, MemoryQuery, TagFilter
 from memwarden.policies import tagfilter
 from memwarden.policies.tagfilter import TagFilterError
@@ -120,53 +120,6 @@ class DocumentPatchIn(BaseModel):
     """``UpdateDocumentRequest`` (the store keeps no observation scopes)."""
 
     tags: list[str] | None = None
-
-
-class DispositionIn(BaseModel):
-    skepticism: int = Field(ge=1, le=5)
-    literalism: int = Field(ge=1, le=5)
-    empathy: int = Field(ge=1, le=5)
-
-
-class BankIn(BaseModel):
-    """``CreateBankRequest``'s profile fields (its config fields are checked as a config PATCH is)."""
-
-    model_config = ConfigDict(extra="allow")
-    name: str | None = None
-    disposition: DispositionIn | None = None
-    disposition_skepticism: int | None = Field(None, ge=1, le=5)
-    disposition_literalism: int | None = Field(None, ge=1, le=5)
-    disposition_empathy: int | None = Field(None, ge=1, le=5)
-    mission: str | None = None
-    background: str | None = None
-    reflect_mission: str | None = None
-
-
-class MemoryPatchIn(BaseModel):
-    """``UpdateMemoryRequest``: what a memory ``PATCH`` may carry, and its rules."""
-
-    text: str | None = None
-    context: str | None = None
-    occurred_start: str | None = None
-    occurred_end: str | None = None
-    mentioned_at: str | None = None
-    fact_type: str | None = None
-    entities: list[str] | None = None
-    resolve_entities: bool = True
-    state: str | None = None
-    reason: str | None = None
-
-    @model_validator(mode="after")
-    def _an_edit(self) -> MemoryPatchIn:
-        dates = {"occurred_start", "occurred_end", "mentioned_at"}
-        edits = ("text", "context", *sorted(dates), "fact_type", "entities", "state")
-        if all(getattr(self, k) is None for k in edits) and not dates & self.model_fields_set:
-            raise ValueError("Provide at least one field to update.")
-        if self.state is not None and self.state not in ("valid", "invalidated"):
-            raise ValueError("state must be 'valid' or 'invalidated'.")
-        if self.fact_type is not None and self.fact_type not in ("world", "experience"):
-            raise ValueError("fact_type must be 'world' or 'experience'.")
-        return self
 
 
 # Hindsight's query parameters, validated by pydantic as FastAPI validates them (so its errors are

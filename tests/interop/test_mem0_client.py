@@ -21,16 +21,25 @@ FACT = "Alice prefers dark roast coffee in the morning."
 NOISE = "thanks!"
 
 
-@pytest.fixture(scope="module", params=["local", "mem0", pytest.param("hindsight", marks=pytest.mark.interop)])
+@pytest.fixture(
+    scope="module",
+    params=["local", "mem0", "mem0-platform", pytest.param("hindsight", marks=pytest.mark.interop)],
+)
 def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """memwarden's URL and its Mem0 bank: self-hosted, in front of Mem0's real engine, or in front
-    of the real Hindsight (a fresh bank there for each run)."""
+    """memwarden's URL and its Mem0 bank: self-hosted, in front of Mem0's real engine (its REST
+    server; or its platform API, played by a second memwarden in front of the same engine), or in
+    front of the real Hindsight (a fresh bank there for each run)."""
     data = tmp_path_factory.mktemp("mem0")
     if request.param == "local":
         settings = rig.local_settings(data)
     elif request.param == "mem0":
         mem0_url, _ = request.getfixturevalue("mem0_server")
         settings = rig.mem0_settings(mem0_url, data)
+    elif request.param == "mem0-platform":
+        mem0_url, _ = request.getfixturevalue("mem0_server")
+        with rig.platform_chain(mem0_url, data) as (url, _):
+            yield url, rig.BANK
+        return
     else:
         hindsight = request.getfixturevalue("hindsight_url")
         settings = rig.hindsight_settings(hindsight, data, f"mem0-{uuid.uuid4().hex[:8]}")

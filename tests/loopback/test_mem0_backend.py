@@ -5,9 +5,13 @@ client's suite runs against the same engine in ``test_mem0_client.py`` (its ``me
 
 from __future__ import annotations
 
+import contextlib
+import json
+import threading
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +25,7 @@ from tests.conftest import running_warden
 FACT = "The deploy key for staging rotates every 90 days, decided by Priya."
 OTHER = "Our Postgres primary runs on host db-3 in the Frankfurt region."
 NOISE = "thanks!"
+FAST_RETRIES = {"retry_initial": 0.05, "retry_max": 0.2}
 
 
 def held(rig: Any, bank: str) -> list[dict[str, Any]]:
@@ -29,13 +34,48 @@ def held(rig: Any, bank: str) -> list[dict[str, Any]]:
     return found
 
 
-@pytest.fixture
-def warden(mem0_server: tuple[str, Any], tmp_path: Path) -> Iterator[tuple[str, Any]]:
+@dataclass
+class Served:
+    """memwarden in front of the engine: its URL, the rig, and how its banks sit in the engine."""
+
+    url: str
+    rig: Any
+    platform_bank: str | None = None  # through the platform API: the second memwarden's one bank
+
+    def stored(self, bank: str) -> list[tuple[str, dict[str, Any]]]:
+        """The texts the engine holds for memwarden's ``bank``, each with the metadata memwarden
+        wrote (through the platform, inside the second memwarden's own)."""
+        if self.platform_bank is None:
+            return [(m["memory"], m["metadata"]) for m in held(self.rig, bank)]
+        out = []
+        for m in held(self.rig, self.platform_bank):
+            if f"user:{bank}" in m["metadata"]["mw_tags"]:
+                out.append((m["memory"], json.loads(m["metadata"]["mw_metadata"]["mem0_metadata"])))
+        return out
+
+    def texts(self, bank: str) -> list[str]:
+        return [text for text, _ in self.stored(bank)]
+
+
+@pytest.fixture(params=["rest", "platform"])
+def warden(mem0_server: tuple[str, Any], tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Served]:
+    """memwarden in front of Mem0's REST server, or of its platform API (played by a second
+    memwarden's Mem0 front in front of the same engine: the hosted platform is not reachable here)."""
     url, rig = mem0_server
     rig.down = False
-    with running_warden(
-        mem0_rig.mem0_settings(url, tmp_path, outbox={"retry_initial": 0.05, "retry_max": 0.2})
-    ) as warden:
+    if request.param == "platform":
+        with mem0_rig.platform_chain(url, tmp_path) as (front, bank):
+            yield Served(front, rig, bank)
+        return
+    with running_warden(mem0_rig.mem0_settings(url, tmp_path, outbox=FAST_RETRIES)) as warden:
+        yield Served(warden, rig)
+
+
+@pytest.fixture
+def rest(mem0_server: tuple[str, Any], tmp_path: Path) -> Iterator[tuple[str, Any]]:
+    url, rig = mem0_server
+    rig.down = False
+    with running_warden(mem0_rig.mem0_settings(url, tmp_path, outbox=FAST_RETRIES)) as warden:
         yield warden, rig
 
 
@@ -44,21 +84,21 @@ def bank_id() -> str:
 
 
 @pytest.mark.anyio
-async def test_hindsight_client_retains_into_mem0_governed(warden: tuple[str, Any]) -> None:
-    url, rig = warden
+async def test_hindsight_client_retains_into_mem0_governed(warden: Served) -> None:
+    url = warden.url
     bank = bank_id()
     client = Hindsight(base_url=url, timeout=60)
     try:
         await client.acreate_bank(bank, name="ops")
         answer = await client.aretain_batch(bank, [{"content": FACT, "tags": ["team:infra"]}, {"content": NOISE}])
         assert answer.success
-        stored = held(rig, bank)
-        assert [m["memory"] for m in stored] == [FACT]  # the noise never reached Mem0
-        tags = stored[0]["metadata"]["mw_tags"]
+        stored = warden.stored(bank)
+        assert [text for text, _ in stored] == [FACT]  # the noise never reached Mem0
+        tags = stored[0][1]["mw_tags"]
         assert "team:infra" in tags
         assert any(t.startswith("topic:") for t in tags)
         assert any(t.startswith("stage:") for t in tags)
-        assert stored[0]["metadata"]["mw_document"].startswith("mw-")
+        assert stored[0][1]["mw_document"].startswith("mw-")
 
         recalled = await client.arecall(bank, "how often does the staging deploy key rotate?")
         assert [r.text for r in recalled.results] == [FACT]
@@ -75,24 +115,38 @@ async def test_hindsight_client_retains_into_mem0_governed(warden: tuple[str, An
 
 @pytest.mark.parametrize("document", ["runbook-7", "run book 7 (ops)"])  # the second no Mem0 entity id
 def test_a_document_retained_again_replaces_it_and_a_redelivery_stores_nothing_twice(
-    warden: tuple[str, Any], document: str
+    warden: Served, document: str
 ) -> None:
-    url, rig = warden
+    url = warden.url
     bank = bank_id()
     body = {"items": [{"content": FACT, "document_id": document}]}
     for _ in range(2):  # the same delivery twice (its first answer lost): one memory
         assert httpx.post(f"{url}/v1/default/banks/{bank}/memories", json=body, timeout=60).status_code == 200
-    assert [m["memory"] for m in held(rig, bank)] == [FACT]
+    assert warden.texts(bank) == [FACT]
     body = {"items": [{"content": OTHER, "document_id": document}]}
     assert httpx.post(f"{url}/v1/default/banks/{bank}/memories", json=body, timeout=60).status_code == 200
-    assert [m["memory"] for m in held(rig, bank)] == [OTHER]  # the document replaced, as Hindsight does
+    assert warden.texts(bank) == [OTHER]  # the document replaced, as Hindsight does
     assert [d["id"] for d in httpx.get(f"{url}/v1/default/banks/{bank}/documents", timeout=30).json()["items"]] == [
         document
     ]
 
 
-def test_mem0_down_the_write_is_queued_and_delivered_once_when_it_is_back(warden: tuple[str, Any]) -> None:
-    url, rig = warden
+def test_a_batch_sharing_one_document_keeps_every_item_and_a_redelivery_changes_nothing(warden: Served) -> None:
+    url = warden.url
+    bank = bank_id()
+    body = {"items": [{"content": FACT, "document_id": "handbook"}, {"content": OTHER, "document_id": "handbook"}]}
+    r = httpx.post(f"{url}/v1/default/banks/{bank}/memories", json=body, timeout=60)
+    assert r.status_code == 200, r.text
+    first = warden.stored(bank)
+    assert sorted(text for text, _ in first) == sorted([FACT, OTHER])
+    assert {meta["mw_document"] for _, meta in first} == {"handbook"}
+    r = httpx.post(f"{url}/v1/default/banks/{bank}/memories", json=body, timeout=60)
+    assert r.status_code == 200, r.text
+    assert sorted(warden.texts(bank)) == sorted([FACT, OTHER])  # the same document again: not doubled
+
+
+def test_mem0_down_the_write_is_queued_and_delivered_once_when_it_is_back(rest: tuple[str, Any]) -> None:
+    url, rig = rest
     bank = bank_id()
     rig.down = True
     try:
@@ -111,8 +165,8 @@ def test_mem0_down_the_write_is_queued_and_delivered_once_when_it_is_back(warden
     assert [m["status"] for m in ledger] == ["active"]
 
 
-def test_what_mem0_cannot_do_is_a_precise_error_and_changes_nothing(warden: tuple[str, Any]) -> None:
-    url, rig = warden
+def test_what_mem0_cannot_do_is_a_precise_error_and_changes_nothing(rest: tuple[str, Any]) -> None:
+    url, rig = rest
     bank = bank_id()
     httpx.post(f"{url}/v1/default/banks/{bank}/memories", json={"items": [{"content": FACT}]}, timeout=60)
     before = httpx.get(f"{url}/warden/v1/audit", params={"bank": bank, "limit": "1000"}, timeout=30).json()["events"]
@@ -130,8 +184,8 @@ def test_what_mem0_cannot_do_is_a_precise_error_and_changes_nothing(warden: tupl
     assert [m["memory"] for m in held(rig, bank)] == [FACT]
 
 
-def test_health_names_mem0_and_what_it_cannot_do(warden: tuple[str, Any]) -> None:
-    url, rig = warden
+def test_health_names_mem0_and_what_it_cannot_do(rest: tuple[str, Any]) -> None:
+    url, rig = rest
     health = httpx.get(f"{url}/warden/health", timeout=30).json()
     assert health["backend"]["kind"] == "mem0"
     assert health["backend"]["healthy"] is True
@@ -145,8 +199,8 @@ def test_health_names_mem0_and_what_it_cannot_do(warden: tuple[str, Any]) -> Non
         rig.down = False
 
 
-def test_a_mem0_client_delete_all_erases_the_user_from_mem0(warden: tuple[str, Any]) -> None:
-    url, rig = warden
+def test_a_mem0_client_delete_all_erases_the_user_from_mem0(rest: tuple[str, Any]) -> None:
+    url, rig = rest
     from mem0 import MemoryClient
 
     client = MemoryClient(host=f"{url}/mem0", api_key="any-key-on-loopback")
@@ -166,3 +220,76 @@ def test_a_mem0_client_delete_all_erases_the_user_from_mem0(warden: tuple[str, A
         assert {m["memory"] for m in held(rig, bank)} == before  # out of Mem0's vector store
     finally:
         client.client.close()
+
+
+@pytest.mark.anyio
+async def test_mcp_tools_write_through_memwarden_into_mem0_governed(rest: tuple[str, Any]) -> None:
+    from tests.mcp_rig import mcp_client, value
+
+    url, rig = rest
+    bank = bank_id()
+    async with mcp_client(f"{url}/mcp/{bank}/") as mcp:
+        kept = value(await mcp.call_tool("sync_retain", {"content": OTHER, "context": "ops chat"}))
+        assert [d["verdict"] for d in kept["warden"]["decisions"]] == ["store"]
+        asked = value(await mcp.call_tool("sync_retain", {"content": "hey, can you check the staging cluster?"}))
+        assert asked["status"] == "rejected"
+        found = value(await mcp.call_tool("recall", {"query": "Where does the Postgres primary run?"}))
+        assert [r["text"] for r in found["results"]] == [OTHER]
+        listed = value(await mcp.call_tool("list_memories", {}))
+        assert [m["text"] for m in listed["items"]] == [OTHER]
+    assert [m["memory"] for m in held(rig, bank)] == [OTHER]  # in Mem0's engine, the question not
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        None,  # Mem0 wrote it after memwarden died: found at the start, not written again
+        503,  # Mem0 failed it: delivered again at the start
+    ],
+)
+def test_a_write_interrupted_by_kill_9_is_settled_against_mem0_at_the_next_start(
+    mem0_server: tuple[str, Any], tmp_path: Path, answer: int | None
+) -> None:
+    from testing.loopback import free_port
+    from tests.loopback.test_recovery import statuses, stop
+    from tests.servers import spawn_memwarden, wait_memwarden
+
+    mem0_url, rig = mem0_server
+    data_dir, port = tmp_path / "data", free_port()
+    bank = bank_id()
+    env = {
+        "MEMWARDEN_LABELS__LEARNED": "off",
+        "MEMWARDEN_CONFIG_GUARD__MISSIONS__MODE": "off",
+        "MEMWARDEN_BACKENDS__MEM0__API_KEY": "mem0-rig-key",
+    }
+    args = ("serve", "--upstream", f"mem0+{mem0_url}", "--port", str(port), "--data-dir", str(data_dir))
+    url = f"http://127.0.0.1:{port}"
+
+    def post() -> None:
+        with contextlib.suppress(httpx.HTTPError):  # memwarden died: the client never had its answer
+            httpx.post(f"{url}/v1/default/banks/{bank}/memories", json={"items": [{"content": FACT}]}, timeout=10)
+
+    rig.slow_adds, rig.add_delay, rig.add_status = 1, 2.0, answer
+    proc = spawn_memwarden(*args, cwd=tmp_path, env=env)
+    try:
+        wait_memwarden(url, proc)
+        client = threading.Thread(target=post)
+        client.start()
+        time.sleep(0.8)
+        stop(proc, kill=True)
+        client.join()
+        assert statuses(data_dir) == ["pending"]
+        time.sleep(2.0)  # Mem0 is done with it: written, or failed
+        assert len(held(rig, bank)) == (1 if answer is None else 0)
+        proc = spawn_memwarden(*args, cwd=tmp_path, env=env)
+        wait_memwarden(url, proc)
+        assert statuses(data_dir) == ["active"]  # settled before serving
+        assert [m["memory"] for m in held(rig, bank)] == [FACT]  # once, either way
+        events = httpx.get(f"{url}/warden/v1/audit", params={"bank": bank}, timeout=10).json()["events"]
+        assert (events[-1]["source"], events[-1]["action"]) == (
+            "recovery",
+            "deliver" if answer is None else "redeliver",
+        )
+    finally:
+        rig.slow_adds = 0
+        stop(proc)

@@ -23,6 +23,7 @@ from hindsight_client import Hindsight
 from hindsight_client_api.exceptions import ApiException
 from starlette.routing import Match, Route
 
+from memwarden.backends.hindsight_router import HindsightFallback, hindsight_routes
 from memwarden.backends.types import MemoryQuery
 from memwarden.db.database import Database
 from memwarden.settings import load_settings
@@ -30,7 +31,6 @@ from memwarden.store.embedder import HashingEmbedder
 from memwarden.store.local import LocalStore
 from memwarden.store.schema import STORE_MIGRATIONS
 from memwarden.store.server.app import create_local_app
-from memwarden.store.server.fallback import HindsightFallback, hindsight_routes
 from tests.conftest import running_warden
 
 pytestmark = pytest.mark.anyio

@@ -31,7 +31,7 @@ def backend(answer: Callable[[httpx.Request], httpx.Response], seen: list[httpx.
 def test_an_id_mem0_cannot_hold_becomes_a_digest_and_the_real_one_stays_in_metadata() -> None:
     assert mj.entity_id("alice") == "alice"
     spaced = mj.entity_id("run book 7")
-    assert spaced.startswith("~")
+    assert spaced.startswith("run_book_7~")
     assert " " not in spaced
     assert mj.entity_id("~alice") != "~alice"  # a digest's spelling is never taken as a plain id
     body = mj.add_json("user_id", "my bank", Item(content="x", document_id="run book 7", tags=("a",)), infer=False)
@@ -80,6 +80,32 @@ async def test_a_document_retained_with_other_content_is_replaced() -> None:
         ("POST", "/memories"),
     ]
     assert json.loads(seen[2].content)["messages"][0]["content"] == "new"
+
+
+async def test_items_sharing_a_document_are_all_written_and_none_replaces_another() -> None:
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, json={"results": []})
+        return httpx.Response(200, json={"results": [{"id": "x", "memory": "m", "event": "ADD"}]})
+
+    mem0 = backend(answer, seen)
+    receipt = await mem0.retain("b", [Item(content="one", document_id="d"), Item(content="two", document_id="d")])
+    assert receipt.items == 2
+    assert [(r.method, r.url.path) for r in seen] == [
+        ("GET", "/memories"),
+        ("POST", "/memories"),
+        ("POST", "/memories"),
+    ]
+
+
+async def test_a_bank_hindsight_would_not_create_is_refused_before_mem0_is_called() -> None:
+    seen: list[httpx.Request] = []
+    with pytest.raises(BackendRejected) as refused:
+        await backend(lambda r: httpx.Response(200, json={}), seen).retain("_reserved", [Item(content="x")])
+    assert refused.value.status == 400
+    assert seen == []
 
 
 async def test_mem0_failing_is_retryable_and_a_refusal_is_passed_on() -> None:
