@@ -12,8 +12,12 @@ one request each:
 * through memwarden's Hindsight front (``POST /v1/default/banks/hs/memories``), translated to Mem0.
 
 Then the same queries are searched through each. Prints p50/p99/mean latency per operation and
-path, sequential throughput, and the governance effect: how many of the labelled facts and noise
-items each path left in Mem0, counted in the engine itself.
+path (the adds of every text, and of the facts alone: memwarden answers a rejected text without
+calling Mem0, so the facts are the like-for-like rows), sequential throughput, and the governance
+effect: how many of the labelled facts and noise items each path left in Mem0, counted in the
+engine itself — and the same for the transcripts the Hindsight benchmarks judge
+(``tests/data/transcripts.jsonl``, its eval half, never tuned on): each whole conversation retained
+once, then which facts' evidence and which noise turns (longer than 12 characters) Mem0 holds.
 
 Usage: python -m bench.mem0_backend [--quick] [--json FILE]
 """
@@ -36,6 +40,7 @@ from testing.mem0 import serve_mem0
 from tests.fake_openai import serve_fake_llm
 
 DATA = REPO / "tests" / "data" / "labelled_items.jsonl"
+TRANSCRIPTS = REPO / "tests" / "data" / "transcripts.jsonl"  # the Hindsight benchmarks' (bench/filter_quality.py)
 RESULTS = REPO / "bench" / "results" / "mem0_backend.json"
 KEY = "bench-mem0-key"
 
@@ -57,7 +62,22 @@ def _held(rig: Any, user: str) -> set[str]:
     return {m["memory"] for m in rig.memory.get_all(filters={"user_id": user}, top_k=1000)["results"]}
 
 
-def run(items: list[dict[str, Any]]) -> dict[str, Any]:
+def _transcript_effect(path: str, conversations: list[dict[str, Any]], stored: set[str]) -> dict[str, Any]:
+    """Facts whose evidence Mem0 holds, and noise turns it holds, of the conversations."""
+    text = "\n".join(stored)
+    facts = [f["evidence"] for c in conversations for f in c["facts"]]
+    noise = [t["text"] for c in conversations for t in c["turns"] if t["label"] == "noise" and len(t["text"]) > 12]
+    return {
+        "path": path,
+        "conversations": len(conversations),
+        "facts_kept": sum(e in text for e in facts),
+        "facts": len(facts),
+        "noise_turns_stored": sum(n in text for n in noise),
+        "noise_turns": len(noise),
+    }
+
+
+def run(items: list[dict[str, Any]], conversations: list[dict[str, Any]]) -> dict[str, Any]:
     texts = [i["text"] for i in items]
     with (
         tempfile.TemporaryDirectory(prefix="bench-mem0b-") as scratch,
@@ -68,6 +88,7 @@ def run(items: list[dict[str, Any]]) -> dict[str, Any]:
         config.write_text(
             f'backend = "mem0"\ndata_dir = "{scratch}/data"\n[backends.mem0]\nurl = "{mem0_url}"\napi_key = "{KEY}"\n'
             '[retention]\nenabled = false\n[config_guard.missions]\nmode = "off"\n'
+            '[governance.banks.tx-trim]\nsegments = "trim"\n'
         )
         with (
             memwarden("--config", str(config), timeout=180) as url,
@@ -75,7 +96,7 @@ def run(items: list[dict[str, Any]]) -> dict[str, Any]:
             httpx.Client(base_url=mem0_url, timeout=120) as mem0,
         ):
             adds: dict[str, list[float]] = {"mem0 directly": [], "memwarden /mem0": [], "memwarden hindsight": []}
-            for text in texts:
+            for text in texts:  # the same text through each path, in turn
                 message = [{"role": "user", "content": text}]
                 adds["mem0 directly"].append(
                     _timed(
@@ -103,11 +124,27 @@ def run(items: list[dict[str, Any]]) -> dict[str, Any]:
                 searches["memwarden hindsight"].append(
                     _timed(warden, "/v1/default/banks/hs/memories/recall", {"query": query})
                 )
+            for conversation in conversations:  # whole transcripts, one retain each
+                text = conversation["text"]
+                body = {"messages": [{"role": "user", "content": text}], "user_id": "tx-direct", "infer": False}
+                _timed(mem0, "/memories", body, **{"x-api-key": KEY})
+                _timed(warden, "/v1/default/banks/tx/memories", {"items": [{"content": text}]})
+                _timed(warden, "/v1/default/banks/tx-trim/memories", {"items": [{"content": text}]})
+            transcripts = [
+                _transcript_effect(path, conversations, _held(rig, user))
+                for path, user in (
+                    ("mem0 directly", "tx-direct"),
+                    ("memwarden hindsight", "tx"),
+                    ("memwarden hindsight, segments trim", "tx-trim"),
+                )
+            ]
             mem0_bank = httpx.get(f"{url}/mem0/v1/ping/", timeout=30).json()["project_id"]
             held = {"mem0 directly": _held(rig, "direct"), "memwarden /mem0": _held(rig, mem0_bank)}
             held["memwarden hindsight"] = _held(rig, "hs")
+    facts_at = [n for n, item in enumerate(items) if item["keep"]]
+    stored = {path: [values[n] for n in facts_at] for path, values in adds.items()}
     rows = []
-    for op, table in (("add", adds), ("search", searches)):
+    for op, table in (("add, every text", adds), ("add, the facts (stored)", stored), ("search", searches)):
         for path, values in table.items():
             mean = statistics.fmean(values)
             rows.append(
@@ -133,7 +170,13 @@ def run(items: list[dict[str, Any]]) -> dict[str, Any]:
         }
         for path, stored in held.items()
     ]
-    return {"machine": machine(), "texts": len(texts), "latency": rows, "governance": effect}
+    return {
+        "machine": machine(),
+        "texts": len(texts),
+        "latency": rows,
+        "governance": effect,
+        "transcripts": transcripts,
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -146,12 +189,17 @@ def main(argv: list[str] | None = None) -> None:
     facts, noise = [i for i in items if i["keep"]], [i for i in items if not i["keep"]]
     mixed = [i for pair in zip(facts, noise, strict=False) for i in pair]  # facts and noise, alternating
     items = mixed[: 60 if args.quick else 300]
-    result = run(items)
+    rows = [json.loads(line) for line in TRANSCRIPTS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    conversations = [r for r in rows if r["split"] == "eval"][: 8 if args.quick else None]
+    result = run(items, conversations)
     header = ["operation", "path", "n", "p50 ms", "p99 ms", "mean ms", "per s"]
     print(markdown_table(header, [list(r.values()) for r in result["latency"]]))
     print()
     header = ["path", "facts kept", "of facts", "noise stored", "of noise"]
     print(markdown_table(header, [list(r.values()) for r in result["governance"]]))
+    print()
+    header = ["path (transcripts, eval)", "conversations", "facts kept", "of facts", "noise turns stored", "of noise"]
+    print(markdown_table(header, [list(r.values()) for r in result["transcripts"]]))
     print(f"\n{result['machine']}")
     write_json(args.json, result)
 
