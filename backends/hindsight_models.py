@@ -7,7 +7,7 @@ before governance records anything), every other field is kept (``extra="allow"`
 passes through. Validators check and return the value the client sent: the forwarded item is the
 client's JSON, not a re-serialized model. Blank content is the exception: governance judges it
 (``content.empty``, the rest of the batch goes on) where Hindsight would refuse the whole request;
-the self-hosted store's ``StoredItem`` (``store/server/app.py``) adds Hindsight's refusal.
+``StoredItem`` below adds Hindsight's refusal, for the servers behind governance.
 """
 
 from __future__ import annotations
@@ -210,3 +210,30 @@ class MemoryPatchIn(BaseModel):
         if self.fact_type is not None and self.fact_type not in ("world", "experience"):
             raise ValueError("fact_type must be 'world' or 'experience'.")
         return self
+
+
+class StoredItem(MemoryItem):
+    """An item as a server behind governance takes it (the self-hosted store, the Mem0 shim):
+    Hindsight's rule on blank content as well."""
+
+    @field_validator("content")
+    @classmethod
+    def _require_content(cls, v: str | list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+        # Hindsight's rule: blank text is no content; a block list needs a non-blank text block or
+        # an attachment (image / file) block.
+        if isinstance(v, str):
+            if not v.strip():
+                raise ValueError("content cannot be empty")
+            return v
+        attachments = any(b.get("type") in ("image", "file") for b in v)
+        texts = any(isinstance(b.get("text"), str) and b["text"].strip() for b in v if b.get("type") == "text")
+        if not (attachments or texts):
+            raise ValueError("content cannot be empty")
+        return v
+
+
+class RetainIn(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    items: list[StoredItem]
+    is_async: bool = Field(False, alias="async")
+    document_tags: list[str] | None = None

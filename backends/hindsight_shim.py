@@ -12,11 +12,12 @@ what the backend lacks, so a client learns it at once and nothing is half done.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -24,9 +25,9 @@ from starlette.routing import Route
 
 from memwarden.backends import hindsight_json as hj
 from memwarden.backends.base import BackendRejected, BackendUnavailable, MemoryBackend
-from memwarden.backends.hindsight_models import BankIn, MemoryPatchIn, check_new_bank_id
+from memwarden.backends.hindsight_models import BankIn, MemoryPatchIn, RetainIn, check_new_bank_id
 from memwarden.backends.hindsight_router import HindsightFallback
-from memwarden.backends.types import MemoryQuery, TagFilter
+from memwarden.backends.types import Item, MemoryQuery, TagFilter
 from memwarden.wire.asgi import BodyError, is_json_type, not_json_detail, parse_json_async, validation_detail
 
 API_VERSION = "1.1.0"
@@ -79,6 +80,21 @@ async def _body(request: Request, model: type[BaseModel]) -> Any:
         raise BackendRejected(422, {"detail": validation_detail(exc)}) from None
 
 
+class RecallIn(BaseModel):
+    """What a recall needs here: a query with a word in it (Hindsight's rule); the rest as sent."""
+
+    model_config = ConfigDict(extra="allow")
+    query: str
+    max_tokens: int = Field(4096, ge=1)
+
+    @field_validator("query")
+    @classmethod
+    def _has_words(cls, query: str) -> str:
+        if not re.search(r"\w", query):
+            raise ValueError("query must contain at least one word")
+        return query
+
+
 def _memory_id(request: Request) -> str:
     memory_id: str = request.path_params["memory_id"]
     try:
@@ -129,11 +145,33 @@ async def config(backend: MemoryBackend, request: Request) -> Any:
 
 
 async def delete_bank(backend: MemoryBackend, request: Request) -> Any:
+    """``DELETE`` a bank, or its memories (``?type=``: of one kind only — the backend's memories
+    are all ``world`` facts, so another kind deletes nothing)."""
+    kind = request.query_params.get("type")
+    if request.url.path.endswith("/memories") and kind not in (None, "world"):
+        return {"success": True, "message": f"No {kind} memories here", "deleted_count": 0}
     erase: Erasable | None = backend if hasattr(backend, "erase_bank") else None  # type: ignore[assignment]
     if erase is None:
         return _detail(501, f"memwarden in front of {backend.kind}: a bank cannot be deleted whole")
     await erase.erase_bank(request.path_params["bank_id"])
     return {"success": True, "message": "Bank deleted", "deleted_count": None}
+
+
+async def retain(backend: MemoryBackend, request: Request) -> Any:
+    """A retain not governed (a bank in ``shadow`` or ``off`` mode): checked as Hindsight checks it,
+    then stored as sent."""
+    req: RetainIn = await _body(request, RetainIn)
+    bank = request.path_params["bank_id"]
+    items = [Item.from_json(i.model_dump(exclude_unset=True, by_alias=True)) for i in req.items]
+    receipt = await backend.retain(bank, items, document_tags=tuple(req.document_tags or ()), wait=not req.is_async)
+    return hj.receipt_json(bank, receipt)
+
+
+async def recall(backend: MemoryBackend, request: Request) -> Any:
+    """A recall not governed: Hindsight's body read into a query, the backend's hits in its shape."""
+    req: RecallIn = await _body(request, RecallIn)
+    recalled = await backend.recall(request.path_params["bank_id"], hj.recall_query_from_json(req.model_dump()))
+    return hj.recalled_json(recalled)
 
 
 async def list_memories(backend: MemoryBackend, request: Request) -> Any:
@@ -210,6 +248,8 @@ def create_shim_app(backend: MemoryBackend) -> Starlette:
         (BANK, put_bank, ["PUT", "PATCH"]),
         (BANK, delete_bank, ["DELETE"]),
         (f"{BANK}/memories", delete_bank, ["DELETE"]),
+        (f"{BANK}/memories", retain, ["POST"]),
+        (f"{BANK}/memories/recall", recall, ["POST"]),
         (f"{BANK}/memories/list", list_memories, ["GET"]),
         (f"{BANK}/memories/{{memory_id}}", memory, ["GET", "PATCH"]),
         (f"{BANK}/documents", list_documents, ["GET"]),

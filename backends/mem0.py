@@ -139,6 +139,8 @@ class Mem0Backend:
             documents.setdefault(item.document_id, []).append(_with_tags(item, document_tags))
         stored = 0
         for document_id, group in documents.items():
+            key = f"{bank_id}\x00{document_id}"
+            await self._wire.settle(key)
             if document_id is not None:
                 held = await self._listed(bank_id, document_id)
                 if not infer and mj.same_items(held, group):
@@ -147,7 +149,8 @@ class Mem0Backend:
                 for old in held:  # the document retained again: replaced, as Hindsight replaces it
                     await self._delete(old.id)
             for item in group:
-                made = await self._wire.add(mj.add_json(self._entity, bank_id, item, infer=infer))
+                body = mj.add_json(self._entity, bank_id, item, infer=infer, parts=len(group))
+                made = await self._wire.add(body, key)
                 stored += 1 if not infer else len(made)
         return Receipt(items=stored)
 
@@ -180,10 +183,11 @@ class Mem0Backend:
         if query.state not in (None, "valid"):
             return Page(items=[], total=0)  # Mem0 holds no invalidated memories
         found = await self._listed(bank_id, query.document_id)
+        complete = len(found) < MAX_LISTED  # Mem0 lists 1,000 at most: past that, the total is unknown
         predicate = tagfilter.build(query.tags.tags, query.tags.match or "any", query.tags.groups)
         if predicate is not None:
             found = [m for m in found if predicate(frozenset(m.tags))]
-        total = len(found) if len(found) < MAX_LISTED else None
+        total = len(found) if complete else None
         return Page(items=found[query.offset : query.offset + query.limit], total=total)
 
     async def list_documents(self, bank_id: str, *, limit: int, offset: int) -> Page[Document]:
@@ -218,7 +222,12 @@ class Mem0Backend:
             await self._delete(memory.id)
 
     async def held_documents(self, bank_id: str, document_ids: Sequence[str]) -> set[str]:
-        return {d for d in dict.fromkeys(document_ids) if await self._listed(bank_id, d)}
+        """The documents Mem0 holds whole: every item of each (a write cut between two of a
+        document's adds is not held, and is delivered again). In an extract bank none is: Mem0 made
+        facts, not the items, so a document is delivered again and replaced — never doubled."""
+        if bank_id in self._extract:
+            return set()
+        return {d for d in dict.fromkeys(document_ids) if mj.whole(await self._listed(bank_id, d))}
 
     async def get_document(self, bank_id: str, document_id: str) -> Document:
         held = await self._listed(bank_id, document_id)

@@ -10,8 +10,9 @@ extraction runs on it):
   document does in Hindsight): a document's memories are listed, found again and deleted by Mem0's
   own entity filter, exactly, without a semantic search;
 * what Mem0 has no field for is in the memory's metadata under ``mw_`` keys: ``mw_document`` (the
-  document id as sent: an entity id cannot hold whitespace, so ``run_id`` may be its digest),
-  ``mw_tags``, ``mw_context``, ``mw_timestamp``, ``mw_metadata`` (the item's own metadata);
+  document id as sent: an entity id cannot hold whitespace, so ``run_id`` may be a stand-in),
+  ``mw_tags``, ``mw_context``, ``mw_timestamp``, ``mw_metadata`` (the item's own metadata),
+  ``mw_parts`` (how many items the document has: it is held whole only with all of them);
   ``created_at`` is the item's timestamp when it has one (Mem0 keeps a ``created_at`` it is given).
 
 Read back, a Mem0 memory is a ``world`` fact (Mem0 has no memory kinds); Mem0's other fields
@@ -22,6 +23,7 @@ under ``mem0``, its search score as the semantic score.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -29,8 +31,8 @@ from typing import Any
 from memwarden.backends.types import JSON, Item, Memory
 
 PREFIX = "mw_"
-DOCUMENT, TAGS, CONTEXT, TIMESTAMP, METADATA = (
-    f"{PREFIX}{k}" for k in ("document", "tags", "context", "timestamp", "metadata")
+DOCUMENT, TAGS, CONTEXT, TIMESTAMP, METADATA, PARTS = (
+    f"{PREFIX}{k}" for k in ("document", "tags", "context", "timestamp", "metadata", "parts")
 )
 ENTITY_OK = re.compile(r"\S{1,128}")
 ROLES = ("user", "assistant")
@@ -39,18 +41,19 @@ ROLES = ("user", "assistant")
 def entity_id(value: str) -> str:
     """``value`` as a Mem0 entity id: itself when Mem0 takes it (no whitespace, at most 128
     characters), else a readable stand-in — its words joined by ``_`` (at most 64 characters), ``~``
-    and 10 hex digits of its SHA-256 (the real value stays in metadata; a long digest alone would
-    look like a token to a secret scanner)."""
+    and 10 hex digits of its SHA-256 (a long digest alone would look like a token to a secret
+    scanner). A document's real id stays in its memories' metadata; a bank's is memwarden's own."""
     if ENTITY_OK.fullmatch(value) and "~" not in value:
         return value
     words = "_".join(value.split())[:64] or "id"
     return f"{words}~{hashlib.sha256(value.encode('utf-8', 'surrogatepass')).hexdigest()[:10]}"
 
 
-def add_json(bank_key: str, bank: str, item: Item, *, infer: bool) -> JSON:
-    """The open-source server's ``POST /memories`` body for one item."""
+def add_json(bank_key: str, bank: str, item: Item, *, infer: bool, parts: int = 1) -> JSON:
+    """A Mem0 add's body for one item; ``parts``: how many items its document has (a document is
+    held whole only when that many of its memories are there)."""
     role = (item.metadata or {}).get("mem0_role")
-    metadata: JSON = {TAGS: list(item.tags)}
+    metadata: JSON = {TAGS: list(item.tags), PARTS: parts}
     if item.document_id is not None:
         metadata[DOCUMENT] = item.document_id
     if item.context is not None:
@@ -83,6 +86,8 @@ def memory_from_json(obj: Mapping[str, Any]) -> Memory:
     own = meta.get(METADATA)
     mem0 = {k: obj[k] for k in ("hash", "score", "categories", "created_at", "updated_at", "role") if k in obj}
     extra: JSON = {"mem0": mem0}
+    if isinstance(parts := meta.get(PARTS), int):
+        extra["parts"] = parts
     if isinstance(obj.get("score"), int | float):
         score = float(obj["score"])  # Hindsight's RecallScores: Mem0's score is its final and semantic one
         extra["scores"] = {"final": score, "semantic": score, "keyword": None, "reranker": None}
@@ -108,10 +113,18 @@ def results_of(answer: Any) -> list[Mapping[str, Any]]:
 
 
 def same_items(held: Sequence[Memory], items: Sequence[Item]) -> bool:
-    """Whether ``held`` (a document's memories in Mem0) are ``items`` stored verbatim already: a
-    delivery that landed before its answer was lost, not to be stored twice."""
+    """Whether ``held`` (a document's memories in Mem0) are ``items`` stored verbatim already — text,
+    tags, context and metadata: a delivery that landed before its answer was lost, not to be stored
+    twice."""
 
-    def key(text: str, tags: Sequence[str]) -> tuple[str, tuple[str, ...]]:
-        return text, tuple(sorted(tags))
+    def key(text: str, tags: Sequence[str], context: str | None, metadata: Mapping[str, Any] | None) -> str:
+        return json.dumps([text, sorted(tags), context, metadata or None], sort_keys=True, default=str)
 
-    return sorted(key(m.text, m.tags) for m in held) == sorted(key(i.content, i.tags) for i in items)
+    have = sorted(key(m.text, m.tags, m.context, m.metadata) for m in held)
+    return have == sorted(key(i.content, i.tags, i.context, i.metadata) for i in items)
+
+
+def whole(held: Sequence[Memory]) -> bool:
+    """Whether a document's memories are all there: as many as each says its document has."""
+    parts = {m.extra.get("parts") for m in held}
+    return bool(held) and len(parts) == 1 and parts == {len(held)}

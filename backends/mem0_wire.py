@@ -5,10 +5,15 @@ and the hosted platform's (the paths ``MemoryClient`` calls: ``POST /v3/memories
 JSON; ``backends/mem0.py`` does the rest in neutral types.
 
 The platform's add is asynchronous: it answers an event id, and the event is polled
-(``GET /v1/event/{id}/``) until it says SUCCEEDED — its results are the memories made — or FAILED.
-An event still pending after ``event_timeout`` seconds is a delivery not known to have landed
-(``BackendUnavailable``): the outbox delivers it again, and the lookup before every write finds it
-if it landed meanwhile.
+(``GET /v1/event/{id}/``, backing off from 0.1 to 2 s) until it says SUCCEEDED — its results are the
+memories made — or FAILED (``BackendUnavailable``: delivered again later). An event still pending
+after ``event_timeout`` seconds is a delivery not known to have landed (``BackendUnavailable``): the
+outbox delivers it again, and before that the pending event is waited for (``settle``) so that the
+lookup before every write sees it if it landed. That memory is this process's: a restart between
+the two forgets the event (then a late add can sit beside its redelivery).
+
+Mem0 refusing memwarden's own key (401, 403) is ``BackendUnavailable``: an operator's fix, retried,
+never answered to a client as its own refusal; a 429's ``Retry-After`` is kept.
 """
 
 from __future__ import annotations
@@ -55,7 +60,17 @@ class Http:
             raise BackendUnavailable(f"Mem0 at {self.base_url} is unreachable: {exc or type(exc).__name__}") from exc
         self._observe(method, response.status_code, start)
         if response.status_code >= 500 or response.status_code in RETRYABLE_STATUS:
-            raise BackendUnavailable(f"Mem0 {method} {path} answered {response.status_code}")
+            raise BackendUnavailable(
+                f"Mem0 {method} {path} answered {response.status_code}",
+                retry_after=_seconds(response.headers.get("retry-after")),
+            )
+        if response.status_code in (
+            401,
+            403,
+        ):  # memwarden's own key, not the client's: retried, never the client's fault
+            raise BackendUnavailable(
+                f"Mem0 refused memwarden's key ({response.status_code}): check [backends.mem0] api_key"
+            )
         if response.status_code >= 400:
             try:
                 body = response.json()
@@ -72,6 +87,13 @@ class Http:
             self.metrics.backend_call("governance", method, outcome, time.perf_counter() - start)
 
 
+def _seconds(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value else None
+    except ValueError:
+        return None  # an HTTP date: no hint
+
+
 class Wire(Protocol):
     """The calls the Mem0 backend makes, in one dialect. ``scope``: entity ids (``user_id`` …,
     ``run_id``); memories are Mem0's JSON objects."""
@@ -81,7 +103,11 @@ class Wire(Protocol):
 
     async def probe(self) -> None: ...
 
-    async def add(self, body: JSON) -> list[Mapping[str, Any]]: ...
+    async def settle(self, key: str) -> None:
+        """Wait for an add made under ``key`` (a bank's document) that was not known to have landed."""
+        ...
+
+    async def add(self, body: JSON, key: str) -> list[Mapping[str, Any]]: ...
 
     async def listed(self, scope: Mapping[str, str]) -> list[Mapping[str, Any]]: ...
 
@@ -105,7 +131,10 @@ class RestWire:
     async def probe(self) -> None:  # the server has no health route: the cheapest authenticated read
         await self.http("GET", "/memories", params={"user_id": "memwarden-health", "top_k": 1})
 
-    async def add(self, body: JSON) -> list[Mapping[str, Any]]:
+    async def settle(self, key: str) -> None:  # an add answers once it is stored: nothing is ever pending
+        return
+
+    async def add(self, body: JSON, key: str) -> list[Mapping[str, Any]]:
         return mj.results_of(await self.http("POST", "/memories", json=body))
 
     async def listed(self, scope: Mapping[str, str]) -> list[Mapping[str, Any]]:
@@ -130,30 +159,46 @@ class PlatformWire:
 
     name = "platform"
 
-    def __init__(self, http: Http, *, event_timeout: float = 30.0, poll: float = 0.1) -> None:
+    def __init__(self, http: Http, *, event_timeout: float = 30.0, poll: float = 0.1, max_poll: float = 2.0) -> None:
         self.http = http
         self.event_timeout = event_timeout
-        self.poll = poll
+        self.poll, self.max_poll = poll, max_poll
+        self.pending: dict[str, str] = {}  # a document's add not known to have landed: its event id
 
     async def probe(self) -> None:
         await self.http("GET", "/v1/ping/")
 
-    async def add(self, body: JSON) -> list[Mapping[str, Any]]:
+    async def settle(self, key: str) -> None:
+        """An add of this document that was still pending: waited for before the document is looked
+        up again, so that a redelivery does not add it a second time beside it."""
+        event_id = self.pending.get(key)
+        if event_id is not None:
+            await self._event(event_id, key)
+            self.pending.pop(key, None)
+
+    async def add(self, body: JSON, key: str) -> list[Mapping[str, Any]]:
         answer = await self.http("POST", "/v3/memories/add/", json=body)
         event_id = answer.get("event_id") if isinstance(answer, Mapping) else None
         if not isinstance(event_id, str):  # answered at once (a synchronous add)
             return mj.results_of(answer)
+        return await self._event(event_id, key)
+
+    async def _event(self, event_id: str, key: str) -> list[Mapping[str, Any]]:
+        """The add's event polled (backing off to ``max_poll``) until it is done: the memories it made."""
         deadline = time.monotonic() + self.event_timeout
+        wait = self.poll
         while True:
             event = await self.http("GET", f"/v1/event/{quote(event_id, safe='')}/")
             status = event.get("status") if isinstance(event, Mapping) else None
             if status == "SUCCEEDED":
                 return [_flat(r) for r in mj.results_of(event)]
-            if status == "FAILED":
-                raise BackendRejected(502, {"detail": f"Mem0 failed the add (event {event_id}): {event.get('error')}"})
+            if status == "FAILED":  # Mem0's processing failed: nothing stored, delivered again later
+                raise BackendUnavailable(f"Mem0 failed the add (event {event_id}): {event.get('error')}")
             if time.monotonic() >= deadline:
+                self.pending[key] = event_id
                 raise BackendUnavailable(f"Mem0's add event {event_id} still {status} after {self.event_timeout:g} s")
-            await asyncio.sleep(self.poll)
+            await asyncio.sleep(wait)
+            wait = min(self.max_poll, wait * 2)
 
     async def listed(self, scope: Mapping[str, str]) -> list[Mapping[str, Any]]:
         filters = {"AND": [{k: v} for k, v in scope.items()]}

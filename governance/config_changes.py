@@ -96,9 +96,13 @@ class ConfigChanges:
     seed_retry_at: dict[str, float] = field(default_factory=dict)
 
     def governed(self, bank: str) -> bool:
-        """Config changes to ``bank`` are snapshotted and verified; never on a backend that has no
-        per-bank config (Mem0: its config routes answer what it lacks)."""
-        return CONFIG_GUARD in self.memory.capabilities and self.settings.governance.mode_for(bank) != "off"
+        """Changes to ``bank`` (its config, its deletions) are snapshotted and verified."""
+        return self.settings.governance.mode_for(bank) != "off"
+
+    def config_governed(self, bank: str) -> bool:
+        """Its config changes are: never on a backend that has no per-bank config (Mem0: its config
+        routes answer what it lacks, and nothing is recorded)."""
+        return CONFIG_GUARD in self.memory.capabilities and self.governed(bank)
 
     def missions_mode(self, bank: str) -> MissionsMode:
         """Missions change what a bank's config says, so a bank in ``shadow`` mode (observe, change

@@ -63,6 +63,9 @@ def _text_hash(text: Any) -> str | None:
     return hashlib.sha256(text.encode()).hexdigest() if isinstance(text, str) else None
 
 
+NO_CONFIG = (404, 501)  # a bank not there yet, a backend with no per-bank config (Mem0): nothing to keep
+
+
 async def _stats(memory: MemoryBackend, bank: str) -> BankStats:
     try:
         return await memory.stats(bank, refresh=True)
@@ -197,7 +200,7 @@ async def take_snapshot(
     try:
         config = await memory.get_config(bank)
     except BackendRejected as exc:
-        if exc.status != 404:
+        if exc.status not in NO_CONFIG:
             raise
         config = BankConfig(values={}, overrides={})
     taken = await inventory(memory, bank, cfg.inventory_page)
@@ -318,7 +321,7 @@ async def plan_rollback(
     try:
         current = await memory.get_config(bank)
     except BackendRejected as exc:
-        if exc.status != 404:
+        if exc.status not in NO_CONFIG:
             raise
         current = BankConfig(values={}, overrides={})
     now_inventory = await inventory(memory, bank, cfg.inventory_page)

@@ -96,13 +96,17 @@ class Reports:
                 kinds[k] = kinds.get(k, 0) + 1
         return {"bank_id": bank, "active": len(rows), "candidates": candidates, "by_kind": kinds}
 
-    async def _backend_documents(self, bank: str) -> set[str] | None:
-        """Every document id the backend holds for ``bank`` (None: it could not be listed)."""
+    async def _backend_documents(self, bank: str) -> tuple[set[str], bool] | None:
+        """Every document id the backend holds for ``bank``, and whether that is all of them (a
+        backend that lists only part of a bank — Mem0: 1,000 memories a call — says no total).
+        None: they could not be listed."""
         ids: set[str] = set()
         offset = 0
+        whole = True
         try:
             while offset < MAX_DOCUMENTS:
                 page = await self.memory.list_documents(bank, limit=DOCUMENT_PAGE, offset=offset)
+                whole = whole and page.total is not None
                 if not page.items:
                     break
                 ids.update(d.id for d in page.items)
@@ -111,7 +115,7 @@ class Reports:
                     break
         except BackendError:
             return None
-        return ids
+        return ids, whole
 
     async def health(self, bank: str, days: int) -> dict[str, Any]:
         since = (datetime.now(UTC) - timedelta(days=days)).isoformat()
@@ -121,13 +125,18 @@ class Reports:
         own = self_hosted(self.memory)
         store = await own.index_counts(bank) if own is not None else None
         cleanup = await self.cleanup_candidates(bank)
-        backend_docs = await self._backend_documents(bank)
         reasons_critical: list[str] = []
         reasons_attention: list[str] = []
         missing: list[str] = []
-        if backend_docs is None:
+        listed = await self._backend_documents(bank)
+        if listed is None:
             reasons_critical.append("the backend's documents could not be listed")
+        elif not listed[1]:
+            reasons_attention.append(
+                f"the backend lists only part of the bank ({len(listed[0])} documents): missing documents not checked"
+            )
         else:
+            backend_docs = listed[0]
             missing = [d for d in data["documents"] if d not in backend_docs]
             if missing:
                 reasons_critical.append(f"{len(missing)} documents of active memories are missing from the backend")
@@ -178,7 +187,7 @@ class Reports:
             "outbox": outbox.as_json() if outbox is not None else None,
             "consistency": {
                 "active_documents": len(data["documents"]),
-                "backend_documents": len(backend_docs) if backend_docs is not None else None,
+                "backend_documents": len(listed[0]) if listed is not None else None,
                 "missing_from_backend": missing[:50],
                 "store": store,
             },

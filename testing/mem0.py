@@ -11,7 +11,9 @@ admin's call), ``GET|PUT|DELETE /memories/{id}``, ``GET /memories/{id}/history``
 (entity ids at the top level moved into ``filters``), ``DELETE /memories`` (one entity required),
 ``POST /reset``; auth by ``X-API-Key`` or ``Authorization: Bearer`` (no ``Token`` scheme), no
 ``/v1`` prefix and no trailing-slash redirect. Errors are FastAPI's: ``{"detail": …}``, 422 for a
-body that does not validate. Every request is logged in ``requests`` (method, path, JSON body,
+body that does not validate, and — as Mem0's server wraps every call of the engine — a 500 with the
+engine's words for anything the engine raises (a memory not found among them); a memory fetched
+by an unknown id is ``null``. Every request is logged in ``requests`` (method, path, JSON body,
 status) for tests to read; ``down`` makes every route answer 503, as a server behind a proxy
 that lost it, and ``slow_adds`` slows (and fails) the next adds.
 """
@@ -72,10 +74,13 @@ class Mem0Rig:
     requests: list[dict[str, Any]] = field(default_factory=list)
     down: bool = False
     # The next ``slow_adds`` adds take ``add_delay`` seconds, then answer ``add_status`` without
-    # writing (None: written, then answered): a backend slow or failing as a kill -9 meets it.
+    # writing (None: written, then answered; ``write_then_fail``: written, then answered
+    # ``add_status`` — the answer lost): a backend slow or failing as a kill -9 or a gateway meets it.
     slow_adds: int = 0
     add_delay: float = 0.0
     add_status: int | None = None
+    write_then_fail: bool = False
+    llm_seen: list[dict[str, Any]] = field(default_factory=list)  # its LLM's requests, when the caller records them
     lock: threading.Lock = field(default_factory=threading.Lock)  # qdrant local: one caller at a time
 
     async def call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -128,9 +133,8 @@ def create_mem0_app(rig: Mem0Rig) -> Starlette:
         else:
             try:
                 answer = await handler(request, body)
-            except ValueError as exc:  # the engine's own checks (an id not found, an entity missing)
-                text = str(exc)
-                answer = _error(404 if "not found" in text.lower() else 400, text)
+            except Exception as exc:  # as Mem0's server: any error of the engine is a 500 with its words
+                answer = _error(500, str(exc))
         rig.requests.append(
             {
                 "method": request.method,
@@ -156,12 +160,15 @@ def create_mem0_app(rig: Mem0Rig) -> Starlette:
         if metadata is not None and not isinstance(metadata, dict):
             return _error(422, [{"type": "dict_type", "loc": ["body", "metadata"], "msg": "Input should be an object"}])
         infer = body.get("infer", True)
+        failing = rig.slow_adds > 0 and rig.add_status is not None
         if rig.slow_adds > 0:
             rig.slow_adds -= 1
             await asyncio.sleep(rig.add_delay)
-            if rig.add_status is not None:
-                return _error(rig.add_status, "Service Unavailable")
+            if failing and not rig.write_then_fail:
+                return _error(rig.add_status or 503, "Service Unavailable")
         result = await rig.call(rig.memory.add, messages, metadata=metadata, infer=bool(infer), **entities)
+        if failing:  # written, and the answer lost on its way: a gateway's 502/503
+            return _error(rig.add_status or 503, "Service Unavailable")
         return JSONResponse(result)
 
     async def listed(request: Request, body: Any) -> Response:
@@ -182,17 +189,14 @@ def create_mem0_app(rig: Mem0Rig) -> Starlette:
 
     async def one(request: Request, body: Any) -> Response:
         memory_id = request.path_params["memory_id"]
-        if request.method == "GET":
-            found = await rig.call(rig.memory.get, memory_id)
-            return _error(404, "Memory not found") if found is None else JSONResponse(found)
+        if request.method == "GET":  # an unknown id: the engine's None, answered as JSON null
+            return JSONResponse(await rig.call(rig.memory.get, memory_id))
         if request.method == "DELETE":
             await rig.call(rig.memory.delete, memory_id)
             return JSONResponse({"message": "Memory deleted successfully"})
         text, metadata = body.get("text"), body.get("metadata")
         if text is not None and not isinstance(text, str):
             return _error(422, [{"type": "string_type", "loc": ["body", "text"], "msg": "Input should be a string"}])
-        if await rig.call(rig.memory.get, memory_id) is None:
-            return _error(404, "Memory not found")
         return JSONResponse(await rig.call(rig.memory.update, memory_id, text=text, metadata=metadata))
 
     async def history(request: Request, body: Any) -> Response:

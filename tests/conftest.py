@@ -159,8 +159,9 @@ def mem0_server() -> Iterator[tuple[str, Any]]:
     from testing.mem0 import serve_mem0
     from tests.fake_openai import serve_fake_llm
 
-    with serve_fake_llm() as (llm_url, _), serve_mem0(llm_url) as served:
-        yield served
+    with serve_fake_llm() as (llm_url, llm), serve_mem0(llm_url) as (url, rig):
+        rig.llm_seen = llm.seen  # what Mem0's engine asked its LLM (its extraction, infer: true)
+        yield url, rig
 
 
 @pytest.fixture(scope="session")

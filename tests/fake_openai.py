@@ -3,7 +3,8 @@
 Started by ``scripts/hindsight-up``; stdlib only, so it runs in Hindsight's own venv.
 Embeddings: hashed bag of words (stop words dropped, crude stemming), L2-normalised.
 Chat: fact extraction returns one fact per sentence after "Content:" (memwarden's own, for the Mem0
-front's ``infer``: without the lines' speaker labels, as a model states a fact); consolidation returns one
+front's ``infer``: without the lines' speaker labels, as a model states a fact), and one memory per
+sentence of the new messages for Mem0's engine's own extraction (its "Memory Extractor" prompt); consolidation returns one
 observation per "[uuid] text" line; tool calls call "done" (or the first tool); memwarden's reflect
 (its prompt says "memwarden reflect") answers with the memories that share a word with the question
 and cites their ids (in upper case when a directive asks for "uppercase"); anything else "{}".
@@ -91,6 +92,16 @@ def chat(req: dict[str, Any]) -> tuple[str | None, list[dict[str, Any]] | None]:
         args = {"answer": "I don't know."} if name == "done" else {"reason": "fake", "query": user[-200:]}
         call = {"id": "call_1", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
         return None, [call]
+    if "Memory Extractor" in system and "## New Messages" in user:  # Mem0's own extraction (its engine, infer)
+        body = user.split("## New Messages", 1)[1].split("\n## ", 1)[0].strip()
+        try:
+            said = [m.get("content", "") for m in json.loads(body) if isinstance(m, dict)]
+        except ValueError:  # "role: text" lines
+            said = [re.sub(r"^\w+:\s*", "", line) for line in body.splitlines()]
+        sents = [
+            s.strip() for line in said for s in re.split(r"(?<=[.!?])\s+|(?<=[。！？])", line) if len(s.strip()) > 3
+        ]
+        return json.dumps({"memory": [{"text": s} for s in sents[:10]]}), None
     if "durable facts worth remembering" in system:  # memwarden's fact extraction (the Mem0 front's infer)
         body = user.rsplit("Content:", 1)[1]
         lines = [re.sub(r"^\w+:\s*", "", line).strip() for line in body.splitlines()]  # no speaker labels

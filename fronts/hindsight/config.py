@@ -107,7 +107,7 @@ async def snapshot_or_fail(
 async def bank_config(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     bank: str = scope["path_params"]["bank_id"]
     method = scope["method"]
-    if method == "GET" or not state.config.governed(bank):
+    if method == "GET" or not state.config.config_governed(bank):
         await forward(state.backend, scope, receive, send, retries=state.read_retries if method == "GET" else 0)
         return
     try:
@@ -360,7 +360,7 @@ async def destructive(state: AppState, scope: Scope, receive: Receive, send: Sen
 async def bank_profile(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     """Bank create/update carries a flat subset of config fields: snapshotted and verified."""
     bank: str = scope["path_params"]["bank_id"]
-    if not state.config.governed(bank):
+    if not state.config.config_governed(bank):
         await forward(state.backend, scope, receive, send, retries=0)
         return
     try:

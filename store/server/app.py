@@ -24,7 +24,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from memwarden.backends import hindsight_json as hj
-from memwarden.backends.hindsight_models import BankIn, MemoryItem, MemoryPatchIn
+from memwarden.backends.hindsight_models import BankIn, MemoryPatchIn, RetainIn
 from memwarden.backends.types import Item, MemoryQuery, TagFilter
 from memwarden.policies import tagfilter
 from memwarden.policies.tagfilter import TagFilterError
@@ -43,32 +43,6 @@ if TYPE_CHECKING:
     from memwarden.store.reflect import Reflector
 
 TagsMatch = Literal["any", "all", "any_strict", "all_strict", "exact"]  # policies.tagfilter.MODES
-
-
-class StoredItem(MemoryItem):
-    """An item as the self-hosted store takes it: Hindsight's rule on blank content as well."""
-
-    @field_validator("content")
-    @classmethod
-    def _require_content(cls, v: str | list[dict[str, Any]]) -> str | list[dict[str, Any]]:
-        # Hindsight's rule: blank text is no content; a block list needs a non-blank text block or
-        # an attachment (image / file) block.
-        if isinstance(v, str):
-            if not v.strip():
-                raise ValueError("content cannot be empty")
-            return v
-        attachments = any(b.get("type") in ("image", "file") for b in v)
-        texts = any(isinstance(b.get("text"), str) and b["text"].strip() for b in v if b.get("type") == "text")
-        if not (attachments or texts):
-            raise ValueError("content cannot be empty")
-        return v
-
-
-class RetainIn(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-    items: list[StoredItem]
-    is_async: bool = Field(False, alias="async")
-    document_tags: list[str] | None = None
 
 
 class _ChunksIn(BaseModel):

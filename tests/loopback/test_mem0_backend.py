@@ -241,14 +241,15 @@ async def test_mcp_tools_write_through_memwarden_into_mem0_governed(rest: tuple[
 
 
 @pytest.mark.parametrize(
-    "answer",
+    ("answer", "parts"),
     [
-        None,  # Mem0 wrote it after memwarden died: found at the start, not written again
-        503,  # Mem0 failed it: delivered again at the start
+        (None, 1),  # Mem0 wrote it after memwarden died: found at the start, not written again
+        (503, 1),  # Mem0 failed it: delivered again at the start
+        (None, 2),  # a document of two items, its first written, its second never sent: made whole
     ],
 )
 def test_a_write_interrupted_by_kill_9_is_settled_against_mem0_at_the_next_start(
-    mem0_server: tuple[str, Any], tmp_path: Path, answer: int | None
+    mem0_server: tuple[str, Any], tmp_path: Path, answer: int | None, parts: int
 ) -> None:
     from testing.loopback import free_port
     from tests.loopback.test_recovery import statuses, stop
@@ -267,8 +268,10 @@ def test_a_write_interrupted_by_kill_9_is_settled_against_mem0_at_the_next_start
 
     def post() -> None:
         with contextlib.suppress(httpx.HTTPError):  # memwarden died: the client never had its answer
-            httpx.post(f"{url}/v1/default/banks/{bank}/memories", json={"items": [{"content": FACT}]}, timeout=10)
+            httpx.post(f"{url}/v1/default/banks/{bank}/memories", json={"items": items}, timeout=10)
 
+    texts = [FACT, OTHER][:parts]
+    items = [{"content": text, "document_id": "doc"} for text in texts]
     rig.slow_adds, rig.add_delay, rig.add_status = 1, 2.0, answer
     proc = spawn_memwarden(*args, cwd=tmp_path, env=env)
     try:
@@ -278,18 +281,105 @@ def test_a_write_interrupted_by_kill_9_is_settled_against_mem0_at_the_next_start
         time.sleep(0.8)
         stop(proc, kill=True)
         client.join()
-        assert statuses(data_dir) == ["pending"]
-        time.sleep(2.0)  # Mem0 is done with it: written, or failed
+        assert statuses(data_dir) == ["pending"] * parts
+        time.sleep(2.0)  # Mem0 is done with the first add: written, or failed
         assert len(held(rig, bank)) == (1 if answer is None else 0)
         proc = spawn_memwarden(*args, cwd=tmp_path, env=env)
         wait_memwarden(url, proc)
-        assert statuses(data_dir) == ["active"]  # settled before serving
-        assert [m["memory"] for m in held(rig, bank)] == [FACT]  # once, either way
+        assert statuses(data_dir) == ["active"] * parts  # settled before serving
+        assert sorted(m["memory"] for m in held(rig, bank)) == sorted(texts)  # each once, either way
         events = httpx.get(f"{url}/warden/v1/audit", params={"bank": bank}, timeout=10).json()["events"]
-        assert (events[-1]["source"], events[-1]["action"]) == (
-            "recovery",
-            "deliver" if answer is None else "redeliver",
-        )
+        found = answer is None and parts == 1
+        assert (events[-1]["source"], events[-1]["action"]) == ("recovery", "deliver" if found else "redeliver")
     finally:
         rig.slow_adds = 0
         stop(proc)
+
+
+def test_an_extract_bank_lets_mem0_extract_facts_from_what_memwarden_kept_only(
+    mem0_server: tuple[str, Any], tmp_path: Path
+) -> None:
+    mem0_url, rig = mem0_server
+    bank = bank_id()
+    settings = mem0_rig.mem0_settings(mem0_url, tmp_path, extract_banks=[bank])
+    with running_warden(settings) as url:
+        before = len(rig.llm_seen)
+        items = [{"content": f"{FACT} {OTHER}"}, {"content": NOISE}]
+        r = httpx.post(f"{url}/v1/default/banks/{bank}/memories?warden=verbose", json={"items": items}, timeout=60)
+        assert r.status_code == 200, r.text
+        assert [d["verdict"] for d in r.json()["warden"]["decisions"]] == ["store", "reject"]
+        asked = rig.llm_seen[before:]
+        assert len(asked) == 1  # Mem0's extraction ran once: on the kept item, never on the noise
+        assert FACT in json.dumps(asked[0]["body"])
+        assert NOISE not in json.dumps(asked[0]["body"])
+        assert sorted(m["memory"] for m in held(rig, bank)) == sorted([FACT, OTHER])  # Mem0's facts, one a sentence
+        document = {m["metadata"]["mw_document"] for m in held(rig, bank)}
+        assert len(document) == 1  # both carry the item's document: found, replaced, erased together
+
+
+def test_a_write_mem0_stored_but_whose_answer_was_lost_is_redelivered_and_stored_once(rest: tuple[str, Any]) -> None:
+    url, rig = rest
+    bank = bank_id()
+    rig.slow_adds, rig.add_delay, rig.add_status, rig.write_then_fail = 1, 0.0, 503, True
+    try:
+        r = httpx.post(f"{url}/v1/default/banks/{bank}/memories", json={"items": [{"content": FACT}]}, timeout=60)
+        assert r.status_code == 200, r.text
+        assert r.json()["async"] is True  # Mem0 answered 503: queued, though Mem0 has it
+        first = [m["id"] for m in held(rig, bank)]
+        assert len(first) == 1
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and [m["status"] for m in mem0_rig.ledger(url, bank)] != ["active"]:
+            time.sleep(0.1)
+        assert [m["status"] for m in mem0_rig.ledger(url, bank)] == ["active"]  # the outbox delivered it again
+        assert [m["memory"] for m in held(rig, bank)] == [FACT]  # found there: not stored a second time
+        assert [m["id"] for m in held(rig, bank)] == first  # nor replaced: the same memory, untouched
+    finally:
+        rig.slow_adds, rig.write_then_fail = 0, False
+
+
+def test_deletes_through_the_hindsight_front_are_governed_and_reach_mem0(rest: tuple[str, Any]) -> None:
+    url, rig = rest
+    bank = bank_id()
+    items = [{"content": FACT, "document_id": "d1"}, {"content": OTHER, "document_id": "d2"}]
+    assert httpx.post(f"{url}/v1/default/banks/{bank}/memories", json={"items": items}, timeout=60).status_code == 200
+    r = httpx.delete(f"{url}/v1/default/banks/{bank}/documents/d1", timeout=60)
+    assert r.status_code == 200, r.text
+    assert [m["memory"] for m in held(rig, bank)] == [OTHER]
+    statuses = {m["content"]: m["status"] for m in mem0_rig.ledger(url, bank)}
+    assert statuses[FACT] != "active"  # the ledger follows: the fact is no longer held
+    assert statuses[OTHER] == "active"
+    again = httpx.post(f"{url}/v1/default/banks/{bank}/memories?warden=verbose", json={"items": [items[0]]}, timeout=60)
+    assert [d["verdict"] for d in again.json()["warden"]["decisions"]] == ["store"]  # not a duplicate of a deleted one
+    assert sorted(m["memory"] for m in held(rig, bank)) == sorted([FACT, OTHER])
+    r = httpx.delete(f"{url}/v1/default/banks/{bank}/memories", params={"type": "experience"}, timeout=60)
+    assert r.status_code == 200, r.text
+    assert len(held(rig, bank)) == 2  # no experience memories in Mem0: nothing deleted
+    r = httpx.delete(f"{url}/v1/default/banks/{bank}", timeout=60)
+    assert r.status_code == 200, r.text
+    assert held(rig, bank) == []
+    assert all(m["status"] != "active" for m in mem0_rig.ledger(url, bank))
+    events = httpx.get(f"{url}/warden/v1/audit", params={"bank": bank, "limit": "1000"}, timeout=30).json()["events"]
+    assert "config_snapshot" in {
+        e["action"] for e in events
+    }  # a snapshot before each deletion, as in front of Hindsight
+
+
+def test_a_bank_in_shadow_mode_writes_and_reads_mem0_ungoverned(mem0_server: tuple[str, Any], tmp_path: Path) -> None:
+    mem0_url, rig = mem0_server
+    bank = bank_id()
+    settings = mem0_rig.mem0_settings(mem0_url, tmp_path)
+    settings = settings.model_copy(
+        update={"governance": settings.governance.model_validate({"banks": {bank: {"mode": "shadow"}}})}
+    )
+    with running_warden(settings) as url:
+        items = [{"content": FACT}, {"content": NOISE}]
+        r = httpx.post(f"{url}/v1/default/banks/{bank}/memories", json={"items": items}, timeout=60)
+        assert r.status_code == 200, r.text
+        assert sorted(m["memory"] for m in held(rig, bank)) == sorted([FACT, NOISE])  # forwarded as sent
+        r = httpx.post(
+            f"{url}/v1/default/banks/{bank}/memories/recall", json={"query": "staging deploy key"}, timeout=60
+        )
+        assert r.status_code == 200, r.text
+        assert FACT in [m["text"] for m in r.json()["results"]]
+        r = httpx.post(f"{url}/v1/default/banks/{bank}/memories", json={"items": [{"content": "  "}]}, timeout=60)
+        assert r.status_code == 422  # Hindsight's refusal of a blank item, as the shim checks it

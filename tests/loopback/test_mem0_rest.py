@@ -1,5 +1,5 @@
-"""The Mem0 front's open-source REST dialect through plain HTTP, and the contract table of Mem0's
-error answers in both dialects: each bad request a precise 4xx in the dialect's shape, nothing
+"""The Mem0 front's open-source REST dialect through plain HTTP (self-hosted, and in front of Mem0's
+real engine), and the contract table of Mem0's error answers in both dialects: each bad request a precise 4xx in the dialect's shape, nothing
 written (no ledger row, no audit event), the server serving on."""
 
 from __future__ import annotations
@@ -17,9 +17,16 @@ from tests import mem0_rig as rig
 from tests.conftest import running_warden
 
 
-@pytest.fixture(scope="module")
-def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with running_warden(rig.local_settings(tmp_path_factory.mktemp("mem0-rest"))) as served:
+@pytest.fixture(scope="module", params=["local", "mem0"])
+def url(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[str]:
+    """memwarden self-hosted, or in front of Mem0's real engine (``testing/mem0.py``)."""
+    data = tmp_path_factory.mktemp("mem0-rest")
+    if request.param == "mem0":
+        mem0_url, _ = request.getfixturevalue("mem0_server")
+        settings = rig.mem0_settings(mem0_url, data)
+    else:
+        settings = rig.local_settings(data)
+    with running_warden(settings) as served:
         yield served
 
 

@@ -1,5 +1,5 @@
 """The Mem0 backend's translation and its failure paths, against a scripted Mem0 (httpx's
-MockTransport); the real engine is in ``tests/interop/test_mem0_backend.py``."""
+MockTransport); the real engine is in ``tests/loopback/test_mem0_backend.py``."""
 
 from __future__ import annotations
 
@@ -171,3 +171,97 @@ async def test_the_shim_answers_what_mem0_lacks_with_a_precise_501_and_checks_it
         r = await shim.get("/v1/default/banks/b/memories/list", params={"tags_match": "some"})
         assert r.status_code == 422
     assert seen == []  # nothing of that reached Mem0
+
+
+def platform(answer: Callable[[httpx.Request], httpx.Response], seen: list[httpx.Request], **wire: Any) -> Mem0Backend:
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return answer(request)
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    return Mem0Backend(client, base_url="http://platform.test", api_key="k", dialect="platform", **wire)
+
+
+async def test_the_platform_add_is_polled_until_its_event_succeeds() -> None:
+    seen: list[httpx.Request] = []
+    polls = iter(["PENDING", "RUNNING", "SUCCEEDED"])
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v3/memories/":
+            return httpx.Response(200, json={"count": 0, "results": []})
+        if request.url.path == "/v3/memories/add/":
+            return httpx.Response(200, json={"event_id": "e1", "status": "PENDING"})
+        status = next(polls)
+        results = [{"id": "m1", "data": {"memory": "fact"}, "event": "ADD"}] if status == "SUCCEEDED" else []
+        return httpx.Response(200, json={"id": "e1", "status": status, "results": results})
+
+    receipt = await platform(answer, seen).retain("b", [Item(content="fact", document_id="d")])
+    assert receipt.items == 1
+    assert [r.url.path for r in seen].count("/v1/event/e1/") == 3
+    assert seen[0].headers["authorization"] == "Token k"
+
+
+async def test_a_platform_add_still_pending_is_waited_for_before_the_document_is_delivered_again() -> None:
+    seen: list[httpx.Request] = []
+    state = {"status": "PENDING", "held": []}
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v3/memories/":
+            return httpx.Response(200, json={"count": len(state["held"]), "results": state["held"]})
+        if request.url.path == "/v3/memories/add/":
+            return httpx.Response(200, json={"event_id": "e1", "status": "PENDING"})
+        return httpx.Response(200, json={"id": "e1", "status": state["status"], "results": []})
+
+    mem0 = platform(answer, seen, event_timeout=0.05)
+    item = Item(content="fact", document_id="d")
+    with pytest.raises(BackendUnavailable, match="still PENDING"):
+        await mem0.retain("b", [item])
+    # It landed meanwhile: the redelivery waits for the event, then finds the document and adds nothing.
+    state["status"] = "SUCCEEDED"
+    state["held"] = [{**_memory("fact", "d", []), "metadata": {mj.DOCUMENT: "d", mj.TAGS: [], mj.PARTS: 1}}]
+    before = len(seen)
+    await mem0.retain("b", [item])
+    assert [r.url.path for r in seen[before:]] == ["/v1/event/e1/", "/v3/memories/"]
+
+
+async def test_a_failed_platform_event_is_retried_later_not_refused() -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v3/memories/":
+            return httpx.Response(200, json={"count": 0, "results": []})
+        if request.url.path == "/v3/memories/add/":
+            return httpx.Response(200, json={"event_id": "e1", "status": "PENDING"})
+        return httpx.Response(200, json={"id": "e1", "status": "FAILED", "error": "LLM down"})
+
+    with pytest.raises(BackendUnavailable, match="LLM down"):
+        await platform(answer, []).retain("b", [Item(content="fact", document_id="d")])
+
+
+async def test_mem0_refusing_memwardens_own_key_is_not_the_clients_refusal() -> None:
+    mem0 = backend(lambda r: httpx.Response(401, json={"detail": "Invalid or missing API key"}), [])
+    with pytest.raises(BackendUnavailable, match="api_key"):
+        await mem0.recall("b", RecallQuery(text="q"))
+    limited = backend(lambda r: httpx.Response(429, headers={"retry-after": "7"}, json={}), [])
+    with pytest.raises(BackendUnavailable) as waited:
+        await limited.recall("b", RecallQuery(text="q"))
+    assert waited.value.retry_after == 7.0
+
+
+async def test_a_document_with_an_item_missing_is_not_held_and_its_redelivery_makes_it_whole() -> None:
+    seen: list[httpx.Request] = []
+    part = {**_memory("one", "d", []), "metadata": {mj.DOCUMENT: "d", mj.TAGS: [], mj.PARTS: 2}}
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, json={"results": [part]})
+        return httpx.Response(200, json={"results": [{"id": "x", "memory": "m", "event": "ADD"}]})
+
+    mem0 = backend(answer, seen)
+    assert await mem0.held_documents("b", ["d"]) == set()  # one of its two items: not held
+    await mem0.retain("b", [Item(content="one", document_id="d"), Item(content="two", document_id="d")])
+    assert [(r.method, r.url.path) for r in seen[1:]] == [
+        ("GET", "/memories"),
+        ("DELETE", "/memories/id-one"),
+        ("POST", "/memories"),
+        ("POST", "/memories"),
+    ]
+    assert [json.loads(r.content)["metadata"][mj.PARTS] for r in seen if r.method == "POST"] == [2, 2]
