@@ -33,9 +33,9 @@ from memwarden.wire.asgi import BodyError, is_json_type, not_json_detail, parse_
 API_VERSION = "1.1.0"
 DEFAULT_DISPOSITION = {"skepticism": 3, "literalism": 3, "empathy": 3}
 BANK = "/v1/default/banks/{bank_id}"
-PROFILE = frozenset(
-    {"name", "mission", "background", "disposition", *(f"disposition_{t}" for t in DEFAULT_DISPOSITION)}
-)
+# A bank's profile fields the answer echoes (Mem0 keeps no bank, so none is kept: GET of a profile is
+# a 501); a mission, a background or a config field would be taken as kept, so they are refused.
+PROFILE = frozenset({"name", "disposition", *(f"disposition_{t}" for t in DEFAULT_DISPOSITION)})
 NO_CONFIG = "memwarden in front of {kind}: {kind} has no per-bank configuration"
 
 
@@ -123,7 +123,7 @@ async def put_bank(backend: MemoryBackend, request: Request) -> Any:
         return _detail(400, str(exc))
     fields: BankIn = await _body(request, BankIn)
     config = sorted(k for k, v in fields.model_dump(exclude_unset=True).items() if k not in PROFILE and v is not None)
-    if config:  # a bank's config (a mission, extraction settings): Mem0 has none to keep it in
+    if config:  # a mission, a background, a config field: Mem0 has nowhere to keep them
         return _detail(501, f"{NO_CONFIG.format(kind=backend.kind)}: {', '.join(config)} cannot be set")
     disposition = dict(DEFAULT_DISPOSITION)
     if fields.disposition is not None:
@@ -135,8 +135,8 @@ async def put_bank(backend: MemoryBackend, request: Request) -> Any:
         "bank_id": bank,
         "name": fields.name if fields.name is not None else bank,
         "disposition": disposition,
-        "mission": fields.mission or "",
-        "background": fields.background,
+        "mission": "",
+        "background": None,
     }
 
 
