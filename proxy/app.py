@@ -299,7 +299,7 @@ def create_app(
             settings=settings,
             backend=backend,
             memory=memory,
-            read_retries=hindsight.read_retries,
+            read_retries=settings.backends.mem0.read_retries if mem0 is not None else hindsight.read_retries,
             pipeline=build_pipeline(
                 settings.governance,
                 settings.labels,
