@@ -141,8 +141,7 @@ class RestWire:
         return mj.results_of(await self.http("GET", "/memories", params={**scope, "top_k": MAX_LISTED}))
 
     async def search(self, query: str, scope: Mapping[str, str], top_k: int) -> list[Mapping[str, Any]]:
-        body = {"query": query, "filters": dict(scope), "top_k": top_k, "threshold": 0}
-        return mj.results_of(await self.http("POST", "/search", json=body))
+        return await _search(self.http, "/search", query, scope, top_k)
 
     async def get(self, memory_id: str) -> Any:
         return await self.http("GET", f"/memories/{quote(memory_id, safe='')}")
@@ -208,8 +207,7 @@ class PlatformWire:
         return mj.results_of(answer)
 
     async def search(self, query: str, scope: Mapping[str, str], top_k: int) -> list[Mapping[str, Any]]:
-        body = {"query": query, "filters": dict(scope), "top_k": top_k, "threshold": 0}
-        return mj.results_of(await self.http("POST", "/v3/memories/search/", json=body))
+        return await _search(self.http, "/v3/memories/search/", query, scope, top_k)
 
     async def get(self, memory_id: str) -> Any:
         return await self.http("GET", f"/v1/memories/{quote(memory_id, safe='')}/")
@@ -219,6 +217,12 @@ class PlatformWire:
 
     async def delete_all(self, scope: Mapping[str, str]) -> None:
         await self.http("DELETE", "/v1/memories/", params=dict(scope))
+
+
+async def _search(http: Http, path: str, query: str, scope: Mapping[str, str], top_k: int) -> list[Mapping[str, Any]]:
+    """A search in both dialects' body: the scope as Mem0's filters, every hit (``threshold: 0``)."""
+    body = {"query": query, "filters": dict(scope), "top_k": top_k, "threshold": 0}
+    return mj.results_of(await http("POST", path, json=body))
 
 
 def _flat(result: Mapping[str, Any]) -> Mapping[str, Any]:
