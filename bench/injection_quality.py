@@ -160,10 +160,11 @@ def main(argv: list[str] | None = None) -> None:
     results: dict[str, Any] = {"machine": machine(), "sets": []}
     table = []
     sets = (
-        ("poisoning_tune_en", "tune"),
-        ("poisoning_tune_zh", "tune"),
+        *((p.stem, "tune") for p in sorted(DATA.glob("poisoning_tune*.jsonl"))),
         ("poisoning_eval", "eval"),
         ("poisoning_eval2", "eval"),
+        ("poisoning_eval3", "eval"),
+        ("poisoning_eval4", "eval"),
     )
     for name, split in sets:
         data = rows(name)
