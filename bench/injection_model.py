@@ -4,7 +4,7 @@ fails its bar. docs/operations/benchmarks/injection.md reports every number.)
 
 The rules (``policies/injection.py``) say what a text does — addresses the assistant, claims
 authority, sends data to an address; on the tune sets of the writers whose texts the rules'
-author never read, their `high` findings also flag 1–23 % of the look-alikes (a security write-up
+author never read, their `high` findings also flag 4.5–23 % of the look-alikes (a security write-up
 quoting a payload, a team's "always run the linter"). The model: a logistic regression over
 
 - every character 2-, 3- and 4-gram of each whitespace-separated word, padded with a space on each
@@ -12,8 +12,8 @@ quoting a payload, a team's "always run the linter"). The model: a logistic regr
 - one feature per (signal, severity) of the rules' findings.
 
 A text is flagged `high` when a *sure* finding fired (an order in text the reader does not see, tag
-characters, a role block, hiding something from the user: none of them fired on any harmless text
-of the nine tune sets), or when the rules' gate found a trigger word in it and the model's
+characters, a role block, hiding something from the user: chosen on the per-rule counts of the
+first eight tune sets, where none of them fired on a harmless text — nor on the ninth's), or when the rules' gate found a trigger word in it and the model's
 probability is at or above the threshold.
 
 Rows: every text of ``tests/data/poisoning_tune*.jsonl`` (nine writers), and as harmless texts the
@@ -245,6 +245,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="a learned injection model: chosen on tune, scored on eval")
     parser.add_argument("--leave-out", action="append", default=[], help="a tune set not to train on")
     LEFT_OUT.update(parser.parse_args().leave_out)
+    if unknown := LEFT_OUT - {p.stem for p in tl.DATA.glob("poisoning_tune*.jsonl")}:
+        parser.error(f"no such tune set: {', '.join(sorted(unknown))}")
     l2, threshold, chosen = choose()
     _, tune, harmless, conversation = data()
     texts = Texts([r["text"] for r in tune] + harmless)
@@ -301,7 +303,11 @@ def main() -> None:
     print(
         f"\nworst writer {worst:.3f}; training texts flagged {chosen[f'{l2:g}']['training']:.4f}, conversation turns {chosen[f'{l2:g}']['turns']:.4f}\n"
     )
-    print(markdown_table(["set (never tuned on)", "", "rules alone", "model", "texts"], table))
+    print(
+        markdown_table(
+            ["set (eval: never tuned on; turns: used in the choice)", "", "rules alone", "model", "texts"], table
+        )
+    )
     print(f"\nthe bar (set before the first evaluation number): {'met' if passes else 'not met'}")
 
 
