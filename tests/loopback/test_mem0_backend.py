@@ -274,15 +274,28 @@ def test_a_write_interrupted_by_kill_9_is_settled_against_mem0_at_the_next_start
     items = [{"content": text, "document_id": "doc"} for text in texts]
     rig.slow_adds, rig.add_delay, rig.add_status = 1, 2.0, answer
     proc = spawn_memwarden(*args, cwd=tmp_path, env=env)
+
+    def until(done: Any, what: str) -> None:  # a loaded machine: polled, not slept for a fixed time
+        deadline = time.monotonic() + 30
+        while not done():
+            assert time.monotonic() < deadline, what
+            time.sleep(0.05)
+
+    def adds_answered() -> int:
+        return sum(
+            r["method"] == "POST" and isinstance(r["body"], dict) and "messages" in r["body"] for r in rig.requests
+        )
+
     try:
         wait_memwarden(url, proc)
+        answered = adds_answered()
         client = threading.Thread(target=post)
         client.start()
-        time.sleep(0.8)
+        until(lambda: rig.slow_adds == 0, "the first add never reached Mem0")  # it is in Mem0's hands now
         stop(proc, kill=True)
         client.join()
         assert statuses(data_dir) == ["pending"] * parts
-        time.sleep(2.0)  # Mem0 is done with the first add: written, or failed
+        until(lambda: adds_answered() > answered, "Mem0 never finished the first add")  # written, or failed
         assert len(held(rig, bank)) == (1 if answer is None else 0)
         proc = spawn_memwarden(*args, cwd=tmp_path, env=env)
         wait_memwarden(url, proc)
