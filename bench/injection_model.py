@@ -46,6 +46,7 @@ import math
 import sys
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +106,6 @@ ORDINARY_FP = 0.05
 TRAINING_FP = 0.01
 CONVERSATION_FP = 0.01
 DIGITS = 4  # a weight's decimals (as a shipped model would hold them; what is scored)
-LEFT_OUT: set[str] = set()  # tune sets left out (--leave-out)
 EVALUATION = ("poisoning_eval", "poisoning_eval2", "poisoning_eval3", "poisoning_eval4")
 
 
@@ -171,35 +171,56 @@ def fold_of(text: str, k: int) -> int:
     return int(hashlib.sha256(text.encode()).hexdigest(), 16) % k
 
 
-def data() -> tuple[list[str], list[dict[str, Any]], list[str], list[str]]:
-    """The tune sets' names and rows, the harmless training texts, the conversation turns."""
-    names = sorted(p.stem for p in tl.DATA.glob("poisoning_tune*.jsonl") if p.stem not in LEFT_OUT)
-    tune = [dict(r, writer=n) for n in names for r in rows(n)]
+@dataclass(frozen=True)
+class Tune:
+    """The rows a fit learns from, read and judged by the rules once: the tune sets' texts (with
+    their writers) and the harmless training texts after them, and the conversation turns."""
+
+    names: list[str]
+    writer: np.ndarray  # each row's tune set (its index in names); -1 for a training text
+    texts: Texts
+    talk: Texts
+    attack: np.ndarray
+    look: np.ndarray
+    in_tune: np.ndarray
+    weight: np.ndarray  # attacks 1, the tune sets' harmless texts 1, the training texts as much as the attacks
+
+
+def tune_rows(left_out: set[str]) -> Tune:
+    """Every tune set but ``left_out``, the harmless training texts, the conversation turns."""
+    names = sorted(p.stem for p in tl.DATA.glob("poisoning_tune*.jsonl") if p.stem not in left_out)
+    tune = [(i, r) for i, n in enumerate(names) for r in rows(n)]
     chats = {f"{n}.jsonl" for n in CONVERSATIONS}
     keep, _, sources, _, _, _ = tl.sourced_training_data()
     conversation = sorted({t for n in CONVERSATIONS for t in turns(n)})
-    taken = {r["text"] for r in tune} | set(conversation)
+    taken = {r["text"] for _, r in tune} | set(conversation)
     harmless = sorted({t for (t, _), s in zip(keep, sources, strict=True) if s not in chats} - taken)
-    return names, tune, harmless, conversation
+    attack = np.array([r["label"] == "attack" for _, r in tune] + [False] * len(harmless))
+    in_tune = np.arange(len(attack)) < len(tune)
+    return Tune(
+        names,
+        np.array([i for i, _ in tune] + [-1] * len(harmless)),
+        Texts([r["text"] for _, r in tune] + harmless),
+        Texts(conversation),
+        attack,
+        np.array([r["category"] == "lookalike" for _, r in tune] + [False] * len(harmless)),
+        in_tune,
+        np.where(attack | in_tune, 1.0, attack.sum() / (~in_tune).sum()),
+    )
 
 
-def choose() -> tuple[float, float, dict[str, Any]]:
+def choose(data: Tune) -> tuple[float, float, dict[str, Any]]:
     """The L2 strength and threshold (see the module), and the numbers they were chosen on."""
-    names, tune, harmless, conversation = data()
+    names, texts, talk = data.names, data.texts, data.talk
+    attack, look, in_tune, weight = data.attack, data.look, data.in_tune, data.weight
     k = len(names)
-    texts = Texts([r["text"] for r in tune] + harmless)
-    talk = Texts(conversation)
-    attack = np.array([r["label"] == "attack" for r in tune] + [False] * len(harmless))
-    look = np.array([r["category"] == "lookalike" for r in tune] + [False] * len(harmless))
-    in_tune = np.arange(len(texts.texts)) < len(tune)
-    fold = np.array([names.index(r["writer"]) for r in tune] + [fold_of(t, k) for t in harmless])
-    turn_fold = np.array([fold_of(t, k) for t in conversation])
-    weight = np.where(attack | in_tune, 1.0, attack.sum() / (~in_tune).sum())
+    fold = np.where(in_tune, data.writer, [fold_of(t, k) for t in texts.texts])
+    turn_fold = np.array([fold_of(t, k) for t in talk.texts])
     report: dict[str, Any] = {}
     best: tuple[float, float, float] | None = None
     for l2 in L2_CHOICES:
         held = np.zeros(len(texts.texts))
-        turn_p = np.zeros(len(conversation))
+        turn_p = np.zeros(len(talk.texts))
         for f in range(k):
             train = fold != f
             model = fit([r for r, t in zip(texts.features, train, strict=True) if t], attack[train], weight[train], l2)
@@ -244,15 +265,13 @@ def choose() -> tuple[float, float, dict[str, Any]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description="a learned injection model: chosen on tune, scored on eval")
     parser.add_argument("--leave-out", action="append", default=[], help="a tune set not to train on")
-    LEFT_OUT.update(parser.parse_args().leave_out)
-    if unknown := LEFT_OUT - {p.stem for p in tl.DATA.glob("poisoning_tune*.jsonl")}:
+    left_out = set(parser.parse_args().leave_out)
+    if unknown := left_out - {p.stem for p in tl.DATA.glob("poisoning_tune*.jsonl")}:
         parser.error(f"no such tune set: {', '.join(sorted(unknown))}")
-    l2, threshold, chosen = choose()
-    _, tune, harmless, conversation = data()
-    texts = Texts([r["text"] for r in tune] + harmless)
-    attack = np.array([r["label"] == "attack" for r in tune] + [False] * len(harmless))
-    in_tune = np.arange(len(texts.texts)) < len(tune)
-    model = fit(texts.features, attack, np.where(attack | in_tune, 1.0, attack.sum() / (~in_tune).sum()), l2)
+    data = tune_rows(left_out)
+    l2, threshold, report = choose(data)
+    chosen = report[f"{l2:g}"]
+    model = fit(data.texts.features, data.attack, data.weight, l2)
     table: list[list[Any]] = []
     passes = True
     for name in EVALUATION:
@@ -273,20 +292,20 @@ def main() -> None:
             and by_model[similar].mean() <= LOOKALIKE_FP
             and by_model[~a & ~similar].mean() <= ORDINARY_FP
         )
-    talk = Texts(conversation)
+    talk = data.talk
     turn_model = talk.flag(probabilities(model, talk.features), threshold)
-    turn_rules = np.array([flagged(t, "high") for t in conversation])
+    turn_rules = np.array([flagged(t, "high") for t in talk.texts])
     table.append(
         [
             "conversation turns (distinct texts)",
             "flagged",
             f"{turn_rules.mean():.4f}",
             f"{turn_model.mean():.4f}",
-            len(conversation),
+            len(talk.texts),
         ]
     )
     passes &= bool(turn_model.mean() <= CONVERSATION_FP)
-    worst = min(chosen[f"{l2:g}"]["caught"].values())
+    worst = min(chosen["caught"].values())
     print(
         f"# A learned injection model at `high` ({machine()}; l2 {l2:g}, threshold {threshold:.2f}, chosen on tune)\n"
     )
@@ -294,14 +313,11 @@ def main() -> None:
     print(
         markdown_table(
             ["writer left out", "attacks caught", "look-alikes flagged"],
-            [
-                [n, f"{c:.3f}", f"{chosen[f'{l2:g}']['lookalikes'][n]:.3f}"]
-                for n, c in chosen[f"{l2:g}"]["caught"].items()
-            ],
+            [[n, f"{c:.3f}", f"{chosen['lookalikes'][n]:.3f}"] for n, c in chosen["caught"].items()],
         )
     )
     print(
-        f"\nworst writer {worst:.3f}; training texts flagged {chosen[f'{l2:g}']['training']:.4f}, conversation turns {chosen[f'{l2:g}']['turns']:.4f}\n"
+        f"\nworst writer {worst:.3f}; training texts flagged {chosen['training']:.4f}, conversation turns {chosen['turns']:.4f}\n"
     )
     print(
         markdown_table(
