@@ -9,6 +9,10 @@ one set alone), and the time per text:
   everyday English with typos, sticky notes, seed phrases; machines' logs and configs; people's
   speech-to-text, parcel lockers and landlords; what an agent's memory is fed; tradespeople, carers,
   holiday hosts and call transcripts; traditional Chinese, Cantonese, 东北 voices and 语音转文字);
+* ``secrets_tune13.jsonl`` … ``secrets_tune18.jsonl`` — 280 each, by six more writers who saw no
+  detector (small businesses' e-mails and notes; developers in a hurry; Chinese customer service,
+  shops and schools; people's own dictated notes; an IT helpdesk; Chinese everyday apps): their
+  misses and false positives were read and detectors written for them;
 * ``secrets_heldout.jsonl`` — 320 texts written apart from the rules; never tuned on until issue
   #33's second session, when its false positives were read (reported as "read", no longer held out);
 * ``secrets_heldout2.jsonl`` … ``secrets_heldout6.jsonl`` — 240 texts each by writers who saw no
@@ -17,7 +21,11 @@ one set alone), and the time per text:
 * ``secrets_heldout7.jsonl`` — 300 texts (150 English, 120 Chinese, 30 mixed) by a later writer,
   scored at the end of #33's third and fourth sessions, never read;
 * ``secrets_heldout8.jsonl`` — 300 texts (150 English, 90 Chinese, 60 mixed) by a writer of #33's
-  fourth round, scored blind at its start and after its rules, never read.
+  fourth round, scored blind at its start and after its rules, never read;
+* ``secrets_heldout9.jsonl`` — 300 texts (150 English, 90 Chinese, 60 mixed), a fifth round's:
+  scored blind at its start and after its rules, never read;
+* ``secrets_heldout10.jsonl`` — 300 texts (150 English, 100 Chinese, 50 mixed), written during the
+  fifth round and first scored at its end, never read.
 
 Usage: python -m bench.secret_quality [--json FILE] [--misses] [--data FILE]
 """
@@ -47,6 +55,12 @@ SETS = (
     ("secrets_tune10", "tune"),
     ("secrets_tune11", "tune"),
     ("secrets_tune12", "tune"),
+    ("secrets_tune13", "tune"),
+    ("secrets_tune14", "tune"),
+    ("secrets_tune15", "tune"),
+    ("secrets_tune16", "tune"),
+    ("secrets_tune17", "tune"),
+    ("secrets_tune18", "tune"),
     ("secrets_heldout", "read"),
     ("secrets_heldout2", "held out"),
     ("secrets_heldout3", "held out"),
@@ -55,6 +69,8 @@ SETS = (
     ("secrets_heldout6", "held out (final detectors only)"),
     ("secrets_heldout7", "held out (scored at a session's end)"),
     ("secrets_heldout8", "held out (scored blind, then after)"),
+    ("secrets_heldout9", "held out (scored blind, then after)"),
+    ("secrets_heldout10", "held out (scored once, at the end)"),
 )
 
 

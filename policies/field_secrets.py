@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memwarden.policies.secrets import PLACEHOLDER, find_secrets, mask, may_hold_secrets
+from memwarden.policies.secret_prefilter import may_hold_secrets
+from memwarden.policies.secrets import PLACEHOLDER, find_secrets, mask
 
 Loc = tuple[str | int, ...]
 ID_NAMES = frozenset({"document_id", "operation_id", "id", "tags", "document_tags", "request_id", "bank_id"})

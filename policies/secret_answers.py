@@ -16,7 +16,7 @@ _QUESTION = re.compile(
     r"(?i)\b(?:mother'?s\s+maiden\s+name|maiden\s+name"
     r"|(?:first|childhood)\s+(?:pet|dog|cat|car|school|teacher|street|job|best\s+friend|concert)(?:'s\s+name)?"
     r"|street\s+(?:you|i)\s+grew\s+up\s+on|city\s+(?:you\s+were|i\s+was)\s+born(?:\s+in)?"
-    r"|favou?rite\s+(?:teacher|childhood\s+\w+))\b"
+    r"|favou?rite\s+(?:teacher|childhood\s+\w+)|memorable\s+(?:word|name|place|date)|security\s+question\s+answer)\b"
 )
 # Where an answer proves an identity, near the question (a maiden name too: genealogy has them).
 _CONTEXT = re.compile(
@@ -24,13 +24,20 @@ _CONTEXT = re.compile(
     r"|verify(?:ing)?\s+(?:your|my|the|their|his|her)\s+(?:identity|account)|identity\s+check"
     r"|(?:account|password|bank(?:ing)?)\s+(?:reset|recovery)|\banswer\s+(?:to|for)\b|\bpassword\b|密保|安全问题"
     r"|\bfor\s+security\b|security\s+(?:check|purposes)|\bthe\s+reset\b|核实身份|验证身份"
+    # a caller checked: "caller verified", "they asked her first school", "in case they ask"
+    r"|recovery\s+question|\bverified\b|\b(?:they|she|he)\s+asked\b|\bin\s+case\s+they\s+ask|account\s+holder|\bmemorable\b"
 )
 # "is Okonkwo", "was called Biscuit", ": Captain Wobbles" — a name: up to three capitalised words.
 _SAID = re.compile(
-    r"[ \t]*+(?:(?:is|was)\b|=|:|：|—|-"
+    r"[ \t]*+(?:(?:is|was)\b|=|:|：|—|-|(?:given|provided)[ \t]*+[:：]|(?=['‘\"“]?[A-Z])"
     r"|,?+[ \t]*+(?i:(?:so[ \t]++)?(?:i|we|she|he|they)[ \t]++(?:put|typed|entered|said|wrote|answered|gave|used))\b)"
-    r"(?:[ \t]++(?:called|named)\b)?+[ \t]*+"
-    r"([A-Z][A-Za-z'’\-]+(?:[ \t]+[A-Z][A-Za-z'’\-]+){0,2})(?![ \t]*[A-Za-z])"
+    r"(?:[ \t]++(?:called|named)\b)?+[ \t]*+['‘\"“]?+"
+    r"([A-Z][A-Za-z\-]+(?:['’][A-Za-z]+)?(?:[ \t]+[A-Z][A-Za-z'’\-]+){0,2})(?![ \t]*[A-Za-z])"
+)
+# "… and the answer we set is Ferreira"
+_ANSWER_IS = re.compile(
+    r"(?i:\banswers?\b(?:[ \t]+\w+){0,3}?[ \t]+(?:is|was)|\banswers?[ \t]*[:：])[ \t]*['‘\"“]?"
+    r"([A-Z][A-Za-z\-]+(?:['’][A-Za-z]+)?(?:[ \t]+[A-Z][A-Za-z'’\-]+){0,2})(?![ \t]*[A-Za-z])"
 )
 # The next speaker's line after a question about it: "CALLER: Oh, um, St Bridget's."
 _REPLY = re.compile(
@@ -39,12 +46,19 @@ _REPLY = re.compile(
 )
 _NOT_AN_ANSWER = frozenset("the a an my your his her their our its not no never which what who how why".split())
 # Chinese: a question and its answer ("问：您母亲的姓名？ 答：李秀珍") under 密保 or a bank's security questions.
-_ZH_ANSWER = re.compile(r"答(?:案)?[ \t]*[:：][ \t]*([^\s，。；;,]{1,20})")
+_ZH_ANSWER = re.compile(
+    r"答(?:案)?(?:[^：:\n，。]{0,4}?[ \t]*[:：]|是|为)[ \t]*([^\s，。；;,/]{1,20})"
+    r"|答案[ \t]*([\u4e00-\u9fff]{2,4})(?=$|[\s，。；;,])"  # "答案王秀兰"
+)
 # (not a bare 安全问题: "本周安全问题复盘" reviews a safety issue)
-_ZH_CONTEXT = re.compile(r"密保|预留[^\n]{0,8}安全问题|安全问题答案|(?i:security\s+question)")
+_ZH_CONTEXT = re.compile(
+    r"密保|预留[^\n]{0,8}安全问题|安全问题答案|(?i:security\s+question)|(?:银行|客服|坐席|柜台)[^\n]{0,10}安全问题"
+)
 # Also, within a few lines of it, the answer given in quotes ("我填的是“钱”") or in the next speaker's
 # line after the question, where the question itself is about it ("…安全问题“您母亲的姓名”答案是？").
-_ZH_QUOTED = re.compile(r"(?:填|答|设|写)的?是[ \t]*+[“\"「『][ \t]*+([^”\"」』\s][^”\"」』\n]{0,19}?)[ \t]*+[”\"」』]")
+_ZH_QUOTED = re.compile(
+    r"(?:(?:填|答|设|写)的?是|姓名|名字|答案)[ \t]*+[“\"「『][ \t]*+([^”\"」』\s][^”\"」』\n]{0,19}?)[ \t]*+[”\"」』]"
+)
 _ZH_REPLY = re.compile(
     r"(?:安全问题|密保|预留|核实|验证|答案)[^\n？?。！!]{0,40}[？?][^\n]{0,20}\n[ \t]*+[A-Za-z\u4e00-\u9fff][\w .()'\-]{0,29}[:：]"
     r"[ \t]*+(?:嗯|哦|呃|是)?+[，, \t]*+([^\s，。；;,？?！!：:]{1,12})"
@@ -67,6 +81,8 @@ def security_answers(text: str) -> list[SecretFinding]:
             continue
         said = _SAID.match(text, m.end())
         if said is None:
+            said = _ANSWER_IS.search(text, m.end(), min(len(text), m.end() + 80))
+        if said is None:
             said = _REPLY.match(text, m.end(), min(len(text), m.end() + 300))
         if said is not None and said.group(1).split()[0].lower() not in _NOT_AN_ANSWER:
             found.append(SecretFinding("security_answer", said.start(1), said.end(1)))
@@ -76,6 +92,7 @@ def security_answers(text: str) -> list[SecretFinding]:
             for n, a in enumerate(pattern.finditer(text, context.start(), reach)):
                 if n == MAX_QUESTIONS:
                     break
-                if not _ZH_NOT_AN_ANSWER.fullmatch(a.group(1)):
-                    found.append(SecretFinding("security_answer", a.start(1), a.end(1)))
+                g = 1 if a.group(1) is not None else 2
+                if not _ZH_NOT_AN_ANSWER.fullmatch(a.group(g)):
+                    found.append(SecretFinding("security_answer", a.start(g), a.end(g)))
     return found

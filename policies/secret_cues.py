@@ -39,6 +39,7 @@ from memwarden.policies.secret_kinds import SecretFinding, word_automaton
 from memwarden.policies.secret_values import (
     CJK,
     NEW,
+    OTHER_NUMBER,
     WHEN_OR_HOW_MUCH,
     YEAR,
     glued,
@@ -99,11 +100,14 @@ _REPLY = re.compile(
 
 # "password hint", "password policy", "PIN length": the cue names a property of it, not it.
 _PROPERTY = re.compile(
-    r"(?i)[ \t]*(?:hint|policy|policies|requirements?|rules?|reset|manager|strength|length|field|prompt|hash|expiry"
+    r"(?i)[ \t]*(?:hint|policy|policies|requirements?|rules?|reset|manager|strength|length|field|prompt|hash|expiry|fingerprint"
     r"|expires|change|changes|history|complexity|protected|less|protection|mode)\b|提示|策略|开放|时间|时段|营业|开到|要求|规则|长度|强度|重置|管理器"
 )
 
 
+_HINT_BEFORE = re.compile(
+    r"(?i)\b(?:hint|clue)\s+(?:for|to|of)\s+(?:[\w'’]+\s+){0,3}\Z|\b(?:banned|blacklisted|forbidden)\s+\Z"
+)
 # "密码 reset 好了：…", "password reset done: …": the new value follows.
 _DONE = re.compile(r"(?i)[ \t]*(?:好了|完成|成功|done)[ \t]*[:：]|[ \t]+to\b")
 
@@ -116,7 +120,8 @@ def _word_starts_before(text: str, at: int) -> list[int]:
     starts: list[int] = []
     i = at - 1
     while i > max(0, at - 40) and len(starts) < 3:
-        if text[i].isalnum() and not text[i - 1].isalnum():
+        # (a Latin word after a Chinese character starts there: "钉钉verification code")
+        if text[i].isalnum() and not (text[i - 1].isalnum() and text[i - 1].isascii() == text[i].isascii()):
             starts.append(i)
         i -= 1
     if i == 0 and text[0].isalnum() and len(starts) < 3:
@@ -160,14 +165,25 @@ def _cue_matches(text: str) -> Iterator[re.Match[str]]:
                 line_end = text.find("\n", start, start + 200)
                 line_end = min(len(text), start + 200) if line_end < 0 else line_end
                 asked = _CODE_ASKED.search(text, sentence_before(text, start), line_end) is not None
-                if asked or _OPENS_BEFORE.search(text, sentence_before(text, start), start):
+                one_time = _ONE_TIME_SHAPE.match(text, m.end()) is not None  # "code's 774 019"
+                one_time = one_time or _CAME.match(text, m.end()) is not None  # "the code that just came through is …"
+                if asked or one_time or _OPENS_BEFORE.search(text, sentence_before(text, start), start):
                     last_end = m.end()
                     yield m
 
 
 # Its value right after it, or after "is", ":", "it's": "code 0 9 3 6", "code: 1905" (not "the code
 # compiles to 1024 bytes", "code review moved to 1400": a bare code's cue takes no later connector).
-_BARE_CODE = re.compile(r"(?i)codes?(?:[ \t]*+(?:[:：=]|is\b|it['’]?s\b|['’]s\b))?(?![A-Za-z])")
+_BARE_CODE = re.compile(
+    r"(?i)codes?(?:[ \t]*+(?:(?:给我|给你|发给?我)?[ \t]*+[:：=]|is\b|it['’]?s\b|['’]s\b))?(?![A-Za-z])"
+)
+_IS = re.compile(r"(?i)[ \t]*(?:是|is\b)")
+_CAME = re.compile(
+    r"(?i)[ \t]+(?:that|which|they|you|i|we)?[ \t]*(?:just[ \t]+)?(?:came(?:[ \t]+through)?|arrived|popped[ \t]+up|got[ \t]+sent"
+    r"|was[ \t]+sent|sent[ \t]+(?:me|you|us)|texted[ \t]+(?:me|you|us))[ \t]+(?:to[ \t]+\w+[ \t]+)?is\b"
+)
+# Six digits in two groups, as one-time codes are sent: "774 019", "391-044".
+_ONE_TIME_SHAPE = re.compile(r"[ \t]*\d{3}[ \-]\d{3}(?![\d\-])")
 # A line that asks for the code itself: "read me the code", "the code we just texted you?".
 _CODE_ASKED = re.compile(
     r"(?i)\bread\s+(?:me|out|back)\b|\bcodes?\s+(?:we|i|they|you)\s+(?:just\s+)?(?:texted|sent|messaged|emailed)\b"
@@ -178,7 +194,7 @@ _OPENS_BEFORE = re.compile(
     r"(?i)(?<![a-z])(?:door|gate|alarm|safe|keypad|lock|locker|lockbox|padlock|garage|shed|entrance"
     r"|storage\s+unit|ipad|iphone|tablet|mailbox|letterbox|key\s?box|key\s?safe"
     r"|wi-?fi|till|stockroom|bin\s+store|check-?in|texted|whatsapp|sms|(?:sent|messaged)\s+(?:me|you|us))(?![a-z])"
-    r"|门|锁|柜|箱|发了个?|发来"
+    r"|门|锁|柜|箱|盒|发了个?|发来"
 )
 
 
@@ -187,6 +203,8 @@ def _cued(text: str) -> list[SecretFinding]:
     for n, cue in enumerate(_cue_matches(text)):
         if n == MAX_CUES:  # a text that names a credential this often is read this far (bounded work)
             break
+        if _HINT_BEFORE.search(text, max(0, cue.start() - 40), cue.start()):
+            continue  # "Hint for Mum's laptop password: 'first dog + …'": a hint, not the value
         prop = _PROPERTY.match(text, cue.end())
         if (prop and not _DONE.match(text, prop.end())) or names_no_secret(cue.group(0)):
             continue
@@ -205,6 +223,10 @@ def _cued(text: str) -> list[SecretFinding]:
             continue
         span = value_at(text, cue.end(), cue.group(0), "")
         if _BARE_CODE.fullmatch(cue.group(0)):  # its value right after it, or asked for and given later
+            if span is None and _IS.match(text, cue.end()):  # "钥匙盒 code 是房东生日 1207"
+                span = shaped_in(text, cue.end(), limit, cue.group(0))
+            if span is None and (came := _CAME.match(text, cue.end())) is not None:
+                span = value_at(text, came.end(), cue.group(0), "is")  # "the code that just came through is 614082"
             if span is None and _CODE_ASKED.search(text, sentence_start, limit):
                 span = _in_later_turns(text, cue.end(), cue.group(0))
             if span is not None and not expired_after(text, sentence_start, span):
@@ -212,6 +234,8 @@ def _cued(text: str) -> list[SecretFinding]:
             continue
         if span is None:
             for conn in CONNECTOR.finditer(text, cue.end(), limit):
+                if OTHER_NUMBER.search(text, cue.end(), conn.start()):
+                    break  # another number's "is": "密码改了，学号是 20210344"
                 span = value_at(text, conn.end(), cue.group(0), conn.group(0))
                 if span is not None or conn.group(0) in ("=", ":", "：", "→", "->"):
                     break  # past an assignment, the next one is another field's
@@ -239,11 +263,13 @@ def _corrected(text: str, at: int, limit: int, cue: str) -> tuple[int, int] | No
 
 # A sentence that starts by saying what it is: "It is 2 2 1 9.", "It's 0-3-6-8 now".
 _IT_IS = re.compile(
-    r"(?i)[ \t]*(?:it\s+is|it['’]s|its|that['’]s|the\s+code\s+is|code\s+is"
+    r"(?i)[ \t]*(?:it\s+is|it['’]s|its|that['’]s|the\s+code\s+is|code\s+is|so|i\.e\.,?|→"
     r"|(?:the\s+)?(?:correct|right|new|actual|real)\s+one(?:\s+is|\s*[:：])|正确的是|新的是)(?!\w)"
 )
 
 
+# A sentence that is nothing but digits said one at a time.
+_ONLY_DIGITS = re.compile(r"[ \t]*(\d(?:[ \-]\d){3,7})[ \t]*(?:[.!]|\Z)")
 _SPECIFIC = re.compile(r"(?i)pass|pw|pin|code|combo|combination|key|lock|safe|密码|口令|码|锁|保险")
 
 
@@ -253,6 +279,8 @@ def _in_next_sentence(text: str, at: int, cue: str) -> tuple[int, int] | None:
     end = BRIDGE_END.search(text, at, at + 160)
     stop = end.start() if end else min(len(text), at + 160)
     specific = _SPECIFIC.search(cue) is not None  # not a bare "door", "gate", "safe"
+    if (alone := _ONLY_DIGITS.match(text, at, stop)) is not None:  # "…in the Supra lockbox. 5 2 9 8."
+        return alone.span(1)
     it = _IT_IS.match(text, at, stop) if specific else None
     if it is not None and (span := value_at(text, it.end(), cue, "is")) and not YEAR.fullmatch(text, *span):
         return span
@@ -338,7 +366,8 @@ def words_automaton(words: str) -> Any:
 # Every cue holds one of these (casefolded); every directive one of the second: one pass over the
 # text rules most texts out (a chat message: 92 µs with every detector run, 31 with this, measured).
 CUE_WORDS = words_automaton(
-    "pass|pw|pin|code|combo|combination|cvv|cvc|csc|key|gate|door|keypad|intercom|safe|lock|otp|master|alarm|disarm|psk"
+    "pass|pw|p/w|pasw|pssw|pin|code|combo|combination|cvv|cvc|csc|key|gate|door|keypad|intercom|safe|lock|otp|master|alarm"
+    "|disarm|psk|override|2fa|mfa|secret"
     "|密码|口令|暗号|密钥|秘钥|私钥|码|门|锁|保险"
 )
 

@@ -15,59 +15,31 @@ import re
 
 from memwarden.policies.secret_answers import security_answers
 from memwarden.policies.secret_cues import CUE_WORDS, MAX_CUES, NAMED_NUMBER, any_word
+from memwarden.policies.secret_directives import directives
 from memwarden.policies.secret_kinds import SecretFinding, word_automaton
 from memwarden.policies.secret_values import CJK, classes, token_value
-from memwarden.policies.secret_words import CUE, PLACEHOLDER_VALUE
+from memwarden.policies.secret_words import CUE, PLACEHOLDER_VALUE, names_no_secret
 
 # A login and its password side by side: "root / Kf#82mQzv1" (three kinds of characters in it).
 _PAIR = re.compile(r"(?<![\w/.:@])[\w.@+\-]{2,40}[ \t]+/[ \t]+([^\s/,，。;；'\"]{6,40})(?![\w/])")
+# A login in lower case (or an e-mail address), then its password after a comma, a dash or a bar.
+_LISTED_PAIR = re.compile(
+    r"(?<![\w/.:@\-])[a-z0-9][a-z0-9._@+\-]{2,40}[ \t]*(?:,|[ \t](?:[—–|]|//))[ \t]*([^\s/,，。;；'\"]{6,40})(?![\w/])"
+)
+# "user animeguyz / pass Naruto_was_better_2": a login, then "pass" and its value.
+_USER_PASS = re.compile(
+    r"(?i)\buser(?:name)?[ \t:]+[\w.@+\-]{2,40}[ \t]*(?:[/|,;]+|//)[ \t]*(?:pass|pw|pwd|password)[ \t:=]+([^\s,;]{4,40})"
+)
+ADDRESS_LIKE_VALUE = re.compile(r"@|://|^www\.")
 # A quoted "user:password" (a Basic header's input, a URL's userinfo): a symbol in the password.
 _QUOTED_PAIR = re.compile(r"[\"']([\w.@\-]{2,40}):([^\s:\"'/@]{6,40})[\"']")
 # A driver's call given a password as a literal: new PDO(dsn, 'user', 'Gv7#pQ2zLw').
 _CALL = re.compile(
     r"(?i)\b(?:pdo|connect|login|authenticate|credentials?)\w*\s*\((?:[^()\n,]{0,200},){0,4}[^()\n,]{0,200}?['\"]([^'\"\s]{6,40})['\"]\s*\)"
 )
-_LUHN_CARD = re.compile(r"(?<![\d\-])(?:\d[ \-]?){12,18}\d(?![\d\-])")
+# (four groups of four first: "4392 2670 1185 9036 11/26" ends before the expiry)
+_LUHN_CARD = re.compile(r"(?<![\d\-])(?:(?:\d{4}[ \-]){3}\d{4}|(?:\d[ \-]?){12,18}\d)(?![\d\-])")
 _CARD_WORDS = re.compile(r"(?i)\b(?:card|visa|mastercard|amex|cvv|cvc|exp(?:iry|ires)?)\b|卡号|信用卡|银行卡|有效期")
-
-
-# Configuration directives whose value is a password: redis, wpa_supplicant/hostapd, SNMP, a Cisco
-# "password 0 …" (type 0: clear text), SQL's IDENTIFIED BY, WordPress's DB_PASSWORD, an XML element
-# named for one, .npmrc's _auth.
-_DIRECTIVES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
-    (words, re.compile(pattern))
-    for words, pattern in (
-        (
-            ("requirepass", "masterauth", "passphrase", "psk", "community", "auth_pass"),
-            r"(?im)^[ \t]*+(?:requirepass|masterauth|wpa_passphrase|psk|snmp-server[ \t]+community|auth_pass)(?:[ \t]*+=[ \t]*+|[ \t]++)\"?([^\s\"]{6,})",
-        ),
-        ((" 0 ",), r"(?i)\b(?:password|secret)[ \t]+0[ \t]+(\S{6,})"),
-        (("identified",), r"(?i)\bIDENTIFIED\s+(?:WITH\s+\w+\s+)?BY\s+'([^'\n]{4,})'"),
-        (("define(",), r"(?i)\bdefine\(\s*['\"]\w*(?:PASSWORD|PASS|SECRET|KEY)\w*['\"]\s*,\s*['\"]([^'\"\n]{4,})['\"]"),
-        (("</",), r"(?i)<(?:pass|password|passwd|secret|token|api_?key)\b[^>]{0,200}>([^<\s]{4,})</"),
-        (("_auth",), r"(?i)\b_auth(?:Token)?\s*=\s*(\S{8,})"),
-        ((":",), r"(?m)^[^\s:#]{1,200}:\d{2,5}:[^\s:]{1,200}:[^\s:]{1,200}:(\S{6,})$"),  # ~/.pgpass
-        (("wifi:",), r"(?i)\bWIFI:[^\n]{0,200}?\bP:([^;\s]{6,});"),  # a Wi-Fi QR code's payload
-        (("0x",), r"(?i)(?:wallet\(|private[_\s-]?key|privkey)\W{0,6}(0x[0-9a-fA-F]{64})\b"),
-        (
-            ("提取码", "访问码", "extraction"),
-            r"(?i)(?:提取码|访问码|extraction\s+code)\s*[:：是为]?\s*([A-Za-z0-9]{4})\b",
-        ),
-        (
-            ("is your", "use ", "是您的", "为您的"),
-            # A one-time code named after it: "329-876 is your … security code", "Use 133194 to sign in".
-            r"(?i)\b(\d{3}[\s\-]?\d{3}|\d{4,8})\s+is\s+your\b[^.\n]{0,40}?\b(?:code|passcode|pin|password)\b"
-            r"|\buse\s+(\d{4,8})\s+to\s+(?:sign|log)\s+in\b|\b(\d{4,8})\s*(?:是您的|为您的)[^。\n]{0,12}验证码",
-        ),
-    )
-)
-
-
-# Four or more lines of codes alone (xxxxx-xxxxx, 1234-5678): recovery codes copied out.
-_ONE_CODE = r"(?:\d{1,2}[.)][ \t]*)?(?=[a-z0-9 -]*\d)[a-z0-9]{4,6}[- ][a-z0-9]{4,6}"
-_CODE_LINES = re.compile(
-    rf"(?m)(?:^[ \t]*{_ONE_CODE}(?:[ \t]+{_ONE_CODE})?[ \t]*\n){{2,}}^[ \t]*{_ONE_CODE}(?:[ \t]+{_ONE_CODE})?[ \t]*$"
-)
 
 
 _COLUMN = re.compile(r"(?i)^(?:password|passwd|pwd|pw|pass|secret|token|api[ _-]?key|pin|密码|口令|密钥)$")
@@ -105,31 +77,6 @@ def _columns(text: str) -> list[SecretFinding]:
                     start = offset + line.index(value, line.index(cells[column])) if value else offset
                     found.append(SecretFinding("password", start, start + len(value)))
         offset += len(line)
-    return found
-
-
-# Which directives a word calls for: one pass of an automaton over the text finds every directive
-# worth running (a substring look for each word of each directive was a hot spot of the pipeline).
-_DIRECTIVES_OF: dict[str, list[int]] = {}
-for _i, (_words, _) in enumerate(_DIRECTIVES):
-    for _word in _words:
-        _DIRECTIVES_OF.setdefault(_word, []).append(_i)
-_DIRECTIVE_WORDS = word_automaton(_DIRECTIVES_OF)
-
-
-def _directives(text: str, folded: str) -> list[SecretFinding]:
-    """Each directive's pattern, run only where one of its words is (a long text costs one pass
-    for all the words, not every pattern at every position)."""
-    found = []
-    called = {i for _, word in _DIRECTIVE_WORDS.iter(folded) for i in _DIRECTIVES_OF[word]}
-    for i in sorted(called):
-        pattern = _DIRECTIVES[i][1]
-        for m in pattern.finditer(text):
-            group = next(i for i in range(1, (pattern.groups or 0) + 1) if m.group(i) is not None)
-            if not PLACEHOLDER_VALUE.match(m.group(group)):
-                found.append(SecretFinding("password", m.start(group), m.end(group)))
-    if "\n" in text:
-        found += [SecretFinding("recovery_codes", m.start(), m.end()) for m in _CODE_LINES.finditer(text)]
     return found
 
 
@@ -176,7 +123,12 @@ def _luhn(digits: str) -> bool:
     return total % 10 == 0
 
 
-def _paired(text: str) -> list[SecretFinding]:
+_LISTED = re.compile(r"[,—–|]|//")
+# What a listed login pair's line must hold (casefolded): one pass, most texts ruled out.
+_LOGIN_WORDS = word_automaton("cred|login|log in|sign in|signin|account|admin|apple id|账号|登录".split("|"))
+
+
+def _paired(text: str, folded: str) -> list[SecretFinding]:
     found = []
     if "/" in text:
         for m in _PAIR.finditer(text):
@@ -186,6 +138,24 @@ def _paired(text: str) -> list[SecretFinding]:
             )
             if strong and not PLACEHOLDER_VALUE.match(value):
                 found.append(SecretFinding("password", m.start(1), m.end(1)))
+    login = any_word(_LOGIN_WORDS, folded)
+    for m in _LISTED_PAIR.finditer(text) if login and _LISTED.search(text) else ():
+        # "FreeAgent login for Tom: millbrookfarm, Harvest-Moon-77", "coach.dan@ironhouse.gym — Squat$Rack21"
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        value = m.group(1)
+        if (
+            classes(value) >= 3
+            and any(c.isdigit() for c in value)
+            and _LOGIN_LINE.search(text, line_start, m.start(1))
+            and token_value(value)
+            and not ADDRESS_LIKE_VALUE.search(value)
+            and "=" not in value
+            and ":" not in value
+        ):
+            found.append(SecretFinding("password", m.start(1), m.end(1)))
+    for m in _USER_PASS.finditer(text) if "user" in folded and ("pass" in folded or "pw" in folded) else ():
+        if (len(m.group(1)) >= 6 or classes(m.group(1)) >= 2) and not PLACEHOLDER_VALUE.match(m.group(1)):
+            found.append(SecretFinding("password", m.start(1), m.end(1)))
     for m in _QUOTED_PAIR.finditer(text):
         if classes(m.group(2)) >= 3 and any(not c.isalnum() for c in m.group(2)):
             found.append(SecretFinding("password", m.start(2), m.end(2)))
@@ -195,21 +165,34 @@ def _paired(text: str) -> list[SecretFinding]:
     return found
 
 
+_NAMED_NOT_CARD = re.compile(
+    r"(?i)(?:流水号|单号|订单号?|交易号|运单号?|\b(?:transaction|order|ref(?:erence)?|tracking|invoice)\s*(?:no\.?|number|id|#))"
+    r"[ \t:：#]*\Z"
+)
+_EXPIRY_AFTER = re.compile(r"[ \t]*[,;，]?[ \t]*(?:0[1-9]|1[0-2])[ \t]*/[ \t]*(?:20)?\d\d(?![\d/])")
+
+
 def _cards(text: str) -> list[SecretFinding]:
     found = []
     for m in _LUHN_CARD.finditer(text):
         digits = re.sub(r"\D", "", m.group(0))
         near = text[max(0, m.start() - 60) : m.end() + 60]
-        dated = re.search(r"(?i)\b(?:cvv|cvc|exp(?:iry|ires)?)\b|有效期", near) is not None
+        # its expiry or security code named, or an expiry date right after it ("…7720, 04/28, 832")
+        dated = (
+            re.search(r"(?i)\b(?:cvv|cvc|exp(?:iry|ires)?)\b|有效期", near) is not None
+            or _EXPIRY_AFTER.match(text, m.end()) is not None
+        )
         if re.search(r"(?i)\btest(?:ing)?\b|\bsandbox\b|测试", text[max(0, m.start() - 200) : m.end() + 60]):
             continue  # a payment processor's documented test numbers
+        if _NAMED_NOT_CARD.search(text, max(0, m.start() - 16), m.start()):
+            continue  # a transaction's or an order's number: "交易流水号 3120240311884523"
         if 13 <= len(digits) <= 19 and digits[0] in "3456" and (_luhn(digits) or dated) and _CARD_WORDS.search(near):
             found.append(SecretFinding("card_number", m.start(), m.end()))
     return found
 
 
 _LOGIN_LINE = re.compile(
-    r"(?i)\b(?:creds?|credentials?|log\s?in(?:to)?|sign\s?in|account|admin|root|user(?:name)?|pat|token|key)\b|pass"
+    r"(?i)\b(?:creds?|credentials?|log\s?in(?:to)?|sign\s?in|account|admin|root|user(?:name)?|pat|token|key|apple\s?id)\b|pass"
     r"|账号|登录|^[ \t]*(?:[^\s@:]{1,30}:[ \t]*)?[\w.+\-]+@[\w\-]+\.[\w.\-]+[ \t]*$"
 )
 # A line holding one token, maybe after a chat's speaker ("Dad: …", "Agent (Marisol): …").
@@ -234,6 +217,7 @@ def _under_its_name(text: str) -> list[SecretFinding]:
             or hexadecimal
             or not token_value(value)
             or re.search(r"[=:，。；、：！？（）]|^[\d.]+$|^<.*>$", value)
+            or _ADDRESS_LIKE.fullmatch(value)
         ):
             continue
         top = m.start()
@@ -242,9 +226,18 @@ def _under_its_name(text: str) -> list[SecretFinding]:
         above = text[max(top, m.start() - 600) : m.start()].splitlines()
         if any(line.startswith("-----") for line in above):
             continue  # an armoured block's body (a private key has its own detector)
-        if any(CUE.search(line) or _LOGIN_LINE.search(line) for line in above):
+        if any(_names_credential(line) or _LOGIN_LINE.search(line) for line in above):
             found.append(SecretFinding("password", m.start(1), m.end(1)))
     return found
+
+
+# A host, an API group or a path, not a password: "client.authentication.k8s.io/v1beta1".
+_ADDRESS_LIKE = re.compile(r"[a-z0-9\-]+(?:\.[a-z0-9\-]+)+(?:/[\w.\-]*)*")
+
+
+def _names_credential(line: str) -> bool:
+    """Whether ``line`` names a credential (not a code that opens nothing: "Status Code: 429")."""
+    return any(not names_no_secret(m.group(0)) for m in CUE.finditer(line))
 
 
 _LONE = re.compile(r"\s*(?=\S*[!@#$%^&*?~])(?=\S*\d)(?=\S*[A-Za-z])([^\s/.]{8,64})\s*")
@@ -267,16 +260,82 @@ def _digits(text: str) -> int:
     return _DIGIT.subn("", text)[1]
 
 
+# Codes listed by whose they are or what they open, on the line after their plural name: "my pins 💳
+# Nationwide 2947 | Monzo 0184", "staff till logins - Jess 1123, Amira 4409", "Key safes — 4 Ash Ct
+# 1190 | 12 Elm Gv 6634".
+_LIST_CUE = re.compile(
+    r"(?i)\b(?:pins|pin\s+numbers|passcodes|logins|passwords|key\s?safes|lockboxes"
+    r"|(?:door|gate|alarm|keypad|locker|till|key\s?safe|lockbox|access|entry)\s+codes)\b"
+)
+_LIST_ITEM = re.compile(r"[ \t]*(?=[^\n]*[A-Za-z\u4e00-\u9fff])[^\n]*?[ \t:]((?<!\d)\d{4,6})[ \t]*")
+
+
+def _listed(text: str) -> list[SecretFinding]:
+    found = []
+    for n, cue in enumerate(_LIST_CUE.finditer(text)):
+        if n == MAX_CUES:
+            break
+        line_end = text.find("\n", cue.end())
+        line_end = len(text) if line_end < 0 else line_end
+        items, start = [], cue.end()
+        for part in re.split(r"([|,;])", text[cue.end() : line_end]):
+            if part not in ("|", ",", ";"):
+                m = _LIST_ITEM.fullmatch(text, start, start + len(part))
+                if m is not None and not YEAR_VALUE.fullmatch(m.group(1)):
+                    items.append(SecretFinding("password", m.start(1), m.end(1)))
+            start += len(part)
+        if len(items) >= 2:
+            found += items
+    return found
+
+
+# "the wifi at the cabin is nutmegcopper50", "the wifi at granny's is literally 'Bingo4Life!!'": what a
+# Wi-Fi "is" with no network named is its password — a quoted token of three kinds of characters, or
+# lower-case words run together with digits (a network's name, a broadband plan's, is rarely so long).
+_WIFI_IS = re.compile(
+    r"(?i)\bwi-?fi\b(?![ \t]*(?:network|name|ssid|password|pw|pass|code|key))[^\n.!?:]{0,40}?\bis[ \t]+"
+    r"(?:(?:now|literally|just|still)[ \t]+)?+"
+    r"(?:[\"'“‘]([^\"'”’\s]{6,40})[\"'”’]|(?-i:((?=[a-z]*\d)(?=(?:\d*[a-z]){8})[a-z\d]{10,30})))(?![\w@.\-])"
+)
+# "vet clinic wifi …: VetClinicGuest, pass pawsandclaws": a network, then its password.
+_WIFI_PASS = re.compile(r"(?i)\b(?:wi-?fi|ssid)\b[^\n]{0,60}?[,;][ \t]*(?:pass|pw|pwd|key)[ \t:=]+([^\s,;]{6,40})")
+_NETWORK_NAME = re.compile(r"(?i)guest|wifi|net|5g|router|home|free|public|_|network|called|named|ssid")
+
+
+def _wifi(text: str) -> list[SecretFinding]:
+    found = []
+    for n, m in enumerate(_WIFI_IS.finditer(text)):
+        if n == MAX_CUES:
+            break
+        group = 1 if m.group(1) is not None else 2
+        value = m.group(group)
+        after_wifi = text[m.start() + m.group(0).lower().index("fi") + 2 : m.end()]
+        if (group == 1 and classes(value) < 3) or (group == 2 and _NETWORK_NAME.search(after_wifi)):
+            continue
+        if not PLACEHOLDER_VALUE.match(value):
+            found.append(SecretFinding("password", m.start(group), m.end(group)))
+    for m in _WIFI_PASS.finditer(text):
+        if not PLACEHOLDER_VALUE.match(m.group(1)):
+            found.append(SecretFinding("password", m.start(1), m.end(1)))
+    return found
+
+
+_LIST_WORDS = word_automaton(["pins", "pin numbers", "passcodes", "logins", "passwords", "safes", "lockboxes", "codes"])
+YEAR_VALUE = re.compile(r"(?:19|20)\d\d")
+
+
 def laid_out_secrets(text: str, folded: str) -> list[SecretFinding]:
     """The secrets of this module in ``text`` (``folded``: it casefolded); overlaps left to the caller."""
     return [
-        *(_paired(text) if "/" in text or "'" in text or '"' in text else []),
+        *(_paired(text, folded) if "/" in text or "'" in text or '"' in text or _LISTED.search(text) else []),
         *(_cards(text) if _digits(text) >= 13 else []),
-        *_directives(text, folded),
+        *directives(text, folded),
         *(_columns(text) if "\n" in text and any_word(CUE_WORDS, folded) else []),
         *(_seed_phrases(text) if len(text) >= 23 else []),
         *(_alone(text) if len(text) <= 70 else []),
         *(_under_its_name(text) if "\n" in text else []),
+        *(_listed(text) if any_word(_LIST_WORDS, folded) and _A_DIGIT.search(text) else []),
+        *(_wifi(text) if "wifi" in folded or "wi-fi" in folded or "ssid" in folded else []),
         *(security_answers(text) if any_word(_ANSWER_WORDS, folded) else []),
         *(_keyed(text) if any_word(_KEY_WORDS, folded) and _A_DIGIT.search(text) else []),
     ]
@@ -296,7 +355,7 @@ _KEYED = re.compile(
     r"(?i)(?<![A-Za-z])(?:enter|press|punch\s++in|key\s++in|type\s++in|tap\s++in)\s++(?:the\s++code\s++)?"
     r"(?!(?:19|20)\d\d\b)(\d(?:[ \-]?+\d){3,9})[ \t]*+,?+[ \t]*+(?:(?:and\s++)?then\s++|and\s++|followed\s++by\s++)?+"
     r"(?:press\s++|hit\s++|tap\s++)?+"
-    r"(?:(?:#|\*|hash\b|pound\b|star\b|the\s++(?:lock|key|tick|check)\s*+(?:symbol|button|key|mark)?+\b)(?![ \t]*+(?:to\s++)?(?:buzz|call|ring|dial))"
+    r"(?:(?:#|\*|hash\b|pound\b|star\b|off\b|the\s++(?:lock|key|tick|check)\s*+(?:symbol|button|key|mark)?+\b)(?![ \t]*+(?:to\s++)?(?:buzz|call|ring|dial))"
     r"|to\s++(?:unlock|disarm|unset|get\s++in|release|open\s++the\s++" + _OPENED + r")\b)"
     r"|(?:按|输入?+|摁)[ \t]*+(\d(?:[ \-]?+\d){3,9})[ \t，,]*+(?:再|然后|后|加)?+[ \t]*+(?:按|摁)?+[ \t]*+"
     r"(?:(?:#|＃|\*|井号|井字|星号)(?![ \t]*+号?键?[ \t]*+呼叫)|撤防|开锁|解锁|就(?:能|可以)?+(?:开了|开门|进门|进来|进去|打开))"
@@ -308,6 +367,10 @@ _KEYED = re.compile(
     + _OPENED
     + r"\b"
     r"|(?<![\d.,:/$€£¥#])(\d{4,8}#?+)[ \t]*+[-–—][ \t]*+that['’]?s[ \t]++the[ \t]++" + _OPENED + r"\b"
+    # a US keypad's: "star 6 0 9 1 pound"
+    r"|\bstar[ \t]++(\d(?:[ \-]?+\d){3,9})[ \t]++(?:pound|hash)\b"
+    # on a door's keypad, then confirmed: "在键盘上输 2468 然后按确认" (not an amount at a till)
+    r"|(?:键盘|密码面板|门禁)[^\n，。]{0,6}?(?:输入?+|按)[ \t]*+(\d(?:[ \-]?+\d){3,9})[ \t，,]*+(?:再|然后|后)?+[ \t]*+按?+[ \t]*+确认"
 )
 # A flat's buzzer ("按 302 然后按 # 号键呼叫"); a number named as something else is NAMED_NUMBER's.
 _BUZZER = re.compile(r"(?i)房号|房间号|呼叫|\bbuzz|\bflat\s+number|\bintercom\s+number")
@@ -315,7 +378,7 @@ _A_DIGIT = re.compile(r"\d")
 # What every alternative of _KEYED holds: its verb or the alarm's word, or what it opens.
 _KEY_WORDS = word_automaton(
     (
-        "enter|press|punch|key in|type in|tap in|按|输|摁|unset|disarm|gate|door|garage|shed|lockbox|key safe|keysafe"
+        "enter|press|punch|key in|type in|tap in|按|输|摁|unset|disarm|gate|door|garage|shed|lockbox|key safe|keysafe|star "
         "|key box|keybox|padlock|keypad|safe|locker|storage unit|mailbox|letterbox|bin store"
     ).split("|")
 )
@@ -326,7 +389,7 @@ def _keyed(text: str) -> list[SecretFinding]:
     for n, m in enumerate(_KEYED.finditer(text)):
         if n == MAX_KEYED:
             break
-        group = next(g for g in range(1, 6) if m.group(g) is not None)
+        group = next(g for g in range(1, 8) if m.group(g) is not None)
         named = NAMED_NUMBER.search(text, max(0, m.start(group) - 16), m.start(group))
         if named is None and not _BUZZER.search(text, max(0, m.start() - 60), min(len(text), m.end() + 30)):
             found.append(SecretFinding("password", m.start(group), m.end(group)))
@@ -347,6 +410,7 @@ _ANSWER_WORDS = word_automaton(
         "favourite",
         "childhood",
         "security question",
+        "memorable",
         "密保",
         "安全问题",
     ]

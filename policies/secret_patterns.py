@@ -55,6 +55,8 @@ _CREDENTIAL_NAMES = (
     r"|secret(?:[_\-\s]?key)?|(?:app|client|consumer|shared|signing|webhook|jwt)[_\-\s]?secret"
     r"|(?:auth|access|refresh|session|bot|api)[_\-\s]?token|token|bearer"
     r"|(?:private|signing|encryption|master|license|routing|integration)[_\-\s]?key|密钥|秘钥|私钥|令牌)"
+    # a name's last part that says which one, not what about it: "secret_key_base", "API_KEY_PROD"
+    r"(?:[_\-](?:base|value|prod|production|live|v\d))?"
 )
 # A password said in words: "the wifi password for the office is Tr0ub4dor", "login pass is
 # hunter2", "the passphrase was 'sunshine'". A bare "pass" needs a word that makes it a login's
@@ -92,8 +94,9 @@ _END = r"(?:\b|(?<=-)(?![\w\-]))"
 SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     _p(
         "private_key",
-        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)",
-        needs=("private key",),
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)"
+        r"|-----BEGIN OpenVPN Static key V\d-----[\s\S]*?(?:-----END OpenVPN Static key V\d-----|$)",
+        needs=("private key", "static key"),
     ),
     _p("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", needs=("sk-ant-",)),
     _p("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", needs=("sk-",)),
@@ -324,6 +327,35 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         needs=("码", "口令"),
     ),
     _p("bearer_header", r"(?i)\bAuthorization:\s*Bearer\s+([A-Za-z0-9_\-\.=]{16,})", group=1, needs=("authorization",)),
+    # A Telegram bot's token (its id, then "AA" and 33 characters), a BitLocker recovery key.
+    _p("telegram_bot_token", r"(?:(?<=bot)|(?<![\w:]))\d{8,10}:AA[A-Za-z0-9_\-]{30,40}(?![\w\-])", needs=(":aa",)),
+    _p("recovery_key", r"(?<![\d\-])\d{6}(?:-\d{6}){7}(?![\d\-])", needs=("bitlocker", "recovery", "恢复")),
+    # An authenticator's seed (base32): "VPN的OTP种子给你 KQ4TM2LXNBVGC6DR", "TOTP secret: JBSW…".
+    _p(
+        "otp_seed",
+        r"(?i:otp|totp|2fa|mfa|authenticator|身份验证器)[^\n]{0,16}?(?i:种子|seed|secret|密钥)[^\n]{0,8}?(?<![A-Z2-7])([A-Z2-7]{16,64})(?![A-Za-z0-9])",
+        group=1,
+        needs=("otp", "2fa", "mfa", "authenticator", "身份验证器"),
+    ),
+    # Recovery codes listed on one line after their name: "recovery codes：5kq2-8xlw / 7dnm-3pzr / 0vtc-9hfy".
+    _p(
+        "recovery_codes",
+        r"(?i)(?:(?:recovery|backup)\s+codes?|恢复码|备用码)[^\n]{0,12}?[:：][ \t]*"
+        r"((?:[a-z0-9]{4,6}-[a-z0-9]{4,6}[ \t]*[/,|;，][ \t]*){2,}[a-z0-9]{4,6}-[a-z0-9]{4,6})",
+        group=1,
+        needs=("recovery", "backup", "恢复码", "备用码"),
+    ),
+    # A key named for what it opens, then its value, 32+ hex or 24+ letters and digits: "save my
+    # OpenWeather key for the garden station: 8f3c…" (not a cache's, a hash's or a public one).
+    _p(
+        "credential",
+        r"(?i)\bkey\b"
+        r"(?<!cache[ _\-]key)(?<!hash[ _\-]key)(?<!idempotency[ _\-]key)(?<!primary[ _\-]key)(?<!public[ _\-]key)(?<!publishable[ _\-]key)(?<!partition[ _\-]key)(?<!sort[ _\-]key)"
+        r"(?<!object[ _\-]key)(?<!dedup[ _\-]key)(?<!foreign[ _\-]key)(?<!composite[ _\-]key)(?<!host[ _\-]key)(?<!ssh[ _\-]key)(?<!gpg[ _\-]key)(?<!pgp[ _\-]key)(?<!ed25519[ _\-]key)(?<!rsa[ _\-]key)(?<!ecdsa[ _\-]key)"
+        r"(?![^\n:=]{0,40}?(?:fingerprint|sha\d|md5|\bid\b))[^\n:=]{0,40}[:=][ \t]*['\"]?([0-9a-f]{32,}|(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[a-z])(?=[A-Za-z0-9_\-]*[A-Z])[A-Za-z0-9_\-]{24,})(?![\w\-])",
+        group=1,
+        needs=("key",),
+    ),
     _p("basic_auth", r"(?i)\bAuthorization:\s*Basic\s+([A-Za-z0-9+/]{8,}={0,2})", group=1, needs=("authorization",)),
     _p(
         "credential",
@@ -361,7 +393,8 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     ),
     _p(
         "session_cookie",
-        r"(?im)^\s*(?:set-)?cookie:\s*(?:[^\n]*?[;\s])?[\w.\-]+=((?=[^\s;]*\d)(?=[^\s;]*[A-Za-z])[^\s;,]{20,})",
+        r"(?im)^\s*(?:set-)?cookie:\s*(?:[^\n]*?[;\s])?(?!_ga\b|_gid\b|_gat\w*|_fbp\b|_gcl_\w+|_ga_\w+)[\w.\-]+="
+        r"((?=[^\s;]*\d)(?=[^\s;]*[A-Za-z])[^\s;,]{20,})",
         group=1,
         needs=("cookie",),
     ),

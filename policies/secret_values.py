@@ -26,7 +26,8 @@ DIGITS = re.compile(
     r"(?!\s*(?:位|个|次|年|月|日|号|天|分钟|小时|秒|元|块|%|％|st\b|nd\b|rd\b|th\b"
     r"|am\b|pm\b|digits?|characters?|chars?|letters?|times|days?|hours?|min|mins|minutes|seconds|years?|km|mb|gb|px"
     r"|ms\b|m\b|ft\b|feet|meters?|metres?|miles?|kg|lbs?|cm|mm|people|users|lines?|bytes?|yen|dollars?|euros?"
-    r"|pounds?|quid|bucks|rupees?|usd|eur|gbp|rmb|model|edition|long|wide|tall|high|deep))(?!-[A-Za-z])"
+    r"|pounds?|quid|bucks|rupees?|usd|eur|gbp|rmb|model|edition|long|wide|tall|high|deep))"
+    r"(?!-(?!(?:enter|ok|tick|hash)\b)[A-Za-z])"  # a keypad's last key may follow: "8-0-3-5-enter"
 )
 
 THREE_DIGITS = re.compile(
@@ -46,6 +47,9 @@ CN_GROUPS = re.compile(rf"(?<!第){CN_NUMBER}(?:[，、,\s]+(?:然后是?|再是
 # Digits said in two or three breaths: "四七零，二九一".
 CN_SPLIT = re.compile(rf"[{CN_DIGIT}]{{2,6}}(?:[，、,\s]+[{CN_DIGIT}]{{2,6}}){{1,3}}")
 
+# One digit at a time, dashed: "9-0-2-1" (a combination box's).
+DASHED = re.compile(r"(?<![\d\-])\d(?:(?:-|,[ \t]?)\d){3,7}(?![\d\-])")
+
 DIAL = re.compile(r"\d{1,2}(?:[\-\s]\d{1,2}){2,3}(?![\d\-])")
 
 SAID_ONE = rf"(?:(?:double|triple)\s+)?{NUM_WORD}"
@@ -61,7 +65,12 @@ COMBINATION = re.compile(
     r"[\s,，、;；.]*+(?:then\s+|and\s+|再|然后|最后)?){2,}"
 )
 
-CAPS_CODE = re.compile(r"(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z][A-Z0-9]*[A-Z])[A-Z0-9]{6,10}(?![\w\-])")
+CAPS_CODE = re.compile(r"(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z][A-Z0-9]*[A-Z])[A-Z0-9]{5,10}(?![\w\-])")
+# In groups, as activation and backup codes are printed: "7DH4 9PXK 2MWE", "KQ7M-PX3R-TN9W-BV2L".
+GROUPED_CODE = re.compile(r"(?=[A-Z0-9 \-]*\d)(?=[A-Z0-9 \-]*[A-Z])[A-Z0-9]{3,5}(?:[ \-][A-Z0-9]{3,5}){1,4}(?![\w\-])")
+LOWER_CODE = re.compile(r"(?=[a-z0-9]*\d)(?=[a-z0-9]*[a-z])[a-z0-9]{6,10}(?![\w\-])")
+# A keypad's with a letter key: "C4921".
+KEYPAD_CODE = re.compile(r"[A-D]\d{4,8}(?![\w\-])")
 
 PROMOTION = re.compile(r"(?i)%|\boff\b|discount|checkout|coupon|promo|\bsale\b|\bsave\b|折|优惠|满减")
 
@@ -101,12 +110,12 @@ WORDS = re.compile(r"[A-Za-z]{3,}(?:[ \-][A-Za-z]{3,}){2,5}\b")
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
-NEW = re.compile(r"(?i)\bnew\b|\bnow\b|\bchanged\s+(?:it\s+)?to\b|新|改成|换成|改为")
+NEW = re.compile(r"(?i)\bnew\b|\bnow\b|\b(?:changed|reset)\s+(?:it\s+)?to\b|新|改成|换成|改为|重置成|重置为|设成|设为")
 
 
 def is_placeholder(value: str) -> bool:
     """``<token>``, ``{secret.Value}``, ``your-access-key``, ``***``, ``changeme`` …"""
-    return PLACEHOLDER_VALUE.match(value) is not None
+    return PLACEHOLDER_VALUE.match(value.rstrip(";,.")) is not None
 
 
 def classes(value: str) -> int:
@@ -132,7 +141,9 @@ def token_value(value: str) -> bool:
     return (kinds >= 2 and len(value) >= 6) or (kinds >= 3 and len(value) >= 4)
 
 
-PASSWORD_NAME = re.compile(r"(?i)pw|pwd|passwd|passwords?|passphrase|pass\s?code|密码|口令")
+PASSWORD_NAME = re.compile(
+    r"(?i)pw|p/w|pwd|passwd|passwords?|pas?s?w(?:o?r|ro)ds?|passowrd|pss?word|passphrase|pass\s?code|密码|口令"
+)
 
 
 def value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] | None:
@@ -148,14 +159,23 @@ def value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] | 
     if safe and ((m := DIAL.match(text, at)) or (m := CN_GROUPS.match(text, at))):
         return m.start(), m.end()
     if re.fullmatch(r"(?i)safe|locker|lockbox|padlock|key\s?box|\w+\s+lock", cue):
-        # The word alone: a dial's numbers, or digits after "is"/"set to".
-        m = (DIGITS.match(text, at) or THREE_DIGITS.match(text, at)) if explicit else None
-        return (m.start(), m.end()) if m else None
+        # The word alone: a dial's numbers, or digits after "is"/"set to" — or right after a lock
+        # that is always a combination ("bike lock 4471"), not a year.
+        combination = re.fullmatch(r"(?i)(?:bike|bicycle|cable|luggage|suitcase|combination)\s+lock", cue) is not None
+        m = (DIGITS.match(text, at) or THREE_DIGITS.match(text, at)) if explicit or combination else None
+        return (m.start(), m.end()) if m and not YEAR.fullmatch(m.group(0)) else None
     # Not a closing quote (a straight one right after a word); “ ‘ 「 『 only ever open.
     if (m := QUOTED.match(text, at)) and (text[at] in "“‘「『" or not (at > 0 and text[at - 1].isalnum())):
         inner = m.group(1)
         if inner != inner.strip() or "(" in inner or "=" in inner:
             return None  # a closing quote and the next opening one, not a value
+        if (
+            re.search(r"(?i)pin", cue)
+            and " " in inner
+            and re.search(r"[A-Za-z\u4e00-\u9fff]", inner)
+            and not SAID.search(inner)
+        ):
+            return None  # a PIN is not a phrase: "PIN? It's 'sign in from another device'"
         phrase_or_mixed = " " in inner or classes(inner) >= 2
         counted = code and re.fullmatch(r"\d{4,12}", inner) is not None  # "取件码『40937718』"
         if (
@@ -185,14 +205,31 @@ def value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] | 
         return m.start(), m.end()
     if code and not safe:
         # A code is digits — or letters and digits in capitals where it opens something: "pickup code
-        # 4KT7QZ", "access code HDFS4YIW" (not a booking's or an order's reference).
-        m = CAPS_CODE.match(text, at)
-        if m and not REFERENCE_CODE.search(cue) and not PROMOTION.search(text, m.end(), m.end() + 60):
+        # 4KT7QZ", "access code HDFS4YIW", "activation code: 7DH4 9PXK 2MWE" (not a booking's or an
+        # order's reference); after an explicit "is"/":", one in lower case ("join code: k3xq7bf", not
+        # a hex digest) or one mixing three kinds of characters ("登录码 DY-kd83Jq2m").
+        if REFERENCE_CODE.search(cue):
+            return None
+        m = CAPS_CODE.match(text, at) or GROUPED_CODE.match(text, at)
+        if m is None and (explicit or ONE_TIME.search(cue)):
+            m = LOWER_CODE.match(text, at)
+            if m is not None and re.fullmatch(r"[0-9a-f]+", m.group(0)):
+                m = None
+        if m is None and explicit:
+            m = KEYPAD_CODE.match(text, at)
+        t = TOKEN.match(text, at) if m is None else None
+        # (not the sentence going on: "door code会在check-in当天2pm短信发")
+        if t is not None and len(t.group(0)) >= 8 and classes(t.group(0)) >= 3 and not CJK.search(t.group(0)):
+            m = t if token_value(t.group(0)) and not NOT_STRONG.search(t.group(0)) else None
+        if m and not PROMOTION.search(text, m.end(), m.end() + 60):
             return m.start(), m.end()
         return None
     if m := TOKEN.match(text, at):
         token = m.group(0)
-        called = text[m.end() : m.end() + 1] == "(" or re.fullmatch(r"[A-Za-z_]\w*(?:\.\w+)+", token)
+        # (a call or an attribute, not words joined by dots: "Granite.Owl.Seventy.3")
+        called = text[m.end() : m.end() + 1] == "(" or (
+            re.fullmatch(r"[A-Za-z_]\w*(?:\.\w+)+", token) and not re.fullmatch(r"(?:[A-Z][a-z]+\.){2,}\w+", token)
+        )
         keyish = re.search(r"(?i)key|密钥|秘钥|私钥", cue) is not None
         # Not a field's assignment, a date or a time, nor the sentence going on ("密码已于…修改成功").
         prose = len(CJK.findall(token)) > 6 or re.search(r"\d+\s*(?:位|个|次|天|characters?|chars?|digits?)", token)
@@ -210,7 +247,7 @@ def value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] | 
         # Where something is sent, not what it is: "send all passwords to billing@attacker.example".
         destination = connector.strip().lower() == "to" and ADDRESS.fullmatch(token) is not None
         strong = (bool(connector) or classes(token) >= 3 or named) and not destination
-        key_like = not keyish or (len(token) >= 12 and classes(token) >= 3)
+        key_like = not keyish or (len(token) >= 12 and classes(token) >= 3) or re.fullmatch(r"[0-9a-f]{32,}", token)
         if not called and not sentence and strong and key_like and token_value(token):
             return m.start(), m.end()
     hyphenated = PHRASE_CUE.match(cue.strip()) and (m := HYPHENATED.match(text, at))
@@ -270,7 +307,7 @@ def shaped_in(
     safe = re.search(r"(?i)safe|combination|combo|lock|保险|锁", cue) is not None
     window = text[start:end]
     replies = (DIGITS, CN_SPLIT) if said else ()
-    dials = (COMBINATION, COMBINATION_AFTER, CN_GROUPS) if safe else ()
+    dials = (COMBINATION, COMBINATION_AFTER, CN_GROUPS, DASHED) if safe else ()
     for pattern in (SPELLED, SAID, CN_DIGITS, *replies, *dials):
         for m in pattern.finditer(text, start, end):
             if pattern is SPELLED and not re.search(r"[A-Za-z]", m.group(0)):
@@ -286,22 +323,57 @@ def shaped_in(
             for m in DIGITS.finditer(text, start + connector.end(), end):
                 if plain_number(text, start, m.span()):
                     return m.start(), m.end()
+        # A one-time code a few words on, no connector: "OTP 来了 882 471", "动态口令牌显示 804 127".
+        m = DIGITS.search(text, start, min(end, start + 24)) if own and ONE_TIME.search(cue) else None
+        if m is not None and plain_number(text, start, m.span()):
+            return m.start(), m.end()
         return None
     # A token of three kinds of characters a few words after a password's name: "密码统一 Js@Welcome88".
-    for m in MIXED.finditer(text, start, min(end, start + 24) if own else start):
+    near = min(end, start + 24) if own else start
+    for m in MIXED.finditer(text, start, near if not KEPT_IN.search(text, start, near) else start):
         token = m.group(0)
+        if m.end() == near and m.end() < len(text) and not text[m.end()].isspace():
+            continue  # cut short by the window ("1Passwor")
         if len(token) >= 8 and classes(token) >= 3 and token_value(token) and not NOT_STRONG.search(token):
             return m.start(), m.end()
     connector = CONNECTOR.search(window)
+    if connector is not None and OTHER_NUMBER.search(text, start, start + connector.start()):
+        return None  # another number's "is": "密码改了，学号是 20210344"
     if connector is not None or said:  # in a reply, what is said is the value: "项目名拼音加年份，yunhe2024"
         after = start + connector.end() if connector is not None else start
         field = re.compile(r"[=:：]").search(text, after, end)  # the next field's: not this value's words
-        for m in MIXED.finditer(text, after, field.start() if field else end):
+        stop = field.start() if field else end
+        if KEPT_IN.search(text, after, stop):
+            return None  # where it is kept: "is in 1Password under 'pg-prod-02 / reporting'"
+        for m in MIXED.finditer(text, after, stop):
             token = m.group(0)
             letters, digits = sum(c.isalpha() for c in token), sum(c.isdigit() for c in token)
-            if letters >= 2 and digits >= 2 and token_value(token) and not re.search(r"[=:/?&]|^0x", token):
+            if (
+                letters >= 2
+                and digits >= 2
+                and token_value(token)
+                and not re.search(r"[=:/?&]|^0x", token)
+                and not re.fullmatch(r"(?i)[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}", token)  # a request's id
+                and not _REFERENCE_BEFORE.search(text, max(after, m.start() - 16), m.start())  # "order ref SG-0098812"
+            ):
                 return m.start(), m.end()
+        if connector is not None and own:
+            # Digits, after a description of them: "密碼是他生日 0621" (not a time, an amount, a year).
+            for m in DIGITS.finditer(text, after, stop):
+                if plain_number(text, start, m.span()):
+                    return m.start(), m.end()
     return None
+
+
+# A number named as something else just before a connector: its value is not the cue's.
+OTHER_NUMBER = re.compile(r"(?:学号|工号|手机号|电话|卡号|订单号|单号|编号|房号|尾号|流水号|会员号|座号)[ \t]*\Z")
+_REFERENCE_BEFORE = re.compile(
+    r"(?i)\b(?:ref|reference|order|invoice|ticket|case|booking|tracking|account|customer)\s*(?:no\.?|number|#)?\s*[:#]?\s*\Z"
+)
+# A code sent once, to prove a login: its digits may follow a few words after its name.
+ONE_TIME = re.compile(r"(?i)otp|2fa|verification|one[\s\-]time|sms|验证码|动态码|动态口令|校验码")
+# Where a password is kept, said instead of it.
+KEPT_IN = re.compile(r"(?i)1password|bitwarden|lastpass|keepass|dashlane|\bvault\b|密码本|保险库")
 
 
 # Not a password said a few words after its name: a password manager's name, a field, a path, a
@@ -317,7 +389,7 @@ WHEN_OR_HOW_MUCH = re.compile(
 def glued(text: str, at: int) -> bool:
     """Whether a value starting at ``at`` is the end of something else: a word, a path, an
     assignment, a quote, a call."""
-    return at > 0 and re.match(r"[A-Za-z0-9_.\-/=:$\"`(]", text[at - 1]) is not None
+    return at > 0 and re.match(r"[A-Za-z0-9_.\-/=:$\"`(*]", text[at - 1]) is not None
 
 
 def plain_number(text: str, start: int, span: tuple[int, int]) -> bool:

@@ -22,25 +22,33 @@ CODE_CUE = (
     r"|host|access|verification|security|one[\s\-]time|login|check[\s\-]in|confirmation|authentication|auth"
     r"|otp|2fa|sms|unlock|bike\s+room|mailbox|voicemail|alarm\s+panel|kiosk|storage|room|elevator|parking|pool"
     r"|gym|ipad|iphone|phone|screen|house|apartment|unit|complex|bike|backup|recovery)(?:\s+\w{1,6})?\s+(?:pass)?(?:codes?|pin|combo|combination)"
-    r"|gate|door|keypad|intercom|otp|disarm|key\s?safe"
+    r"|gate|door|keypad|intercom|otp|disarm|key\s?safe|(?:manager\s+)?override|(?:2fa|mfa)(?:\s+backup)?"
     r"|\b(?:use|enter|dial|punch\s+in)\s+code"
     # Any other code named by what it is for (a locker's, a parcel's, an app's): unless that word
     # says it opens nothing (NOT_A_SECRET_CODE). Its value is digits.
     r"|(?!(?:the|this|that|these|those|its|new|old|same|any|some|your|our|their|his|her|which|what)\s)"
     r"[A-Za-z]{3,}\s+codes?"
     # The same, said the other way round: "the code for the storage unit", "the code to the shed".
-    r"|codes?\s+(?:for|to|of|on)\s+(?:the\s+|my\s+|your\s+|our\s+|their\s+)?(?:\w+\s+)?" + _OPENS
+    r"|codes?\s+(?:for|to|of|on)\s+(?:the\s+|my\s+|your\s+|our\s+|their\s+)?(?:\w+\s+)?"
+    + _OPENS
+    # what it does: "the code to get into Sophie's building", "the code to unlock it"
+    + r"|codes?\s+to\s+(?:get\s+in(?:to)?|open|unlock|disarm)\b"
 )
 CUE = re.compile(
     r"(?i)(?<![A-Za-z0-9_<{$/.:@\-])(?:"
-    r"passwords?|passwd|pwd|pw|passphrase|pass\s?code|pass(?=\s+(?:for|is|:|to\b))|pins?(?:\s+(?:code|number))?"
+    r"passwords?|passwd|pwd|pw|p/w|passphrase|pass\s?code|pass\s?key|pass(?=\s*[:=]|\s+(?:for|is|to\b))"
+    r"|(?:temp(?:orary)?|new|default|initial)\s+pass(?![\w\-])|(?:[itm]-?)?pins?(?:\s+(?:code|number))?"
+    # the commonest misspellings: "pasword", "passwrd", "passowrd", "pssword"
+    r"|pas?s?w(?:o?r|ro)ds?|passowrd|pss?word"
     r"|" + CODE_CUE + r"|combo|combination|cvv|cvc|csc"
-    r"|(?:host|master|admin|wi-?fi|wpa2?|network|encryption|aes|signing|secret|api|access|private)[\s_\-]?key"
-    r"|psk|pre-?shared[\s_\-]?key"
+    r"|(?:host|master|admin|wi-?fi|wpa2?|network|encryption|aes|signing|secret|api|access|private|resource|subscription"
+    r"|account|storage|service|client|app|auth|licen[cs]e|product|root)[\s_\-]?key"
+    r"|psk|pre-?shared[\s_\-]?key|(?:shared|enable|radius|client|app|webhook|signing)[\s_\-]secret"
     r")(?![A-Za-z0-9_>}@\-])"
-    r"|密码锁|密码|口令|暗号|密钥|秘钥|私钥|验证码|取[件餐货物]码|提货码|签收码|收货码|核销码|备用码|恢复码|临时码"
+    r"|密码锁|密码盒|密码箱|密码|口令|暗号|密钥|秘钥|私钥|验证码|取[件餐货物]码|提货码|签收码|收货码|核销码|备用码|恢复码|临时码"
     r"|(?:[四五六八]|\d)位(?:数字?)?的?码|校验码|动态码|安全码|开锁码|门禁码?|门锁|保险柜|保险箱|PIN码"
     r"|大门|单元门|车库门|密码锁|通行码|开门码|锁屏|门口键盘|(?:开柜|柜|开箱|解锁|授权|撤防|布防)码"
+    r"|万能码|查询码|登录码|登陆码|激活码|访问码|动态口令|接口\s*(?i:key)"
     # A safe, a locker, a padlock: their value must look like a dial's numbers (36-14-52).
     r"|(?i:(?<![a-z])(?:safe|locker|lockbox|padlock|key\s?box|(?:bike|bicycle|cable|luggage|suitcase|combination)\s+lock)(?![a-z]))"
     r"|(?i:(?<![a-z])(?:(?:keepass(?:xc)?|bitwarden|1password|lastpass)\s+master|master\s+(?:password|pass|pw|key))(?![a-z]))"
@@ -67,16 +75,21 @@ def names_no_secret(cue: str) -> bool:
 
 
 # A password's name (what may be followed by any kind of value); every other cue names a code.
-PASSWORD_CUE = re.compile(r"(?i)pass|pw|密码(?!锁)|口令|暗号|.*key|密钥|秘钥|私钥|keepass|master|psk")
+# (A passkey is a device's: named by a code's digits, "the parental passkey is 2 8 1 0".)
+PASSWORD_CUE = re.compile(
+    r"(?i)pass(?!\s?key)|pas?w|pssw|p/w|pw|密码(?!锁|盒|箱)|口令|暗号|(?!pass\s?key).*key(?!pad)|密钥|秘钥|私钥|keepass|master|psk"
+)
 CONNECTOR = re.compile(
     r"(?i)(?:\b(?:is|was|are|now|changed\s+to|set\s+to|reset\s+to|updated\s+to|to|be|it'?s|that'?s"
     r"|enter|dial|type|key\s+in|punch\s+in)\b|['’]s\b|输入|(?<!\d)[:=](?!//)|[：→]|->|是不是|(?<!不)是|为|為"
-    r"|改成了?|换成了?|改为|设为|设成了?|设了(?=[ \t]*[\dA-Za-z])|设置为|更新为|重置为|变成了?"
+    r"|改成了?|换成了?|改为|设为|设成了?|设了(?=[ \t]*[\dA-Za-z])|设置为|更新为|重置为|重置成了?|变成了?"
     # a dial's: "拨到3-8-1", "turn it to 4 1 7"
-    r"|(?:转|拨|拧|调|扭)到|\bturn(?:ed)?\s+(?:it\s+)?to\b)"
+    r"|(?:转|拨|拧|调|扭)到|\bturn(?:ed)?\s+(?:it\s+)?to\b"
+    # a value quoted after what is said or written: "说「蓝天863」", "写的是 …"
+    r"|说(?=[ \t]*[「“\"'‘『])|\bopens\s+with\b)"
 )
 # A bridge between the cue and its connector may not end a sentence or a line.
-BRIDGE_END = re.compile(r"[\n。！？；;]|[.!?](?:\s|$)")
+BRIDGE_END = re.compile(r"[\n。！？；;]|(?<!\bi\.e)(?<!\be\.g)[.!?](?:\s|$)")
 MAX_BRIDGE = 64
 # What a speaker says between "is" and the value: "is, uh,", "是……", "是，嗯，", "is the word".
 FILLER = re.compile(
@@ -99,7 +112,7 @@ EXPIRED = re.compile(
     r"|(?i:\b(?:timed\s+out\s+before|but\s+(?:i|we|they|he|she)\s+changed\s+it)\b)"
     r"|(?:今天|即日|当天)起失效|已经过期|过期没用|用掉了|已经取了|已经取走|登录上了|登上了"
     r"|已经?\s*(?:used|expired)|(?i:\b(?:no|doesn'?t\s+need\s+a|without\s+a|don'?t\s+need\s+a)\s+password\b)"
-    r"|不需要密码|无需密码|没有密码"
+    r"|不需要密码|无需密码|没有密码|不用密码|免密码"
 )
 # Revoked, said of the value right before it or after it on its line ("已经 revoke 掉了：ghp_…",
 # "（LTAI…）已经禁用并删除了", "token … was revoked"): not of anything else in its sentence.
@@ -109,7 +122,7 @@ REVOKED = re.compile(
     r"|\b(?:revoked|deactivated)\s+and\s+deleted\b|\brotated\s+out\b)"
 )
 PLACEHOLDER_VALUE = re.compile(
-    r"(?i)^(?:<[^>]*>|\{[^}]*\}|\[[^\]]*\]|\$\{?[\w.]+\}?|%\w*%|x{3,}|\*+|•+|\.{3}|…|_{3,}|-{3,}|your[\w\-]*|example[\w\-]*"
+    r"(?i)^(?:<[^>]*>|\{+[^}]*\}+|.*(?:example|do-not-use|dummy|placeholder).*|\[[^\]]*\]|\$\{?[\w.]+\}?|%\w*%|x{3,}|\*+|•+|\.{3}|…|_{3,}|-{3,}|your[\w\-]*|example[\w\-]*"
     r"|changeme|placeholder|redacted|none|null|nil|empty|unset|n/a|tbd|todo|same|hidden|secret|password\d*)$"
 )
 # A phrase of plain words is a passphrase only after one of these names and an explicit "is"/":".
