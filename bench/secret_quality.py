@@ -61,6 +61,10 @@ SETS = (
     ("secrets_tune16", "tune"),
     ("secrets_tune17", "tune"),
     ("secrets_tune18", "tune"),
+    ("secrets_tune19", "tune"),
+    ("secrets_tune20", "tune"),
+    ("secrets_tune21", "tune"),
+    ("secrets_tune22", "tune"),
     ("secrets_heldout", "read"),
     ("secrets_heldout2", "held out"),
     ("secrets_heldout3", "held out"),
@@ -70,7 +74,8 @@ SETS = (
     ("secrets_heldout7", "held out (scored at a session's end)"),
     ("secrets_heldout8", "held out (scored blind, then after)"),
     ("secrets_heldout9", "held out (scored blind, then after)"),
-    ("secrets_heldout10", "held out (scored once, at the end)"),
+    ("secrets_heldout10", "held out (scored at the end of each round)"),
+    ("secrets_heldout11", "held out (scored once, at the end)"),
 )
 
 

@@ -16,7 +16,8 @@ _QUESTION = re.compile(
     r"(?i)\b(?:mother'?s\s+maiden\s+name|maiden\s+name"
     r"|(?:first|childhood)\s+(?:pet|dog|cat|car|school|teacher|street|job|best\s+friend|concert)(?:'s\s+name)?"
     r"|street\s+(?:you|i)\s+grew\s+up\s+on|city\s+(?:you\s+were|i\s+was)\s+born(?:\s+in)?"
-    r"|favou?rite\s+(?:teacher|childhood\s+\w+)|memorable\s+(?:word|name|place|date)|security\s+question\s+answer)\b"
+    r"|favou?rite\s+(?:teacher|childhood\s+\w+)|memorable\s+(?:word|name|place|date)|security\s+question\s+answer"
+    r"|answer\s+to\s+(?:my|your|the)\s+security\s+question|(?:primary|elementary|junior)\s+school|answer\s+(?:you|we|i)\s+set)\b"
 )
 # Where an answer proves an identity, near the question (a maiden name too: genealogy has them).
 _CONTEXT = re.compile(
@@ -25,11 +26,11 @@ _CONTEXT = re.compile(
     r"|(?:account|password|bank(?:ing)?)\s+(?:reset|recovery)|\banswer\s+(?:to|for)\b|\bpassword\b|密保|安全问题"
     r"|\bfor\s+security\b|security\s+(?:check|purposes)|\bthe\s+reset\b|核实身份|验证身份"
     # a caller checked: "caller verified", "they asked her first school", "in case they ask"
-    r"|recovery\s+question|\bverified\b|\b(?:they|she|he)\s+asked\b|\bin\s+case\s+they\s+ask|account\s+holder|\bmemorable\b"
+    r"|recovery\s+question|\bon\s+file\b|\bthey(?:['’]ll|\s+will)\s+ask\b|\bhelpline\b|\bverified\b|\b(?:they|she|he)\s+asked\b|\bin\s+case\s+they\s+ask|account\s+holder|\bmemorable\b"
 )
 # "is Okonkwo", "was called Biscuit", ": Captain Wobbles" — a name: up to three capitalised words.
 _SAID = re.compile(
-    r"[ \t]*+(?:(?:is|was)\b|=|:|：|—|-|(?:given|provided)[ \t]*+[:：]|(?=['‘\"“]?[A-Z])"
+    r"[ \t]*+['’\"”]?+[ \t]*+(?:(?:is|was)\b|=|:|：|—|-|(?:given|provided)[ \t]*+[:：]|(?=['‘\"“]?[A-Z])"
     r"|,?+[ \t]*+(?i:(?:so[ \t]++)?(?:i|we|she|he|they)[ \t]++(?:put|typed|entered|said|wrote|answered|gave|used))\b)"
     r"(?:[ \t]++(?:called|named)\b)?+[ \t]*+['‘\"“]?+"
     r"([A-Z][A-Za-z\-]+(?:['’][A-Za-z]+)?(?:[ \t]+[A-Z][A-Za-z'’\-]+){0,2})(?![ \t]*[A-Za-z])"

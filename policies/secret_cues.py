@@ -101,7 +101,7 @@ _REPLY = re.compile(
 # "password hint", "password policy", "PIN length": the cue names a property of it, not it.
 _PROPERTY = re.compile(
     r"(?i)[ \t]*(?:hint|policy|policies|requirements?|rules?|reset|manager|strength|length|field|prompt|hash|expiry|fingerprint"
-    r"|expires|change|changes|history|complexity|protected|less|protection|mode)\b|提示|策略|开放|时间|时段|营业|开到|要求|规则|长度|强度|重置|管理器"
+    r"|expires|change|changes|history|complexity|protected|less|protection|mode)\b|提示|策略|开放|时间|时段|营业|开到|要求|规则|长度|强度|重置|管理器|格式"
 )
 
 
@@ -109,7 +109,7 @@ _HINT_BEFORE = re.compile(
     r"(?i)\b(?:hint|clue)\s+(?:for|to|of)\s+(?:[\w'’]+\s+){0,3}\Z|\b(?:banned|blacklisted|forbidden)\s+\Z"
 )
 # "密码 reset 好了：…", "password reset done: …": the new value follows.
-_DONE = re.compile(r"(?i)[ \t]*(?:好了|完成|成功|done)[ \t]*[:：]|[ \t]+to\b")
+_DONE = re.compile(r"(?i)[ \t]*(?:好了|完成|成功|done)[ \t]*(?:[:：]|[.。!](?=[ \t]))|[ \t]+to\b")
 
 MAX_CUES = 256  # cues read in one text: ~0.4 ms each at worst, so ~100 ms for a hostile text
 MAX_HITS = 4 * MAX_CUES  # cue words looked at
@@ -178,6 +178,7 @@ _BARE_CODE = re.compile(
     r"(?i)codes?(?:[ \t]*+(?:(?:给我|给你|发给?我)?[ \t]*+[:：=]|is\b|it['’]?s\b|['’]s\b))?(?![A-Za-z])"
 )
 _IS = re.compile(r"(?i)[ \t]*(?:是|is\b)")
+_ONE_TIME_IN = re.compile(r"[:：][ \t]*(\d{3}[ \-]\d{3})(?![\d\-])")
 _CAME = re.compile(
     r"(?i)[ \t]+(?:that|which|they|you|i|we)?[ \t]*(?:just[ \t]+)?(?:came(?:[ \t]+through)?|arrived|popped[ \t]+up|got[ \t]+sent"
     r"|was[ \t]+sent|sent[ \t]+(?:me|you|us)|texted[ \t]+(?:me|you|us))[ \t]+(?:to[ \t]+\w+[ \t]+)?is\b"
@@ -187,7 +188,7 @@ _ONE_TIME_SHAPE = re.compile(r"[ \t]*\d{3}[ \-]\d{3}(?![\d\-])")
 # A line that asks for the code itself: "read me the code", "the code we just texted you?".
 _CODE_ASKED = re.compile(
     r"(?i)\bread\s+(?:me|out|back)\b|\bcodes?\s+(?:we|i|they|you)\s+(?:just\s+)?(?:texted|sent|messaged|emailed)\b"
-    r"|\bwhat(?:['’]?s|\s+is)\s+the\s+code(?:\s*\?|\s+again\b)|报一下|念一下"
+    r"|\bwhat(?:['’]?s|\s+is)\s+the\s+code(?:\s*\?|\s+again\b|\s+(?:on|in)\s+(?:your|the)\s+\w+\s*\?)|报一下|念一下|报给我"
 )
 # What a code opens or who sends one, named earlier in the sentence of a bare "code".
 _OPENS_BEFORE = re.compile(
@@ -225,9 +226,12 @@ def _cued(text: str) -> list[SecretFinding]:
         if _BARE_CODE.fullmatch(cue.group(0)):  # its value right after it, or asked for and given later
             if span is None and _IS.match(text, cue.end()):  # "钥匙盒 code 是房东生日 1207"
                 span = shaped_in(text, cue.end(), limit, cue.group(0))
+            if span is None and (shaped := _ONE_TIME_IN.search(text, cue.end(), limit)) is not None:
+                span = shaped.span(1)  # "texted the code for today's BACS run: 492 017"
             if span is None and (came := _CAME.match(text, cue.end())) is not None:
                 span = value_at(text, came.end(), cue.group(0), "is")  # "the code that just came through is 614082"
-            if span is None and _CODE_ASKED.search(text, sentence_start, limit):
+            line_end = text.find("\n", cue.end())
+            if span is None and _CODE_ASKED.search(text, sentence_start, len(text) if line_end < 0 else line_end):
                 span = _in_later_turns(text, cue.end(), cue.group(0))
             if span is not None and not expired_after(text, sentence_start, span):
                 found.append(SecretFinding("password", *span))
@@ -236,6 +240,7 @@ def _cued(text: str) -> list[SecretFinding]:
             for conn in CONNECTOR.finditer(text, cue.end(), limit):
                 if OTHER_NUMBER.search(text, cue.end(), conn.start()):
                     break  # another number's "is": "密码改了，学号是 20210344"
+
                 span = value_at(text, conn.end(), cue.group(0), conn.group(0))
                 if span is not None or conn.group(0) in ("=", ":", "：", "→", "->"):
                     break  # past an assignment, the next one is another field's
@@ -263,8 +268,8 @@ def _corrected(text: str, at: int, limit: int, cue: str) -> tuple[int, int] | No
 
 # A sentence that starts by saying what it is: "It is 2 2 1 9.", "It's 0-3-6-8 now".
 _IT_IS = re.compile(
-    r"(?i)[ \t]*(?:it\s+is|it['’]s|its|that['’]s|the\s+code\s+is|code\s+is|so|i\.e\.,?|→"
-    r"|(?:the\s+)?(?:correct|right|new|actual|real)\s+one(?:\s+is|\s*[:：])|正确的是|新的是)(?!\w)"
+    r"(?i)[ \t]*(?:it\s+is|it['’]s|its|that['’]s|the\s+code\s+is|code\s+is|so|i\.e\.,?|→|today['’]s(?:\s+code)?\s+is"
+    r"|(?:(?:the|your|my|our)\s+)?(?:correct|right|new|actual|real)\s+one(?:\s+is|\s*[:：])|正确的是|新的是)(?!\w)"
 )
 
 
@@ -291,7 +296,7 @@ _TURN_START = re.compile(r"[ \t]*(?:\[[^\]\n]{1,20}\][ \t]*)?(?:[A-Za-z\u4e00-\u
 # The cue's line asks for the value, or announces it: a question, "I'll need", "send", "请提供", "念一下".
 _ASKED = re.compile(
     r"(?i)[?？]|\bwhat'?s\b|\bwhats\b|\bwhat\s+is\b|\bagain\b|\bneed\b|\bsend\b|\b(?:give|tell)\s+me\b"
-    r"|\bread\s+(?:it|you|me)\b|多少|提供|告诉|发一下|发我|念|报一下|说一下|是什么|是啥|说一遍|是好多|忘了"
+    r"|\bread\s+(?:it|you|me)\b|\bplease\b|多少|提供|告诉|发一下|发我|发给我|报给我|念|报一下|说一下|是什么|是啥|说一遍|是好多|忘了"
 )
 
 
@@ -304,9 +309,14 @@ def _answer_in(text: str, start: int, end: int, cue: str) -> tuple[int, int] | N
     before = text[max(start, span[0] - 16) : span[0]]
     if WHEN_OR_HOW_MUCH.search(before) or _LAST_DIGITS.search(before) or NAMED_NUMBER.search(before):
         return None
+    if _PHONE_NUMBER.fullmatch(text, *span) or _CALL_US.search(before):
+        return None  # "please ring 0161 496 0731": a number to call
     return None if _NAMED_AFTER.match(text, span[1]) else span
 
 
+# A telephone number (ten digits or more, or said after "ring"/"call"), not a code.
+_PHONE_NUMBER = re.compile(r"[+(]?\d(?:[ \-()]?\d){9,}")
+_CALL_US = re.compile(r"(?i)\b(?:ring|call|phone|dial|tel\.?)\s+(?:us\s+|me\s+)?(?:on\s+)?\Z|电话\s*\Z")
 # A number named as something else: "room 4012", "table 1204", "PR 48213", "20931 is the ticket number".
 NAMED_NUMBER = re.compile(
     r"(?i)\b(?:room|table|line|ticket|build|version|pr|issue|order|flight|bus|no\.?|number|#|step|page|unit|apt|suite"
@@ -367,7 +377,7 @@ def words_automaton(words: str) -> Any:
 # text rules most texts out (a chat message: 92 µs with every detector run, 31 with this, measured).
 CUE_WORDS = words_automaton(
     "pass|pw|p/w|pasw|pssw|pin|code|combo|combination|cvv|cvc|csc|key|gate|door|keypad|intercom|safe|lock|otp|master|alarm"
-    "|disarm|psk|override|2fa|mfa|secret"
+    "|disarm|psk|override|2fa|mfa|secret|digits|柜"
     "|密码|口令|暗号|密钥|秘钥|私钥|码|门|锁|保险"
 )
 

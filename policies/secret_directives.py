@@ -61,6 +61,22 @@ _DIRECTIVES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
             r"(?i)\bsnmp\b[^\n]{0,20}?\bcommunity(?:\s+string)?\b[^\n]{0,30}?\b(?:is|:|=)[ \t]*['\"]?"
             r"(?!public\b|private\b)((?=[^\s'\",]*\d)[^\s'\",]{6,})",
         ),
+        # htpasswd's batch mode, Postfix's sasl_passwd, etcdctl's --user, HAProxy's stats auth, SSSD's
+        # authtok, snmpd's communities, npm's one-time password, Rails' master key, Windows' unattend
+        # file, a Terraform/Packer variable's default.
+        (("htpasswd",), r"\bhtpasswd\s+-\w*b\w*\s+\S+\s+\S+\s+(?:'([^'\s]{4,})'|\"([^\"\s]{4,})\"|([^\s'\"]{4,}))"),
+        (("sasl_passwd",), r"(?m)^\[?[\w.\-]+\]?(?::\d+)?[ \t]+[^\s:]+:(\S{6,})$"),
+        (("--user",), r"(?<![\w\-])--user[= ]+(?!-)[^\s:'\"]+:([^\s'\"]{4,})"),
+        (("stats auth",), r"\bstats\s+auth\s+[^\s:]+:(\S{4,})"),
+        (("authtok",), r"(?i)\b\w*authtok\s*=\s*(?!password\b)(\S{4,})"),
+        (("community",), r"(?im)^[ \t]*(?:rw|ro)community6?[ \t]+(?!public\b|private\b)(\S{6,})"),
+        (("--otp",), r"--otp[= ](\d{6})\b"),
+        (("master.key",), r"\bmaster\.key\W{1,6}([0-9a-f]{32})\b"),
+        (("password>",), r"(?i)<\w*Password>\s*<Value>([^<\s]{4,})</Value>"),
+        (
+            ("variable",),
+            r"(?i)\bvariable\s+\"\w*(?:password|passwd|secret|token)\w*\"\s*\{[^}]{0,200}?\bdefault\s*=\s*\"([^\"\s]{6,})\"",
+        ),
         # An LDAP tool's bind password: ldapsearch … -w 'L3dger!Moss'
         (("ldap",), r"\bldap\w*\b[^\n]*?[ \t]-w[ \t]+(?:'([^'\s]{4,})'|\"([^\"\s]{4,})\"|([^\s'\"]{4,}))"),
         # a key named for a password, quoted, its value quoted: "'PGPASSWORD': 'qL2-ferry-Nimbus'"

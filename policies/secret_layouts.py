@@ -165,6 +165,22 @@ def _paired(text: str, folded: str) -> list[SecretFinding]:
     return found
 
 
+# A card number read aloud, digit by digit, near a card's words: "the card's four nine one two, three
+# three oh eight, …, expiry oh nine twenty-eight".
+_SAID_CARD = re.compile(
+    r"(?i)(?<![a-z])(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
+    r"(?:[\s,\-.…]+(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)){12,18}(?![a-z])"
+)
+
+
+def _said_card(text: str) -> list[SecretFinding]:
+    return [
+        SecretFinding("card_number", m.start(), m.end())
+        for m in _SAID_CARD.finditer(text)
+        if _CARD_WORDS.search(text, max(0, m.start() - 80), m.end() + 80)
+    ]
+
+
 _NAMED_NOT_CARD = re.compile(
     r"(?i)(?:流水号|单号|订单号?|交易号|运单号?|\b(?:transaction|order|ref(?:erence)?|tracking|invoice)\s*(?:no\.?|number|id|#))"
     r"[ \t:：#]*\Z"
@@ -298,7 +314,9 @@ _WIFI_IS = re.compile(
     r"(?:[\"'“‘]([^\"'”’\s]{6,40})[\"'”’]|(?-i:((?=[a-z]*\d)(?=(?:\d*[a-z]){8})[a-z\d]{10,30})))(?![\w@.\-])"
 )
 # "vet clinic wifi …: VetClinicGuest, pass pawsandclaws": a network, then its password.
-_WIFI_PASS = re.compile(r"(?i)\b(?:wi-?fi|ssid)\b[^\n]{0,60}?[,;][ \t]*(?:pass|pw|pwd|key)[ \t:=]+([^\s,;]{6,40})")
+_WIFI_PASS = re.compile(
+    r"(?i)\b(?:wi-?fi|ssid)\b[^\n]{0,60}?[,;，；][ \t]*(?:the[ \t]+)?(?:pass|pw|pwd|key|password)(?:[ \t]+is)?[ \t:：=]+([^\s,;，；.]{6,40})"
+)
 _NETWORK_NAME = re.compile(r"(?i)guest|wifi|net|5g|router|home|free|public|_|network|called|named|ssid")
 
 
@@ -329,6 +347,7 @@ def laid_out_secrets(text: str, folded: str) -> list[SecretFinding]:
     return [
         *(_paired(text, folded) if "/" in text or "'" in text or '"' in text or _LISTED.search(text) else []),
         *(_cards(text) if _digits(text) >= 13 else []),
+        *(_said_card(text) if "card" in folded or "卡" in folded else []),
         *directives(text, folded),
         *(_columns(text) if "\n" in text and any_word(CUE_WORDS, folded) else []),
         *(_seed_phrases(text) if len(text) >= 23 else []),
@@ -411,6 +430,8 @@ _ANSWER_WORDS = word_automaton(
         "childhood",
         "security question",
         "memorable",
+        "school",
+        "answer",
         "密保",
         "安全问题",
     ]

@@ -50,14 +50,70 @@ CN_SPLIT = re.compile(rf"[{CN_DIGIT}]{{2,6}}(?:[，、,\s]+[{CN_DIGIT}]{{2,6}}){
 # One digit at a time, dashed: "9-0-2-1" (a combination box's).
 DASHED = re.compile(r"(?<![\d\-])\d(?:(?:-|,[ \t]?)\d){3,7}(?![\d\-])")
 
-DIAL = re.compile(r"\d{1,2}(?:[\-\s]\d{1,2}){2,3}(?![\d\-])")
+DIAL = re.compile(r"\d{1,2}(?:[ \t]*-[ \t]*\d{1,2}|\s\d{1,2}){2,3}(?![\d\-])")
 
-SAID_ONE = rf"(?:(?:double|triple)\s+)?{NUM_WORD}"
+SAID_ONE = rf"(?:(?:double|triple)[\s\-]+)?{NUM_WORD}"
 
-_SAID_GAP = r"[\s,，、\-]+(?:(?:uh|um|er|erm)[\s,，、\-]+)?"  # "seven four, uh, one nine"
+_SAID_GAP = r"[\s,，、\-]+(?:(?:uh|um|er|erm|then|and)[\s,，、\-]+)?"  # "seven four, uh, one nine", "…three, then five"
 SAID = re.compile(
     rf"(?i){SAID_ONE}(?:{_SAID_GAP}{SAID_ONE}){{3,11}}\b|{SAID_ONE}(?:{_SAID_GAP}{SAID_ONE}){{2,}}\b(?=.{{0,3}}$|[.!?])"
 )
+
+# Numbers said in pairs, as PINs and codes are read out: "sixty-one, ninety-nine, oh four", "forty-one,
+# seventeen", "code's seventeen ninety-one", "double-four, double-one".
+_TENS = r"(?:twenty|thirty|forty|fourty|fifty|sixty|seventy|eighty|ninety)"
+_TEENS = r"(?:ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen)"
+_ONE_TO_NINE = r"(?:one|two|three|four|five|six|seven|eight|nine)"
+_PAIR = rf"(?:{_TENS}(?:[\s\-]+{_ONE_TO_NINE}\b)?|{_TEENS}|(?:oh|zero)[\s\-]+{_ONE_TO_NINE}\b|{SAID_ONE})"
+SAID_PAIRS = re.compile(
+    rf"(?i)(?<![A-Za-z]){_PAIR}(?:(?:{_SAID_GAP}|\.{{2,3}}[ \t]*|…[ \t]*){_PAIR}){{1,7}}(?![A-Za-z])"
+)
+_WORD_DIGITS = {
+    **dict.fromkeys(("zero", "oh", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "niner"), 1),
+    **dict.fromkeys(_TENS[3:-1].split("|") + _TEENS[3:-1].split("|"), 2),
+}
+
+
+# Digits as speech recognition writes them ("for" 4, "to"/"too" 2, "won" 1, "ate" 8), a run of them
+# that ends the clause or a keypad's next key: read only right after a code's "is".
+_HEARD_ONE = r"(?:four|for|fore|two|to|too|one|won|eight|ate|oh|zero|three|five|six|seven|nine)"
+HEARD = re.compile(
+    rf"(?i){_HEARD_ONE}(?:[ \t,\-]+{_HEARD_ONE}){{3,7}}(?=[ \t,]*(?:$|[.!;]|and\b|then\b|press\b|enter\b|off\b|#))"
+)
+
+
+def said_in_pairs(text: str, at: int, end: int | None = None) -> tuple[int, int] | None:
+    """Digits said in pairs at ``at`` (four to twelve of them, one number at least said as a pair),
+    not a year said as one ("nineteen eighty-four", "twenty twenty-three")."""
+    m = SAID_PAIRS.match(text, at, len(text) if end is None else end)
+    if m is None:
+        return None
+    if (pause := max(m.group(0).rfind("..."), m.group(0).rfind("…"))) >= 0:
+        # a speaker's false start ("six... sixty-six, twelve, eighty"): what follows the last pause
+        after = re.match(r"[.…]+[ \t]*", m.group(0)[pause:])
+        return said_in_pairs(text, m.start() + pause + (after.end() if after else 0), end)
+    words = re.findall(r"[a-z]+", m.group(0).lower())
+    if not any((w in _WORD_DIGITS and _WORD_DIGITS[w] == 2) or w in ("double", "triple") for w in words):
+        return None  # all single digits: SAID's
+    digits, tens = 0, False
+    for w in words:
+        if w in ("double", "triple"):
+            digits += 1 if w == "double" else 2
+        elif w in _WORD_DIGITS:
+            if tens and _WORD_DIGITS[w] == 1 and w not in ("oh", "zero"):
+                tens = False  # "sixty-one": one number of two digits
+                continue
+            digits += _WORD_DIGITS[w]
+            tens = w.endswith("ty")
+        else:
+            tens = False
+    year = re.fullmatch(
+        r"(?i)(?:nineteen|twenty)[\s\-]+(?:(?:oh|zero)[\s\-]+\w+|\w+(?:[\s\-]+\w+)?)", m.group(0).strip()
+    )
+    if not 4 <= digits <= 12 or (digits == 4 and year is not None):
+        return None
+    return m.start(), m.end()
+
 
 COMBINATION = re.compile(
     rf"(?i)(?>(?:right|left|r|l|左|右)\s*+(?:转\s*+)?(?:(?:three\s+times\s+)?to\s*+|[一两二三四]圈(?:到|停在)?|到|停在)?\s*+"
@@ -67,7 +123,9 @@ COMBINATION = re.compile(
 
 CAPS_CODE = re.compile(r"(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z][A-Z0-9]*[A-Z])[A-Z0-9]{5,10}(?![\w\-])")
 # In groups, as activation and backup codes are printed: "7DH4 9PXK 2MWE", "KQ7M-PX3R-TN9W-BV2L".
-GROUPED_CODE = re.compile(r"(?=[A-Z0-9 \-]*\d)(?=[A-Z0-9 \-]*[A-Z])[A-Z0-9]{3,5}(?:[ \-][A-Z0-9]{3,5}){1,4}(?![\w\-])")
+GROUPED_CODE = re.compile(
+    r"(?=[A-Z0-9 \-]*\d)(?=[A-Z0-9 \-]*[A-Z])[A-Z0-9]{3,5}(?:[ \-][A-Z0-9]{3,5}){0,3}[ \-][A-Z0-9]{2,5}(?![\w\-])"
+)
 LOWER_CODE = re.compile(r"(?=[a-z0-9]*\d)(?=[a-z0-9]*[a-z])[a-z0-9]{6,10}(?![\w\-])")
 # A keypad's with a letter key: "C4921".
 KEYPAD_CODE = re.compile(r"[A-D]\d{4,8}(?![\w\-])")
@@ -201,6 +259,10 @@ def value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] | 
         return m.start(), m.end()
     if (m := CN_DIGITS.match(text, at)) or (m := SAID.match(text, at)):
         return m.start(), m.end()
+    if (span := said_in_pairs(text, at)) is not None:
+        return span
+    if code and explicit and (m := HEARD.match(text, at)):  # speech recognition's: "is for to won oh, then …"
+        return m.start(), m.end()
     if (m := CN_SPLIT.match(text, at)) and sum(c in CN_DIGIT for c in m.group(0)) >= 4:
         return m.start(), m.end()
     if code and not safe:
@@ -232,7 +294,11 @@ def value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] | 
         )
         keyish = re.search(r"(?i)key|密钥|秘钥|私钥", cue) is not None
         # Not a field's assignment, a date or a time, nor the sentence going on ("密码已于…修改成功").
-        prose = len(CJK.findall(token)) > 6 or re.search(r"\d+\s*(?:位|个|次|天|characters?|chars?|digits?)", token)
+        prose = (
+            len(CJK.findall(token)) > 6
+            or re.search(r"\d+\s*(?:位|个|次|天|characters?|chars?|digits?)", token)
+            or re.match(r"[A-Za-z0-9]{1,2}[\u4e00-\u9fff]", token)  # a letter in a sentence: "X的要用大写X"
+        )
         sentence = (
             bool(prose)
             or re.search(r"[=：]|\d{1,4}[年月日]|\d:\d\d", token) is not None
@@ -256,7 +322,8 @@ def value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] | 
     phrase = PHRASE_CUE.match(cue.strip()) and PHRASE_CONNECTOR.match(connector.strip())
     if phrase and (m := WORDS.match(text, at)):
         words = m.group(0).lower().replace("-", " ").split()
-        if not any(w in NOT_A_PHRASE for w in words):
+        # (not a description of one: "four unrelated words", "three random words")
+        if not any(w in NOT_A_PHRASE or w in _DESCRIBING for w in words):
             return m.start(), m.end()
     said = connector.strip() not in ("=", ":", "：")  # said, not assigned: code has its own detectors
     if phrase and said and (m := ONE_WORD.match(text, at)) and a_password_word(m.group(1)):
@@ -270,7 +337,9 @@ ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 # One plain word after "the password is" / "密码是", where its sentence or clause ends: "the password
 # for them is pineapple.", "开机密码是zxcvbnm 班主任自己设的".
 ONE_WORD = re.compile(
-    r"([A-Za-z]{5,24})(?=[ \t]*(?:$|[.!](?:\s|$)|[。；！\n]|[\u4e00-\u9fff]|all\s+(?:lower|small|caps)))"
+    r"([A-Za-z]{5,24})(?=[ \t]*(?:$|[.!](?:\s|$)|[。；！\n]|[\u4e00-\u9fff]|all\s+(?:lower|small|caps)"
+    # or a comma, then how it is spelled: "is chaichai, c-h-a-i twice", "is bluebird, then 1955"
+    r"|,[ \t]*(?:then\b|all\b|lower|upper|capital|no\s+spaces|spel(?:led|t)\b|[a-z](?:-[a-z]){2,})))"
 )
 
 NOT_A_PASSWORD_WORD = frozenset(
@@ -308,6 +377,9 @@ def shaped_in(
     window = text[start:end]
     replies = (DIGITS, CN_SPLIT) if said else ()
     dials = (COMBINATION, COMBINATION_AFTER, CN_GROUPS, DASHED) if safe else ()
+    for m in SAID_PAIRS.finditer(text, start, end):
+        if (span := said_in_pairs(text, m.start(), end)) is not None:
+            return span
     for pattern in (SPELLED, SAID, CN_DIGITS, *replies, *dials):
         for m in pattern.finditer(text, start, end):
             if pattern is SPELLED and not re.search(r"[A-Za-z]", m.group(0)):
@@ -324,9 +396,13 @@ def shaped_in(
                 if plain_number(text, start, m.span()):
                     return m.start(), m.end()
         # A one-time code a few words on, no connector: "OTP 来了 882 471", "动态口令牌显示 804 127".
-        m = DIGITS.search(text, start, min(end, start + 24)) if own and ONE_TIME.search(cue) else None
-        if m is not None and plain_number(text, start, m.span()):
-            return m.start(), m.end()
+        sent = DIGITS.search(text, start, min(end, start + 24)) if own and ONE_TIME.search(cue) else None
+        if (
+            sent is not None
+            and plain_number(text, start, sent.span())
+            and not PHONE_BEFORE.search(text, start, sent.start())
+        ):
+            return sent.start(), sent.end()
         return None
     # A token of three kinds of characters a few words after a password's name: "密码统一 Js@Welcome88".
     near = min(end, start + 24) if own else start
@@ -334,6 +410,8 @@ def shaped_in(
         token = m.group(0)
         if m.end() == near and m.end() < len(text) and not text[m.end()].isspace():
             continue  # cut short by the window ("1Passwor")
+        if LABELLED.match(token):
+            continue  # a label, then its number: "钥匙编号K-03"
         if len(token) >= 8 and classes(token) >= 3 and token_value(token) and not NOT_STRONG.search(token):
             return m.start(), m.end()
     connector = CONNECTOR.search(window)
@@ -370,8 +448,12 @@ OTHER_NUMBER = re.compile(r"(?:学号|工号|手机号|电话|卡号|订单号|�
 _REFERENCE_BEFORE = re.compile(
     r"(?i)\b(?:ref|reference|order|invoice|ticket|case|booking|tracking|account|customer)\s*(?:no\.?|number|#)?\s*[:#]?\s*\Z"
 )
+LABELLED = re.compile(r"[\u4e00-\u9fff]*(?:编号|号码|号|单)[A-Za-z0-9]")
+_DESCRIBING = frozenset("words letters characters digits unrelated random".split())
 # A code sent once, to prove a login: its digits may follow a few words after its name.
 ONE_TIME = re.compile(r"(?i)otp|2fa|verification|one[\s\-]time|sms|验证码|动态码|动态口令|校验码")
+# Where a code was sent, not the code: "验证码已发送至尾号3381的手机", "sent to the mobile ending 42".
+PHONE_BEFORE = re.compile(r"(?i)尾号|后四位|手机|\bending(?:\s+in)?\b|\blast\s+(?:four|4)\b|\bmobile\b|\bphone\b")
 # Where a password is kept, said instead of it.
 KEPT_IN = re.compile(r"(?i)1password|bitwarden|lastpass|keepass|dashlane|\bvault\b|密码本|保险库")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 NUM_WORD = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine|niner)"
-CN_DIGIT = "零〇洞幺一二两三四五六七八九壹贰貳叁參肆伍陆陸柒捌玖"  # and the capital ones of cheques
+CN_DIGIT = "零〇洞幺拐一二两三四五六七八九壹贰貳叁參肆伍陆陸柒捌玖"  # and the capital ones of cheques
 CN_NUMBER = rf"[{CN_DIGIT}十]{{1,4}}"
 
 # Cues: what names a credential. A code is named by what it opens or proves ("gate code"), or by
@@ -22,7 +22,7 @@ CODE_CUE = (
     r"|host|access|verification|security|one[\s\-]time|login|check[\s\-]in|confirmation|authentication|auth"
     r"|otp|2fa|sms|unlock|bike\s+room|mailbox|voicemail|alarm\s+panel|kiosk|storage|room|elevator|parking|pool"
     r"|gym|ipad|iphone|phone|screen|house|apartment|unit|complex|bike|backup|recovery)(?:\s+\w{1,6})?\s+(?:pass)?(?:codes?|pin|combo|combination)"
-    r"|gate|door|keypad|intercom|otp|disarm|key\s?safe|(?:manager\s+)?override|(?:2fa|mfa)(?:\s+backup)?"
+    r"|gate|door|keypad|intercom|otp|disarm|key\s?safe|(?:manager\s+)?override|(?:2fa|mfa)(?:\s+backup)?|(?<!last\s)(?<!first\s)(?:four|six|eight|4|6|8)[\s\-]digits\b|security\s+number"
     r"|\b(?:use|enter|dial|punch\s+in)\s+code"
     # Any other code named by what it is for (a locker's, a parcel's, an app's): unless that word
     # says it opens nothing (NOT_A_SECRET_CODE). Its value is digits.
@@ -37,7 +37,7 @@ CODE_CUE = (
 CUE = re.compile(
     r"(?i)(?<![A-Za-z0-9_<{$/.:@\-])(?:"
     r"passwords?|passwd|pwd|pw|p/w|passphrase|pass\s?code|pass\s?key|pass(?=\s*[:=]|\s+(?:for|is|to\b))"
-    r"|(?:temp(?:orary)?|new|default|initial)\s+pass(?![\w\-])|(?:[itm]-?)?pins?(?:\s+(?:code|number))?"
+    r"|(?:temp(?:orary)?|new|default|initial)\s+pass(?![\w\-])|pass\s?number|(?:[itm]-?)?pins?(?:\s+(?:code|number))?"
     # the commonest misspellings: "pasword", "passwrd", "passowrd", "pssword"
     r"|pas?s?w(?:o?r|ro)ds?|passowrd|pss?word"
     r"|" + CODE_CUE + r"|combo|combination|cvv|cvc|csc"
@@ -48,7 +48,7 @@ CUE = re.compile(
     r"|密码锁|密码盒|密码箱|密码|口令|暗号|密钥|秘钥|私钥|验证码|取[件餐货物]码|提货码|签收码|收货码|核销码|备用码|恢复码|临时码"
     r"|(?:[四五六八]|\d)位(?:数字?)?的?码|校验码|动态码|安全码|开锁码|门禁码?|门锁|保险柜|保险箱|PIN码"
     r"|大门|单元门|车库门|密码锁|通行码|开门码|锁屏|门口键盘|(?:开柜|柜|开箱|解锁|授权|撤防|布防)码"
-    r"|万能码|查询码|登录码|登陆码|激活码|访问码|动态口令|接口\s*(?i:key)"
+    r"|万能码|查询码|登录码|登陆码|激活码|访问码|动态口令|接口\s*(?i:key)|短信码|开闸码|电子锁|智能锁|指纹锁|储物柜"
     # A safe, a locker, a padlock: their value must look like a dial's numbers (36-14-52).
     r"|(?i:(?<![a-z])(?:safe|locker|lockbox|padlock|key\s?box|(?:bike|bicycle|cable|luggage|suitcase|combination)\s+lock)(?![a-z]))"
     r"|(?i:(?<![a-z])(?:(?:keepass(?:xc)?|bitwarden|1password|lastpass)\s+master|master\s+(?:password|pass|pw|key))(?![a-z]))"
@@ -82,7 +82,7 @@ PASSWORD_CUE = re.compile(
 CONNECTOR = re.compile(
     r"(?i)(?:\b(?:is|was|are|now|changed\s+to|set\s+to|reset\s+to|updated\s+to|to|be|it'?s|that'?s"
     r"|enter|dial|type|key\s+in|punch\s+in)\b|['’]s\b|输入|(?<!\d)[:=](?!//)|[：→]|->|是不是|(?<!不)是|为|為"
-    r"|改成了?|换成了?|改为|设为|设成了?|设了(?=[ \t]*[\dA-Za-z])|设置为|更新为|重置为|重置成了?|变成了?"
+    r"|改成了?|换成了?|改为|设为|设成了?|设了(?=[ \t]*[\dA-Za-z])|设的是?|设置为|更新为|重置为|重置成了?|变成了?"
     # a dial's: "拨到3-8-1", "turn it to 4 1 7"
     r"|(?:转|拨|拧|调|扭)到|\bturn(?:ed)?\s+(?:it\s+)?to\b"
     # a value quoted after what is said or written: "说「蓝天863」", "写的是 …"
@@ -93,7 +93,7 @@ BRIDGE_END = re.compile(r"[\n。！？；;]|(?<!\bi\.e)(?<!\be\.g)[.!?](?:\s|$)"
 MAX_BRIDGE = 64
 # What a speaker says between "is" and the value: "is, uh,", "是……", "是，嗯，", "is the word".
 FILLER = re.compile(
-    r"(?i)(?:[ \t\u3000,，…、:：]|\.{2,}|\b(?:uh|um|er|erm|like|so|okay|ok|well|just|the\s+word|actually"
+    r"(?i)(?:[ \t\u3000,，…、:：—–]|\.{2,}|\b(?:uh|um|er|erm|like|so|okay|ok|well|just|the\s+word|actually"
     r"|(?:a\s+|the\s+)?(?:new\s+|temporary\s+|temp\s+)?(?:value|code|pin))\b"
     r"|嗯|呃|啊|那个|就是)*"
 )
@@ -122,7 +122,7 @@ REVOKED = re.compile(
     r"|\b(?:revoked|deactivated)\s+and\s+deleted\b|\brotated\s+out\b)"
 )
 PLACEHOLDER_VALUE = re.compile(
-    r"(?i)^(?:<[^>]*>|\{+[^}]*\}+|.*(?:example|do-not-use|dummy|placeholder).*|\[[^\]]*\]|\$\{?[\w.]+\}?|%\w*%|x{3,}|\*+|•+|\.{3}|…|_{3,}|-{3,}|your[\w\-]*|example[\w\-]*"
+    r"(?i)^(?:<[^>]*>|\{+[^}]*\}+|.*(?:example|do-not-use|dummy|placeholder|not[-_]real|fake[-_]).*|\[[^\]]*\]|\$\{?[\w.]+\}?|%\w*%|x{3,}|\*+|•+|\.{3}|…|_{3,}|-{3,}|your[\w\-]*|example[\w\-]*"
     r"|changeme|placeholder|redacted|none|null|nil|empty|unset|n/a|tbd|todo|same|hidden|secret|password\d*)$"
 )
 # A phrase of plain words is a passphrase only after one of these names and an explicit "is"/":".

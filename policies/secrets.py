@@ -59,7 +59,7 @@ _PUBLIC_ID = re.compile(
 # Where random text is public: PEM public keys and certificates, SSH public keys, digests, a
 # URL's path (document, file and video ids; the webhooks whose path is secret have their detector).
 _PUBLIC_SPANS = re.compile(
-    r"-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE)(?: BLOCK)?-----[\s\S]*?-----END[^\n]*?-----"
+    r"-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE)(?: BLOCK)?-----[\s\S]*?(?:-----END[^\n]*?-----|$)"
     r"|\b(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\S+|sk-ssh-\S+)\s+AAAA[A-Za-z0-9+/=]+"
     r"|\b(?i:sha)(?:1|256|384|512)[:\-][A-Za-z0-9+/=]+"
     r"|\bdata:[\w/+.\-]+;base64,[A-Za-z0-9+/=]+"
@@ -81,6 +81,9 @@ _PUBLIC_SPANS = re.compile(
     # base64-encoded in a kubeconfig: public by design.
     r"|\bh1:[A-Za-z0-9+/=]{40,}|(?i:\b(?:data-)?site[_\-]?key)[\"']?[ \t]*[=:][ \t]*[\"']?[\w\-]{20,}"
     r"|\bpin-sha(?:1|256)=\"?[A-Za-z0-9+/=]+|(?i:certificate-authority-data)[ \t]*:[ \t]*\S+"
+    # An object's ETag and version id, a CSP nonce, a PKCE challenge, a DKIM record's public key.
+    r"|(?i:\"?(?:etag|versionid|version_id)\"?[ \t]*[:=][ \t]*\"(?:[^\"\\]|\\.)*\")|'nonce-[A-Za-z0-9+/=]+'"
+    r"|\bcode_challenge=[\w\-]+|(?i:v=DKIM1;[^\"\n]*)"
     r"|\bLS0tLS1CRUdJTiB(?:DRVJUSUZJQ0FURS|QVUJMSUMgS0VZ)[A-Za-z0-9+/=]*"
     r"|\bhttps?://(?:[^\s/?#@]*@)?([^\s/?#@]+/[^\s?#]*)"
 )
@@ -325,7 +328,9 @@ def _not_disclosed(text: str, findings: list[SecretFinding]) -> list[SecretFindi
 
 # A value given as an example of a format, not as the value.
 # (its end two characters into the value: a value read from a word on, "比如abc123这种")
-_AN_EXAMPLE_BEFORE = re.compile(r"(?i)(?:\be\.g\.|\bfor\s+example\b|比如|例如|举个例子|类似)[^\n。.!?]{0,18}\Z")
+_AN_EXAMPLE_BEFORE = re.compile(
+    r"(?i)(?:\be\.g\.|\bfor\s+example\b|\bsomething\s+like\b|\bsuch\s+as\b|比如|例如|举个例子|类似)[^\n。.!?]{0,18}\Z"
+)
 _AN_EXAMPLE_AFTER = re.compile(
     r"(?i)[^\n。]{0,8}?(?:\bexample\s+only\b|\bjust\s+an\s+example\b|\bnot\s+a\s+real\b|这种|只是[^\n。，]{0,4}示[意例]|仅为示例|不是真实|之类|这类)"
 )
