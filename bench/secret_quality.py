@@ -11,7 +11,9 @@ one set alone), and the time per text:
   holiday hosts and call transcripts; traditional Chinese, Cantonese, 东北 voices and 语音转文字);
 * ``secrets_tune13.jsonl`` … ``secrets_tune18.jsonl`` — 280 each, by six more writers who saw no
   detector (small businesses' e-mails and notes; developers in a hurry; Chinese customer service,
-  shops and schools; people's own dictated notes; an IT helpdesk; Chinese everyday apps): their
+  shops and schools; people's own dictated notes; an IT helpdesk; Chinese everyday apps), and
+  ``secrets_tune19.jsonl`` … ``secrets_tune22.jsonl`` (speech: calls, voicemail, dictation; office
+  documents; machines' configs and logs; Chinese public services and elders' voice messages): their
   misses and false positives were read and detectors written for them;
 * ``secrets_heldout.jsonl`` — 320 texts written apart from the rules; never tuned on until issue
   #33's second session, when its false positives were read (reported as "read", no longer held out);
@@ -25,9 +27,14 @@ one set alone), and the time per text:
 * ``secrets_heldout9.jsonl`` — 300 texts (150 English, 90 Chinese, 60 mixed), a fifth round's:
   scored blind at its start and after its rules, never read;
 * ``secrets_heldout10.jsonl`` — 300 texts (150 English, 100 Chinese, 50 mixed), written during the
-  fifth round and first scored at its end, never read.
+  fifth round and scored at the end of it and of the sixth, never read;
+* ``secrets_heldout11.jsonl`` — 300 texts (160 English, 90 Chinese, 50 mixed), written during the
+  sixth round and scored once, at its end, never read.
 
-Usage: python -m bench.secret_quality [--json FILE] [--misses] [--data FILE]
+``--hostile``: instead, the time to read a 100-KB text (and a 1-MB one) made of one look's words
+repeated — what a request built against the detectors would cost.
+
+Usage: python -m bench.secret_quality [--json FILE] [--misses] [--data FILE] [--hostile]
 """
 
 from __future__ import annotations
@@ -104,12 +111,62 @@ def evaluate(rows: list[dict[str, object]]) -> tuple[dict[str, dict[str, float]]
     return {name: score(group) for name, group in groups.items() if group}, per_text_us
 
 
+# One unit of each look, repeated to the size measured: a cue with no value, a value with no cue, a
+# finding every few words (each finding costs its own look).
+HOSTILE = {
+    "a bare code that just came": "the code that just came through is ",
+    "one-time codes after code's": "code's 774 019 ",
+    "PINs listed by whose": "my pins Monzo 1234, Barclays 5678, ",
+    "a login, then pass": "user bob / pass Zoro_was_best_9 ",
+    "a login by comma": "login: bobby, Harvest-Gold-58 ",
+    "numbers said in pairs": "sixty-one, ninety-nine, oh four, ",
+    "speech recognition's digits": "the code is for to won oh ",
+    "digits said alone": "one two ",
+    "a key with no value": "key ",
+    "what a Wi-Fi is": "the wifi at home is ",
+    "security answers": "security question 'mother's maiden name' = Tremaine, ",
+    "答案": "密保答案：张三 ",
+    "a card read aloud": "card four nine one two, three three oh eight, ",
+    "a dial's turns by comma": "keysafe turn to 1, 2, 3, 4, ",
+    "an LDAP tool's -w": "ldapsearch -w ",
+    "an example's value": "比如abc123这种 密码 ",
+    "an OpenVPN key unended": "-----BEGIN OpenVPN Static key V1-----\n",
+    "press, then pound": "star 1 2 3 4 ",
+    # found by a review: one value made of the same character, a name repeated with no value
+    "a directive's value of braces": "password 0 " + "{" * 200,
+    "a cookie's value of braces": "cookie: a=" + "{" * 200,
+    "htpasswd's flags": "htpasswd -" + "b" * 200,
+    "ldap, again and again": "ldap ",
+    "a quoted password key": "'" + "password" * 20,
+    "a code, then PINs": "code: PIN PIN PIN ",
+    "a speaker's false starts": "The PIN is sixty... ",
+}
+
+
+def hostile(sizes: tuple[int, ...] = (100_000, 1_000_000)) -> list[list[object]]:
+    rows: list[list[object]] = []
+    for name, unit in HOSTILE.items():
+        row: list[object] = [name]
+        for size in sizes:
+            text = (unit * (size // len(unit) + 1))[:size]
+            started = time.perf_counter()
+            found = find_secrets(text)
+            row += [f"{time.perf_counter() - started:.3f}", len(found)]
+        rows.append(row)
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", type=Path, help="also write the numbers as JSON here")
     parser.add_argument("--misses", action="store_true", help="print the texts judged wrongly")
     parser.add_argument("--data", type=Path, help="one labelled set (JSON lines) instead of every set")
+    parser.add_argument("--hostile", action="store_true", help="time texts built against the detectors instead")
     args = parser.parse_args()
+    if args.hostile:
+        print(f"\nMachine: {machine()}.\n")
+        print(markdown_table(["text made of", "100 KB (s)", "findings", "1 MB (s)", "findings"], hostile()))
+        return 0
     sets = [(args.data, "given")] if args.data else [(DATA / f"{n}.jsonl", kind) for n, kind in SETS]
     cells = []
     result: dict[str, object] = {"machine": machine(), "sets": {}}

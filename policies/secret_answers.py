@@ -16,8 +16,8 @@ _QUESTION = re.compile(
     r"(?i)\b(?:mother'?s\s+maiden\s+name|maiden\s+name"
     r"|(?:first|childhood)\s+(?:pet|dog|cat|car|school|teacher|street|job|best\s+friend|concert)(?:'s\s+name)?"
     r"|street\s+(?:you|i)\s+grew\s+up\s+on|city\s+(?:you\s+were|i\s+was)\s+born(?:\s+in)?"
-    r"|favou?rite\s+(?:teacher|childhood\s+\w+)|memorable\s+(?:word|name|place|date)|security\s+question\s+answer"
-    r"|answer\s+to\s+(?:my|your|the)\s+security\s+question|(?:primary|elementary|junior)\s+school|answer\s+(?:you|we|i)\s+set)\b"
+    r"|favou?rite\s+(?:teacher|childhood\s+\w+)|memorable\s+word|security\s+question\s+answer"
+    r"|answer\s+to\s+(?:my|your|the)\s+security\s+question|(?:your|my)\s+(?:primary|elementary|junior)\s+school|answer\s+(?:you|we|i)\s+set)\b"
 )
 # Where an answer proves an identity, near the question (a maiden name too: genealogy has them).
 _CONTEXT = re.compile(
@@ -26,7 +26,7 @@ _CONTEXT = re.compile(
     r"|(?:account|password|bank(?:ing)?)\s+(?:reset|recovery)|\banswer\s+(?:to|for)\b|\bpassword\b|密保|安全问题"
     r"|\bfor\s+security\b|security\s+(?:check|purposes)|\bthe\s+reset\b|核实身份|验证身份"
     # a caller checked: "caller verified", "they asked her first school", "in case they ask"
-    r"|recovery\s+question|\bon\s+file\b|\bthey(?:['’]ll|\s+will)\s+ask\b|\bhelpline\b|\bverified\b|\b(?:they|she|he)\s+asked\b|\bin\s+case\s+they\s+ask|account\s+holder|\bmemorable\b"
+    r"|recovery\s+question|\bon\s+file\b|\bthey(?:['’]ll|\s+will)\s+ask\b|\bhelpline\b|\bverified\b|\b(?:they|she|he)\s+asked\b|\bin\s+case\s+they\s+ask|account\s+holder|memorable\s+word"
 )
 # "is Okonkwo", "was called Biscuit", ": Captain Wobbles" — a name: up to three capitalised words.
 _SAID = re.compile(
@@ -48,7 +48,7 @@ _REPLY = re.compile(
 _NOT_AN_ANSWER = frozenset("the a an my your his her their our its not no never which what who how why".split())
 # Chinese: a question and its answer ("问：您母亲的姓名？ 答：李秀珍") under 密保 or a bank's security questions.
 _ZH_ANSWER = re.compile(
-    r"答(?:案)?(?:[^：:\n，。]{0,4}?[ \t]*[:：]|是|为)[ \t]*([^\s，。；;,/]{1,20})"
+    r"答(?:案)?[^：:\n，。]{0,4}?[ \t]*[:：][ \t]*([^\s，。；;,/]{1,20})|答案(?:是|为)[ \t]*([^\s，。；;,/]{1,20})"
     r"|答案[ \t]*([\u4e00-\u9fff]{2,4})(?=$|[\s，。；;,])"  # "答案王秀兰"
 )
 # (not a bare 安全问题: "本周安全问题复盘" reviews a safety issue)
@@ -68,6 +68,8 @@ _ZH_REACH = 240  # characters after the context an answer is read in
 # What no one sets as an answer: "好的", "忘了", "不知道", "随便", "默认" …
 _ZH_NOT_AN_ANSWER = re.compile(
     r"好的?|忘了|忘记了|不知道|不记得了?|随便|默认|待定|稍等|没有|无|什么|啥|嗯|哦|对|是的?|不是"
+    # a description of the answer or a reply about something else: "你第一所小学的名字", "会全额退款"
+    r"|[你您].*|.*(?:名字|什么|哪里|哪个|退款|处理).*"
 )
 MAX_QUESTIONS = 64
 
@@ -93,7 +95,7 @@ def security_answers(text: str) -> list[SecretFinding]:
             for n, a in enumerate(pattern.finditer(text, context.start(), reach)):
                 if n == MAX_QUESTIONS:
                     break
-                g = 1 if a.group(1) is not None else 2
+                g = next(i for i in range(1, (a.re.groups or 0) + 1) if a.group(i) is not None)
                 if not _ZH_NOT_AN_ANSWER.fullmatch(a.group(g)):
                     found.append(SecretFinding("security_answer", a.start(g), a.end(g)))
     return found

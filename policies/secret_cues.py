@@ -105,6 +105,7 @@ _PROPERTY = re.compile(
 )
 
 
+_ASKED_ONLY = re.compile(r"(?i)(?:four|six|eight|4|6|8)[\s\-]digits")
 _HINT_BEFORE = re.compile(
     r"(?i)\b(?:hint|clue)\s+(?:for|to|of)\s+(?:[\w'’]+\s+){0,3}\Z|\b(?:banned|blacklisted|forbidden)\s+\Z"
 )
@@ -204,6 +205,12 @@ def _cued(text: str) -> list[SecretFinding]:
     for n, cue in enumerate(_cue_matches(text)):
         if n == MAX_CUES:  # a text that names a credential this often is read this far (bounded work)
             break
+        if _ASKED_ONLY.fullmatch(cue.group(0)):
+            # "the six digits": a value only when asked for and given in a later turn (a postcode
+            # "has six digits: 560034")
+            if (span := _in_later_turns(text, cue.end(), cue.group(0))) is not None:
+                found.append(SecretFinding("password", *span))
+            continue
         if _HINT_BEFORE.search(text, max(0, cue.start() - 40), cue.start()):
             continue  # "Hint for Mum's laptop password: 'first dog + …'": a hint, not the value
         prop = _PROPERTY.match(text, cue.end())
@@ -230,8 +237,10 @@ def _cued(text: str) -> list[SecretFinding]:
                 span = shaped.span(1)  # "texted the code for today's BACS run: 492 017"
             if span is None and (came := _CAME.match(text, cue.end())) is not None:
                 span = value_at(text, came.end(), cue.group(0), "is")  # "the code that just came through is 614082"
-            line_end = text.find("\n", cue.end())
-            if span is None and _CODE_ASKED.search(text, sentence_start, len(text) if line_end < 0 else line_end):
+            line_end = text.find("\n", cue.end(), cue.end() + 200)  # bounded, as every look here
+            if span is None and _CODE_ASKED.search(
+                text, sentence_start, min(len(text), cue.end() + 200) if line_end < 0 else line_end
+            ):
                 span = _in_later_turns(text, cue.end(), cue.group(0))
             if span is not None and not expired_after(text, sentence_start, span):
                 found.append(SecretFinding("password", *span))
@@ -253,6 +262,8 @@ def _cued(text: str) -> list[SecretFinding]:
             span = _in_next_sentence(text, sentence_end.end(), cue.group(0))
         if span is None and sentence_end is not None:
             span = _in_later_turns(text, cue.end(), cue.group(0))
+        if span is not None and cue.group(0).lower() == "p/w" and text[span[0] : span[1]].isdigit():
+            continue  # "£450 p/w = 1950": per week, not a password
         if span is not None and not expired_after(text, sentence_start, span):
             found.append(SecretFinding("password", *span))
     return found
@@ -284,7 +295,8 @@ def _in_next_sentence(text: str, at: int, cue: str) -> tuple[int, int] | None:
     end = BRIDGE_END.search(text, at, at + 160)
     stop = end.start() if end else min(len(text), at + 160)
     specific = _SPECIFIC.search(cue) is not None  # not a bare "door", "gate", "safe"
-    if (alone := _ONLY_DIGITS.match(text, at, stop)) is not None:  # "…in the Supra lockbox. 5 2 9 8."
+    specific = _SPECIFIC.search(cue) is not None  # not a bare "door", "gate", "safe"
+    if specific and (alone := _ONLY_DIGITS.match(text, at, stop)) is not None:  # "…in the Supra lockbox. 5 2 9 8."
         return alone.span(1)
     it = _IT_IS.match(text, at, stop) if specific else None
     if it is not None and (span := value_at(text, it.end(), cue, "is")) and not YEAR.fullmatch(text, *span):

@@ -12,6 +12,9 @@ import re
 from memwarden.policies.secret_kinds import SecretFinding, word_automaton
 from memwarden.policies.secret_words import PLACEHOLDER_VALUE
 
+# Sixteen letters in four groups, one group at least with no vowel ("uxkq fmbz ryot wles", not "this
+# team list mail").
+_APP_PASSWORD = r"((?=(?:[a-z]{4} ){0,3}[b-df-hj-np-tv-xz]{4}(?![a-z]))[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4})"  # noqa: S105
 # Configuration directives whose value is a password: redis, wpa_supplicant/hostapd, SNMP, a Cisco
 # "password 0 …" (type 0: clear text), SQL's IDENTIFIED BY, WordPress's DB_PASSWORD, an XML element
 # named for one, .npmrc's _auth.
@@ -53,7 +56,7 @@ _DIRECTIVES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
         (
             ("logged in as", "log in as", "log on as", "login as", "logged on as"),
             r"(?i)\blog(?:ged)?\s*(?:in|on)\s+as\s+[\w.@\\\-]{2,60}\s+(?:with\s+|using\s+)?(?:(?:the\s+)?password\s+)?"
-            r"(?:'([^'\s]{6,40})'|\"([^\"\s]{6,40})\"|\(((?=[^)\s]*\d)(?=[^)\s]*[A-Za-z])[^)\s]{6,40})\))",
+            r"(?:'((?=[^'\s]*[\d_!@#$%^&*+=?~.\-])[^'\s]{6,40})'|\"((?=[^\"\s]*[\d_!@#$%^&*+=?~.\-])[^\"\s]{6,40})\"|\(((?=[^)\s]*\d)(?=[^)\s]*[A-Za-z])[^)\s]{6,40})\))",
         ),
         # SNMP's community said in prose: "SNMP community on the core switch is nmsR3ad0nly_fh"
         (
@@ -64,7 +67,10 @@ _DIRECTIVES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
         # htpasswd's batch mode, Postfix's sasl_passwd, etcdctl's --user, HAProxy's stats auth, SSSD's
         # authtok, snmpd's communities, npm's one-time password, Rails' master key, Windows' unattend
         # file, a Terraform/Packer variable's default.
-        (("htpasswd",), r"\bhtpasswd\s+-\w*b\w*\s+\S+\s+\S+\s+(?:'([^'\s]{4,})'|\"([^\"\s]{4,})\"|([^\s'\"]{4,}))"),
+        (
+            ("htpasswd",),
+            r"\bhtpasswd\s+-(?=[A-Za-z]{0,8}b)[A-Za-z]{1,9}\s+\S+\s+\S+\s+(?:'([^'\s]{4,})'|\"([^\"\s]{4,})\"|([^\s'\"]{4,}))",
+        ),
         (("sasl_passwd",), r"(?m)^\[?[\w.\-]+\]?(?::\d+)?[ \t]+[^\s:]+:(\S{6,})$"),
         (("--user",), r"(?<![\w\-])--user[= ]+(?!-)[^\s:'\"]+:([^\s'\"]{4,})"),
         (("stats auth",), r"\bstats\s+auth\s+[^\s:]+:(\S{4,})"),
@@ -78,19 +84,22 @@ _DIRECTIVES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
             r"(?i)\bvariable\s+\"\w*(?:password|passwd|secret|token)\w*\"\s*\{[^}]{0,200}?\bdefault\s*=\s*\"([^\"\s]{6,})\"",
         ),
         # An LDAP tool's bind password: ldapsearch … -w 'L3dger!Moss'
-        (("ldap",), r"\bldap\w*\b[^\n]*?[ \t]-w[ \t]+(?:'([^'\s]{4,})'|\"([^\"\s]{4,})\"|([^\s'\"]{4,}))"),
+        (("ldap",), r"\bldap\w{0,20}\b[^\n]{0,200}?[ \t]-w[ \t]+(?:'([^'\s]{4,})'|\"([^\"\s]{4,})\"|([^\s'\"]{4,}))"),
         # a key named for a password, quoted, its value quoted: "'PGPASSWORD': 'qL2-ferry-Nimbus'"
         (
             ("password", "passwd", "secret"),
-            r"(?i)['\"]\w*(?:password|passwd|secret)\w*['\"][ \t]*:[ \t]*['\"]([^'\"\s]{6,})['\"]"
+            r"(?i)['\"]\w{0,30}(?:password|passwd|secret|pwd)\d?['\"][ \t]*:[ \t]*['\"]((?=[^'\"\s]*[\d_!@#$%^&*+=?~.\-])[^'\"\s]{6,})['\"]"
             # Gradle's and similar: storePassword "Ampl3-Tide!"
             r"|\b[a-z]\w*(?-i:Password)[ \t]+\"([^\"\s]{6,})\"|\b[a-z]\w*(?-i:Password)[ \t]+'([^'\s]{6,})'",
         ),
-        # A Google app password (four groups of four letters) where mail is sent or the app password named.
+        # A Google app password (four groups of four random letters — one group at least with no vowel)
+        # where mail is sent or the app password named.
         (
             ("smtp", "gmail", "app password", "app-specific", "应用专用"),
-            r"(?i:smtp|gmail|app[ \-]?(?:specific[ \-])?password|应用专用)[\s\S]{0,120}?(?<![A-Za-z])([a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4})(?![A-Za-z])"
-            r"|(?<![A-Za-z])([a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4})(?![A-Za-z])[\s\S]{0,80}?(?i:smtp|gmail|app[ \-]?password)",
+            r"(?i:smtp|gmail|app[ \-]?(?:specific[ \-])?password|应用专用)[\s\S]{0,120}?(?<![A-Za-z])"
+            + _APP_PASSWORD
+            + r"(?![A-Za-z])"
+            r"|(?<![A-Za-z])" + _APP_PASSWORD + r"(?![A-Za-z])[\s\S]{0,80}?(?i:smtp|gmail|app[ \-]?password)",
         ),
         (("wifi:",), r"(?i)\bWIFI:[^\n]{0,200}?\bP:([^;\s]{6,});"),  # a Wi-Fi QR code's payload
         (("0x",), r"(?i)(?:wallet\(|private[_\s-]?key|privkey)\W{0,6}(0x[0-9a-fA-F]{64})\b"),
@@ -108,7 +117,7 @@ _DIRECTIVES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
 )
 
 
-# Four or more lines of codes alone (xxxxx-xxxxx, 1234-5678): recovery codes copied out.
+# Three or more lines of codes alone (xxxxx-xxxxx, 1234-5678): recovery codes copied out.
 _ONE_CODE = r"(?:\d{1,2}[.)][ \t]*)?(?=[a-z0-9 -]*\d)[a-z0-9]{4,6}[- ][a-z0-9]{4,6}"
 _CODE_LINES = re.compile(
     rf"(?m)(?:^[ \t]*{_ONE_CODE}(?:[ \t]+{_ONE_CODE})?[ \t]*\n){{2,}}^[ \t]*{_ONE_CODE}(?:[ \t]+{_ONE_CODE})?[ \t]*$"

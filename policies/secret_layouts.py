@@ -17,7 +17,7 @@ from memwarden.policies.secret_answers import security_answers
 from memwarden.policies.secret_cues import CUE_WORDS, MAX_CUES, NAMED_NUMBER, any_word
 from memwarden.policies.secret_directives import directives
 from memwarden.policies.secret_kinds import SecretFinding, word_automaton
-from memwarden.policies.secret_values import CJK, classes, token_value
+from memwarden.policies.secret_values import CJK, YEAR, classes, token_value
 from memwarden.policies.secret_words import CUE, PLACEHOLDER_VALUE, names_no_secret
 
 # A login and its password side by side: "root / Kf#82mQzv1" (three kinds of characters in it).
@@ -28,17 +28,18 @@ _LISTED_PAIR = re.compile(
 )
 # "user animeguyz / pass Naruto_was_better_2": a login, then "pass" and its value.
 _USER_PASS = re.compile(
-    r"(?i)\buser(?:name)?[ \t:]+[\w.@+\-]{2,40}[ \t]*(?:[/|,;]+|//)[ \t]*(?:pass|pw|pwd|password)[ \t:=]+([^\s,;]{4,40})"
+    r"(?i)\buser(?:name)?[ \t:]+[\w.@+\-]{2,40}[ \t]*(?:[/|,;]+|//)[ \t]*(?:pass|pw|pwd|password)[ \t:=]+((?=[^\s,;]*[\d_!@#$%^&*+=?~.\-])[^\s,;]{4,40})"
 )
-ADDRESS_LIKE_VALUE = re.compile(r"@|://|^www\.")
+_AN_ADDRESS = re.compile(r"@|://|^www\.")
 # A quoted "user:password" (a Basic header's input, a URL's userinfo): a symbol in the password.
 _QUOTED_PAIR = re.compile(r"[\"']([\w.@\-]{2,40}):([^\s:\"'/@]{6,40})[\"']")
 # A driver's call given a password as a literal: new PDO(dsn, 'user', 'Gv7#pQ2zLw').
 _CALL = re.compile(
     r"(?i)\b(?:pdo|connect|login|authenticate|credentials?)\w*\s*\((?:[^()\n,]{0,200},){0,4}[^()\n,]{0,200}?['\"]([^'\"\s]{6,40})['\"]\s*\)"
 )
-# (four groups of four first: "4392 2670 1185 9036 11/26" ends before the expiry)
-_LUHN_CARD = re.compile(r"(?<![\d\-])(?:(?:\d{4}[ \-]){3}\d{4}|(?:\d[ \-]?){12,18}\d)(?![\d\-])")
+_LUHN_CARD = re.compile(r"(?<![\d\-])(?:\d[ \-]?){12,18}\d(?![\d\-])")
+# four groups of four, then more digits: "4392 2670 1185 9036 11/26" — the card ends before its expiry
+_FOUR_FOURS = re.compile(r"\d{4}[ \-]\d{4}[ \-]\d{4}[ \-]\d{4}")
 _CARD_WORDS = re.compile(r"(?i)\b(?:card|visa|mastercard|amex|cvv|cvc|exp(?:iry|ires)?)\b|卡号|信用卡|银行卡|有效期")
 
 
@@ -140,6 +141,12 @@ def _paired(text: str, folded: str) -> list[SecretFinding]:
                 found.append(SecretFinding("password", m.start(1), m.end(1)))
     login = any_word(_LOGIN_WORDS, folded)
     for m in _LISTED_PAIR.finditer(text) if login and _LISTED.search(text) else ():
+        user = text[m.start() : m.start(1)]
+        if not (
+            re.search(r"[@._\d\-]", user.split()[0] if user.split() else "")
+            or re.search(r"[:：][ \t]*$", text[max(0, m.start() - 3) : m.start()])
+        ):
+            continue  # "the login workshop with sarah — Room-B12": a name, not a login
         # "FreeAgent login for Tom: millbrookfarm, Harvest-Moon-77", "coach.dan@ironhouse.gym — Squat$Rack21"
         line_start = text.rfind("\n", 0, m.start()) + 1
         value = m.group(1)
@@ -148,7 +155,7 @@ def _paired(text: str, folded: str) -> list[SecretFinding]:
             and any(c.isdigit() for c in value)
             and _LOGIN_LINE.search(text, line_start, m.start(1))
             and token_value(value)
-            and not ADDRESS_LIKE_VALUE.search(value)
+            and not _AN_ADDRESS.search(value)
             and "=" not in value
             and ":" not in value
         ):
@@ -204,6 +211,14 @@ def _cards(text: str) -> list[SecretFinding]:
             continue  # a transaction's or an order's number: "交易流水号 3120240311884523"
         if 13 <= len(digits) <= 19 and digits[0] in "3456" and (_luhn(digits) or dated) and _CARD_WORDS.search(near):
             found.append(SecretFinding("card_number", m.start(), m.end()))
+        elif (
+            (four := _FOUR_FOURS.match(text, m.start()))
+            and four.end() < m.end()
+            and _EXPIRY_AFTER.match(text, four.end())
+            and digits[0] in "3456"
+            and _CARD_WORDS.search(near)
+        ):
+            found.append(SecretFinding("card_number", m.start(), four.end()))
     return found
 
 
@@ -280,7 +295,7 @@ def _digits(text: str) -> int:
 # Nationwide 2947 | Monzo 0184", "staff till logins - Jess 1123, Amira 4409", "Key safes — 4 Ash Ct
 # 1190 | 12 Elm Gv 6634".
 _LIST_CUE = re.compile(
-    r"(?i)\b(?:pins|pin\s+numbers|passcodes|logins|passwords|key\s?safes|lockboxes"
+    r"(?i)\b(?:pins|pin\s+numbers|passcodes|key\s?safes|lockboxes|till\s+logins"
     r"|(?:door|gate|alarm|keypad|locker|till|key\s?safe|lockbox|access|entry)\s+codes)\b"
 )
 _LIST_ITEM = re.compile(r"[ \t]*(?=[^\n]*[A-Za-z\u4e00-\u9fff])[^\n]*?[ \t:]((?<!\d)\d{4,6})[ \t]*")
@@ -291,13 +306,14 @@ def _listed(text: str) -> list[SecretFinding]:
     for n, cue in enumerate(_LIST_CUE.finditer(text)):
         if n == MAX_CUES:
             break
-        line_end = text.find("\n", cue.end())
-        line_end = len(text) if line_end < 0 else line_end
+        # the rest of its line, at most 200 characters (every look stays bounded)
+        line_end = text.find("\n", cue.end(), cue.end() + _LIST_REACH)
+        line_end = min(len(text), cue.end() + _LIST_REACH) if line_end < 0 else line_end
         items, start = [], cue.end()
         for part in re.split(r"([|,;])", text[cue.end() : line_end]):
             if part not in ("|", ",", ";"):
                 m = _LIST_ITEM.fullmatch(text, start, start + len(part))
-                if m is not None and not YEAR_VALUE.fullmatch(m.group(1)):
+                if m is not None and not YEAR.fullmatch(m.group(1)):
                     items.append(SecretFinding("password", m.start(1), m.end(1)))
             start += len(part)
         if len(items) >= 2:
@@ -315,7 +331,11 @@ _WIFI_IS = re.compile(
 )
 # "vet clinic wifi …: VetClinicGuest, pass pawsandclaws": a network, then its password.
 _WIFI_PASS = re.compile(
-    r"(?i)\b(?:wi-?fi|ssid)\b[^\n]{0,60}?[,;，；][ \t]*(?:the[ \t]+)?(?:pass|pw|pwd|key|password)(?:[ \t]+is)?[ \t:：=]+([^\s,;，；.]{6,40})"
+    r"(?i)\b(?:wi-?fi|(ssid))\b[^\n]{0,60}?[,;，；][ \t]*(?:the[ \t]+)?"
+    # "pass …", and "key …" after an SSID ("SSID KMH-Staff, key treefrog-…"); after "wifi", "key is"/"key:"
+    # ("the wifi kept dropping; key takeaway: …" is no key)
+    r"(?:(?:pass|pw|pwd|password)(?:[ \t]+is)?[ \t:：=]+|key(?:[ \t]+is[ \t]+|[ \t]*[:：=][ \t]*|(?(1)[ \t]+|(?!))))"
+    r"([^\s,;，；.:：]{6,40})(?![:：])"
 )
 _NETWORK_NAME = re.compile(r"(?i)guest|wifi|net|5g|router|home|free|public|_|network|called|named|ssid")
 
@@ -328,18 +348,20 @@ def _wifi(text: str) -> list[SecretFinding]:
         group = 1 if m.group(1) is not None else 2
         value = m.group(group)
         after_wifi = text[m.start() + m.group(0).lower().index("fi") + 2 : m.end()]
-        if (group == 1 and classes(value) < 3) or (group == 2 and _NETWORK_NAME.search(after_wifi)):
+        if (group == 1 and (classes(value) < 3 or _NETWORK_NAME.search(value))) or (
+            group == 2 and _NETWORK_NAME.search(after_wifi)
+        ):
             continue
         if not PLACEHOLDER_VALUE.match(value):
             found.append(SecretFinding("password", m.start(group), m.end(group)))
     for m in _WIFI_PASS.finditer(text):
-        if not PLACEHOLDER_VALUE.match(m.group(1)):
-            found.append(SecretFinding("password", m.start(1), m.end(1)))
+        if not PLACEHOLDER_VALUE.match(m.group(2)):
+            found.append(SecretFinding("password", m.start(2), m.end(2)))
     return found
 
 
-_LIST_WORDS = word_automaton(["pins", "pin numbers", "passcodes", "logins", "passwords", "safes", "lockboxes", "codes"])
-YEAR_VALUE = re.compile(r"(?:19|20)\d\d")
+_LIST_REACH = 200
+_LIST_WORDS = word_automaton(["pins", "pin numbers", "passcodes", "till logins", "safes", "lockboxes", "codes"])
 
 
 def laid_out_secrets(text: str, folded: str) -> list[SecretFinding]:

@@ -352,7 +352,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         r"(?i)\bkey\b"
         r"(?<!cache[ _\-]key)(?<!hash[ _\-]key)(?<!idempotency[ _\-]key)(?<!primary[ _\-]key)(?<!public[ _\-]key)(?<!publishable[ _\-]key)(?<!partition[ _\-]key)(?<!sort[ _\-]key)"
         r"(?<!object[ _\-]key)(?<!dedup[ _\-]key)(?<!foreign[ _\-]key)(?<!composite[ _\-]key)(?<!host[ _\-]key)(?<!ssh[ _\-]key)(?<!gpg[ _\-]key)(?<!pgp[ _\-]key)(?<!ed25519[ _\-]key)(?<!rsa[ _\-]key)(?<!ecdsa[ _\-]key)"
-        r"(?![^\n:=]{0,40}?(?:fingerprint|sha\d|md5|\bid\b))[^\n:=]{0,40}[:=][ \t]*['\"]?([0-9a-f]{32,}|(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[a-z])(?=[A-Za-z0-9_\-]*[A-Z])[A-Za-z0-9_\-]{24,})(?![\w\-])",
+        r"(?![^\n:=]{0,40}?(?:fingerprint|sha\d|md5|\bid\b|commit|checksum|hash|digest|changes|file))[^\n:=]{0,40}[:=][ \t]*['\"]?([0-9a-f]{32,}|(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[a-z])(?=[A-Za-z0-9_\-]*[A-Z])[A-Za-z0-9_\-]{24,})(?![\w\-])",
         group=1,
         needs=("key",),
     ),

@@ -22,7 +22,7 @@ _PREFILTER_LITERALS = (
     "mysql|mariadb|sshpass|docker login|podman login|registry login| login -u|redis-cli| -a |curl -u|curl --user|"
     "--password|keypad|lockbox|garage|alarm|door|gate code|safe code|lock code|entry code|combo|combination|"
     "门禁|门锁|车库|保险柜|保险箱|密码锁|开门|授权码|专用密码|app password|app-specific|"
-    "@tcp(|@unix(|getconnection|key=|setup key|puk|> auth|auth 是|auth是|auth:|otp|authenticator|身份验证器|:aa"
+    "@tcp(|@unix(|getconnection|key=|setup key|puk|> auth|auth 是|auth是|auth:|otp|2fa|mfa|种子|authenticator|身份验证器|:aa"
 ).split("|")
 _PREFILTER_PATTERNS = re.compile(r"sess[a-z_.\-]*=|[?&](?:sig|signature|auth)=")
 # What the login-pair detector needs (casefolded): a login word, then a "/" or "pass" — searched only
@@ -75,6 +75,3 @@ def may_hold_secrets(folded: str) -> bool:
         or ("+" in folded and _PREFILTER_CONCAT.search(folded) is not None)
         or ("#" in folded and _PREFILTER_STARRED.search(folded) is not None)
     )
-
-
-_SAID_KINDS = frozenset({"password", "pin", "spoken_pin"})

@@ -23,7 +23,7 @@ from memwarden.policies.secret_words import (
 
 DIGITS = re.compile(
     r"(?:[*#]|(?i:star|hash|pound)[ \t]+)?\d(?:[ \-]?\d){3,11}#?(?![\d.,:/]?\d)(?![A-Za-z])"
-    r"(?!\s*(?:位|个|次|年|月|日|号|天|分钟|小时|秒|元|块|%|％|st\b|nd\b|rd\b|th\b"
+    r"(?!\s*(?:位|个|次|年|月|日|号|天|分钟|小时|秒|元|块|款|型|版|代|系列|%|％|st\b|nd\b|rd\b|th\b"
     r"|am\b|pm\b|digits?|characters?|chars?|letters?|times|days?|hours?|min|mins|minutes|seconds|years?|km|mb|gb|px"
     r"|ms\b|m\b|ft\b|feet|meters?|metres?|miles?|kg|lbs?|cm|mm|people|users|lines?|bytes?|yen|dollars?|euros?"
     r"|pounds?|quid|bucks|rupees?|usd|eur|gbp|rmb|model|edition|long|wide|tall|high|deep))"
@@ -89,9 +89,12 @@ def said_in_pairs(text: str, at: int, end: int | None = None) -> tuple[int, int]
     if m is None:
         return None
     if (pause := max(m.group(0).rfind("..."), m.group(0).rfind("…"))) >= 0:
-        # a speaker's false start ("six... sixty-six, twelve, eighty"): what follows the last pause
+        # a speaker's false start ("six... sixty-six, twelve, eighty"): what follows the last pause,
+        # read once (no pause left in it, or nothing)
         after = re.match(r"[.…]+[ \t]*", m.group(0)[pause:])
-        return said_in_pairs(text, m.start() + pause + (after.end() if after else 0), end)
+        m = SAID_PAIRS.match(text, m.start() + pause + (after.end() if after else 0), len(text) if end is None else end)
+        if m is None or "..." in m.group(0) or "…" in m.group(0):
+            return None
     words = re.findall(r"[a-z]+", m.group(0).lower())
     if not any((w in _WORD_DIGITS and _WORD_DIGITS[w] == 2) or w in ("double", "triple") for w in words):
         return None  # all single digits: SAID's
@@ -124,7 +127,7 @@ COMBINATION = re.compile(
 CAPS_CODE = re.compile(r"(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z][A-Z0-9]*[A-Z])[A-Z0-9]{5,10}(?![\w\-])")
 # In groups, as activation and backup codes are printed: "7DH4 9PXK 2MWE", "KQ7M-PX3R-TN9W-BV2L".
 GROUPED_CODE = re.compile(
-    r"(?=[A-Z0-9 \-]*\d)(?=[A-Z0-9 \-]*[A-Z])[A-Z0-9]{3,5}(?:[ \-][A-Z0-9]{3,5}){0,3}[ \-][A-Z0-9]{2,5}(?![\w\-])"
+    r"(?=[A-Z0-9 \-]{0,30}\d)(?=[A-Z0-9 \-]{0,30}[A-Z])[A-Z0-9]{3,5}(?:[ \-][A-Z0-9]{3,5}){0,3}[ \-][A-Z0-9]{2,5}(?![\w\-])"
 )
 LOWER_CODE = re.compile(r"(?=[a-z0-9]*\d)(?=[a-z0-9]*[a-z])[a-z0-9]{6,10}(?![\w\-])")
 # A keypad's with a letter key: "C4921".
@@ -221,12 +224,14 @@ def value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] | 
         # that is always a combination ("bike lock 4471"), not a year.
         combination = re.fullmatch(r"(?i)(?:bike|bicycle|cable|luggage|suitcase|combination)\s+lock", cue) is not None
         m = (DIGITS.match(text, at) or THREE_DIGITS.match(text, at)) if explicit or combination else None
-        return (m.start(), m.end()) if m and not YEAR.fullmatch(m.group(0)) else None
+        return (m.start(), m.end()) if m and (explicit or not YEAR.fullmatch(m.group(0))) else None
     # Not a closing quote (a straight one right after a word); “ ‘ 「 『 only ever open.
     if (m := QUOTED.match(text, at)) and (text[at] in "“‘「『" or not (at > 0 and text[at - 1].isalnum())):
         inner = m.group(1)
         if inner != inner.strip() or "(" in inner or "=" in inner:
             return None  # a closing quote and the next opening one, not a value
+        if connector.strip() == "说" and not re.search(r"[0-9A-Za-z]", inner):
+            return None  # what was said, not a watchword: "物业说「补办要五十块」"
         if (
             re.search(r"(?i)pin", cue)
             and " " in inner

@@ -22,7 +22,7 @@ CODE_CUE = (
     r"|host|access|verification|security|one[\s\-]time|login|check[\s\-]in|confirmation|authentication|auth"
     r"|otp|2fa|sms|unlock|bike\s+room|mailbox|voicemail|alarm\s+panel|kiosk|storage|room|elevator|parking|pool"
     r"|gym|ipad|iphone|phone|screen|house|apartment|unit|complex|bike|backup|recovery)(?:\s+\w{1,6})?\s+(?:pass)?(?:codes?|pin|combo|combination)"
-    r"|gate|door|keypad|intercom|otp|disarm|key\s?safe|(?:manager\s+)?override|(?:2fa|mfa)(?:\s+backup)?|(?<!last\s)(?<!first\s)(?:four|six|eight|4|6|8)[\s\-]digits\b|security\s+number"
+    r"|gate|door|keypad|intercom|otp|disarm|key\s?safe|(?:manager|master|till|admin)\s+override|override\s+(?:code|pin)|(?:2fa|mfa)(?:\s+backup)?|(?<!last\s)(?<!first\s)(?:four|six|eight|4|6|8)[\s\-]digits\b|security\s+number"
     r"|\b(?:use|enter|dial|punch\s+in)\s+code"
     # Any other code named by what it is for (a locker's, a parcel's, an app's): unless that word
     # says it opens nothing (NOT_A_SECRET_CODE). Its value is digits.
@@ -37,7 +37,7 @@ CODE_CUE = (
 CUE = re.compile(
     r"(?i)(?<![A-Za-z0-9_<{$/.:@\-])(?:"
     r"passwords?|passwd|pwd|pw|p/w|passphrase|pass\s?code|pass\s?key|pass(?=\s*[:=]|\s+(?:for|is|to\b))"
-    r"|(?:temp(?:orary)?|new|default|initial)\s+pass(?![\w\-])|pass\s?number|(?:[itm]-?)?pins?(?:\s+(?:code|number))?"
+    r"|(?:temp(?:orary)?|new|default|initial)\s+pass(?![\w\-])|passnumber|(?:[itm]-?)?pins?(?:\s+(?:code|number))?"
     # the commonest misspellings: "pasword", "passwrd", "passowrd", "pssword"
     r"|pas?s?w(?:o?r|ro)ds?|passowrd|pss?word"
     r"|" + CODE_CUE + r"|combo|combination|cvv|cvc|csc"
@@ -95,7 +95,7 @@ MAX_BRIDGE = 64
 FILLER = re.compile(
     r"(?i)(?:[ \t\u3000,，…、:：—–]|\.{2,}|\b(?:uh|um|er|erm|like|so|okay|ok|well|just|the\s+word|actually"
     r"|(?:a\s+|the\s+)?(?:new\s+|temporary\s+|temp\s+)?(?:value|code|pin))\b"
-    r"|嗯|呃|啊|那个|就是)*"
+    r"|嗯|呃|啊|那个|就是){0,24}"  # bounded: a run of "PIN PIN PIN …" is not read to its end from every cue
 )
 
 EXPIRED = re.compile(
@@ -122,7 +122,7 @@ REVOKED = re.compile(
     r"|\b(?:revoked|deactivated)\s+and\s+deleted\b|\brotated\s+out\b)"
 )
 PLACEHOLDER_VALUE = re.compile(
-    r"(?i)^(?:<[^>]*>|\{+[^}]*\}+|.*(?:example|do-not-use|dummy|placeholder|not[-_]real|fake[-_]).*|\[[^\]]*\]|\$\{?[\w.]+\}?|%\w*%|x{3,}|\*+|•+|\.{3}|…|_{3,}|-{3,}|your[\w\-]*|example[\w\-]*"
+    r"(?i)^(?:<[^>]*>|\{\{?[^{}]*\}\}?|(?:[^\s]*[-_])?(?:example|do-not-use|dummy|placeholder|not[-_]real|fake)(?:[-_][^\s]*)?|\[[^\]]*\]|\$\{?[\w.]+\}?|%\w*%|x{3,}|\*+|•+|\.{3}|…|_{3,}|-{3,}|your[\w\-]*|example[\w\-]*"
     r"|changeme|placeholder|redacted|none|null|nil|empty|unset|n/a|tbd|todo|same|hidden|secret|password\d*)$"
 )
 # A phrase of plain words is a passphrase only after one of these names and an explicit "is"/":".

@@ -59,7 +59,7 @@ _PUBLIC_ID = re.compile(
 # Where random text is public: PEM public keys and certificates, SSH public keys, digests, a
 # URL's path (document, file and video ids; the webhooks whose path is secret have their detector).
 _PUBLIC_SPANS = re.compile(
-    r"-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE)(?: BLOCK)?-----[\s\S]*?(?:-----END[^\n]*?-----|$)"
+    r"-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE)(?: BLOCK)?-----(?:[\s\S]*?-----END[^\n]*?-----|(?:\s*[A-Za-z0-9+/=]{4,})+)"
     r"|\b(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\S+|sk-ssh-\S+)\s+AAAA[A-Za-z0-9+/=]+"
     r"|\b(?i:sha)(?:1|256|384|512)[:\-][A-Za-z0-9+/=]+"
     r"|\bdata:[\w/+.\-]+;base64,[A-Za-z0-9+/=]+"
@@ -329,10 +329,10 @@ def _not_disclosed(text: str, findings: list[SecretFinding]) -> list[SecretFindi
 # A value given as an example of a format, not as the value.
 # (its end two characters into the value: a value read from a word on, "比如abc123这种")
 _AN_EXAMPLE_BEFORE = re.compile(
-    r"(?i)(?:\be\.g\.|\bfor\s+example\b|\bsomething\s+like\b|\bsuch\s+as\b|比如|例如|举个例子|类似)[^\n。.!?]{0,18}\Z"
+    r"(?i)(?:\be\.g\.|\bfor\s+example\b|\bsomething\s+like\b|\bsuch\s+as\b|比如|例如|举个例子|不要用|别用)(?![^\n。.!?]{0,18}(?:real|actual|真实))[^\n。.!?]{0,18}\Z"
 )
 _AN_EXAMPLE_AFTER = re.compile(
-    r"(?i)[^\n。]{0,8}?(?:\bexample\s+only\b|\bjust\s+an\s+example\b|\bnot\s+a\s+real\b|这种|只是[^\n。，]{0,4}示[意例]|仅为示例|不是真实|之类|这类)"
+    r"(?i)[^\n。]{0,8}?(?:\bexample\s+only\b|\bjust\s+an\s+example\b|\bnot\s+a\s+real\b|只是[^\n。，]{0,4}示[意例]|仅为示例|不是真实)"
 )
 
 
