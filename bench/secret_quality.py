@@ -13,8 +13,9 @@ one set alone), and the time per text:
   detector (small businesses' e-mails and notes; developers in a hurry; Chinese customer service,
   shops and schools; people's own dictated notes; an IT helpdesk; Chinese everyday apps), and
   ``secrets_tune19.jsonl`` … ``secrets_tune22.jsonl`` (speech: calls, voicemail, dictation; office
-  documents; machines' configs and logs; Chinese public services and elders' voice messages): their
-  misses and false positives were read and detectors written for them;
+  documents; machines' configs and logs; Chinese public services and elders' voice messages), and
+  ``secrets_tune23.jsonl``/``secrets_tune24.jsonl`` (a secret hidden in prose; an agent's own notes
+  and tool results): their misses and false positives were read and detectors written for them;
 * ``secrets_heldout.jsonl`` — 320 texts written apart from the rules; never tuned on until issue
   #33's second session, when its false positives were read (reported as "read", no longer held out);
 * ``secrets_heldout2.jsonl`` … ``secrets_heldout6.jsonl`` — 240 texts each by writers who saw no
@@ -29,7 +30,7 @@ one set alone), and the time per text:
 * ``secrets_heldout10.jsonl`` — 300 texts (150 English, 100 Chinese, 50 mixed), written during the
   fifth round and scored at the end of it and of the sixth, never read;
 * ``secrets_heldout11.jsonl`` — 300 texts (160 English, 90 Chinese, 50 mixed), written during the
-  sixth round and scored once, at its end, never read.
+  sixth round and scored at its end and the seventh's, never read.
 
 ``--hostile``: instead, the time to read a 100-KB text (and a 1-MB one) made of one look's words
 repeated — what a request built against the detectors would cost.
@@ -72,6 +73,8 @@ SETS = (
     ("secrets_tune20", "tune"),
     ("secrets_tune21", "tune"),
     ("secrets_tune22", "tune"),
+    ("secrets_tune23", "tune"),
+    ("secrets_tune24", "tune"),
     ("secrets_heldout", "read"),
     ("secrets_heldout2", "held out"),
     ("secrets_heldout3", "held out"),
@@ -82,7 +85,7 @@ SETS = (
     ("secrets_heldout8", "held out (scored blind, then after)"),
     ("secrets_heldout9", "held out (scored blind, then after)"),
     ("secrets_heldout10", "held out (scored at the end of each round)"),
-    ("secrets_heldout11", "held out (scored once, at the end)"),
+    ("secrets_heldout11", "held out (scored at the end of the sixth round and the seventh)"),
 )
 
 
@@ -140,6 +143,9 @@ HOSTILE = {
     "a quoted password key": "'" + "password" * 20,
     "a code, then PINs": "code: PIN PIN PIN ",
     "a speaker's false starts": "The PIN is sixty... ",
+    "a lock, then digits in prose": "the box by the bins, the one with the dials. it wants 1-9-4-7. ",
+    "a lock's word, again and again": "lock ",
+    "门禁 then digits": "楼下门禁换了，新的是3916再按井号。",
 }
 
 

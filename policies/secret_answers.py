@@ -30,7 +30,7 @@ _CONTEXT = re.compile(
 )
 # "is Okonkwo", "was called Biscuit", ": Captain Wobbles" — a name: up to three capitalised words.
 _SAID = re.compile(
-    r"[ \t]*+['’\"”]?+[ \t]*+(?:(?:is|was)\b|=|:|：|—|-|(?:given|provided)[ \t]*+[:：]|(?=['‘\"“]?[A-Z])"
+    r"[ \t]*+['’\"”)]?+[ \t]*+(?:(?:is|was)\b|=|:|：|—|-|→|(?:given|provided)[ \t]*+[:：]|(?=['‘\"“]?[A-Z])"
     r"|,?+[ \t]*+(?i:(?:so[ \t]++)?(?:i|we|she|he|they)[ \t]++(?:put|typed|entered|said|wrote|answered|gave|used))\b)"
     r"(?:[ \t]++(?:called|named)\b)?+[ \t]*+['‘\"“]?+"
     r"([A-Z][A-Za-z\-]+(?:['’][A-Za-z]+)?(?:[ \t]+[A-Z][A-Za-z'’\-]+){0,2})(?![ \t]*[A-Za-z])"

@@ -110,7 +110,8 @@ _DIRECTIVES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
         (
             ("is your", "use ", "是您的", "为您的"),
             # A one-time code named after it: "329-876 is your … security code", "Use 133194 to sign in".
-            r"(?i)\b(\d{3}[\s\-]?\d{3}|\d{4,8})\s+is\s+your\b[^.\n]{0,40}?\b(?:code|passcode|pin|password)\b"
+            r"(?i)\b(\d{3}[\s\-]?\d{3}|\d{4}[\s\-]\d{4}|\d{4,8})\s+is\s+your\b[^.\n]{0,40}?\b(?:code|passcode|pin|password)\b"
+            r"|\buse\s+(\d{4}[\s\-]\d{4}|\d{3}[\s\-]\d{3}|\d{4,8})\s+as\s+your\b[^.\n]{0,20}?\b(?:code|passcode|pin)\b"
             r"|\buse\s+(\d{4,8})\s+to\s+(?:sign|log)\s+in\b|\b(\d{4,8})\s*(?:是您的|为您的)[^。\n]{0,12}验证码",
         ),
     )

@@ -17,6 +17,7 @@ from memwarden.policies.secret_answers import security_answers
 from memwarden.policies.secret_cues import CUE_WORDS, MAX_CUES, NAMED_NUMBER, any_word
 from memwarden.policies.secret_directives import directives
 from memwarden.policies.secret_kinds import SecretFinding, word_automaton
+from memwarden.policies.secret_prose import prose_codes
 from memwarden.policies.secret_values import CJK, YEAR, classes, token_value
 from memwarden.policies.secret_words import CUE, PLACEHOLDER_VALUE, names_no_secret
 
@@ -223,7 +224,7 @@ def _cards(text: str) -> list[SecretFinding]:
 
 
 _LOGIN_LINE = re.compile(
-    r"(?i)\b(?:creds?|credentials?|log\s?in(?:to)?|sign\s?in|account|admin|root|user(?:name)?|pat|token|key|apple\s?id)\b|pass"
+    r"(?i)\b(?:creds?|credentials?|log\s?ins?|log\s?into|sign\s?in|account|admin|root|user(?:name)?|pat|token|key|apple\s?id)\b|pass"
     r"|账号|登录|^[ \t]*(?:[^\s@:]{1,30}:[ \t]*)?[\w.+\-]+@[\w\-]+\.[\w.\-]+[ \t]*$"
 )
 # A line holding one token, maybe after a chat's speaker ("Dad: …", "Agent (Marisol): …").
@@ -377,6 +378,7 @@ def laid_out_secrets(text: str, folded: str) -> list[SecretFinding]:
         *(_under_its_name(text) if "\n" in text else []),
         *(_listed(text) if any_word(_LIST_WORDS, folded) and _A_DIGIT.search(text) else []),
         *(_wifi(text) if "wifi" in folded or "wi-fi" in folded or "ssid" in folded else []),
+        *prose_codes(text, folded),
         *(security_answers(text) if any_word(_ANSWER_WORDS, folded) else []),
         *(_keyed(text) if any_word(_KEY_WORDS, folded) and _A_DIGIT.search(text) else []),
     ]

@@ -171,7 +171,9 @@ WORDS = re.compile(r"[A-Za-z]{3,}(?:[ \-][A-Za-z]{3,}){2,5}\b")
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
-NEW = re.compile(r"(?i)\bnew\b|\bnow\b|\b(?:changed|reset)\s+(?:it\s+)?to\b|新|改成|换成|改为|重置成|重置为|设成|设为")
+NEW = re.compile(
+    r"(?i)\bnew\b|\bnow\b|\b(?:changed|changes|reset)\s+(?:it\s+)?to\b|新|改成|换成|改为|重置成|重置为|设成|设为"
+)
 
 
 def is_placeholder(value: str) -> bool:

@@ -15,7 +15,8 @@ CN_NUMBER = rf"[{CN_DIGIT}十]{{1,4}}"
 # What a code opens, after "the code for/to …".
 _OPENS = (
     r"(?:door|gate|alarm|safe|keypad|lock|locker|lockbox|padlock|garage|entry|building|storage\s+unit|storage|shed"
-    r"|room|elevator|lift|parking|pool|gym|ipad|iphone|phone|house|apartment|flat|unit|complex|bike|mailbox|box|wifi)"
+    r"|room|elevator|lift|parking|pool|gym|ipad|iphone|phone|house|apartment|flat|unit|complex|bike|mailbox|box|wifi"
+    r"|bin\s+store|cupboard|cabinet)"
 )
 CODE_CUE = (
     r"(?:door|gate|alarm|disarm|safe|keypad|lock|locker|lockbox|padlock|garage|entry|building|front\s+door"
@@ -106,7 +107,7 @@ EXPIRED = re.compile(
     r"|(?:can|could)\s+no\s+longer\s+be\s+used)\b"
     # (not a lifetime ahead: "一分钟后就失效了", "30 秒就过期")
     r"|作废|已过期|(?<!后就)(?<!秒就)(?<!钟就)(?<!后)过期了|已失效|(?<!后就)(?<!后)失效了|已使用|已被使用|用过了|已经换了"
-    r"|以前的|旧的|老的|原来的|被取出|已取出|已取件|取回来了|取走了|拿回来了"
+    r"|以前的|旧的|老的|原来的|被取出|已取出|已取件|取回来了|取走了|拿回来了|没用了|不能用了"
     r"|(?i:\b(?:was|were|been|already)\s+(?:picked\s+up|collected)\b)"
     r"|(?<!不是)(?:原来|之前|以前)那个|输进去了|已经登上|登进去了|已经登录"
     r"|(?i:\b(?:timed\s+out\s+before|but\s+(?:i|we|they|he|she)\s+changed\s+it)\b)"

@@ -745,3 +745,51 @@ def test_a_speakers_false_starts_repeated_do_not_exhaust_the_reader() -> None:
     # a false start is read past once; thousands of them are not read recursively
     text = "The PIN is " + "sixty... " * 7000
     assert isinstance(find_secrets(text), list)
+
+
+# A seventh round (tune sets 23–24: a secret hidden in prose; an agent's own notes): digits near what
+# they open, a sentence apart from its name.
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        (
+            "I moved the spare key. It's in the box by the bins, the one with the dials. Mum's birth month and year, 0361.",
+            "0361",
+        ),
+        (
+            "Reminder: the vestry alarm is a nuisance. The panel by the coat hooks wants 1-9-4-7 and then 'off'.",
+            "1-9-4-7",
+        ),
+        ("The hall's key safe opens with the year the choir was founded — for those who forgot, 1974.", "1974"),
+        ("Boiler man needed to get in, I gave him the key safe number (4 5 0 0).", "4 5 0 0"),
+        ("The tin's got a little lock, you'd think it was decorative, the numbers are 5 5 2.", "5 5 2"),
+        ("The greenhouse has a padlock now, four digit wheels. It's 1966, like the world cup.", "1966"),
+        ("For the overnight, the door panel at the staff entrance is: star, 4, 4, 8, 1, hash.", "4, 4, 8, 1"),
+        ("妈，楼下那个小键盘换了，新的是3916再按井号，别按错了。", "3916"),
+    ],
+)
+def test_a_code_told_in_prose_is_found(text: str, value: str) -> None:
+    found = find_secrets(text)
+    assert found, text
+    assert value not in mask(text, found)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "set the alarm to 0545 please",
+        "Church hall alarm was changed after the break-in. Pat has the new code, ring her on 07700 915332.",
+        "Lettings: vacant flat at 9 Queen St. Alarm is unset. Meter readings: elec 044182, gas 11873.",
+        "Dad's alarm company is on 0800 731 2244 if it goes off again, account no. 55-0192",
+        "Locksmith came, lock's changed, bill's a hundred and ten pounds, invoice number three three one eight.",
+        "New D-lock, keys numbered 1 2 8 8 4 6 on the tag; spare at mine.",
+        "The lock was installed in 2019 and the keypad has 12 buttons.",
+        "民宿留言本：门锁密码入住当天发到手机，很方便。我们是三楼 302 房。",
+        "工具房的锁换成钥匙锁了，钥匙放在 5 栋 1 单元 201 张阿姨家",
+        "这款智能锁原价1599 双十一1299 送安装",
+        "朋友做宠物医院连锁，基础版一年2999，专业版一年5999",
+        "上个租客的密码我已经从锁里删了，他知道的那个2255没用了",
+    ],
+)
+def test_numbers_near_a_lock_that_open_nothing_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == [], [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]

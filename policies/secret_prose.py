@@ -1,0 +1,118 @@
+"""A code told in prose: digits near what they open, where no connector joins them to its name.
+
+People writing to a neighbour, a carer or a flatmate put the value a clause or a sentence away from
+the lock: "I moved the spare key. It's in the box by the bins, the one with the dials. Your mum's
+birthday month and year, 0361.", "the panel by the coat hooks wants 1-9-4-7 and then 'off'", "the
+tin's got a little lock … the numbers are 5 5 2". Here a lock's word (a key safe, a keypad, an alarm,
+a padlock, a dial, 门禁, 挂锁 …) is followed, in its sentence or the next, by digits standing alone —
+three to eight of them, spaced, dashed or run together — or said as words.
+
+Not a value: a time, an amount, a count, a date, a phone number, a number named as something else
+("room 12", "flat 4", "model 4471", "invoice #0412"), a year unless the sentence says the year is it
+("It's 1966, like the world cup"), three digits run together unless the lock is one with a dial.
+Found by the tune sets' writers who hid the value in prose (issue #33's seventh round), not by the
+held-out sets.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memwarden.policies.secret_cues import NAMED_NUMBER
+from memwarden.policies.secret_kinds import SecretFinding, word_automaton
+from memwarden.policies.secret_values import SAID, WHEN_OR_HOW_MUCH, YEAR
+from memwarden.policies.secret_words import BRIDGE_END, names_no_secret
+
+# What a code opens, or the code itself named loosely.
+_LOCK = re.compile(
+    r"(?i)(?<![a-z])(?:key\s?safe|key\s?box|lock\s?box|padlock|lock|keypad|key\s?pad|alarm|panel|dials|wheels"
+    r"|combination|combo|door\s+code|gate\s+code)s?(?![a-z])|门禁|键盘|面板|挂锁|密码锁|(?<!连)锁|报警器|保险柜"
+)
+# Which of them turn a dial: three digits run together are their value ("the padlock is 246").
+_DIAL = re.compile(r"(?i)padlock|lock|dial|wheels|combination|combo|挂锁|锁|保险柜")
+_LOCK_WORDS = word_automaton(
+    "safe|box|lock|keypad|key pad|alarm|panel|dial|wheels|combination|combo|door code|gate code"
+    "|门禁|键盘|面板|锁|报警器|保险柜".split("|")
+)
+# Digits standing alone: not a decimal, a time, a date, a price, a part of a word or a longer number.
+_ALONE = re.compile(
+    r"(?<![A-Za-z0-9_.,:/#£$€¥+\-])(?<!\d[ \-,])(\d(?:[ \-–]?\d){2,7}|\d(?:,[ \t]?\d){3,7})"
+    r"(?![A-Za-z0-9_%°])(?![.,:/\-–]?\d)(?![ \-–,]\d)"
+)
+# Counted, measured or priced after it: "30 seconds", "1800 until Friday" is a time said plainly.
+_UNIT_AFTER = re.compile(
+    r"(?i)[ \t]*(?:[a-z]{0,3}\b(?:sec|second|minute|min|hour|day|week|month|year|time|pound|quid|dollar|euro|yen|pence"
+    r"|percent|people|pages?|lines?|miles?|km|kg|am|pm|until|till|o'?clock)|[位个次年月日号天分秒元块点房栋楼室层款型版代])"
+)
+# Named as something else just before it: a model, a reference, a meter's reading, a key's number.
+_NAMED_BEFORE = re.compile(
+    r"(?i)model|no\.|\bref|invoice|order|\btel|phone|\bflat|\broom|meter|reading|\belec|\bgas\b|account|numbered"
+    r"|serial|\bcall|\bring|\bdial|\bprice|\bcost|栋|单元|楼|室|房|号|价|加|费|售|[¥￥$£€]|一年|每月"
+)
+# A time of day, and an alarm clock set to it.
+_A_TIME = re.compile(r"(?:[01]\d|2[0-3])[0-5]\d")
+_SET_TO = re.compile(r"(?i)\b(?:to|for|at)\s*\Z")
+# A year named as the value: "opens with the year the choir was founded — … 1974".
+_A_YEAR = re.compile(r"(?i)\byear\b|\bborn\b|\bbirth|\bfounded\b|\banniversary\b|生日|年份")
+# Said so: the year is the value ("It's 1966", "so 1942", ": 1974").
+_SAID_IS = re.compile(r"(?i)(?:\bit['’]?s|\bis|\bso|[:：=—–]|是|就是)[ \t]*$")
+# A code of a program, a status, a place: the word before "code" says so.
+_NOT_OPENING = re.compile(
+    r"(?i)\b(?:zip|post|postal|area|country|error|exit|status|source|promo|discount|coupon|voucher|qr|bar|sort|dress"
+    r"|colour|color|tracking|booking|reference|order|product|tax|sample|example|python|java|the\s+same|my\s+own)[ \t]+\Z"
+)
+_REACH = 160  # characters read after a lock's word: its sentence and the next
+MAX_LOCKS = 64
+
+
+def _window_end(text: str, at: int) -> int:
+    """The end of the sentence after the one holding ``at`` (at most ``_REACH`` characters on)."""
+    limit = min(len(text), at + _REACH)
+    first = BRIDGE_END.search(text, at, limit)
+    if first is None:
+        return limit
+    second = BRIDGE_END.search(text, first.end(), limit)
+    return second.start() if second is not None else limit
+
+
+def _standing_alone(text: str, lock: re.Match[str], span: tuple[int, int]) -> bool:
+    value = re.sub(r"\D", "", text[span[0] : span[1]])
+    before = text[max(lock.end(), span[0] - 16) : span[0]]
+    if span[0] > 0 and re.match(r"[A-Za-z0-9_.\-/=:$`*]", text[span[0] - 1]):
+        return False  # the end of something else (a bracket may open it: "the key safe number (4 5 0 0)")
+    if NAMED_NUMBER.search(before) or WHEN_OR_HOW_MUCH.search(before):
+        return False
+    if _UNIT_AFTER.match(text, span[1]) or _NAMED_BEFORE.search(before):
+        return False
+    if re.fullmatch(r"(?i)alarms?", lock.group(0)) and _A_TIME.fullmatch(value) and _SET_TO.search(before):
+        return False  # an alarm clock's: "set the alarm to 0545"
+    if len(value) == 3 and value == text[span[0] : span[1]] and not _DIAL.search(lock.group(0)):
+        return False  # three digits run together: a dial's only
+    # a year run together is a year, unless the text says so or says whose year it is
+    year = YEAR.fullmatch(text, *span) is not None
+    return not year or _SAID_IS.search(before) is not None or _A_YEAR.search(text, lock.start(), span[0]) is not None
+
+
+def prose_codes(text: str, folded: str) -> list[SecretFinding]:
+    """Digits (or digits said as words) near a lock's word, in its sentence or the next."""
+    if not any(True for _ in _LOCK_WORDS.iter(folded)) or not re.search(r"\d|(?i:\b(?:one|two|four|nine)\b)", text):
+        return []
+    found: list[SecretFinding] = []
+    for n, lock in enumerate(_LOCK.finditer(text)):
+        if n == MAX_LOCKS:
+            break
+        if names_no_secret(
+            text[max(0, lock.start() - 20) : lock.end()].split(" ", 1)[-1].strip()
+        ) or _NOT_OPENING.search(text, max(0, lock.start() - 12), lock.start()):
+            continue  # "error code", "zip code", "source code": a code that opens nothing
+        end = _window_end(text, lock.end())
+        for m in _ALONE.finditer(text, lock.end(), end):
+            if _standing_alone(text, lock, m.span(1)):
+                found.append(SecretFinding("password", m.start(1), m.end(1)))
+                break
+        else:
+            said = SAID.search(text, lock.end(), end)
+            before = text[max(lock.end(), said.start() - 16) : said.start()] if said is not None else ""
+            if said is not None and not WHEN_OR_HOW_MUCH.search(before) and not _NAMED_BEFORE.search(before):
+                found.append(SecretFinding("password", said.start(), said.end()))
+    return found
