@@ -21,9 +21,10 @@ import re
 from memwarden.policies.secret_cues import NAMED_NUMBER
 from memwarden.policies.secret_kinds import SecretFinding, word_automaton
 from memwarden.policies.secret_values import SAID, WHEN_OR_HOW_MUCH, YEAR
-from memwarden.policies.secret_words import BRIDGE_END, names_no_secret
+from memwarden.policies.secret_words import BRIDGE_END
 
-# What a code opens, or the code itself named loosely.
+# What a code opens (a door's or a gate's code named loosely too; "code" alone is the cues' — a
+# program's code, an error's, a zip's are not a lock's).
 _LOCK = re.compile(
     r"(?i)(?<![a-z])(?:key\s?safe|key\s?box|lock\s?box|padlock|lock|keypad|key\s?pad|alarm|panel|dials|wheels"
     r"|combination|combo|door\s+code|gate\s+code)s?(?![a-z])|门禁|键盘|面板|挂锁|密码锁|(?<!连)锁|报警器|保险柜"
@@ -41,7 +42,7 @@ _ALONE = re.compile(
 )
 # Counted, measured or priced after it: "30 seconds", "1800 until Friday" is a time said plainly.
 _UNIT_AFTER = re.compile(
-    r"(?i)[ \t]*(?:[a-z]{0,3}\b(?:sec|second|minute|min|hour|day|week|month|year|time|pound|quid|dollar|euro|yen|pence"
+    r"(?i)[ \t]*(?:(?:sec|second|minute|min|hour|day|week|month|year|time|pound|quid|dollar|euro|yen|pence"
     r"|percent|people|pages?|lines?|miles?|km|kg|am|pm|until|till|o'?clock)|[位个次年月日号天分秒元块点房栋楼室层款型版代])"
 )
 # Named as something else just before it: a model, a reference, a meter's reading, a key's number.
@@ -56,11 +57,6 @@ _SET_TO = re.compile(r"(?i)\b(?:to|for|at)\s*\Z")
 _A_YEAR = re.compile(r"(?i)\byear\b|\bborn\b|\bbirth|\bfounded\b|\banniversary\b|生日|年份")
 # Said so: the year is the value ("It's 1966", "so 1942", ": 1974").
 _SAID_IS = re.compile(r"(?i)(?:\bit['’]?s|\bis|\bso|[:：=—–]|是|就是)[ \t]*$")
-# A code of a program, a status, a place: the word before "code" says so.
-_NOT_OPENING = re.compile(
-    r"(?i)\b(?:zip|post|postal|area|country|error|exit|status|source|promo|discount|coupon|voucher|qr|bar|sort|dress"
-    r"|colour|color|tracking|booking|reference|order|product|tax|sample|example|python|java|the\s+same|my\s+own)[ \t]+\Z"
-)
 _REACH = 160  # characters read after a lock's word: its sentence and the next
 MAX_LOCKS = 64
 
@@ -101,10 +97,6 @@ def prose_codes(text: str, folded: str) -> list[SecretFinding]:
     for n, lock in enumerate(_LOCK.finditer(text)):
         if n == MAX_LOCKS:
             break
-        if names_no_secret(
-            text[max(0, lock.start() - 20) : lock.end()].split(" ", 1)[-1].strip()
-        ) or _NOT_OPENING.search(text, max(0, lock.start() - 12), lock.start()):
-            continue  # "error code", "zip code", "source code": a code that opens nothing
         end = _window_end(text, lock.end())
         for m in _ALONE.finditer(text, lock.end(), end):
             if _standing_alone(text, lock, m.span(1)):
