@@ -25,6 +25,7 @@ DIGITS = re.compile(
     r"(?:[*#]|(?i:star|hash|pound)[ \t]+)?\d(?:[ \-]?\d){3,11}#?(?![\d.,:/]?\d)(?![A-Za-z])"
     r"(?!\s*(?:位|个|次|年|月|日|号|天|分钟|小时|秒|元|块|款|型|版|代|系列|%|％|st\b|nd\b|rd\b|th\b"
     r"|am\b|pm\b|digits?|characters?|chars?|letters?|times|days?|hours?|min|mins|minutes|seconds|years?|km|mb|gb|px"
+    r"|(?i:mah|kwh|wh|db|grams?)\b"
     r"|ms\b|m\b|ft\b|feet|meters?|metres?|miles?|kg|lbs?|cm|mm|people|users|lines?|bytes?|yen|dollars?|euros?"
     r"|pounds?|quid|bucks|rupees?|usd|eur|gbp|rmb|model|edition|long|wide|tall|high|deep))"
     r"(?!-(?!(?:enter|ok|tick|hash)\b)[A-Za-z])"  # a keypad's last key may follow: "8-0-3-5-enter"

@@ -766,6 +766,8 @@ def test_a_speakers_false_starts_repeated_do_not_exhaust_the_reader() -> None:
         ("The greenhouse has a padlock now, four digit wheels. It's 1966, like the world cup.", "1966"),
         ("For the overnight, the door panel at the staff entrance is: star, 4, 4, 8, 1, hash.", "4, 4, 8, 1"),
         ("妈，楼下那个小键盘换了，新的是3916再按井号，别按错了。", "3916"),
+        # a newer code after an old one in the same window: both are read, the old one then dropped
+        ("Alarm: 1 2 3 4 won't work any more, it's now 5 6 7 8.", "5 6 7 8"),
     ],
 )
 def test_a_code_told_in_prose_is_found(text: str, value: str) -> None:
@@ -789,6 +791,21 @@ def test_a_code_told_in_prose_is_found(text: str, value: str) -> None:
         "这款智能锁原价1599 双十一1299 送安装",
         "朋友做宠物医院连锁，基础版一年2999，专业版一年5999",
         "上个租客的密码我已经从锁里删了，他知道的那个2255没用了",
+        # found by a second review: counts, sizes, prices, settings and addresses near a lock's word
+        "The smart lock stores up to 100 fingerprints and 50 cards.",
+        "A 4-digit padlock only has 10000 combinations, so it's not that secure.",
+        "Our solar panels generated 3200 kWh last year.",
+        "The new panel is a 2560 x 1440 screen with great colours.",
+        "The keypad's battery is rated 2400 mAh and lasts a year.",
+        "The alarm went off at 0545, 0600 and 0615 before I got up.",
+        "Turn both dials to 200 and wait until the light goes off.",
+        "The locksmith came out on Sunday and charged 120 for the callout.",
+        "Left the parcel on the porch of 1420 Maple Avenue, by the keypad.",
+        "The alarm grows as 1400 homes flood along the river.",
+        "这把锁重 500 克，支持 200 组指纹，电池 2000 毫安。",
+        "显示器面板分辨率是 2560×1440，色彩不错。",
+        "闹钟（报警器）定在 0630，结果没响。",
+        "他锁骨骨折了，医药费花了 3500 多块。",
     ],
 )
 def test_numbers_near_a_lock_that_open_nothing_are_left_alone(text: str) -> None:
