@@ -1,0 +1,149 @@
+"""Look-alikes a later round of rules first took for secrets, each now left alone: the tune sets
+13–24's harmless texts and the texts two reviews wrote against the new rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from memwarden.policies.secrets import find_secrets
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # ids, digests and public values where a credential is named nearby
+        "invalid username or password. Trace ID: 3f0c1b7e-59c1-4a38-86be-2790f276ae48",
+        "rotated the report user's password, new one is in 1Password under 'pg-prod-02 / reporting'",
+        "室友把我的教务系统密码改了，学号是 20210344，现在登不上",
+        "Request Method: GET\nStatus Code: 429 Too Many Requests\nx-trace: dc0babf419f5f73bbcb4e9714255064d",
+        "users:\n- name: eks\n  user:\n    apiVersion: client.authentication.k8s.io/v1beta1",
+        "Sage renewal done. Licence key will be emailed to fiona@shop.test, order ref SG-0098812.",
+        "SHA-256 Fingerprint: A5:11:E2:79:1E:ED:49:8A:AB:BF:62:75:55:FA:F2:C1:FF:7E:06:2F:CE:EC:9B:60",
+        "golang.org/x/net v0.21.0 h1:dbKF2o5sKq3OgA0VgnkjxtambDLv9v3TQopUjeobcQy=",
+        '<div class="g-recaptcha" data-sitekey="6Lpc1_POZAhcoT-cegtfy2nVPQklsrSesI9k4jGV"></div>',
+        'Public-Key-Pins: pin-sha256="qoSsMUPCcFXC5BFI3K3UqjFfOA1elKUGYVDnv9nI+mP="; max-age=5184000',
+        "    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUMzfTQaX99PPOwbLHvoQgUehPb0GNnek",
+        "cookie: _ga=GA1.2.8782345183.3890664020; theme=dark; cookie_consent=1",
+        # templates and marked examples
+        'POST {{baseUrl}}/auth/login\n{"email": "{{email}}", "password": "{{password}}"}',
+        "Example only: api_key = 'sk-test-EXAMPLE-DO-NOT-USE' (replace with your own)",
+        # a verb, not a PIN; a Wi-Fi's name or state, not its password; years in a list
+        "The `.tool-versions` file pins `nodejs 18.19.0` and `terraform 1.7.5` for the repo.",
+        "the wifi is down again, rebooted the router twice",
+        "the wifi is tplink2024 on the ground floor",
+        "the guest wifi is called CafeGuest2024",
+        "our wifi is fibre900 now, much faster",
+        "passwords: rotated 2023, rotated 2024, next due 2025",
+        # the second batch's look-alikes
+        "Test user: demo@shop.test, password: demo (public sandbox, reset nightly).",
+        "WARN jwt: token rejected for sub=u_50712 (kid=2024-05-rsa, alg=RS256, iss=https://auth.example)",
+        "民宿host说door code会在check-in当天2pm短信发",
+        "In .env set DB_PASSWORD=<your-db-password>; never commit the real one.",
+        "店里wifi是开放的 不用密码 名字叫Cafe_Guest",
+        "Checked the banned password list — 'P@ssw0rd' and company name variants are on it.",
+        "PIN for the Teams phone? It's 'sign in from another device', the code changes every time.",
+        "Hint for Mum's laptop password (her own hint): 'first dog + the street we lived on'.",
+        "Idempotency-Key: 2d689045-f0a0-4b36-a840-f48f7eed570b — retrying is safe",
+        "Host key fingerprint SHA256:q3L7fZ8mN0rV2tK6xB9wC1yD5hJ4gE8aP7sU0iO3nQ2 — check it first.",
+        "Stripe publishable key for checkout: pk_live_51ENZDNNiHq3yZyMWjwsRQPYvfUn2cEnh8VkHvsk",
+        "服务端证书指纹 SHA256：53:45:92:CA:9A:85:84:6D:BA:73:C0:F2:9B:40:D0:63:E9:64:62:02:7B:66",
+        "# 提示输入密码时直接回车，默认没有密码",
+        # the sixth round's look-alikes
+        "the last four digits of the card are four three two one",
+        "Caller: is the year nineteen eighty-four the PIN? no, it isn't.",
+        "> Could you send me the PDF password?\n\nSorry, we only give that out by phone, please ring 0161 496 0731.",
+        "验证码已发送至尾号3381的手机，请注意查收。",
+        "示例：初始密码格式为“姓名拼音+工号”，如 zhangsan1001（仅为示例）。",
+        "Training tip: a good passphrase is four unrelated words — something like 'teapot giraffe lantern moss'.",
+        "保险柜密码只有店长和会计知道，交接班不交密码，只交钥匙，钥匙编号K-03",
+        "体检报告查询密码默认是身份证后六位，身份证末尾是X的要用大写X",
+        "tests/fixtures/settings.env:\nAPI_KEY=test-dummy-key-not-real\nAPI_SECRET=fake_secret_for_unit_tests",
+        "Content-Security-Policy: script-src 'self' 'nonce-72Xpdn7r6SEFFWH2QDeM7w=='; object-src 'none'",
+        'selector1._domainkey.shop.test. 3600 IN TXT "v=DKIM1; k=rsa; p=MIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQrnIzVE8uDSkhTf"',
+        '{"ETag": "\\"1f284dea8ebfbc08f3ffcf1b452ef38f\\"", "VersionId": "rpyfBjqny_AXDuslJPkQ7xWm2sL9dE4v"}',
+    ],
+)
+def test_a_later_rounds_look_alikes_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == [], [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "密码格式是字母加数字 比如abc123这种 你可别真设成这个",
+        "Staff handbook p.4: e.g. till PIN 1234 — EXAMPLE ONLY, you choose your own at induction.",
+        "密码格式建议类似 Xxxx@2024xx（这只是格式示意，不是真实密码）",
+        "订金 2000 元已到账，尾号 7788 的银行卡转入，交易流水号 3120240311884523。",
+    ],
+)
+def test_an_example_of_a_format_and_a_transactions_number_are_not_secrets(text: str) -> None:
+    assert find_secrets(text) == [], [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]
+
+
+# Found by a review of the latest rounds: look-alikes the new rules first took for secrets.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Monthly active logins: London 15320, Paris 12880, Berlin 9770",
+        "Failed logins this week - Mon 1204, Tue 1877",
+        "Gmail keeps marking this team list mail as spam again",
+        "The wifi kept dropping; key takeaway: buy a mesh router",
+        "The wifi at the cafe is 'Starbucks_5G'",
+        "Logged in as guest using 'incognito' mode",
+        '{"secretSanta": "Margaret", "password_policy": "min-12-chars"}',
+        "QA plan: user testing / pass criteria agreed",
+        "Booked the login workshop with sarah — Room-B12 at 3pm",
+        "Key changes landed in commit: 9fceb02d0ae598e95dc970b74767f19372d61af8",
+        "Key file checksum = d41d8cd98f00b204e9800998ecf8427e",
+        "For me the most memorable place was Kyoto.",
+        "Sophie's primary school is Oakfield — the office verified her place today.",
+        "Called the helpline about Jack's primary school application; the answer was Brookfield.",
+        "Rent is £450 p/w = 1950 pcm",
+        "The new postcode has six digits: 560034",
+        "My bus pass number is 00451239",
+        "The thermostat override is 1800 until Friday",
+        "Left the door open for the kids' countdown. 5 4 3 2 1!",
+        "我家智能锁是 2023 款的，电子锁是 5588 型",
+        "门禁卡丢了，物业说「补办要五十块」",
+        "客服回复：银行卡的安全问题已经处理，回答是会全额退款",
+        "银行柜台说安全问题的答案是你第一所小学的名字",
+    ],
+)
+def test_what_a_review_of_the_latest_rules_took_for_secrets_is_left_alone(text: str) -> None:
+    assert find_secrets(text) == [], [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "set the alarm to 0545 please",
+        "Church hall alarm was changed after the break-in. Pat has the new code, ring her on 07700 915332.",
+        "Lettings: vacant flat at 9 Queen St. Alarm is unset. Meter readings: elec 044182, gas 11873.",
+        "Dad's alarm company is on 0800 731 2244 if it goes off again, account no. 55-0192",
+        "Locksmith came, lock's changed, bill's a hundred and ten pounds, invoice number three three one eight.",
+        "New D-lock, keys numbered 1 2 8 8 4 6 on the tag; spare at mine.",
+        "The lock was installed in 2019 and the keypad has 12 buttons.",
+        "民宿留言本：门锁密码入住当天发到手机，很方便。我们是三楼 302 房。",
+        "工具房的锁换成钥匙锁了，钥匙放在 5 栋 1 单元 201 张阿姨家",
+        "这款智能锁原价1599 双十一1299 送安装",
+        "朋友做宠物医院连锁，基础版一年2999，专业版一年5999",
+        "上个租客的密码我已经从锁里删了，他知道的那个2255没用了",
+        # found by a second review: counts, sizes, prices, settings and addresses near a lock's word
+        "The smart lock stores up to 100 fingerprints and 50 cards.",
+        "A 4-digit padlock only has 10000 combinations, so it's not that secure.",
+        "Our solar panels generated 3200 kWh last year.",
+        "The new panel is a 2560 x 1440 screen with great colours.",
+        "The keypad's battery is rated 2400 mAh and lasts a year.",
+        "The alarm went off at 0545, 0600 and 0615 before I got up.",
+        "Turn both dials to 200 and wait until the light goes off.",
+        "The locksmith came out on Sunday and charged 120 for the callout.",
+        "Left the parcel on the porch of 1420 Maple Avenue, by the keypad.",
+        "The alarm grows as 1400 homes flood along the river.",
+        "这把锁重 500 克，支持 200 组指纹，电池 2000 毫安。",
+        "显示器面板分辨率是 2560×1440，色彩不错。",
+        "闹钟（报警器）定在 0630，结果没响。",
+        "他锁骨骨折了，医药费花了 3500 多块。",
+    ],
+)
+def test_numbers_near_a_lock_that_open_nothing_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == [], [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]
