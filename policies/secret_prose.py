@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from memwarden.policies.secret_cues import NAMED_NUMBER
+from memwarden.policies.secret_cues import NAMED_NUMBER, any_word
 from memwarden.policies.secret_kinds import SecretFinding, word_automaton
 from memwarden.policies.secret_values import SAID, WHEN_OR_HOW_MUCH
 from memwarden.policies.secret_words import BRIDGE_END
@@ -47,11 +47,6 @@ _THEN = re.compile(
     r"(?i)[ \t]*(?:$|[\n.,;:!?。，；：！？)）\"'”’—–\-]|(?:and\s+)?then\b|and\b|press|hit|enter|push|followed|#|hash|star|pound"
     r"|to\s+(?:open|unlock|disarm|get\s+in)|for\s+the\b|on\s+the\s+keypad|再|然后|按|就|井号|，|、)"
 )
-# Counted, measured or priced after it: "30 seconds", "1800 until Friday" is a time said plainly.
-_UNIT_AFTER = re.compile(
-    r"(?i)[ \t]*(?:(?:sec|second|minute|min|hour|day|week|month|year|time|pound|quid|dollar|euro|yen|pence"
-    r"|percent|people|pages?|lines?|miles?|km|kg|am|pm|until|till|o'?clock)|[位个次年月日号天分秒元块点房栋楼室层款型版代])"
-)
 # Named as something else just before it: a model, a reference, a meter's reading, a key's number.
 _NAMED_BEFORE = re.compile(
     r"(?i)model|no\.|\bref|invoice|order|\btel|phone|\bflat|\broom|meter|reading|\belec|\bgas\b|account|numbered"
@@ -67,6 +62,7 @@ _YEARS = re.compile(r"(?:1[5-9]|20)\d\d")  # "patented 1851" is a year too
 _A_YEAR = re.compile(r"(?i)\byear\b|\bborn\b|\bbirth|\bfounded\b|\banniversary\b|生日|年份")
 # Said so: the year is the value ("It's 1966", "so 1942", ": 1974").
 _SAID_IS = re.compile(r"(?i)(?:\bit['’]?s|\bis|\bso|[:：=—–]|是|就是)[ \t]*$")
+_A_NUMBER = re.compile(r"\d|(?i:\b(?:one|two|four|nine)\b)")  # digits, or digits said
 _REACH = 160  # characters read after a lock's word: its sentence and the next
 MAX_LOCKS = 64
 
@@ -88,7 +84,7 @@ def _standing_alone(text: str, lock: re.Match[str], span: tuple[int, int], windo
         return False  # the end of something else (a bracket may open it: "the key safe number (4 5 0 0)")
     if NAMED_NUMBER.search(before) or WHEN_OR_HOW_MUCH.search(before):
         return False
-    if _UNIT_AFTER.match(text, span[1]) or _NAMED_BEFORE.search(before) or not _THEN.match(text, span[1]):
+    if _NAMED_BEFORE.search(before) or not _THEN.match(text, span[1]):  # (a unit after it is a word: no _THEN)
         return False
     if _TO.search(before) and value == text[span[0] : span[1]]:
         return False  # a dial or a setting turned to a number: "dials to 200", "set to 180"
@@ -103,7 +99,7 @@ def _standing_alone(text: str, lock: re.Match[str], span: tuple[int, int], windo
 
 def prose_codes(text: str, folded: str) -> list[SecretFinding]:
     """Digits (or digits said as words) near a lock's word, in its sentence or the next."""
-    if not any(True for _ in _LOCK_WORDS.iter(folded)) or not re.search(r"\d|(?i:\b(?:one|two|four|nine)\b)", text):
+    if not any_word(_LOCK_WORDS, folded) or not _A_NUMBER.search(text):
         return []
     found: list[SecretFinding] = []
     for n, lock in enumerate(_LOCK.finditer(text)):

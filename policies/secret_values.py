@@ -13,6 +13,7 @@ from memwarden.policies.secret_words import (
     CN_NUMBER,
     CONNECTOR,
     FILLER,
+    MISSPELT_PASSWORD,
     NOT_A_PHRASE,
     NUM_WORD,
     PASSWORD_CUE,
@@ -206,7 +207,7 @@ def token_value(value: str) -> bool:
 
 
 PASSWORD_NAME = re.compile(
-    r"(?i)pw|p/w|pwd|passwd|passwords?|pas?s?w(?:o?r|ro)ds?|passowrd|pss?word|passphrase|pass\s?code|密码|口令"
+    r"(?i)pw|p/w|pwd|passwd|passwords?|" + MISSPELT_PASSWORD + r"|passphrase|pass\s?code|密码|口令"
 )
 
 

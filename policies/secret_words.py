@@ -35,13 +35,13 @@ CODE_CUE = (
     # what it does: "the code to get into Sophie's building", "the code to unlock it"
     + r"|codes?\s+to\s+(?:get\s+in(?:to)?|open|unlock|disarm)\b"
 )
+# The commonest misspellings of "password": "pasword", "passwrd", "passowrd", "pssword".
+MISSPELT_PASSWORD = r"pas?s?w(?:o?r|ro)ds?|passowrd|pss?word"  # noqa: S105 (a pattern, not a password)
 CUE = re.compile(
     r"(?i)(?<![A-Za-z0-9_<{$/.:@\-])(?:"
     r"passwords?|passwd|pwd|pw|p/w|passphrase|pass\s?code|pass\s?key|pass(?=\s*[:=]|\s+(?:for|is|to\b))"
     r"|(?:temp(?:orary)?|new|default|initial)\s+pass(?![\w\-])|passnumber|(?:[itm]-?)?pins?(?:\s+(?:code|number))?"
-    # the commonest misspellings: "pasword", "passwrd", "passowrd", "pssword"
-    r"|pas?s?w(?:o?r|ro)ds?|passowrd|pss?word"
-    r"|" + CODE_CUE + r"|combo|combination|cvv|cvc|csc"
+    r"|" + MISSPELT_PASSWORD + r"|" + CODE_CUE + r"|combo|combination|cvv|cvc|csc"
     r"|(?:host|master|admin|wi-?fi|wpa2?|network|encryption|aes|signing|secret|api|access|private|resource|subscription"
     r"|account|storage|service|client|app|auth|licen[cs]e|product|root)[\s_\-]?key"
     r"|psk|pre-?shared[\s_\-]?key|(?:shared|enable|radius|client|app|webhook|signing)[\s_\-]secret"
