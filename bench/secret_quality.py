@@ -15,7 +15,9 @@ one set alone), and the time per text:
   ``secrets_tune19.jsonl`` … ``secrets_tune22.jsonl`` (speech: calls, voicemail, dictation; office
   documents; machines' configs and logs; Chinese public services and elders' voice messages), and
   ``secrets_tune23.jsonl``/``secrets_tune24.jsonl`` (a secret hidden in prose; an agent's own notes
-  and tool results): their misses and false positives were read and detectors written for them;
+  and tool results), ``secrets_tune25.jsonl`` … ``secrets_tune27.jsonl`` (gamers, crypto and smart
+  homes; Chinese developers, offices, students and parents; letters, wills, diaries and voice memos):
+  their misses and false positives were read and detectors written for them;
 * ``secrets_heldout.jsonl`` — 320 texts written apart from the rules; never tuned on until issue
   #33's second session, when its false positives were read (reported as "read", no longer held out);
 * ``secrets_heldout2.jsonl`` … ``secrets_heldout6.jsonl`` — 240 texts each by writers who saw no
@@ -30,7 +32,9 @@ one set alone), and the time per text:
 * ``secrets_heldout10.jsonl`` — 300 texts (150 English, 100 Chinese, 50 mixed), written during the
   fifth round and scored at the end of it and of the sixth, never read;
 * ``secrets_heldout11.jsonl`` — 300 texts (160 English, 90 Chinese, 50 mixed), written during the
-  sixth round and scored at its end and the seventh's, never read.
+  sixth round and scored at its end and the seventh's, never read;
+* ``secrets_heldout12.jsonl`` — 300 texts (160 English, 90 Chinese, 50 mixed) by an eighth round's
+  writer: scored blind at its start and after its rules, never read.
 
 ``--hostile``: instead, the time to read a 100-KB text (and a 1-MB one) made of one look's words
 repeated — what a request built against the detectors would cost.
@@ -75,6 +79,9 @@ SETS = (
     ("secrets_tune22", "tune"),
     ("secrets_tune23", "tune"),
     ("secrets_tune24", "tune"),
+    ("secrets_tune25", "tune"),
+    ("secrets_tune26", "tune"),
+    ("secrets_tune27", "tune"),
     ("secrets_heldout", "read"),
     ("secrets_heldout2", "held out"),
     ("secrets_heldout3", "held out"),
@@ -86,6 +93,7 @@ SETS = (
     ("secrets_heldout9", "held out (scored blind, then after)"),
     ("secrets_heldout10", "held out (scored at the end of each round)"),
     ("secrets_heldout11", "held out (scored at the end of the sixth round and the seventh)"),
+    ("secrets_heldout12", "held out (scored blind, then after)"),
 )
 
 
@@ -146,7 +154,25 @@ HOSTILE = {
     "a lock, then digits in prose": "the box by the bins, the one with the dials. it wants 1-9-4-7. ",
     "a lock's word, again and again": "lock ",
     "门禁 then digits": "楼下门禁换了，新的是3916再按井号。",
+    # an eighth round's looks, and what its review built against them
+    "a key's setup, again and again": "mfa setup key ",
+    "a backup key of words": "authenticator backup key abcd ",
+    "rcon, then -p at the end": "rcon ",
+    "a token's name, then =": "token.x=",
+    "密钥的是": "密钥的是",
+    "a password of dashed words": "password is ab-cd-",
+    "a backup code, dashed": "backup code a1-",
+    "an emergency code is": "emergency code is ",
+    "redis-cli, then -a at the end": "redis-cli ",
+    "so, after a PIN": "pin so 4471, ",
+    "it's now, after a login": "admin, it's now ",
+    "/login": "/login ",
+    "a secret a few words before is": "secret a b c d is ",
+    "seed words listed": "wallet words: ribbon, ",
+    "I put, after a question": "first pet — I put ",
 }
+# What the look waits for at the end of the text (one occurrence, after the repeated units).
+HOSTILE_END = {"rcon, then -p at the end": " -p", "redis-cli, then -a at the end": " -a "}
 
 
 def hostile(sizes: tuple[int, ...] = (100_000, 1_000_000)) -> list[list[object]]:
@@ -154,7 +180,7 @@ def hostile(sizes: tuple[int, ...] = (100_000, 1_000_000)) -> list[list[object]]
     for name, unit in HOSTILE.items():
         row: list[object] = [name]
         for size in sizes:
-            text = (unit * (size // len(unit) + 1))[:size]
+            text = (unit * (size // len(unit) + 1))[:size] + HOSTILE_END.get(name, "")
             started = time.perf_counter()
             found = find_secrets(text)
             row += [f"{time.perf_counter() - started:.3f}", len(found)]

@@ -26,7 +26,7 @@ _CONTEXT = re.compile(
     r"|(?:account|password|bank(?:ing)?)\s+(?:reset|recovery)|\banswer\s+(?:to|for)\b|\bpassword\b|密保|安全问题"
     r"|\bfor\s+security\b|security\s+(?:check|purposes)|\bthe\s+reset\b|核实身份|验证身份"
     # a caller checked: "caller verified", "they asked her first school", "in case they ask"
-    r"|recovery\s+question|\bon\s+file\b|\bthey(?:['’]ll|\s+will)\s+ask\b|\bhelpline\b|\bverified\b|\b(?:they|she|he)\s+asked\b|\bin\s+case\s+they\s+ask|account\s+holder|memorable\s+word"
+    r"|\b(?:pet|name|school|car|street|teacher|word)['’\"”]?\s+answers?\b|\b(?:the|my|your)\s+bank\s+(?:ever\s+)?asks?\b|recovery\s+question|\bon\s+file\b|\bthey(?:['’]ll|\s+will)\s+ask\b|\bhelpline\b|\bverified\b|\b(?:they|she|he)\s+asked\b|\bin\s+case\s+they\s+ask|account\s+holder|memorable\s+word"
 )
 # "is Okonkwo", "was called Biscuit", ": Captain Wobbles" — a name: up to three capitalised words.
 _SAID = re.compile(
@@ -40,16 +40,29 @@ _ANSWER_IS = re.compile(
     r"(?i:\banswers?\b(?:[ \t]+\w+){0,3}?[ \t]+(?:is|was)|\banswers?[ \t]*[:：])[ \t]*['‘\"“]?"
     r"([A-Z][A-Za-z\-]+(?:['’][A-Za-z]+)?(?:[ \t]+[A-Z][A-Za-z'’\-]+){0,2})(?![ \t]*[A-Za-z])"
 )
+# Later in its sentence, what someone put as the answer: "Security question 'name of your first pet'
+# on the bank app — I put Doudou", "'memorable word' — I used hopscotch —", "security question 'first
+# school' 我填的是 Hope Primary".
+_PUT = re.compile(
+    r"(?:\b(?i:i|we|she|he|they)[ \t]+(?i:put|typed|entered|used|chose|gave)(?:[ \t]+(?i:it[ \t]+)?as)?"
+    r"|(?:我|他|她)?(?:填|写|设|答)的是)[ \t]*+"
+    r"(?:['‘\"“]([^'’\"”\n]{2,40})['’\"”]"
+    r"|([A-Z][A-Za-z\-]+(?:['’][A-Za-z]+)?(?:[ \t]+[A-Z][A-Za-z'’\-]+){0,2})(?![ \t]*(?!as\b)[A-Za-z])"
+    r"|([a-z]{4,20})(?=[ \t]*[—–)]))"
+)
+_PUT_REACH = 60  # characters after the question, in its sentence
 # The next speaker's line after a question about it: "CALLER: Oh, um, St Bridget's."
 _REPLY = re.compile(
     r"[^\n]*\?[^\n]{0,80}\n[ \t]*(?:[A-Za-z\u4e00-\u9fff][\w .()'\-]{0,29}[:：][ \t]*)"
     r"(?:(?:oh|um|uh|er|well|yeah|yes|ok|okay|it'?s)[,. \t]+)*([A-Za-z][A-Za-z'’\-]+(?:[ \t]+[A-Za-z][A-Za-z'’\-]+){0,2})"
 )
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)|[。！？\n]")
 _NOT_AN_ANSWER = frozenset("the a an my your his her their our its not no never which what who how why".split())
 # Chinese: a question and its answer ("问：您母亲的姓名？ 答：李秀珍") under 密保 or a bank's security questions.
 _ZH_ANSWER = re.compile(
     r"答(?:案)?[^：:\n，。]{0,4}?[ \t]*[:：][ \t]*([^\s，。；;,/]{1,20})|答案(?:是|为)[ \t]*([^\s，。；;,/]{1,20})"
     r"|答案[ \t]*([\u4e00-\u9fff]{2,4})(?=$|[\s，。；;,])"  # "答案王秀兰"
+    r"|(?:填|写|设)的是[ \t]*([\u4e00-\u9fff]{2,4})(?=$|[\s，。；;,、])"  # "“你母亲的姓名”我填的是赵桂兰，"
 )
 # (not a bare 安全问题: "本周安全问题复盘" reviews a safety issue)
 _ZH_CONTEXT = re.compile(
@@ -87,8 +100,13 @@ def security_answers(text: str) -> list[SecretFinding]:
             said = _ANSWER_IS.search(text, m.end(), min(len(text), m.end() + 80))
         if said is None:
             said = _REPLY.match(text, m.end(), min(len(text), m.end() + 300))
-        if said is not None and said.group(1).split()[0].lower() not in _NOT_AN_ANSWER:
-            found.append(SecretFinding("security_answer", said.start(1), said.end(1)))
+        if said is None:
+            stop = _SENTENCE_END.search(text, m.end(), min(len(text), m.end() + _PUT_REACH))
+            said = _PUT.search(text, m.end(), stop.start() if stop else min(len(text), m.end() + _PUT_REACH))
+        g = next((i for i in range(1, (said.re.groups or 0) + 1) if said.group(i) is not None), 0) if said else 0
+        words = said.group(g).split() if said is not None else []
+        if said is not None and words and words[0].lower() not in _NOT_AN_ANSWER:
+            found.append(SecretFinding("security_answer", said.start(g), said.end(g)))
     if (context := _ZH_CONTEXT.search(text)) is not None:
         reach = min(len(text), context.end() + _ZH_REACH)
         for pattern in (_ZH_ANSWER, _ZH_QUOTED, _ZH_REPLY):

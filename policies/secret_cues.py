@@ -36,13 +36,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from memwarden.policies.secret_kinds import SecretFinding, word_automaton
+from memwarden.policies.secret_numbers import WHEN_OR_HOW_MUCH, YEAR, glued
 from memwarden.policies.secret_values import (
     CJK,
     NEW,
     OTHER_NUMBER,
-    WHEN_OR_HOW_MUCH,
-    YEAR,
-    glued,
     shaped_in,
     value_at,
 )
@@ -78,15 +76,39 @@ def expired_after(text: str, sentence_start: int, span: tuple[int, int]) -> bool
     # was used: "the old channel is archived" under a webhook speaks of something else.
     if (expired := EXPIRED.search(text, span[1], line_end)) is not None:
         another = _SENTENCE_BREAK.search(text, span[1], expired.start()) and _OLD_ONE.match(text, expired.start())
-        return not another
+        old = _OLD_ONE.match(text, expired.start()) is not None
+        # "1066 now — I changed it because someone figured out the old one", "猜出之前那个了所以换了": the
+        # new one, told so (not "2580 won't work now, that's the old one")
+        replaced = old and (
+            _NOW_AFTER.match(text, span[1]) is not None
+            or _I_CHANGED.search(text, span[1], expired.end() + 16) is not None
+        )
+        # "…, the old one was literally admin": the old one is another value, given; "AppSecret reset
+        # 之后是 …, old one 已经失效了": after a reset, the old one is another value
+        told = text[expired.start() : expired.end() + 16]
+        contrast = _OLD_ONE_WAS.match(told) is not None or (
+            _OLD_ONE_DEAD.match(told) is not None and _RESET_BEFORE.search(text, sentence_start, span[0]) is not None
+        )
+        return not another and not replaced and not contrast
     if end < 0:
         return False
     clause = BRIDGE_END.search(text, end + 1, end + 60)  # the next line's first sentence
     return _EXPIRED_REPLY.search(text, end, clause.start() if clause else end + 60) is not None
 
 
+_NOT_ONE = re.compile(r"(?i)(?:\bnot|n['’]t)[ \t]+(?:a|an)[ \t]+\Z|不是\Z")
 _SENTENCE_BREAK = re.compile(r"[.!?。！？;；]")
-_OLD_ONE = re.compile(r"(?i)old\b|旧的|以前的|原来的|老的")
+_NOW_AFTER = re.compile(r"(?i)[ \t]+now\b")
+_I_CHANGED = re.compile(
+    r"(?i)\b(?:i|we|he|she|they|mum|dad)\s+(?:just\s+|already\s+)?(?:changed|reset|replaced)\s+it\b|所以换了|所以改了|就换了"
+)
+_OLD_ONE_WAS = re.compile(
+    r"(?i)old\s+(?:one|code|pin|password|key)\s+(?:was|is)\s+"
+    r"(?!dead|expired|gone|invalid|revoked|disabled|deleted|useless|no\b|not\b|wrong|broken|blocked|now\b|still\b)"
+)
+_OLD_ONE_DEAD = re.compile(r"(?i)old\s+(?:one|code|pin|password|key)\s*(?:(?:is|was)\s+\w+|已经?|不能)")
+_RESET_BEFORE = re.compile(r"(?i)\breset\b|重置|之后是")
+_OLD_ONE = re.compile(r"(?i)old\b|旧的|以前的|原来的|老的|之前")
 _EXPIRED_REPLY = re.compile(
     r"(?i)\b(?:expired|no longer (?:valid|works?)|stopped working|already used|timed out)\b"
     r"|已经?失效|失效了|已过期|过期了|用过了|用掉了"
@@ -215,6 +237,8 @@ def _cued(text: str) -> list[SecretFinding]:
             continue
         if _HINT_BEFORE.search(text, max(0, cue.start() - 40), cue.start()):
             continue  # "Hint for Mum's laptop password: 'first dog + …'": a hint, not the value
+        if _NOT_ONE.search(text, max(0, cue.start() - 12), cue.start()):
+            continue  # "wasn't a PIN at all, it was the dentist's reference, 31-442"
         prop = _PROPERTY.match(text, cue.end())
         if (prop and not _DONE.match(text, prop.end())) or names_no_secret(cue.group(0)):
             continue

@@ -1,8 +1,10 @@
 """Configuration directives and command lines whose value is a password (``requirepass``, ``psk=``,
 SNMP communities, Cisco's ``password 0``, SQL's ``IDENTIFIED BY``, WordPress's ``DB_PASSWORD``,
 ``.pgpass`` lines, PowerShell's ``ConvertTo-SecureString … -AsPlainText``, an LDAP tool's ``-w``,
-a Google app password where mail is sent), and recovery codes copied out one a line: the secrets
-known by the directive that holds them. Each pattern runs only where one of its words is.
+a Google app password where mail is sent, RCON's ``-p``, ``walletpassphrase``, a game server's
+``/login``, a Twitch bot's ``PASS oauth:``, a basic auth's ``user:password``), and recovery codes
+copied out one a line: the secrets known by the directive that holds them. Each pattern runs only
+where one of its words is.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import re
 
 from memwarden.policies.secret_kinds import SecretFinding, word_automaton
+from memwarden.policies.secret_patterns import PW_VALUE
 from memwarden.policies.secret_words import PLACEHOLDER_VALUE
 
 # Sixteen letters in four groups, one group at least with no vowel ("uxkq fmbz ryot wles", not "this
@@ -102,6 +105,27 @@ _DIRECTIVES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
             r"|(?<![A-Za-z])" + _APP_PASSWORD + r"(?![A-Za-z])[\s\S]{0,80}?(?i:smtp|gmail|app[ \-]?password)",
         ),
         (("wifi:",), r"(?i)\bWIFI:[^\n]{0,200}?\bP:([^;\s]{6,});"),  # a Wi-Fi QR code's payload
+        # A Minecraft server's console (RCON): a quoted value whole, not a word ("the rcon -p flag").
+        (
+            ("rcon",),
+            r"\b(?:mcrcon|rcon-cli|rcon)\b[^\n]{0,200}?\s-p[ \t]*"
+            r"(?:'([^'\n]{4,64})'|\"([^\"\n]{4,64})\"|(?![a-z]+\b)([^\s'\"]{4,}))",
+        ),
+        # A wallet unlocked from its command line (not the manual's "walletpassphrase 'passphrase'").
+        (("walletpassphrase",), r"\bwalletpassphrase\s+['\"](?!passphrase['\"])([^'\"\n]{4,})['\"]"),
+        # A game server's login command (AuthMe: "/login Emerald_Sword9"; not "/login username2"), a
+        # Twitch chat bot's "PASS oauth:…", a basic auth's "user:password" in a log line.
+        (
+            ("/login", "/register", "/l "),
+            r"(?i)(?:^|[\s'\"`])/(?:login|register|l)\s+(?!(?:user(?:name)?|pass(?:word)?|your\w*|my\w*|pwd)\d*\b)"
+            + PW_VALUE
+            + r"(?![^\s'\"`])",
+        ),
+        (("oauth:",), r"\boauth:([a-z0-9]{20,40})\b"),
+        (
+            ("basic auth", "basic-auth", "basicauth"),
+            r"(?i)\bbasic[ \-]?auth\b[^\n]{0,32}?[ \t]['\"]?[\w.\-@]{2,40}:" + PW_VALUE + r"(?=[\s,;)'\"]|$)",
+        ),
         (("0x",), r"(?i)(?:wallet\(|private[_\s-]?key|privkey)\W{0,6}(0x[0-9a-fA-F]{64})\b"),
         (
             ("提取码", "访问码", "extraction"),

@@ -17,8 +17,10 @@ from memwarden.policies.secret_answers import security_answers
 from memwarden.policies.secret_cues import CUE_WORDS, MAX_CUES, NAMED_NUMBER, any_word
 from memwarden.policies.secret_directives import directives
 from memwarden.policies.secret_kinds import SecretFinding, word_automaton
-from memwarden.policies.secret_prose import prose_codes
-from memwarden.policies.secret_values import CJK, YEAR, classes, token_value
+from memwarden.policies.secret_numbers import YEAR
+from memwarden.policies.secret_prose import prose_codes, prose_passwords
+from memwarden.policies.secret_seeds import seed_phrases
+from memwarden.policies.secret_values import CJK, classes, token_value
 from memwarden.policies.secret_words import CUE, PLACEHOLDER_VALUE, names_no_secret
 
 # A login and its password side by side: "root / Kf#82mQzv1" (three kinds of characters in it).
@@ -79,41 +81,6 @@ def _columns(text: str) -> list[SecretFinding]:
                     start = offset + line.index(value, line.index(cells[column])) if value else offset
                     found.append(SecretFinding("password", start, start + len(value)))
         offset += len(line)
-    return found
-
-
-_BIP39: frozenset[str] | None = None
-_LOWER_WORDS = re.compile(r"(?<![\w-])[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23}(?![\w-])")
-
-
-_CN_WORDS = re.compile(r"(?<![\u4e00-\u9fff])[\u4e00-\u9fff](?:[ \t]+[\u4e00-\u9fff]){11,23}(?![\u4e00-\u9fff])")
-_SEED_CUE = re.compile(
-    r"(?i)seed|mnemonic|recovery (?:words|phrase)|backup (?:words|phrase)|metamask|ledger|wallet|助记词"
-)
-
-
-def _seed_phrases(text: str) -> list[SecretFinding]:
-    """A wallet's recovery (seed) phrase: 12 to 24 words of the BIP39 list in a row (prose has
-    words off the list — "the", "is", "of" — every few words), English or Chinese; after a name
-    for one ("seed", "助记词", "metamask"), three in four words of the list are enough."""
-    global _BIP39
-    found = []
-    if _BIP39 is None:
-        from importlib import resources
-
-        lists = resources.files("mnemonic").joinpath("wordlist")
-        _BIP39 = frozenset(
-            (lists / "english.txt").read_text().split()
-            + (lists / "chinese_simplified.txt").read_text(encoding="utf-8").split()
-        )
-    for pattern in (_LOWER_WORDS, _CN_WORDS):
-        for m in pattern.finditer(text):
-            words = m.group(0).split()
-            named = _SEED_CUE.search(text, max(0, m.start() - 80), m.start()) is not None
-            listed = sum(w in _BIP39 for w in words)
-            whole = listed == len(words) and len(words) in (12, 15, 18, 21, 24)
-            if whole or (named and listed >= 0.75 * len(words)):
-                found.append(SecretFinding("seed_phrase", m.start(), m.end()))
     return found
 
 
@@ -326,9 +293,13 @@ def _listed(text: str) -> list[SecretFinding]:
 # Wi-Fi "is" with no network named is its password — a quoted token of three kinds of characters, or
 # lower-case words run together with digits (a network's name, a broadband plan's, is rarely so long).
 _WIFI_IS = re.compile(
-    r"(?i)\bwi-?fi\b(?![ \t]*(?:network|name|ssid|password|pw|pass|code|key))[^\n.!?:]{0,40}?\bis[ \t]+"
+    r"(?i)\bwi-?fi(?![a-z])(?![ \t]*(?:network|name|ssid|password|pw|pass|code|key))[^\n.!?:]{0,40}?(?:\bis[ \t]+|是[ \t]*)"
     r"(?:(?:now|literally|just|still)[ \t]+)?+"
-    r"(?:[\"'“‘]([^\"'”’\s]{6,40})[\"'”’]|(?-i:((?=[a-z]*\d)(?=(?:\d*[a-z]){8})[a-z\d]{10,30})))(?![\w@.\-])"
+    r"(?:[\"'“‘]([^\"'”’\s]{6,40})[\"'”’]|(?-i:((?=[a-z]*\d)(?=(?:\d*[a-z]){8})[a-z\d]{10,30}))"
+    # or letters, a digit and a sign no network's name has: "Sunny@Balcony9", "LakeLife!!2022" (two
+    # digits after a "!": "terrible!!2 bars" is a review)
+    r"|((?=\S{0,40}?\d)(?=\S{0,40}?[A-Za-z])(?=\S{0,40}?[@#$%^&*~]|\S{0,40}?[!?]\S{0,40}?\d\S{0,40}?\d)"
+    r"[A-Za-z\d!@#$%^&*?~_+\-]{8,40}))(?![\w@.\-])"
 )
 # "vet clinic wifi …: VetClinicGuest, pass pawsandclaws": a network, then its password.
 _WIFI_PASS = re.compile(
@@ -346,11 +317,13 @@ def _wifi(text: str) -> list[SecretFinding]:
     for n, m in enumerate(_WIFI_IS.finditer(text)):
         if n == MAX_CUES:
             break
-        group = 1 if m.group(1) is not None else 2
+        group = 1 if m.group(1) is not None else 2 if m.group(2) is not None else 3
         value = m.group(group)
         after_wifi = text[m.start() + m.group(0).lower().index("fi") + 2 : m.end()]
-        if (group == 1 and (classes(value) < 3 or _NETWORK_NAME.search(value))) or (
-            group == 2 and _NETWORK_NAME.search(after_wifi)
+        if (
+            (group == 1 and classes(value) < 3)
+            or (group != 2 and _NETWORK_NAME.search(value))
+            or (group == 2 and _NETWORK_NAME.search(after_wifi))
         ):
             continue
         if not PLACEHOLDER_VALUE.match(value):
@@ -373,12 +346,13 @@ def laid_out_secrets(text: str, folded: str) -> list[SecretFinding]:
         *(_said_card(text) if "card" in folded or "卡" in folded else []),
         *directives(text, folded),
         *(_columns(text) if "\n" in text and any_word(CUE_WORDS, folded) else []),
-        *(_seed_phrases(text) if len(text) >= 23 else []),
+        *(seed_phrases(text, folded) if len(text) >= 23 else []),
         *(_alone(text) if len(text) <= 70 else []),
         *(_under_its_name(text) if "\n" in text else []),
         *(_listed(text) if any_word(_LIST_WORDS, folded) and _A_DIGIT.search(text) else []),
         *(_wifi(text) if "wifi" in folded or "wi-fi" in folded or "ssid" in folded else []),
         *prose_codes(text, folded),
+        *prose_passwords(text, folded),
         *(security_answers(text) if any_word(_ANSWER_WORDS, folded) else []),
         *(_keyed(text) if any_word(_KEY_WORDS, folded) and _A_DIGIT.search(text) else []),
     ]

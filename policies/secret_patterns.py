@@ -33,7 +33,7 @@ _STRICT_VALUE = r"((?=[^\s'\"`,;，；。]*\d)(?=[^\s'\"`,;，；。]*[A-Za-z])[
 _KEY_VALUE = r"((?=[^\s'\"`,;，；。&]*\d)(?=[^\s'\"`,;，；。&]*[A-Za-z])[^\s'\"`,;，；。&]{6,}|[^\s'\"`,;，；。&]{20,})"
 # A random value written right after a credential's name, with no "=" or "is": "auth token
 # 8a0c1f…", "AppSecret 09a3…". Letters and digits, 16+: "token bucket", "secret sauce" are words.
-_RANDOM = r"((?=[\w\-.+/=]*\d)(?=[\w\-.+/=]*[A-Za-z])[\w\-.+/=]{16,})"
+_RANDOM = r"((?=[A-Za-z0-9_\-.+/=]{0,256}?\d)(?=[A-Za-z0-9_\-.+/=]{0,256}?[A-Za-z])[A-Za-z0-9_\-.+/=]{16,512})"
 # Names start after a non-alphanumeric: env and config names hold them ("MINIO_ROOT_PASSWORD=",
 # "DD_API_KEY="), words do not ("1Password", "bypass").
 _START = r"(?<![A-Za-z0-9])"
@@ -64,6 +64,8 @@ _CREDENTIAL_NAMES = (
 _SPOKEN = (
     r"(?i)(?:\b(?:password|passwd|passphrase|passcode|pwd|pw)|\b(?:login|wifi|wi-fi|admin|root|account|user|ssh|vpn"
     r"|\w*mail|server|router|sudo|db|database)\s+(?:pass|pw)\b)" + _OWNER + r"(?:\s*\([^()\n]{0,24}\))?"
+    # "… password I set last night is …": who set it, in a few words
+    r"(?:\s+(?:that\s+)?(?:i|we|you|he|she|they)\s+[a-z']+(?:\s+[a-z']+){0,2}?(?=\s+(?:is|was)\b))?"
     r"\s+(?:is|was|are|=)\s+(?:now\s+)?"
 )
 # "changed the password to …", "set the VPN password to …": a new password given.
@@ -72,20 +74,24 @@ _SET_TO = (
     r"|\b(?:password|passphrase|passcode)\s+(?:was\s+|is\s+|has\s+been\s+|got\s+|just\s+)?(?:changed|reset|updated|set))"
     r"\s+to\s*:?\s+"
 )
-_B32_GROUPS = r"((?=[A-Za-z ]*[2-7])(?:[A-Za-z2-7]{4} ?){4,}[A-Za-z2-7]*)"
-_CODES = r"((?=[\w \-]*\d)(?:[A-Za-z0-9]{4,10}(?:-[A-Za-z0-9]{4,10})?[\s,;，、]+){2,}[A-Za-z0-9]{4,10}(?:-[A-Za-z0-9]{4,10})?)"
+_GLUE = (
+    r"(?:by|the|in|on|not|yet|of|to|at|for|and|or|is|be|an|it|as|up|out|all|set|case|auto|self|well|hard|easy"
+    r"|end|state|never|ever|one|same|usual|no|any)"
+)
+_B32_GROUPS = r"((?=[A-Za-z ]{0,160}?[2-7])(?:[A-Za-z2-7]{4} ?){4,40}[A-Za-z2-7]{0,8})"
+_CODES = r"((?=[\w \-]{0,120}?\d)(?:[A-Za-z0-9]{4,10}(?:-[A-Za-z0-9]{4,10})?[\s,;，、]+){2,}[A-Za-z0-9]{4,10}(?:-[A-Za-z0-9]{4,10})?)"
 # A password's characters (ASCII only: "至少8位包含字母A" after 密码 is a rule, not a value), and a
 # value of them with a letter and a digit.
 _PW = r"[A-Za-z0-9_!@#$%^&*+\-.=?~]"
-_PW_VALUE = rf"((?={_PW}*\d)(?={_PW}*[A-Za-z]){_PW}{{6,}})"
+PW_VALUE = rf"((?={_PW}*\d)(?={_PW}*[A-Za-z]){_PW}{{6,}})"
 # A command line that takes a password as an option: database clients, sshpass, registry logins,
 # redis-cli, curl's user, any --password.
 _CLI_OPTIONS = (
-    r"\b(?:mysql|mysqldump|mysqladmin|mariadb(?:-dump)?)\b[^\n]*?\s-p['\"]?([^\s'\"]{4,})",
+    r"\b(?:mysql|mysqldump|mysqladmin|mariadb(?:-dump)?)\b[^\n]{0,200}?\s-p['\"]?([^\s'\"]{4,})",
     r"\bsshpass\s+-p\s*['\"]?([^\s'\"]{4,})",
-    r"\b(?:docker|podman|helm|nerdctl|buildah|skopeo|oras)\s+(?:registry\s+)?login\b[^\n]*?\s-p[=\s]+['\"]?([^\s'\"]{4,})",
-    r"\bredis-cli\b[^\n]*?\s-a\s+['\"]?([^\s'\"]{4,})",
-    r"\bcurl\b[^\n]*?\s(?:-u|--user)[=\s]+['\"]?[^\s:'\"]+:([^\s'\"@]{4,})",
+    r"\b(?:docker|podman|helm|nerdctl|buildah|skopeo|oras)\s+(?:registry\s+)?login\b[^\n]{0,200}?\s-p[=\s]+['\"]?([^\s'\"]{4,})",
+    r"\bredis-cli\b[^\n]{0,200}?\s-a\s+['\"]?([^\s'\"]{4,})",
+    r"\bcurl\b[^\n]{0,200}?\s(?:-u|--user)[=\s]+['\"]?[^\s:'\"]+:([^\s'\"@]{4,})",
     r"--password(?:=|\s+)['\"]?([^\s'\"-][^\s'\"]{3,})",
 )
 # The end of a token that may end in "-": a word boundary, or a "-" with no word character or "-" after.
@@ -200,21 +206,39 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     _p("password", _SPOKEN + r"[`'\"“‘]?" + _STRICT_VALUE, group=1, needs=("pass", "pw")),
     # A passphrase of one long run of letters: "the password is purplemonkeydishwasher".
     _p("password", _SPOKEN + r"([a-z]{14,})\b", group=1, needs=("pass", "pw")),
+    # Or words joined by dashes (three or more): "the password is old-mill-road-oak-tree".
+    # (not a description: "hard-to-guess", "case-sensitive-by-default", "in-the-usual-place" — no
+    # word of a sentence's glue in it)
+    _p(
+        "password",
+        _SPOKEN + r"(?![a-z\-_.]{0,120}?(?<![a-z])" + _GLUE + r"(?![a-z]))"
+        r"([a-z]{2,12}(?:[\-_.][a-z]{2,12}){2,7})(?![\w\-])",
+        group=1,
+        needs=("pass", "pw"),
+    ),
     # A password straight after its name, no "is": "password hunter2-Build-77", "密码 Zw@19880615",
     # "密码改成了 Jmp!8848Qz" (a letter and a digit in it: "password reset" is words).
     _p(
         "password",
         r"(?i)(?:\bpassword|\bpasswd|\bpwd|密码|口令|授权码)[ \t]*(?:改成了?|换成了?|改为|设为|设成了?|更新为|to)?[ \t]*[`'\"“‘]?"
-        + _PW_VALUE,
+        + PW_VALUE,
         group=1,
         needs=("pass", "pwd", "密码", "口令", "授权码"),
+    ),
+    # "公司邮箱密码重置了，新的是 Qiye#2025spring": the new one, a clause on.
+    _p(
+        "password",
+        r"(?:密码|口令)(?!管理|策略|规则|强度|本|学|箱|器)[^\n。；]{0,12}?(?:新的是|新密码是|现在是|改成了?|换成了?|重置为|重置成)[ \t]*[:：]?[ \t]*"
+        + PW_VALUE,
+        group=1,
+        needs=("密码", "口令"),
     ),
     # A login and its password side by side: "admin / Kp!77router", "user jchen, pass Bl0ss0m#Tr33",
     # "design@acme.io / Pixel-Perfect-2024" after a word that says it is a login.
     _p(
         "password",
         r"(?i)\b(?:login|logs?\s+in\s+as|log\s+in\s+with|creds?|credentials|account|user(?:name)?)\b[^\n]{0,40}?"
-        r"[\w.@+\-]{2,64}[ \t]*(?:/|,?[ \t]*(?:pass(?:word)?|pw|pwd)[ \t]*:?)[ \t]*[`'\"]?" + _PW_VALUE,
+        r"[\w.@+\-]{2,64}[ \t]*(?:/|,?[ \t]*(?<![\w\-])(?:pass(?:word)?|pw|pwd)[ \t]*:?)[ \t]*[`'\"]?" + PW_VALUE,
         group=1,
         needs=("login", "log", "cred", "account", "user"),
     ),
@@ -241,7 +265,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # Redis's AUTH at its prompt or said ("127.0.0.1:6379> AUTH 9c!Lr4#vZpW1", "redis 的 AUTH 是 …").
     _p(
         "cli_password",
-        r"(?:>[ \t]*(?i:auth)[ \t]+(?:[\w.\-]+[ \t]+)?|\bAUTH[ \t]*(?:是|为|is|[:：])[ \t]*)" + _PW_VALUE,
+        r"(?:>[ \t]*(?i:auth)[ \t]+(?:[\w.\-]+[ \t]+)?|\bAUTH[ \t]*(?:是|为|is|[:：])[ \t]*)" + PW_VALUE,
         group=1,
         needs=("auth",),
     ),
@@ -287,6 +311,14 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     _p("password", r"(?m)^[ \t]*password[ \t]+(\S{6,})[ \t]*$", group=1, needs=("password",)),
     _p("password", _SPOKEN + r"[\"'“‘]([^\"'”’\n]{4,64})[\"'”’]", group=1, needs=("pass", "pw")),
     _p("password", _SET_TO + r"[\"'“‘]?" + _STRICT_VALUE, group=1, needs=("pass", "pin")),
+    # (not what anyone likes: "set the password to whateveryouwant", "… to expireautomatically")
+    _p(
+        "password",
+        _SET_TO
+        + r"[\"'“‘]?(?!whatever|something|anything|expire|never|blank|empty|nothing|random|your|their)([a-z]{14,})\b",
+        group=1,
+        needs=("pass",),
+    ),
     _p(
         "pin",
         r"\b(?:PIN|[Pp]in code|PIN code|PIN number)" + _OWNER + r"\s*(?:is|was|:|=|是|为)\s*(\d(?:[\s\-]?\d){3,7})\b",
@@ -382,6 +414,19 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         group=1,
         needs=("key", "secret", "token", "bearer", "密钥", "秘钥", "私钥", "令牌"),
     ),
+    # A few words between the name and its "is"/":": "AppSecret reset 之后是 9c4e…", "forwarding.secret
+    # contents: 9Lk2…" (not an id, a hash or a name said of it: "token request id is …").
+    _p(
+        "credential",
+        r"(?i)"
+        + _START
+        + _CREDENTIAL_NAMES
+        + r"(?![A-Za-z0-9])(?:(?!\bids?\b|hash|fingerprint|commit|sha|digest|uuid|request|trace|name|编号|指纹|名)"
+        + r"[^\n。；;=:：\"'`]){1,16}?(?:\bis\b|\bwas\b|是|为|[:：=])\s*[\"'“]?(?![/\\])"
+        + _RANDOM,
+        group=1,
+        needs=("key", "secret", "token", "bearer", "密钥", "秘钥", "私钥", "令牌"),
+    ),
     # Session cookies: the value is a logged-in session ("sessionid=…", "PHPSESSID=…",
     # "connect.sid=…", "SESSDATA=…", any cookie on a "Cookie:" line).
     _p(
@@ -402,9 +447,28 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     _p(
         "recovery_codes",
         r"(?i)\b(?:recovery|backup|scratch|emergency)\s+codes?(?:" + _OWNER[3:-2] + r"|[^\n:：]{0,80})"
-        r"\s*(?:are|is|[:：=—–-])+\s*" + _CODES,
+        r"\s*(?:are|is|[:：=—–-]){1,3}\s*" + _CODES,
         group=1,
         needs=("code",),
     ),
     _p("recovery_codes", r"(?:恢复码|备用码|救援码|备份码)\s*(?:是|为|[:：])\s*" + _CODES, group=1, needs=("码",)),
+    # One recovery code: "Patreon 2FA backup code: 8k2m-9qpz-4wxr", "steam guard recovery code R48293" —
+    # two digits or more and not a word with a number ("backup code repo2024", "Python3").
+    _p(
+        "recovery_codes",
+        r"(?i)\b(?:recovery|backup)\s+code(?:[ \t]+(?:for|of|on)[ \t]+[\w.\-]+)?[ \t]*(?:is|was|[:：=—–-])?[ \t]*"
+        r"(?![a-z]{3,}\d+(?![\w\-]))"
+        r"((?=[A-Za-z0-9\-]{0,64}?\d[A-Za-z\-]{0,64}?\d)(?=[A-Za-z0-9\-]{0,64}?[A-Za-z])[A-Za-z0-9]{4,24}(?:-[A-Za-z0-9]{3,8}){0,7})"
+        r"(?![\w\-])",
+        group=1,
+        needs=("code",),
+    ),
+    # An authenticator's backup key in capitals, in groups of four: "谷歌验证器备用密钥 N4XQ 7KZP 2MRT VW5J".
+    _p(
+        "totp_seed",
+        r"(?i:验证器|authenticator|2fa|mfa|totp|authy)[^\n]{0,12}?(?i:备用密钥|备份密钥|密钥|backup\s+key|setup\s+key)"
+        r"[ \t]*[:：—–-]?[ \t]*((?=[A-Z2-7 ]{0,40}?[2-7])(?:[A-Z2-7]{4}[ \t]){3,15}[A-Z2-7]{4})(?![A-Za-z0-9])",
+        group=1,
+        needs=("验证器", "authenticator", "2fa", "mfa", "totp", "authy"),
+    ),
 )

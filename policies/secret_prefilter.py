@@ -22,7 +22,8 @@ _PREFILTER_LITERALS = (
     "mysql|mariadb|sshpass|docker login|podman login|registry login| login -u|redis-cli| -a |curl -u|curl --user|"
     "--password|keypad|lockbox|garage|alarm|door|gate code|safe code|lock code|entry code|combo|combination|"
     "门禁|门锁|车库|保险柜|保险箱|密码锁|开门|授权码|专用密码|app password|app-specific|"
-    "@tcp(|@unix(|getconnection|key=|setup key|puk|> auth|auth 是|auth是|auth:|otp|2fa|mfa|种子|authenticator|身份验证器|:aa"
+    "@tcp(|@unix(|getconnection|key=|setup key|puk|> auth|auth 是|auth是|auth:|otp|2fa|mfa|种子|authenticator|身份验证器|:aa|"
+    "验证器|authy"
 ).split("|")
 _PREFILTER_PATTERNS = re.compile(r"sess[a-z_.\-]*=|[?&](?:sig|signature|auth)=")
 # What the login-pair detector needs (casefolded): a login word, then a "/" or "pass" — searched only

@@ -12,6 +12,12 @@ Not a value: a time, an amount, a count, a date, a phone number, a number named 
 ("It's 1966, like the world cup"), three digits run together unless the lock is one with a dial.
 Found by the tune sets' writers who hid the value in prose (issue #33's seventh round), not by the
 held-out sets.
+
+A password told the same way (the eighth round's letters, wills and voice memos): worked out, then
+given after "so" ("the laptop password is the name of our first street with the house number after
+it, so Larkspur1146"), or what a login "is now" a clause or a sentence on ("reset the base station
+admin, it's Birdfeeder_0613 now") — not a product's, a version's or a host's name ("the login flow
+is now OAuth2", "the admin panel … it's now admin2.example.com").
 """
 
 from __future__ import annotations
@@ -20,20 +26,23 @@ import re
 
 from memwarden.policies.secret_cues import NAMED_NUMBER, any_word
 from memwarden.policies.secret_kinds import SecretFinding, word_automaton
-from memwarden.policies.secret_values import SAID, WHEN_OR_HOW_MUCH
+from memwarden.policies.secret_numbers import WHEN_OR_HOW_MUCH
+from memwarden.policies.secret_values import SAID
 from memwarden.policies.secret_words import BRIDGE_END
 
 # What a code opens (a door's or a gate's code named loosely too; "code" alone is the cues' — a
 # program's code, an error's, a zip's are not a lock's).
 _LOCK = re.compile(
     r"(?i)(?<![a-z])(?:key\s?safe|key\s?box|lock\s?box|padlock|lock|keypad|key\s?pad|alarm|panel|dials"
-    r"|combination|combo|door\s+code|gate\s+code)s?(?![a-z])|门禁|键盘|面板|挂锁|密码锁|(?<![连封])锁(?!骨)|报警器|保险柜"
+    r"|combination|combo|door\s+code|gate\s+code|pin|passcode|unlocks?\s+with"
+    r"|(?:hotel|wall|floor|gun|home)\s+safe)s?(?![a-z])"
+    r"|门禁|键盘|面板|挂锁|密码锁|(?<![连封])锁(?!骨)|报警器|保险柜|(?<![验证])密码"
 )
 # Which of them turn a dial: three digits run together are their value ("the padlock is 246").
 _DIAL = re.compile(r"(?i)padlock|lock|dial|combination|combo|挂锁|锁|保险柜")
 _LOCK_WORDS = word_automaton(
-    "safe|box|lock|keypad|key pad|alarm|panel|dial|combination|combo|door code|gate code"
-    "|门禁|键盘|面板|锁|报警器|保险柜".split("|")
+    "safe|box|lock|keypad|key pad|alarm|panel|dial|combination|combo|door code|gate code|pin|passcode"
+    "|门禁|键盘|面板|锁|报警器|保险柜|密码".split("|")
 )
 # Digits standing alone: not a decimal, a time, a date, a price, a part of a word or a longer number.
 _ALONE = re.compile(
@@ -45,14 +54,23 @@ _ALONE = re.compile(
 # "2560 x 1440", "1420 Maple Avenue", "500 克", "1200 万").
 _THEN = re.compile(
     r"(?i)[ \t]*(?:$|[\n.,;:!?。，；：！？)）\"'”’—–\-]|(?:and\s+)?then\b|and\b|press|hit|enter|push|followed|#|hash|star|pound"
-    r"|to\s+(?:open|unlock|disarm|get\s+in)|for\s+the\b|on\s+the\s+keypad|再|然后|按|就|井号|，|、)"
+    r"|to\s+(?:open|unlock|disarm|get\s+in)|for\s+the\b|on\s+the\s+keypad|because\b|since\b|cos\b|if\b"
+    r"|再|然后|按|就|井号|，|、)"
 )
 # Named as something else just before it: a model, a reference, a meter's reading, a key's number.
 _NAMED_BEFORE = re.compile(
     r"(?i)model|no\.|\bref|invoice|order|\btel|phone|\bflat|\broom|meter|reading|\belec|\bgas\b|account|numbered"
-    r"|serial|\bcall|\bring|\bdial|\bprice|\bcost|\bpaid|\bcharged|\bspent|\bran\s+us|\bflight|\bplatform"
+    r"|serial|\bcall|\bring|\bdial(?:l?ing)?\b|\bprice|\bcost|\bpaid|\bcharged|\bspent|\bran\s+us|\bflight|\bplatform"
+    r"|\bport|\bhost|\bip\b|\bsection|\broute|\bchapter|\bclause|\boption|\bbudget|\bbus\b|\bpage|\bversion"
+    r"|\bbetween\b|\d[ \t]*(?:and|to|or|–|-)[ \t]*\Z|\berror\b|\bstatus\b|错误码|状态码|错误代码|端口|致电|拨打|\bending\b|\bends\s+(?:in|with)|\blast\s+(?:four|4|digits)|尾号|后四位"
     r"|栋|单元|楼|室|房|号|价|加|费|售|[¥￥$£€]|一年|每月|花了|一共|总共|电话|热线|\d[ \t]*[x×][ \t]*\Z"
 )
+_A_RULE = re.compile(
+    r"(?i)\bmust\b|\bcan['’]?t\s+be\b|\bcannot\s+be\b|\bshould(?:n['’]t)?\s+be\b|\bnot\s+allowed\b|必须|不能是|不可以是"
+)
+_NOT_IT = re.compile(r"(?i)(?:\bnot|n['’]t|不是|唔系|唔係)[ \t]*(?:be[ \t]+)?\Z")
+# Said not to be one: "wasn't a PIN at all", "不是密码".
+_NOT_ONE = re.compile(r"(?i)(?:\bnot|n['’]t|\bno)\s+(?:a|an|the|my|your)?\s*\Z|不是\Z")
 # A time of day, and what says an alarm is a panel with a code, not a clock.
 _A_TIME = re.compile(r"(?:[01]\d|2[0-3])[0-5]\d")
 _A_PANEL = re.compile(r"(?i)\b(?:code|pin|disarm|unset|keypad|panel|punch|enter|press)|码|撤防|面板|键盘")
@@ -84,6 +102,10 @@ def _standing_alone(text: str, lock: re.Match[str], span: tuple[int, int], windo
         return False  # the end of something else (a bracket may open it: "the key safe number (4 5 0 0)")
     if NAMED_NUMBER.search(before) or WHEN_OR_HOW_MUCH.search(before):
         return False
+    if _NOT_IT.search(before):
+        return False  # "個密碼唔係1234", "the code isn't 1234"
+    if _A_RULE.search(text, lock.end(), span[0]):
+        return False  # what a value must be, not the value: "PIN must be 6 digits … (123456)"
     if _NAMED_BEFORE.search(before) or not _THEN.match(text, span[1]):  # (a unit after it is a word: no _THEN)
         return False
     if _TO.search(before) and value == text[span[0] : span[1]]:
@@ -105,6 +127,8 @@ def prose_codes(text: str, folded: str) -> list[SecretFinding]:
     for n, lock in enumerate(_LOCK.finditer(text)):
         if n == MAX_LOCKS:
             break
+        if _NOT_ONE.search(text, max(0, lock.start() - 12), lock.start()):
+            continue
         end = _window_end(text, lock.end())
         window = text[lock.start() : end]
         # every value in the window (a newer code after an old one: "1 2 3 4 won't work, it's now 5 6 7 8")
@@ -121,4 +145,71 @@ def prose_codes(text: str, folded: str) -> list[SecretFinding]:
             and not _NAMED_BEFORE.search(before)
         ):
             found.append(SecretFinding("password", said.start(), said.end()))
+    return found
+
+
+# A password told a clause or a sentence after its name: "reset the Arlo base station admin, it's
+# Birdfeeder_0613 now", "I changed the computer password the way you showed me. It is now Marigold7".
+_LOGIN = re.compile(
+    r"(?i)(?<![a-z\-])(?:password|passcode|passphrase|pw|pwd|admin|login)(?![a-z\-])"
+    # (a login's word naming something else: "the admin panel", "the password manager", "login streak")
+    r"(?![ \t]+(?:panel|team|page|screen|guide|rights|interface|theme|manager|policy|policies|flow|streak|channel|feature"
+    r"|url|console|tool|app|portal|docs?|section|chapter|settings|area|ui|view|link|button|form|field|rules|requirements"
+    r"|strength|history|group|role|access|user|users|account|accounts|email|menu|mode|server)s?\b)"
+    r"|密码(?!管理|策略|规则|强度)"
+)
+_LOGIN_WORDS = word_automaton("password|passcode|passphrase|pw|pwd|admin|login|密码".split("|"))
+_NOW_IS = re.compile(
+    r"(?i)(?<![a-z])(?:it['’]?s|it\s+is|(?:is|was)\s+now|now\s+it['’]?s)[ \t]+(?:now[ \t]+)?"
+    r"[\"'“‘]?((?=[\w!@#$%^&*+\-.?~]*\d)(?=[\w!@#$%^&*+\-.?~]*[A-Za-z])[A-Za-z\d_!@#$%^&*+\-.?~]{6,30}?)"
+    r"[\"'”’]?(?=[ \t]*(?:$|[\n,;:!?。，；：！？)—–]|\.(?!\w)|-[ \t]|now\b|instead\b|(?:with|all)\b))"
+)
+# Not a password: a version, a model, a date, a time, an amount.
+_NOT_A_PASSWORD = re.compile(
+    r"(?i)v?\d+(?:\.\d+)+|\d+(?:am|pm|gb|mb|kb|mph|km|kg|ms|px|st|nd|rd|th|s|x|days?|hours?|mins?|weeks?)|[a-z]{1,3}\d{1,3}"
+    r"|[\w\-]+\.[a-z]{2,}(?:\.[a-z]{2,})*|v\d[\w\-]*"  # a host's name, a version
+)
+# What "it's now" also says of a login: a count, a product's name ("1Password8", "30days").
+_NOW_NOT = re.compile(r"\d[\w\-]*")
+
+
+# Worked out, then given: "the laptop password is the name of our first street with the house number
+# after it, so Larkspur1146", "ledger pin is my old locker combo backwards so 629148", "so 'tesco42!'".
+_SO = re.compile(
+    r"(?i)(?<![a-z])so[ \t,:]+[\"'“‘]?((?=[\w!@#$%^&*+\-.?~]*\d)[A-Za-z\d_!@#$%^&*+\-.?~]{4,30})[\"'”’]?"
+    r"(?=[ \t]*(?:$|[\n,;:!?)—–]|\.(?!\w)|(?:and|but|with|capital|all|figured|because|yes|which)\b))"
+)
+_SO_DIGIT = re.compile(r"(?i)(?<![a-z])so[ \t,:]+[\"'“‘]?[A-Za-z_!@#$%^&*+\-.?~]{0,30}\d")  # one "so" a digit follows
+_SO_NAMES = re.compile(
+    r"(?i)(?<![a-z])(?:password|passcode|passphrase|pin|pw|login|combo|combination|unlock"
+    r"|(?:door|gate|alarm|lock|garage|entry|wi-?fi)\s+code|wi-?fi\s+key)(?![a-z])|密码"
+)
+_SO_WORDS = word_automaton(
+    "password|passcode|passphrase|pin|pw|login|combo|combination|unlock|code|key|密码".split("|")
+)
+
+
+def prose_passwords(text: str, folded: str) -> list[SecretFinding]:
+    """A password (letters and digits) a clause or a sentence after a login's word, said as what
+    "it's now", or worked out and given after "so"."""
+    if not _A_NUMBER.search(text):
+        return []
+    found: list[SecretFinding] = []
+    now = "now" in folded or "it's" in folded or "it’s" in folded or "it is" in folded
+    if now and any_word(_LOGIN_WORDS, folded):
+        for n, login in enumerate(_LOGIN.finditer(text)):
+            if n == MAX_LOCKS:
+                break
+            for m in _NOW_IS.finditer(text, login.end(), _window_end(text, login.end())):
+                if not _NOT_A_PASSWORD.fullmatch(m.group(1)) and not _NOW_NOT.fullmatch(m.group(1)):
+                    found.append(SecretFinding("password", *m.span(1)))
+    if " so" in folded and any_word(_SO_WORDS, folded) and _SO_DIGIT.search(text):
+        for n, name in enumerate(_SO_NAMES.finditer(text)):
+            if n == MAX_LOCKS:
+                break
+            for m in _SO.finditer(text, name.end(), _window_end(text, name.end())):
+                value = m.group(1).rstrip(".?")  # (its sentence's end: "…, so Larkspur1146.")
+                year = _YEARS.fullmatch(value) is not None and _A_YEAR.search(text, name.start(), m.start()) is None
+                if not year and not _NOT_A_PASSWORD.fullmatch(value) and (len(value) >= 6 or value.isdigit()):
+                    found.append(SecretFinding("password", m.start(1), m.start(1) + len(value)))
     return found

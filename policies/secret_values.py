@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from memwarden.policies.secret_numbers import WHEN_OR_HOW_MUCH, YEAR, plain_number
 from memwarden.policies.secret_words import (
     CN_DIGIT,
     CN_NUMBER,
@@ -387,14 +388,18 @@ def shaped_in(
     replies = (DIGITS, CN_SPLIT) if said else ()
     dials = (COMBINATION, COMBINATION_AFTER, CN_GROUPS, DASHED) if safe else ()
     for m in SAID_PAIRS.finditer(text, start, end):
-        if (span := said_in_pairs(text, m.start(), end)) is not None:
-            return span
+        if (span := said_in_pairs(text, m.start(), end)) is not None and not WHEN_OR_HOW_MUCH.search(
+            text, max(start, span[0] - 16), span[0]
+        ):
+            return span  # (not a time said: "gate B thirty six boarding at ten forty")
     for pattern in (SPELLED, SAID, CN_DIGITS, *replies, *dials):
         for m in pattern.finditer(text, start, end):
             if pattern is SPELLED and not re.search(r"[A-Za-z]", m.group(0)):
                 continue
             if pattern is COMBINATION and m.end() - m.start() < 6:
                 continue
+            if pattern is SAID and WHEN_OR_HOW_MUCH.search(text, max(start, m.start() - 16), m.start()):
+                continue  # a time said
             return m.start(), m.end()
     if not PASSWORD_CUE.match(cue):
         # A code said further on in its clause, once a connector has been said: "code is the house
@@ -470,32 +475,3 @@ KEPT_IN = re.compile(r"(?i)1password|bitwarden|lastpass|keepass|dashlane|\bvault
 # Not a password said a few words after its name: a password manager's name, a field, a path, a
 # status code, a placeholder.
 NOT_STRONG = re.compile(r"(?i)1password|bitwarden|lastpass|keepass|dashlane|[=/\[\]{}()<>*:：]|^0x[0-9a-f]+$|x{3,}")
-
-# Digits after these in a reply are a time, an amount or a count ("around 2130", "about 1500").
-WHEN_OR_HOW_MUCH = re.compile(
-    r"(?i)\b(?:around|at|by|until|till|before|after|since|about|in|on|for|over|under)\s+$|[~$€£¥]$"
-)
-
-
-def glued(text: str, at: int) -> bool:
-    """Whether a value starting at ``at`` is the end of something else: a word, a path, an
-    assignment, a quote, a call."""
-    return at > 0 and re.match(r"[A-Za-z0-9_.\-/=:$\"`(*]", text[at - 1]) is not None
-
-
-def plain_number(text: str, start: int, span: tuple[int, int]) -> bool:
-    """Whether digits at ``span`` stand alone as a value: not inside a word or after "=", nor a
-    time, an amount or a year."""
-    if glued(text, span[0]) or YEAR.fullmatch(text, *span):
-        return False
-    if re.match(r"[ \-]?\d", text[span[1] : span[1] + 2]) or re.search(
-        r"\d[ \-]$", text[max(0, span[0] - 2) : span[0]]
-    ):
-        return False  # part of a longer number (a card's)
-    before = text[max(start, span[0] - 16) : span[0]]
-    return WHEN_OR_HOW_MUCH.search(before) is None and EXAMPLE.search(before) is None
-
-
-EXAMPLE = re.compile(r"(?i)(?:e\.g\.|such\s+as|like|for\s+example|比如|例如|像)\s*$")
-
-YEAR = re.compile(r"(?:19|20)\d\d")

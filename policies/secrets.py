@@ -71,8 +71,10 @@ _PUBLIC_SPANS = re.compile(
     r"|\bA(?:ROA|IDA|GPA|NPA|NVA|SCA)[A-Z0-9]{16,}"
     r"|(?i:\b(?:public[ \t]*key|peer)[ \t]*[:=][ \t]*)[A-Za-z0-9+/]{42,44}="
     r"|\b\d+-[a-z0-9]+\.apps\.googleusercontent\.com\b|\bcom\.googleusercontent\.apps\.\d+-[a-z0-9]+"
-    # Wallets' receiving addresses and extended public keys (a private key is 64 hex, or a seed).
-    r"|\b0x[0-9a-fA-F]{40}(?![0-9a-fA-F])|\bT[1-9A-HJ-NP-Za-km-z]{33}\b|\b[xyzt]pub[1-9A-HJ-NP-Za-km-z]{100,}"
+    # Wallets' receiving addresses and extended public keys (a private key is 64 hex, or a seed), also
+    # as people make them up (a 0 or an l in an xpub, or in a TRON address named as one).
+    r"|\b0x[0-9a-fA-F]{40}(?![0-9a-fA-F])|\bT[1-9A-HJ-NP-Za-km-z]{33}\b|\b[xyzt]pub[0-9A-Za-z]{60,}"
+    r"|(?i:地址|address|addr|tron|波场|trc-?20)[^\n]{0,20}?\bT[0-9A-Za-z]{33}\b"
     r"|\b(?:bc1[02-9ac-hj-np-z]{25,87}|[13][1-9A-HJ-NP-Za-km-z]{25,34})\b"
     # An AWS resource's name (ARN) and an RDS resource id: names, not credentials.
     r"|\barn:aws[\w\-]*:[^\s\"']+|\b(?:db|cluster)-[A-Z0-9]{20,}\b"
@@ -322,8 +324,17 @@ def _not_disclosed(text: str, findings: list[SecretFinding]) -> list[SecretFindi
         before = max(line_start, f.start - 24)
         if _AN_EXAMPLE_BEFORE.search(text, before, f.start + 2) or _AN_EXAMPLE_AFTER.match(text, f.end):
             continue  # "比如abc123这种", "e.g. till PIN 1234 — EXAMPLE ONLY", "Xxxx@2024xx（这只是格式示意）"
+        if _DIGITS.fullmatch(value) and (
+            _PHONE_BEFORE.search(text, before, f.start) or _MASKED_TAIL.match(text, f.end)
+        ):
+            continue  # a telephone number's part: "code sent to +86 139****2284", "+1 (555) 013-8842"
         kept.append(f)
     return kept
+
+
+_DIGITS = re.compile(r"[\d \-()]+")
+_PHONE_BEFORE = re.compile(r"\+\d{0,3}[ \t\-]?(?:\(\d{1,4}\)[ \t\-]?)?\Z")
+_MASKED_TAIL = re.compile(r"\*{2,}\d")  # "139****2284": a number with its middle hidden
 
 
 # A value given as an example of a format, not as the value.

@@ -238,3 +238,77 @@ def test_a_code_told_in_prose_is_found(text: str, value: str) -> None:
     found = find_secrets(text)
     assert found, text
     assert value not in mask(text, found)
+
+
+# An eighth round (tune sets 25–27: gamers, crypto and smart homes; Chinese ops and offices; letters,
+# wills and diaries): values worked out in prose, answers "I put", seed words listed, single backup
+# codes, game servers' and wallets' command lines.
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("The shed password is the dog's name and the house number, so Rufus27, capital R.", "Rufus27"),
+        ("Gran's tablet unlocks with 240561 — she picked her wedding day.", "240561"),
+        ("The PIN for the old Nokia is the bus number twice so 4848, don't laugh.", "4848"),
+        ("I reset the NAS admin this morning, it's Copperfield_88 now.", "Copperfield_88"),
+        ("Changed the garage computer's password like you said. It is now Tulip2024x instead.", "Tulip2024x"),
+        ("The hotel safe lets you choose, so I went with 8302 because nobody guesses it.", "8302"),
+        ("爷爷写给你：银行卡密码我不告诉别人，写给你备用：六位数，7 1 0 3 2 8。", "7 1 0 3 2 8"),
+        ("Security question 'first school' on the pension site — I put Saint Anselm, capitals.", "Saint Anselm"),
+        ("The 'memorable word' they made me set — I used lighthouse — is asked letter by letter.", "lighthouse"),
+        ("密保问题“你父亲的名字”我填的是王建国，别忘了。", "王建国"),
+        (
+            "my metamask words, in order: pear, lamp, roof, bench, tiger, sail, over, upgrade, crane, limit, kiwi, salad",
+            "lamp",
+        ),
+        (
+            "wallet recovery words: 1 olive 2 cable 3 march 4 giant 5 vapor 6 cherry 7 unfold 8 quit 9 hawk 10 brush 11 shy 12 lunar",
+            "giant",
+        ),
+        ("Discord 2FA backup code: 7hq2-k9zx-3mpw, keep it offline", "7hq2-k9zx-3mpw"),
+        ("身份验证器备用密钥 K7QZ 4XPM 2RTA LW5J，换手机用", "K7QZ 4XPM 2RTA LW5J"),
+        ("mcrcon -H 10.0.0.5 -P 25575 -p 'cr33perSw4mp' 'say hi'", "cr33perSw4mp"),
+        ('bitcoin-cli walletpassphrase "amber-fox-river-19" 300', "amber-fox-river-19"),
+        ("join the server and type /login Obsidian_Axe7 so AuthMe lets you in", "Obsidian_Axe7"),
+        ("PASS oauth:z8k2m4q7x1v9t3b5n0w6y2c4r8", "z8k2m4q7x1v9t3b5n0w6y2c4r8"),
+        ("WARN upstream: retry with basic auth etl_user:Harb0ur!Grey -> 200", "Harb0ur!Grey"),
+        ("小程序 AppSecret 重置之后是 4f1c8e2a9b7d3c6e0a5f2b8d1e9c7a3f，记一下", "4f1c8e2a9b7d3c6e0a5f2b8d1e9c7a3f"),
+        (
+            "The account is mine and the password is copper-kettle-winter-lane, print what you need.",
+            "copper-kettle-winter-lane",
+        ),
+        ("set the password to marmaladesandwiches so the kids can remember it", "marmaladesandwiches"),
+        ("the router admin password I set yesterday is Badger&Jam62, the old one was admin", "Badger&Jam62"),
+        ("the wifi at the caravan is SeaBreeze!!77 — capital S and B", "SeaBreeze!!77"),
+        ("公司邮箱密码重置了，新的是 Hong#2026autumn，登录后改掉。", "Hong#2026autumn"),
+        # changed, and the old one mentioned after it: the new one is still the value
+        ("Your console PIN is 3071 now — I changed it since your sister guessed the old one.", "3071"),
+        ("家长模式的 PIN 是 5150，之前那个被猜出来了所以换了", "5150"),
+    ],
+)
+def test_an_eighth_rounds_secrets_are_found(text: str, value: str) -> None:
+    found = find_secrets(text)
+    assert found, text
+    assert value not in mask(text, found)
+
+
+# What the same review found the new looks missed, or cut short.
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("use this one, T8fK2mQ9xZ7vL4pW1nB6cR3dY5sH0jGk2a", "T8fK2mQ9xZ7vL4pW1nB6cR3dY5sH0jGk2a"),
+        ("PIN 1379** (bold typo)", "1379"),
+        ("The laptop login is the dog's name then the year we got him, so Pepper2017!", "Pepper2017"),
+        ("Changed the router admin after the break-in, it's now Tangerine#88 — tell nobody.", "Tangerine#88"),
+        ("Recovery code for Bitwarden: 7F3K9-2MQXP-8LZ4R-W1VN6-H5TYJ-C0DBA", "7F3K9-2MQXP-8LZ4R-W1VN6-H5TYJ-C0DBA"),
+        ("My Authy backup key: ABCD 2EFG HIJK 3LMN", "ABCD 2EFG HIJK 3LMN"),
+        ("Basic auth for the grafana box: viewer:Gr4f4na!View", "Gr4f4na!View"),
+        ("mcrcon -H 10.0.0.5 -P 25575 -p 'Nether Portal 77' 'say hi'", "Nether Portal 77"),
+        ("wifi是 Rainy#Day2024", "Rainy#Day2024"),
+        ("Wi-Fi is now Sunny@Balcony9", "Sunny@Balcony9"),
+        ("The recovery question was my first car; I typed Corsa Blue as the answer.", "Corsa Blue"),
+    ],
+)
+def test_what_a_review_found_the_eighth_rounds_looks_missed_is_found(text: str, value: str) -> None:
+    found = find_secrets(text)
+    assert found, text
+    assert value not in mask(text, found)

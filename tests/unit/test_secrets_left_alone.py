@@ -147,3 +147,86 @@ def test_what_a_review_of_the_latest_rules_took_for_secrets_is_left_alone(text: 
 )
 def test_numbers_near_a_lock_that_open_nothing_are_left_alone(text: str) -> None:
     assert find_secrets(text) == [], [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]
+
+
+# An eighth round's look-alikes: a telephone number after a code was sent, a log's field named
+# *_PASSWORD, a time said after "at", addresses as people make them up, rules a PIN must follow, a
+# number said not to be one, a port, a hotline, the last digits of a card.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Verification code sent to +86 137****5521. Didn't get it? Resend in 60s.",
+        "OTP sent to +1 (555) 014-2291, didn't arrive, pressed resend",
+        "2025-04-02 09:14:55 WARN login failed for user=mli reason=BAD_PASSWORD attempts=4",
+        "flight BA two nine one, gate C forty, boarding at ten fifteen, seat twelve A",
+        "watch-only: xpub6Cm0lWq8Rk2ZpT4vYx9NbL3sJd7HfQ1gE5aU6oK2iP8rM4tC0wX3yV7nB9eJ5hG1sD2fA6kZ8, can't spend",
+        "收款地址 TK9mXb2pL0vR7kN4wA6cY3dF1hJ5sG8eZq，波场链，别转错",
+        "Your new PIN must be 6 digits and can't be sequential (123456) or repeated (999999).",
+        "The number on the envelope wasn't a PIN at all, it was the dentist's reference, 31-442.",
+        "测试环境 redis 没设密码，host 10.2.3.4 port 6379，只有内网能连",
+        "【某银行】您的账户修改了登录密码，如非本人操作请致电95588。",
+        "PIN reset requested for the card ending 7712",
+        "個密碼唔係4321，你再試下",
+        "the password is hard-to-guess now that IT changed the rules",
+        "the wifi at the office is Guest-5G!",
+        "My first pet was a hamster, I put him in a cage by the window.",
+        "the backup code generator v2 is broken again",
+        "curl -H 'X-API-Key: YOUR_API_KEY' https://api.example.com/v1/ping",
+        "the token request id is 9a8b7c6d5e4f3a2b1c0d, please quote it",
+        "I reset my password, it's fine now",
+        "The admin panel moved, it's v2.3 now",
+        "the code review took ages so 2024 was slow",
+    ],
+)
+def test_an_eighth_rounds_look_alikes_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == [], [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]
+
+
+def test_an_error_code_after_a_password_error_is_not_the_password() -> None:
+    assert find_secrets("登录失败：用户名或密码错误（错误码 10023）。") == []
+    assert find_secrets("Login failed: wrong password (error 40113), try again later.") == []
+
+
+# What a review of the eighth round's rules took for secrets (each a class of look-alike).
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Gun safe delivery is scheduled for Tuesday between 1300 and 1500.",
+        "The safe harbor clause is Section 230.",
+        "It's a safe bet the bus is late again, route 171.",
+        "The password manager is now 1Password8, fine.",
+        "我把密码管理器换成了1Password8。",
+        "The admin panel URL changed, it's now admin2.example.com.",
+        "The login flow is now OAuth2, no more passwords.",
+        "Your login streak: it's now 30days, keep it up!",
+        "The shipping code is on the label, so 1Z999AA10123456784, track it on UPS.",
+        "The flight code changed, so BA0117, gate 22.",
+        "Tags: travel, beach, summer, family, ocean, sunset, island, holiday, photo, happy, friend, weekend.",
+        "Spelling test: 1 cabin 2 camera 3 canal 4 cancel 5 candy 6 cannon 7 canoe 8 canvas 9 canyon 10 capable 11 capital 12 captain",
+        "Backup code repo2024 is archived, use repo2025.",
+        "The backup code is Python3, not a shell script.",
+        "Favourite teacher answer in the yearbook: I wrote Mr Patel.",
+        "The docs say: run /login username2 password to authenticate on the test server.",
+        "The hotel wifi is terrible!!2 bars at most.",
+        "The rcon port is 25575 and the rcon -p flag takes the password from env.",
+        "Docs: walletpassphrase 'passphrase' timeout — unlocks the wallet for timeout seconds.",
+        "MFA backup key: keep them safe with your 2 codes.",
+        "Security question about my first car — I used google (ha) to find the model.",
+        "The garage code 2580 won't work now, that's the old one.",
+        "The key safe code was 3391 but now it's changed, the old one is dead.",
+        "Password is case-sensitive-by-default per the docs.",
+        "Set the password to whatevertheywantittobe, it's their account.",
+    ],
+)
+def test_what_a_review_of_the_eighth_round_took_for_secrets_is_left_alone(text: str) -> None:
+    assert find_secrets(text) == [], [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]
+
+
+def test_a_quoted_answer_of_spaces_does_not_break_the_reader() -> None:
+    assert isinstance(find_secrets("Security question first pet — I put '   ' because I forgot"), list)
+
+
+def test_a_value_worked_out_in_prose_ends_before_its_sentence_does() -> None:
+    text = "the laptop password is the name of our first street and the number, so Larkspur1146."
+    found = find_secrets(text)
+    assert [text[f.start : f.end] for f in found] == ["Larkspur1146"]
