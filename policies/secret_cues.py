@@ -62,10 +62,20 @@ def sentence_before(text: str, at: int) -> int:
     return max(text.rfind("\n", near, at), text.rfind("。", near, at), near - 1) + 1
 
 
+def last_match(pattern: re.Pattern[str], text: str, start: int, end: int) -> re.Match[str] | None:
+    """The last match of ``pattern`` in ``text[start:end]`` (a bounded span: a sentence's)."""
+    found = None
+    for found in pattern.finditer(text, start, end):  # noqa: B007 (the last one is kept)
+        pass
+    return found
+
+
 def expired_after(text: str, sentence_start: int, span: tuple[int, int]) -> bool:
     """Whether what follows a value (80 characters) says it expired or is the old one — unless the
-    sentence called it the new one ("the new password is …; the old one stops working")."""
-    if NEW.search(text, sentence_start, span[0]):
+    sentence called it the new one ("the new password is …; the old one stops working"), and not
+    the old one after that ("机房门禁已经换成人脸识别了，原来的密码 1357# 今天起作废")."""
+    new = last_match(NEW, text, sentence_start, span[0])
+    if new is not None and not EXPIRED.search(text, new.end(), span[0]):
         return False
     end = text.find("\n", span[1], span[1] + 80)
     line_end = span[1] + 80 if end < 0 else end

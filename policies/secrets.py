@@ -20,7 +20,7 @@ import re
 import urllib.parse
 from collections import Counter
 
-from memwarden.policies.secret_cues import cued_secrets, expired_after, sentence_before
+from memwarden.policies.secret_cues import cued_secrets, expired_after, last_match, sentence_before
 from memwarden.policies.secret_kinds import SecretFinding, word_automaton
 from memwarden.policies.secret_layouts import laid_out_secrets
 from memwarden.policies.secret_patterns import SECRET_PATTERNS, SecretPattern
@@ -261,13 +261,20 @@ def _expired(text: str, f: SecretFinding) -> bool:
     start = sentence_before(text, f.start)
     if _REVOKED_BEFORE.search(text, max(start, f.start - 16), f.start):
         return True  # "已经 revoke 掉了：ghp_…"
-    old = EXPIRED.search(text, start, f.start)
+    old = last_match(EXPIRED, text, start, f.start)
     # "that's the old one, it's 1109 now", "那是以前的 新的是7703": corrected, not expired.
     corrected = old is not None and _CORRECTION.search(text, old.end(), f.start) is not None
-    before = old is not None and not corrected and not NEW.search(text, start, f.start)
+    # (or the new one named first, then the old one's value right after its word: "新的找 IT 要，旧的
+    # Office-5G 那个已经失效" — not "new door code, the old one is gone: 4471")
+    named_old = old is not None and _OLD_NAMES.fullmatch(text, old.end(), f.start) is not None
+    called_new = NEW.search(text, old.start() if named_old and old else start, f.start)
+    before = old is not None and not corrected and not called_new
     return before or expired_after(text, start, (f.start, f.end))
 
 
+_OLD_NAMES = re.compile(
+    r"(?i)[ \t:：=是为]*(?:(?:the[ \t]+)?(?:password|passcode|pin|code|key|wifi|密码|口令)[ \t:：=是为]*)?(?:(?:is|was)[ \t]+)?"
+)
 _REVOKED_BEFORE = re.compile(f"(?:{REVOKED.pattern})[ \t:：]*$")
 _CORRECTION = re.compile(r"(?i)\b(?:it\s+is|it['’]s|its|is\s+now|correct\s+one)\b|新的|现在是|应该是")
 
@@ -328,12 +335,17 @@ def _not_disclosed(text: str, findings: list[SecretFinding]) -> list[SecretFindi
             _PHONE_BEFORE.search(text, before, f.start) or _MASKED_TAIL.match(text, f.end)
         ):
             continue  # a telephone number's part: "code sent to +86 139****2284", "+1 (555) 013-8842"
+        if _DIGITS.fullmatch(value) and _ERROR_CODE_BEFORE.search(text, before, f.start):
+            continue  # "Invalid verification code"（错误码 40103）: an error's number
         kept.append(f)
     return kept
 
 
 _DIGITS = re.compile(r"[\d \-()]+")
 _PHONE_BEFORE = re.compile(r"\+\d{0,3}[ \t\-]?(?:\(\d{1,4}\)[ \t\-]?)?\Z")
+_ERROR_CODE_BEFORE = re.compile(
+    r"(?i)(?:错误码|错误代码|状态码|\berror(?:\s+code)?|\bstatus(?:\s+code)?|\berrno)[ \t]*[:：#=]?[ \t]*\Z"
+)
 _MASKED_TAIL = re.compile(r"\*{2,}\d")  # "139****2284": a number with its middle hidden
 
 

@@ -312,3 +312,8 @@ def test_what_a_review_found_the_eighth_rounds_looks_missed_is_found(text: str, 
     found = find_secrets(text)
     assert found, text
     assert value not in mask(text, found)
+
+
+def test_a_new_value_after_the_old_one_is_said_to_be_gone_is_found() -> None:
+    text = "new door code, the old one is gone: 4471"
+    assert "4471" not in mask(text, find_secrets(text))

@@ -230,3 +230,17 @@ def test_a_value_worked_out_in_prose_ends_before_its_sentence_does() -> None:
     text = "the laptop password is the name of our first street and the number, so Larkspur1146."
     found = find_secrets(text)
     assert [text[f.start : f.end] for f in found] == ["Larkspur1146"]
+
+
+# The old one's value after the new one was named ("新的找 IT 要，旧的 …"), an error's number.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "办公室 wifi 密码改了，新的找 IT 要，旧的 Office-5G 那个已经失效",
+        "行政：机房门禁已经换成人脸识别了，原来的密码 1357# 今天起作废",
+        '网站报错："Invalid verification code"（错误码 40103），用户说明天再试',
+        "The OTP screen said: invalid code, error 40113. Trying again tomorrow.",
+    ],
+)
+def test_an_old_value_after_the_new_one_and_an_error_number_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == [], [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]
