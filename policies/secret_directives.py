@@ -2,7 +2,8 @@
 SNMP communities, Cisco's ``password 0``, SQL's ``IDENTIFIED BY``, WordPress's ``DB_PASSWORD``,
 ``.pgpass`` lines, PowerShell's ``ConvertTo-SecureString … -AsPlainText``, an LDAP tool's ``-w``,
 a Google app password where mail is sent, RCON's ``-p``, ``walletpassphrase``, a game server's
-``/login``, a Twitch bot's ``PASS oauth:``, a basic auth's ``user:password``), and recovery codes
+``/login``, a Twitch bot's ``PASS oauth:``, a basic auth's ``user:password``, a setting's name and
+its quoted value in prose), and recovery codes
 copied out one a line: the secrets known by the directive that holds them. Each pattern runs only
 where one of its words is.
 """
@@ -122,6 +123,13 @@ _DIRECTIVES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
             + r"(?![^\s'\"`])",
         ),
         (("oauth:",), r"\boauth:([a-z0-9]{20,40})\b"),
+        # A setting's name quoted in prose, then its quoted value with a letter and a digit:
+        # "DB_PASSWORD 'p7Tq!zWm3Kx'" (not "DB_PASSWORD 'undefined'", "GITHUB_TOKEN 'read-only'").
+        (
+            ("password", "passwd", "pwd", "secret", "token", "api_key"),
+            r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:PASSWORD|PASSWD|PWD|SECRET|SECRET_KEY|TOKEN|API_KEY)\b['\"]?[ \t]{1,4}"
+            r"(?:is[ \t]{1,4})?['\"]((?=[^'\"\s]{0,64}?\d)(?=[^'\"\s]{0,64}?[A-Za-z])(?![$/])[^'\"\s/]{6,64})['\"]",
+        ),
         (
             ("basic auth", "basic-auth", "basicauth"),
             r"(?i)\bbasic[ \-]?auth\b[^\n]{0,32}?[ \t]['\"]?[\w.\-@]{2,40}:" + PW_VALUE + r"(?=[\s,;)'\"]|$)",

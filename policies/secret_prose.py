@@ -34,14 +34,14 @@ from memwarden.policies.secret_words import BRIDGE_END
 # program's code, an error's, a zip's are not a lock's).
 _LOCK = re.compile(
     r"(?i)(?<![a-z])(?:key\s?safe|key\s?box|lock\s?box|padlock|lock|keypad|key\s?pad|alarm|panel|dials"
-    r"|combination|combo|door\s+code|gate\s+code|pin|passcode|unlocks?\s+with"
+    r"|combination|combo|door\s+code|gate\s+code|pin|passcode|unlocks?\s+with|alrm"
     r"|(?:hotel|wall|floor|gun|home)\s+safe)s?(?![a-z])"
     r"|门禁|键盘|面板|挂锁|密码锁|(?<![连封])锁(?!骨)|报警器|保险柜|(?<![验证])密码"
 )
 # Which of them turn a dial: three digits run together are their value ("the padlock is 246").
 _DIAL = re.compile(r"(?i)padlock|lock|dial|combination|combo|挂锁|锁|保险柜")
 _LOCK_WORDS = word_automaton(
-    "safe|box|lock|keypad|key pad|alarm|panel|dial|combination|combo|door code|gate code|pin|passcode"
+    "safe|box|lock|keypad|key pad|alarm|alrm|panel|dial|combination|combo|door code|gate code|pin|passcode"
     "|门禁|键盘|面板|锁|报警器|保险柜|密码".split("|")
 )
 # Digits standing alone: not a decimal, a time, a date, a price, a part of a word or a longer number.
@@ -110,7 +110,11 @@ def _standing_alone(text: str, lock: re.Match[str], span: tuple[int, int], windo
         return False
     if _TO.search(before) and value == text[span[0] : span[1]]:
         return False  # a dial or a setting turned to a number: "dials to 200", "set to 180"
-    if re.fullmatch(r"(?i)alarms?|报警器", lock.group(0)) and _A_TIME.fullmatch(value) and not _A_PANEL.search(window):
+    if (
+        re.fullmatch(r"(?i)alarms?|alrms?|报警器", lock.group(0))
+        and _A_TIME.fullmatch(value)
+        and not _A_PANEL.search(window)
+    ):
         return False  # an alarm clock's: "went off at 0545, 0600 and 0615" (not a panel's code)
     if len(value) == 3 and value == text[span[0] : span[1]] and not _DIAL.search(lock.group(0)):
         return False  # three digits run together: a dial's only
@@ -210,6 +214,7 @@ def prose_passwords(text: str, folded: str) -> list[SecretFinding]:
             for m in _SO.finditer(text, name.end(), _window_end(text, name.end())):
                 value = m.group(1).rstrip(".?")  # (its sentence's end: "…, so Larkspur1146.")
                 year = _YEARS.fullmatch(value) is not None and _A_YEAR.search(text, name.start(), m.start()) is None
-                if not year and not _NOT_A_PASSWORD.fullmatch(value) and (len(value) >= 6 or value.isdigit()):
+                digits = value.isdigit() and len(value) >= 4  # ("64, so 128.": three digits, after its full stop)
+                if not year and not _NOT_A_PASSWORD.fullmatch(value) and (len(value) >= 6 or digits):
                     found.append(SecretFinding("password", m.start(1), m.start(1) + len(value)))
     return found

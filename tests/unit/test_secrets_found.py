@@ -317,3 +317,21 @@ def test_what_a_review_found_the_eighth_rounds_looks_missed_is_found(text: str, 
 def test_a_new_value_after_the_old_one_is_said_to_be_gone_is_found() -> None:
     text = "new door code, the old one is gone: 4471"
     assert "4471" not in mask(text, find_secrets(text))
+
+
+# The round's last look at the older tune sets' misses: "alrm" written short, a setting's name and
+# its quoted value in prose.
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("alrm 7-3-0-2, dsrm within 30s", "7-3-0-2"),
+        ("Alrm cd @ unit 4 = 7730 then tick. Unset w/ same.", "7730"),
+        ("Checked the config: DB_PASSWORD 'Wq7!zPm3Kx' looks right, host is wrong", "Wq7!zPm3Kx"),
+        ("MYSQL_ROOT_PASSWORD 'Quokka!Fern88' for the dev db.", "Quokka!Fern88"),
+        ("DJANGO_SECRET_KEY 'k9Lm2-Qz7pWv88' in settings.py", "k9Lm2-Qz7pWv88"),
+    ],
+)
+def test_a_short_alarm_and_a_settings_quoted_value_are_found(text: str, value: str) -> None:
+    found = find_secrets(text)
+    assert found, text
+    assert value not in mask(text, found)

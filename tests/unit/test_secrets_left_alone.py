@@ -244,3 +244,30 @@ def test_a_value_worked_out_in_prose_ends_before_its_sentence_does() -> None:
 )
 def test_an_old_value_after_the_new_one_and_an_error_number_are_left_alone(text: str) -> None:
     assert find_secrets(text) == [], [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The store opens with 2024 stock on Monday.",
+        "The admin said the new one is v2.1, fine.",
+        "my PIN is long, that's 12 digits",
+        "The password policy changed, that's v2 now",
+        "The admin console moved; that makes 3 moves this year.",
+        # what a review of a wider version of these rules took for secrets
+        "unlock cost is 750 gems per hero, 4 heroes, that makes 3000.",
+        "Login page: migrated Bootstrap4 → Bootstrap5.",
+        "Old admin laptop died, new one is RTX4090.",
+        "The quiz opens with 1066.",
+        "It's a small safe town; population 4500.",
+        "The panel holds 4500 (watts peak) on a sunny day.",
+        "alrm clock went off at 0545, 0600 and 0615.",
+        "Password length 64, so 128.",
+        "Error: DB_PASSWORD 'undefined' — check your .env file.",
+        "GITHUB_TOKEN 'read-only' scope is enough for this workflow.",
+        "Vault path for DB_PASSWORD 'secret/data/prod/db'.",
+        "The POSTGRES_PASSWORD 'mysecretpassword' from the Docker docs is only for local use.",
+    ],
+)
+def test_what_opens_with_a_year_or_is_the_new_version_is_left_alone(text: str) -> None:
+    assert find_secrets(text) == [], [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]
