@@ -122,6 +122,13 @@ def evaluate(rows: list[dict[str, object]]) -> tuple[dict[str, dict[str, float]]
     return {name: score(group) for name, group in groups.items() if group}, per_text_us
 
 
+# One name, then a run of spaces (a review found two names and digits said read from every space).
+HOSTILE_START = {
+    "a password, then spaces": "password X_PASSWORD",
+    "a password's name, then spaces, then x": "password ",
+    "PINs, then spaces": "pin 1234 " * 64,
+    "a backup code, then spaces": "backup code ",
+}
 # One unit of each look, repeated to the size measured: a cue with no value, a value with no cue, a
 # finding every few words (each finding costs its own look).
 HOSTILE = {
@@ -170,6 +177,7 @@ HOSTILE = {
     "a secret a few words before is": "secret a b c d is ",
     "seed words listed": "wallet words: ribbon, ",
     "I put, after a question": "first pet — I put ",
+    **dict.fromkeys(HOSTILE_START, " "),
 }
 # What the look waits for at the end of the text (one occurrence, after the repeated units).
 HOSTILE_END = {"rcon, then -p at the end": " -p", "redis-cli, then -a at the end": " -a "}
@@ -181,6 +189,8 @@ def hostile(sizes: tuple[int, ...] = (100_000, 1_000_000)) -> list[list[object]]
         row: list[object] = [name]
         for size in sizes:
             text = (unit * (size // len(unit) + 1))[:size] + HOSTILE_END.get(name, "")
+            if name in HOSTILE_START:
+                text = HOSTILE_START[name] + " " * size + ("'abcdef'" if "X_PASSWORD" in HOSTILE_START[name] else "x")
             started = time.perf_counter()
             found = find_secrets(text)
             row += [f"{time.perf_counter() - started:.3f}", len(found)]

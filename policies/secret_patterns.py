@@ -46,7 +46,7 @@ _CAMEL_PASSWORD = (
 )
 # Between a name and its value: a closing quote (JSON, YAML), a note in brackets ("secret
 # (base32) ="), "is"/"为"/"是", the sign, an opening quote.
-_ASSIGN = r"[\"']?(?:\s*\([^()\n]{0,24}\))?[ \t]*(?:is|为|是)?[ \t]*[:：=][ \t]*[\"']?"
+_ASSIGN = r"[\"']?(?:\s*\([^()\n]{0,24}\))?[ \t]*+(?:(?:is|为|是)[ \t]*+)?[:：=][ \t]*+[\"']?"
 # "… for the staging box", "… of our NAS": what a credential belongs to, between name and value.
 _OWNER = r"(?:\s+(?:for|of|to|on|at|in)\s+(?:the\s+|my\s+|our\s+|this\s+)?[\w.@'-]+(?:\s+[\w.@'-]+){0,3})?"
 _LOGIN_WORDS = r"(?:password|passwd|passphrase|passcode|pwd|pw|pass|密码|口令)"
@@ -79,7 +79,7 @@ _GLUE = (
     r"|end|state|never|ever|one|same|usual|no|any)"
 )
 _B32_GROUPS = r"((?=[A-Za-z ]{0,160}?[2-7])(?:[A-Za-z2-7]{4} ?){4,40}[A-Za-z2-7]{0,8})"
-_CODES = r"((?=[\w \-]{0,120}?\d)(?:[A-Za-z0-9]{4,10}(?:-[A-Za-z0-9]{4,10})?[\s,;，、]+){2,}[A-Za-z0-9]{4,10}(?:-[A-Za-z0-9]{4,10})?)"
+_CODES = r"((?=[\w \-]{0,40}?\d)(?:[A-Za-z0-9]{4,10}(?:-[A-Za-z0-9]{4,10})?[\s,;，、]+){2,}[A-Za-z0-9]{4,10}(?:-[A-Za-z0-9]{4,10})?)"
 # A password's characters (ASCII only: "至少8位包含字母A" after 密码 is a rule, not a value), and a
 # value of them with a letter and a digit.
 _PW = r"[A-Za-z0-9_!@#$%^&*+\-.=?~]"
@@ -220,7 +220,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # "密码改成了 Jmp!8848Qz" (a letter and a digit in it: "password reset" is words).
     _p(
         "password",
-        r"(?i)(?:\bpassword|\bpasswd|\bpwd|密码|口令|授权码)[ \t]*(?:改成了?|换成了?|改为|设为|设成了?|更新为|to)?[ \t]*[`'\"“‘]?"
+        r"(?i)(?:\bpassword|\bpasswd|\bpwd|密码|口令|授权码)[ \t]*+(?:(?:改成了?|换成了?|改为|设为|设成了?|更新为|to)[ \t]*+)?[`'\"“‘]?"
         + PW_VALUE,
         group=1,
         needs=("pass", "pwd", "密码", "口令", "授权码"),
@@ -329,7 +329,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     _p(
         "pin",
         r"(?i)\b(?:door|gate|alarm|disarm|safe|keypad|lock|lockbox|garage|entry|building)\s+(?:code|pin|combo|combination)"
-        r"\s*(?:is|was|:|=)?\s*(\d(?:[ \-]?\d){3,7})\b(?![ \-]?\d)",
+        r"\s*+(?:(?:is|was|:|=)\s*+)?(\d(?:[ \-]?\d){3,7})\b(?![ \-]?\d)",
         group=1,
         needs=("code", "pin", "combo"),
     ),
@@ -353,7 +353,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # Not a length ("密码 12 位" has too few digits; "6 位" follows no name).
     _p(
         "password",
-        r"(?:密码|口令|验证码|校验码|动态码)\s*(?:是|为|[:：])?\s*(\d{4,8})(?![\d位个次年天])"
+        r"(?:密码|口令|验证码|校验码|动态码)\s*+(?:(?:是|为|[:：])\s*+)?(\d{4,8})(?![\d位个次年天])"
         r"(?![^。\n]{0,12}(?:已过期|过期了|已失效|失效了|已使用|用过了))",
         group=1,
         needs=("码", "口令"),
@@ -409,7 +409,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         + _CREDENTIAL_NAMES
         + r"(?![A-Za-z0-9])"
         + _OWNER
-        + r"\s*(?:is|was|为|是|[:：=—–→-])?\s*[\"'“]?"
+        + r"\s*+(?:(?:is|was|为|是|[:：=—–→-])\s*+)?[\"'“]?"
         + _RANDOM,
         group=1,
         needs=("key", "secret", "token", "bearer", "密钥", "秘钥", "私钥", "令牌"),
@@ -447,7 +447,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     _p(
         "recovery_codes",
         r"(?i)\b(?:recovery|backup|scratch|emergency)\s+codes?(?:" + _OWNER[3:-2] + r"|[^\n:：]{0,80})"
-        r"\s*(?:are|is|[:：=—–-]){1,3}\s*" + _CODES,
+        r"\s*+(?:(?:are|is|[:：=—–-])\s*+){1,3}" + _CODES,
         group=1,
         needs=("code",),
     ),
@@ -456,7 +456,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # two digits or more and not a word with a number ("backup code repo2024", "Python3").
     _p(
         "recovery_codes",
-        r"(?i)\b(?:recovery|backup)\s+code(?:[ \t]+(?:for|of|on)[ \t]+[\w.\-]+)?[ \t]*(?:is|was|[:：=—–-])?[ \t]*"
+        r"(?i)\b(?:recovery|backup)\s+code(?:[ \t]+(?:for|of|on)[ \t]+[\w.\-]+)?[ \t]*+(?:(?:is|was|[:：=—–-])[ \t]*+)?"
         r"(?![a-z]{3,}\d+(?![\w\-]))"
         r"((?=[A-Za-z0-9\-]{0,64}?\d[A-Za-z\-]{0,64}?\d)(?=[A-Za-z0-9\-]{0,64}?[A-Za-z])[A-Za-z0-9]{4,24}(?:-[A-Za-z0-9]{3,8}){0,7})"
         r"(?![\w\-])",

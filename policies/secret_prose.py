@@ -53,7 +53,7 @@ _ALONE = re.compile(
 # "3916再按井号"); a word of anything else makes it a count, a size or a name ("100 fingerprints",
 # "2560 x 1440", "1420 Maple Avenue", "500 克", "1200 万").
 _THEN = re.compile(
-    r"(?i)[ \t]*(?:$|[\n.,;:!?。，；：！？)）\"'”’—–\-]|(?:and\s+)?then\b|and\b|press|hit|enter|push|followed|#|hash|star|pound"
+    r"(?i)[ \t]*+(?:$|[\n.,;:!?。，；：！？)）\"'”’—–\-]|(?:and\s+)?then\b|and\b|press|hit|enter|push|followed|#|hash|star|pound"
     r"|to\s+(?:open|unlock|disarm|get\s+in)|for\s+the\b|on\s+the\s+keypad|because\b|since\b|cos\b|if\b"
     r"|再|然后|按|就|井号|，|、)"
 )

@@ -219,7 +219,10 @@ _PIECE = re.compile(r"""['"]([^'"\s]*)['"]""")
 # Digits said aloud (a call's transcript, a voicemail): "four nine one six", "五 五 幺 八",
 # "two-two-six-eight-one". A run of 4+ digit words after a word that names a code is one.
 _DIGIT_WORDS = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine|[0-9]|零|〇|幺|一|二|两|三|四|五|六|七|八|九)"
-_SAID_DIGITS = re.compile(rf"(?i)(?<![a-z]){_DIGIT_WORDS}(?:(?:[ \t,、，\-]|\s*,\s*)+{_DIGIT_WORDS}){{3,11}}(?![a-z])")
+# (a separator of a few characters: a run of spaces is not read from every one of its characters)
+_SAID_DIGITS = re.compile(
+    rf"(?i)(?<![a-z]){_DIGIT_WORDS}(?:(?:[ \t,、，\-]|\s{{0,3}},\s{{0,3}}){{1,8}}{_DIGIT_WORDS}){{3,11}}(?![a-z])"
+)
 _SAID_NAMES = re.compile(
     r"(?i)(?:\bpin\b|\bpuk\b|passcode|password|passwd|pass code|\bcode\b|combination|密码|口令|PIN码|PUK码|门禁|保险柜)"
 )
