@@ -65,12 +65,18 @@ class Switch:
 
     async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
+        self._open.add(writer)  # cut by down() even while the backend's side is still connecting
         try:
             up_reader, up_writer = await asyncio.open_connection(*self._target)
         except OSError:
             writer.transport.abort()
             return
-        self._open.update((writer, up_writer))
+        if self._server is None or writer.transport.is_closing():
+            # switched off while connecting to the backend: this connection was cut, not relayed
+            writer.transport.abort()
+            up_writer.transport.abort()
+            return
+        self._open.add(up_writer)
 
         async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
             with contextlib.suppress(OSError, asyncio.IncompleteReadError):
