@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from memwarden.policies.facts import OVERRULING, SHORT_OVERRULING, Kind, overruling_kind, statement_kind
 from memwarden.policies.facts_answer import answers
 from memwarden.policies.fastre import PatternSet
-from memwarden.policies.quality_rules import ALLOW_RULES, CJK, REJECT_RULES, STRUCTURED_PREFIXES, Rule
+from memwarden.policies.quality_allow import ALLOW_RULES
+from memwarden.policies.quality_rules import CJK, REJECT_RULES, STRUCTURED_PREFIXES, Rule
 
 _SPACE = re.compile(r"\s+")
 # Rejects a statement of fact overrules: a fact told with a request, a question, a hedge or a word of

