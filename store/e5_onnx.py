@@ -39,6 +39,9 @@ from memwarden.store.e5_model import ModelFile, Tokenizer, dequantize
 
 Vector = npt.NDArray[np.float32]
 
+# Threads a lone query may spread over (``serve --workers`` sets 1 in its worker processes: each
+# process has its own encoder and cannot see the others' queries).
+LONE_QUERY_THREADS = 2
 _MINI_BATCH_TOKENS = 384  # padded tokens per mini-batch: keeps activations in cache (measured)
 _MINI_BATCH_TEXTS = 24
 
@@ -127,6 +130,22 @@ def build_graph(model: ModelFile) -> bytes:
     return bytes(onnx_model.SerializeToString())
 
 
+def available_cores(cpu_max: Path = Path("/sys/fs/cgroup/cpu.max")) -> int:
+    """The cores this process may run on: its CPU affinity (``taskset``, a container's cpuset),
+    bounded by a cgroup v2 CPU quota (a container's ``--cpus``) where one is set."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cores = os.cpu_count() or 1
+    try:
+        quota, period = cpu_max.read_text().split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, -(-int(quota) // int(period))))
+    except (OSError, ValueError):
+        pass
+    return max(1, cores)
+
+
 class E5OnnxEncoder:
     """Embeds passages and queries; thread-safe (sessions are, and the pool is shared)."""
 
@@ -145,7 +164,7 @@ class E5OnnxEncoder:
         self._ln_w, self._ln_b = m.floats("emb.ln.w"), m.floats("emb.ln.b")
         self._window = m.max_positions - 2
         graph = build_graph(m)
-        self._cores = max(1, threads or min(os.cpu_count() or 1, 8))
+        self._cores = max(1, threads or min(available_cores(), 8))
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
@@ -158,20 +177,25 @@ class E5OnnxEncoder:
         self._session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
         # A lone query: a session of its own spreading each op over two cores, its worker spinning
         # while the run lasts and stopped at its end (so it holds no core after it), used only
-        # when nothing else is being embedded. On 2 EPYC cores with AVX2 it took 5.4 against 6.4 ms
-        # for ~10 tokens (with its workers sleeping between ops instead, 7.3: slower than one
-        # thread), and recall at 100,000 memories 13.2 against 14.4 ms p50; beside other
-        # embeddings two threads a query cost throughput (4 concurrent recalls: 77 against 86 a
-        # second), so a query then takes the one-thread session. Its vectors are bit-identical to
-        # the one-thread session's (each output column is computed whole on one thread).
+        # when no other embedding of this encoder is under way as it starts. On 2 EPYC cores with
+        # AVX2 it took 5.4 against 6.4 ms for ~10 tokens (with its workers sleeping between ops
+        # instead, 7.3: slower than one thread), and recall at 100,000 memories 0.3-1.3 ms less at
+        # p50; beside other embeddings two threads a query cost throughput (4 concurrent recalls:
+        # 77 against 86 a second), so a query then takes the one-thread session. What it cannot
+        # see: a batch that starts after it (the two share the cores for the query's length), the
+        # HNSW graph's build, other processes (``serve --workers`` sets one thread). Its vectors
+        # are bit-identical to the one-thread session's (each output column is computed whole on
+        # one thread). It costs ~10 MB; without a memory arena (a long query's activations are
+        # freed after it: +2 against +32 MB after 510 tokens, ~5 % slower there, as fast short).
         self._query_session = self._session
-        if self._cores > 1:
+        if self._cores > 1 and LONE_QUERY_THREADS > 1:
             query_options = ort.SessionOptions()
-            query_options.intra_op_num_threads = 2
+            query_options.intra_op_num_threads = min(LONE_QUERY_THREADS, self._cores)
             query_options.inter_op_num_threads = 1
             query_options.log_severity_level = 3
             query_options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
             query_options.add_session_config_entry("session.force_spinning_stop", "1")
+            query_options.enable_cpu_mem_arena = False  # a 510-token query kept 30 MB; as fast without
             self._query_session = ort.InferenceSession(graph, query_options, providers=["CPUExecutionProvider"])
         self._pool = ThreadPoolExecutor(self._cores, thread_name_prefix="e5")
         self._active = 0  # calls of _encode under way (a lone query spreads over the cores only at 0)

@@ -162,6 +162,12 @@ def worker_app() -> Any:
     config = Path(options["config"]) if options["config"] else None
     resolved = settings(config, options["overrides"])
     configure_logging(resolved.server)
+    try:  # several processes, each its own e5 encoder: a lone query takes one core, not two
+        from memwarden.store import e5_onnx
+
+        e5_onnx.LONE_QUERY_THREADS = 1
+    except ImportError:  # pragma: no cover - without the local extra: no encoder
+        pass
     return create_app(resolved)
 
 

@@ -133,6 +133,7 @@ def test_a_query_gets_the_same_vector_alone_and_beside_a_batch(
     """A lone query runs on both cores, one beside other embeddings on one: recall must not depend
     on what else the server was doing, so the two give the same vector, bit for bit."""
     import threading
+    import time
 
     fast = engines[0]
     encoder = fast._onnx
@@ -161,11 +162,13 @@ def test_a_query_gets_the_same_vector_alone_and_beside_a_batch(
     worker = threading.Thread(target=batch)
     worker.start()
     try:
-        busy.wait()
+        assert busy.wait(60)
         beside = []
         for q in queries:
+            deadline = time.monotonic() + 60
             while not encoder._active:  # between two of the batch's calls: wait for the next
-                pass
+                assert worker.is_alive(), "the batch stopped"
+                assert time.monotonic() < deadline
             beside.append(fast.query(q))
     finally:
         done.set()
@@ -177,3 +180,46 @@ def test_a_query_gets_the_same_vector_alone_and_beside_a_batch(
     sequences = [encoder._sequences([q], "query: ", whole=False)[0] for q in queries[:3]]
     for seq in sequences:
         assert np.array_equal(encoder._run(encoder._session, seq), encoder._run(encoder._query_session, seq))
+
+
+def test_the_cores_counted_are_the_ones_the_process_may_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pinned to one CPU (taskset, a container's cpuset) or given a CPU quota (a container's
+    --cpus), the encoder must not spread work over cores it does not have: a lone query on two
+    threads ran twice as slow pinned to one."""
+    import os
+
+    from memwarden.store.e5_onnx import available_cores
+
+    cpu_max = tmp_path / "cpu.max"
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1, 2, 3}, raising=False)
+    assert available_cores(tmp_path / "absent") == 4
+    cpu_max.write_text("max 100000\n")
+    assert available_cores(cpu_max) == 4
+    cpu_max.write_text("150000 100000\n")
+    assert available_cores(cpu_max) == 2
+    cpu_max.write_text("50000 100000\n")
+    assert available_cores(cpu_max) == 1
+    cpu_max.write_text("garbage\n")
+    assert available_cores(cpu_max) == 4
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {3}, raising=False)
+    assert available_cores(tmp_path / "absent") == 1
+
+
+def test_serve_workers_give_a_lone_query_one_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each ``serve --workers`` process has its own encoder and cannot see the others' queries:
+    there a lone query takes one thread, as a batch does."""
+    import importlib
+    import json
+
+    import memwarden.proxy.app
+    from memwarden.store import e5_onnx
+
+    serve = importlib.import_module("memwarden.proxy.cli.serve")  # the package exports the command
+
+    monkeypatch.setattr(e5_onnx, "LONE_QUERY_THREADS", 2)
+    monkeypatch.setenv(serve.WORKER_OPTIONS, json.dumps({"config": None, "overrides": {}}))
+    monkeypatch.setattr(memwarden.proxy.app, "create_app", lambda resolved: ("app", resolved))
+    assert serve.worker_app()[0] == "app"
+    assert e5_onnx.LONE_QUERY_THREADS == 1
+    encoder = e5_onnx.E5OnnxEncoder(MODEL)
+    assert encoder._query_session is encoder._session
