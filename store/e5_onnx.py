@@ -25,7 +25,6 @@ spreading each op over two cores while nothing else is embedded, else on the one
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +34,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from memwarden.store.cores import available_cores
 from memwarden.store.e5_model import ModelFile, Tokenizer, dequantize
 
 Vector = npt.NDArray[np.float32]
@@ -128,22 +128,6 @@ def build_graph(model: ModelFile) -> bytes:
     )
     onnx_model.ir_version = 9
     return bytes(onnx_model.SerializeToString())
-
-
-def available_cores(cpu_max: Path = Path("/sys/fs/cgroup/cpu.max")) -> int:
-    """The cores this process may run on: its CPU affinity (``taskset``, a container's cpuset),
-    bounded by a cgroup v2 CPU quota (a container's ``--cpus``) where one is set."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not on Linux
-        cores = os.cpu_count() or 1
-    try:
-        quota, period = cpu_max.read_text().split()[:2]
-        if quota != "max":
-            cores = min(cores, max(1, -(-int(quota) // int(period))))
-    except (OSError, ValueError):
-        pass
-    return max(1, cores)
 
 
 class E5OnnxEncoder:

@@ -19,7 +19,6 @@ Nothing of the graph is persisted: it is rebuilt on start.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -28,6 +27,7 @@ import numpy as np
 import structlog
 import voyager
 
+from memwarden.store.cores import available_cores
 from memwarden.store.embedder import Vector
 
 log = structlog.get_logger("memwarden.store")
@@ -38,7 +38,7 @@ HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
 # The graph takes in its tail once the tail passes this fraction of it (1/20).
 TAIL_FRACTION = 20
-_BUILD_THREADS = max(1, (os.cpu_count() or 2) - 1)  # leave a core to the server
+_BUILD_THREADS = max(1, available_cores() - 1)  # leave a core to the server
 
 
 class BankIndex:

@@ -182,29 +182,6 @@ def test_a_query_gets_the_same_vector_alone_and_beside_a_batch(
         assert np.array_equal(encoder._run(encoder._session, seq), encoder._run(encoder._query_session, seq))
 
 
-def test_the_cores_counted_are_the_ones_the_process_may_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Pinned to one CPU (taskset, a container's cpuset) or given a CPU quota (a container's
-    --cpus), the encoder must not spread work over cores it does not have: a lone query on two
-    threads ran twice as slow pinned to one."""
-    import os
-
-    from memwarden.store.e5_onnx import available_cores
-
-    cpu_max = tmp_path / "cpu.max"
-    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1, 2, 3}, raising=False)
-    assert available_cores(tmp_path / "absent") == 4
-    cpu_max.write_text("max 100000\n")
-    assert available_cores(cpu_max) == 4
-    cpu_max.write_text("150000 100000\n")
-    assert available_cores(cpu_max) == 2
-    cpu_max.write_text("50000 100000\n")
-    assert available_cores(cpu_max) == 1
-    cpu_max.write_text("garbage\n")
-    assert available_cores(cpu_max) == 4
-    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {3}, raising=False)
-    assert available_cores(tmp_path / "absent") == 1
-
-
 def test_serve_workers_give_a_lone_query_one_core(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each ``serve --workers`` process has its own encoder and cannot see the others' queries:
     there a lone query takes one thread, as a batch does."""
