@@ -122,7 +122,8 @@ def evaluate(rows: list[dict[str, object]]) -> tuple[dict[str, dict[str, float]]
     return {name: score(group) for name, group in groups.items() if group}, per_text_us
 
 
-# One name, then a run of spaces (a review found two names and digits said read from every space).
+# What the look sees once at the start, before the repeated units: one name, then a run of spaces
+# (a review found two names and digits said read from every space).
 HOSTILE_START = {
     "a password, then spaces": "password X_PASSWORD",
     "a password's name, then spaces, then x": "password ",
@@ -180,7 +181,14 @@ HOSTILE = {
     **dict.fromkeys(HOSTILE_START, " "),
 }
 # What the look waits for at the end of the text (one occurrence, after the repeated units).
-HOSTILE_END = {"rcon, then -p at the end": " -p", "redis-cli, then -a at the end": " -a "}
+HOSTILE_END = {
+    "rcon, then -p at the end": " -p",
+    "redis-cli, then -a at the end": " -a ",
+    "a password, then spaces": "'abcdef'",
+    "a password's name, then spaces, then x": "x",
+    "PINs, then spaces": "x",
+    "a backup code, then spaces": "x",
+}
 
 
 def hostile(sizes: tuple[int, ...] = (100_000, 1_000_000)) -> list[list[object]]:
@@ -188,9 +196,7 @@ def hostile(sizes: tuple[int, ...] = (100_000, 1_000_000)) -> list[list[object]]
     for name, unit in HOSTILE.items():
         row: list[object] = [name]
         for size in sizes:
-            text = (unit * (size // len(unit) + 1))[:size] + HOSTILE_END.get(name, "")
-            if name in HOSTILE_START:
-                text = HOSTILE_START[name] + " " * size + ("'abcdef'" if "X_PASSWORD" in HOSTILE_START[name] else "x")
+            text = HOSTILE_START.get(name, "") + (unit * (size // len(unit) + 1))[:size] + HOSTILE_END.get(name, "")
             started = time.perf_counter()
             found = find_secrets(text)
             row += [f"{time.perf_counter() - started:.3f}", len(found)]
