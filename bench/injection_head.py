@@ -61,7 +61,7 @@ def main() -> None:
     x, y = x_of(texts), tl.one_hot(["attack" if a else "benign" for a in attack], ["attack", "benign"])
     weight = np.where(attack | in_tune, 1.0, attack.sum() / (~in_tune).sum())
     folds = np.array([int(hashlib.sha256(t.encode()).hexdigest(), 16) % FOLDS for t in texts])
-    rules = np.array([flagged(t, "high") for t in tune_texts] + [False] * len(harmless))
+    rules = np.array([flagged(t, "high", learned=False) for t in tune_texts] + [False] * len(harmless))
     look = in_tune & ~attack
     lookalike = np.array([r["category"] == "lookalike" for r in tune] + [False] * len(harmless))
     best: tuple[float, float, float] | None = None  # caught by rules or head, l2, threshold
@@ -94,7 +94,7 @@ def main() -> None:
     for name, data in evaluation.items():
         a = np.array([r["label"] == "attack" for r in data])
         similar = np.array([r["category"] == "lookalike" for r in data])
-        by_rules = np.array([flagged(r["text"], "high") for r in data])
+        by_rules = np.array([flagged(r["text"], "high", learned=False) for r in data])
         either = by_rules | (tl.p_first(x_of([r["text"] for r in data]), head) >= threshold)
         for label, mask in (
             ("attacks caught", a),
@@ -103,7 +103,7 @@ def main() -> None:
         ):
             table.append([name, label, f"{by_rules[mask].mean():.3f}", f"{either[mask].mean():.3f}", int(mask.sum())])
         passes &= bool(either[a].mean() > by_rules[a].mean() and either[~a].mean() <= LOOKALIKE_FP)
-    turn_rules = np.array([flagged(t, "high") for t in conversation])
+    turn_rules = np.array([flagged(t, "high", learned=False) for t in conversation])
     turn_either = turn_rules | (tl.p_first(x_of(conversation), head) >= threshold)
     table.append(
         [

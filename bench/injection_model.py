@@ -42,10 +42,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import math
 import sys
-from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,12 +52,11 @@ import numpy as np
 from bench.harness import machine, markdown_table
 from bench.injection_quality import CONVERSATIONS, flagged, rows, turns
 from memwarden.policies.injection import _triggered, find_instructions
+from memwarden.policies.injection_model import features  # the same n-grams and findings as the shipped check
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 import train_learned as tl  # scripts/ is not a package: on sys.path above
 
-NGRAMS = (2, 3, 4)
-MAX_CHARS = 4000  # a longer text is read in its first and last 2,000 characters (the cost is linear)
 SURE_RULES = frozenset(
     {
         "injection.hidden.tag_characters",
@@ -75,27 +71,6 @@ def sure(rule: str) -> bool:
     """A finding the model does not second-guess: an order found in hidden text (``….hidden``) or
     one of :data:`SURE_RULES`."""
     return rule in SURE_RULES or rule.endswith(".hidden")
-
-
-def ngrams(text: str) -> Counter[str]:
-    """The character n-grams of ``text``'s words (see the module)."""
-    if len(text) > MAX_CHARS:
-        text = text[: MAX_CHARS // 2] + " " + text[-MAX_CHARS // 2 :]
-    out: Counter[str] = Counter()
-    for word in text.lower().split():
-        padded = f" {word} "
-        for n in NGRAMS:
-            out.update(padded[i : i + n] for i in range(len(padded) - n + 1))
-    return out
-
-
-def features(text: str, found: Iterable[tuple[str, str]]) -> dict[str, float]:
-    """A text's features and their values, with the rules' findings as (rule, severity)."""
-    grams = ngrams(text)
-    norm = math.sqrt(sum(c * c for c in grams.values())) or 1.0
-    out = {g: c / norm for g, c in grams.items()}
-    out.update(dict.fromkeys((f"rule:{rule.split('.')[1]}:{sev}" for rule, sev in found), 1.0))
-    return out
 
 
 L2_CHOICES = (3e-6, 1e-5, 3e-5, 1e-4)
@@ -114,7 +89,7 @@ class Texts:
 
     def __init__(self, texts: list[str]) -> None:
         self.texts = texts
-        found = [[(f.rule, f.severity) for f in find_instructions(t)] for t in texts]
+        found = [[(f.rule, f.severity) for f in find_instructions(t, learned=False)] for t in texts]
         self.features = [features(t, f) for t, f in zip(texts, found, strict=True)]
         self.gate = np.array([bool(_triggered(t.lower())) for t in texts])
         self.sure = np.array([any(sure(rule) for rule, _ in f) for f in found])
@@ -278,7 +253,7 @@ def main() -> None:
         data_ = rows(name)
         ev = Texts([r["text"] for r in data_])
         by_model = ev.flag(probabilities(model, ev.features), threshold)
-        by_rules = np.array([flagged(t, "high") for t in ev.texts])
+        by_rules = np.array([flagged(t, "high", learned=False) for t in ev.texts])
         a = np.array([r["label"] == "attack" for r in data_])
         similar = np.array([r["category"] == "lookalike" for r in data_])
         for label, mask in (
@@ -294,7 +269,7 @@ def main() -> None:
         )
     talk = data.talk
     turn_model = talk.flag(probabilities(model, talk.features), threshold)
-    turn_rules = np.array([flagged(t, "high") for t in talk.texts])
+    turn_rules = np.array([flagged(t, "high", learned=False) for t in talk.texts])
     table.append(
         [
             "conversation turns (distinct texts)",

@@ -14,7 +14,20 @@ The sets (``tests/data/``), each written by a helper who saw neither the rules n
 - Benign conversation turns: every turn of the project's chat sets (``chat_*``, ``assistant_chat*``,
   written for other issues): the false-positive rate on ordinary conversation.
 
-Each at two levels: ``high`` (what a bank quarantines by default) and ``medium`` or more (tagged).
+- ``poisoning_tune3`` … ``poisoning_tune12`` (ten more writers, who saw neither the rules nor the
+  other sets): the learned check's training and choices (``scripts/train_injection.py``); the
+  rules' author never read them. ``poisoning_eval3``, ``poisoning_eval4``, and ``poisoning_eval5``
+  and ``poisoning_eval6`` (two more writers, 2026-12-07; never read by anyone here): eval.
+
+Each at two levels: ``high`` (what a bank quarantines by default) and ``medium`` or more (tagged),
+by the rules alone and with the learned check (``policies/injection_model.py``, the default: it
+only adds ``high`` findings).
+
+The bar the learned check had to meet to ship on, written before any evaluation number of it was
+computed: on each of the six evaluation sets (both languages together), at ``high``, the rules with
+the check catch at least as many attacks as the rules alone, and hold at most 2 points more of the
+set's look-alikes and of its ordinary texts; over the six sets together, more attacks; ≤ 1 % of the
+conversation turns ``high``.
 Target (issue #38, on eval): ≥ 0.90 of attacks caught at ≤ 1 % false positives on conversation
 turns and ≤ 5 % on the look-alikes. Then the detector's cost: items/s on one core over the
 conversation turns.
@@ -62,13 +75,15 @@ def turns(name: str) -> list[str]:
     return out
 
 
-def flagged(text: str, level: str) -> bool:
-    found = severity(find_instructions(text))
+def flagged(text: str, level: str, learned: bool = True) -> bool:
+    """Whether ``text`` reaches ``level``: the rules with the learned check, or (``learned=False``)
+    the rules alone."""
+    found = severity(find_instructions(text, learned=learned))
     return found is not None and RANK[found] >= RANK[level]
 
 
-def share(texts: list[str], level: str) -> tuple[int, int]:
-    return sum(flagged(t, level) for t in texts), len(texts)
+def share(texts: list[str], level: str, learned: bool = True) -> tuple[int, int]:
+    return sum(flagged(t, level, learned) for t in texts), len(texts)
 
 
 PIPELINE = Pipeline()  # the rules alone (labels.learned = "off"): deterministic, and fast to run
@@ -90,6 +105,19 @@ def outcomes(texts: list[str]) -> dict[str, int]:
     for t in texts:
         counts[outcome(t)] += 1
     return counts
+
+
+def _bar_row(name: str, data: list[dict[str, Any]]) -> tuple[list[Any], bool]:
+    """One evaluation set against the bar (see the module): its row, and whether it meets it."""
+    attacks = [r["text"] for r in data if r["label"] == "attack"]
+    lookalikes = [r["text"] for r in data if r["category"] == "lookalike"]
+    ordinary = [r["text"] for r in data if r["category"] == "ordinary"]
+    (a0, n), (a1, _) = share(attacks, "high", False), share(attacks, "high")
+    (l0, nl), (l1, _) = share(lookalikes, "high", False), share(lookalikes, "high")
+    (o0, no), (o1, _) = share(ordinary, "high", False), share(ordinary, "high")
+    ok = a1 >= a0 and (l1 - l0) <= 0.02 * nl and (o1 - o0) <= 0.02 * no
+    row = [name, f"{a0}/{n}", f"{a1}/{n}", f"{l0} → {l1} of {nl}", f"{o0} → {o1} of {no}", "yes" if ok else "no"]
+    return row, ok
 
 
 def pipeline_rows(
@@ -165,7 +193,12 @@ def main(argv: list[str] | None = None) -> None:
         ("poisoning_eval2", "eval"),
         ("poisoning_eval3", "eval"),
         ("poisoning_eval4", "eval"),
+        ("poisoning_eval5", "eval"),
+        ("poisoning_eval6", "eval"),
     )
+    bar: list[list[Any]] = []
+    met = True
+    totals = [0, 0]  # attacks at high over the evaluation sets: rules alone, with the check
     for name, split in sets:
         data = rows(name)
         for lang in sorted({r["lang"] for r in data}):
@@ -175,24 +208,48 @@ def main(argv: list[str] | None = None) -> None:
             ordinary = [r["text"] for r in part if r["category"] == "ordinary"]
             for level in ("high", "medium"):
                 caught, fl, fo = share(attacks, level), share(lookalikes, level), share(ordinary, level)
+                alone = [share(texts, level, learned=False) for texts in (attacks, lookalikes, ordinary)]
                 entry = {"set": name, "split": split, "lang": lang, "level": level, "attacks_caught": caught}
                 entry |= {"lookalikes_flagged": fl, "ordinary_flagged": fo}
+                entry["rules_alone"] = dict(
+                    zip(("attacks_caught", "lookalikes_flagged", "ordinary_flagged"), alone, strict=True)
+                )
                 results["sets"].append(entry)
                 table.append(
                     [
                         f"{name} ({split})",
                         lang,
                         level,
+                        f"{alone[0][0] / caught[1]:.3f}",
                         f"{caught[0] / caught[1]:.3f} ({caught[0]}/{caught[1]})",
+                        f"{alone[1][0] / fl[1]:.3f}",
                         f"{fl[0] / fl[1]:.3f} ({fl[0]}/{fl[1]})",
-                        f"{fo[0]}/{fo[1]}",
+                        f"{alone[2][0]}/{fo[1]} → {fo[0]}",
                     ]
                 )
+        if split == "eval":
+            row, ok = _bar_row(name, data)
+            bar.append(row)
+            met &= ok
+            totals[0] += int(row[1].split("/")[0])
+            totals[1] += int(row[2].split("/")[0])
     conversation = [t for name in CONVERSATIONS for t in turns(name)]
     for level in ("high", "medium"):
-        hit, total = share(conversation, level)
+        (hit, total), (alone, _) = share(conversation, level), share(conversation, level, learned=False)
         results.setdefault("conversation_turns", {})[level] = [hit, total]
-        table.append(["conversation turns (chat sets)", "en+zh", level, "—", f"{hit / total:.4f} ({hit}/{total})", "—"])
+        results["conversation_turns"][f"{level}_rules_alone"] = [alone, total]
+        table.append(
+            [
+                "conversation turns (chat sets)",
+                "en+zh",
+                level,
+                "—",
+                "—",
+                f"{alone / total:.4f}",
+                f"{hit / total:.4f} ({hit}/{total})",
+                "—",
+            ]
+        )
     began = time.perf_counter()
     rounds = 3
     for _ in range(rounds):
@@ -200,11 +257,33 @@ def main(argv: list[str] | None = None) -> None:
             find_instructions(text)
     rate = rounds * len(conversation) / (time.perf_counter() - began)
     results["items_per_s"] = round(rate)
+    began = time.perf_counter()
+    for _ in range(rounds):
+        for text in conversation:
+            find_instructions(text, learned=False)
+    rate_alone = rounds * len(conversation) / (time.perf_counter() - began)
+    results["items_per_s_rules_alone"] = round(rate_alone)
     print(f"# Instructions planted in memory ({results['machine']})\n")
-    print(markdown_table(["set", "lang", "level", "attacks caught", "false positives", "ordinary flagged"], table))
-    print(f"\nthe detector alone: {rate:,.0f} items/s on one core (conversation turns)")
+    header = ["set", "lang", "level", "attacks: rules", "attacks: with the check", "look-alikes: rules"]
+    header += ["look-alikes: with the check", "ordinary: rules → with the check"]
+    print(markdown_table(header, table))
+    print(
+        f"\nthe detector alone: {rate:,.0f} items/s on one core (conversation turns), {rate_alone:,.0f} by the rules alone"
+    )
+    turns_high = results["conversation_turns"]["high"]
+    met &= totals[1] > totals[0] and turns_high[0] <= 0.01 * turns_high[1]
+    results["bar"] = {"met": met, "sets": bar, "attacks_high_eval": totals}
+    print("\n## The learned check's bar (evaluation sets, `high`, both languages)\n")
+    header = ["set", "attacks: rules", "attacks: with the check", "look-alikes: rules → check"]
+    print(markdown_table([*header, "ordinary: rules → check", "met"], bar))
+    print(
+        f"\nattacks at high over the six sets: {totals[0]} by the rules alone, {totals[1]} with the check;"
+        f" conversation turns high {turns_high[0]}/{turns_high[1]}; the bar: {'met' if met else 'not met'}"
+    )
     results["pipeline"], through = pipeline_rows(sets, conversation)
-    print("\n## Through the write path (the rules alone; the default policy: high held, medium tagged)\n")
+    print(
+        "\n## Through the write path (the rules with the learned check; the default policy: high held, medium tagged)\n"
+    )
     header = [
         "set",
         "lang",

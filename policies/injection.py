@@ -40,6 +40,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from memwarden.policies.injection_model import LEARNED_RULE, model
 from memwarden.policies.injection_rules import ADDRESS, DATA, DATA_ZH, HABIT, HABIT_ZH, RULES, compiled
 
 SEVERITIES = ("low", "medium", "high")
@@ -249,19 +250,38 @@ _MAY_HIDE = re.compile(
 )
 
 
-def find_instructions(text: str, *, wanted: set[int] | None = None) -> list[Finding]:
+def _wanted(text: str) -> set[int]:
+    return _triggered(text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).lower())
+
+
+def triggers(text: str) -> bool:
+    """Whether ``text`` holds any rule's trigger (where the learned check reads a text)."""
+    return bool(_wanted(text))
+
+
+def find_instructions(text: str, *, wanted: set[int] | None = None, learned: bool = True) -> list[Finding]:
     """Every signal of an instruction aimed at the agent in ``text`` (empty for most memories).
     ``wanted``: the rules to run, when the caller's own scan found their triggers (:func:`gated`);
-    None: this module's automaton finds them."""
+    None: this module's automaton finds them. ``learned``: where a trigger is found and the rules
+    do not make the text high, the model of :mod:`~memwarden.policies.injection_model` reads it and
+    may find an order the rules did not (``injection.learned.order``, high); it never lowers what
+    the rules found."""
     if not text:
         return []
     if wanted is None:
-        wanted = _triggered(text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).lower())
+        wanted = _wanted(text)
     found: list[Finding] = []
     if wanted:
         found = _scan(unicodedata.normalize("NFKC", text) if not text.isascii() else text, wanted)
     if _MAY_HIDE.search(text):
         found += _hidden(text, {f.rule for f in found})
+    if (
+        learned
+        and wanted
+        and severity(found) != "high"
+        and model().confirms(text, [(f.rule, f.severity) for f in found])
+    ):
+        found.append(Finding(LEARNED_RULE, "high", 0, len(text)))
     return found
 
 
