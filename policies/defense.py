@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from memwarden.policies.field_secrets import Loc, field_name, is_identifier
-from memwarden.policies.injection import SEVERITIES, Finding, find_instructions, severity
+from memwarden.policies.injection import EVERY_RULE, SEVERITIES, Finding, find_instructions, severity
 from memwarden.policies.judgement import FORWARDED, Judgement, Threat
 
 Action = Literal["allow", "tag", "quarantine", "block"]
@@ -91,7 +91,9 @@ def defend(
     fields = field_findings(item)
     if j.threat is None and not fields and not repeated:
         return j
-    found: list[Finding] = list(find_instructions(j.text)) if j.threat is not None else []
+    # Every rule reads a text the pipeline found a threat in: its gate (one scan of the prepared
+    # text, whitespace collapsed) sees "bank\naccount changed" where this module's own would not.
+    found: list[Finding] = list(find_instructions(j.text, wanted=set(EVERY_RULE))) if j.threat is not None else []
     places = ["content"] if found else []
     for name, more in fields:
         found += more

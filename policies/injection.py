@@ -254,6 +254,9 @@ def _wanted(text: str) -> set[int]:
     return _triggered(text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).lower())
 
 
+EVERY_RULE = frozenset(range(len(RULES)))  # ``wanted`` for a text to be read by every rule
+
+
 def triggers(text: str) -> bool:
     """Whether ``text`` holds any rule's trigger (where the learned check reads a text)."""
     return bool(_wanted(text))

@@ -16,7 +16,7 @@ conversation turns split into as many folds by the SHA-256 of the text):
   model adds ≤ 1 point (:data:`ADDED_FP`) to the share of its look-alikes and to that of its
   ordinary texts the rules make ``high``, and ≤ 1 % of the training texts and of the conversation
   turns are ``high``, rules and model together;
-- C: the one whose *worst* writer has the most attacks at ``high`` (rules or model).
+- C (of 3, 10, 30, 100): the one whose *worst* writer has the most attacks at ``high`` (rules or model).
 
 The model only adds ``high`` findings (``policies/injection.py``): the rules' own stay.
 
@@ -26,7 +26,8 @@ not shipped: +0.08 of attacks, left out for the embedding it needs where a text 
 segments).
 
 Usage: python scripts/train_injection.py [--out policies/injection_model.json] [--check]
-       (~6 min on 2 cores; --check: write nothing, exit 1 when the file would differ)
+       (~1.5 min on 2 cores; --check: write nothing, exit 1 when the file would differ; the same
+       bytes on the same scikit-learn and BLAS — another version may move a weight's last digit)
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from bench.injection_quality import CONVERSATIONS, rows, turns  # noqa: E402
 from memwarden.policies.injection import find_instructions, severity, triggers  # noqa: E402
 from memwarden.policies.injection_model import features  # noqa: E402
 
-C_CHOICES = (3.0, 10.0, 30.0)
+C_CHOICES = (3.0, 10.0, 30.0, 100.0)
 MIN_DF = 20
 LOOKALIKE_WEIGHT = 3.0
 ADDED_FP = 0.01
