@@ -50,12 +50,13 @@ from typing import Any
 import numpy as np
 
 from bench.harness import machine, markdown_table
-from bench.injection_quality import CONVERSATIONS, flagged, rows, turns
+from bench.injection_quality import flagged, rows
 from memwarden.policies.injection import _triggered, find_instructions
 from memwarden.policies.injection_model import features  # the same n-grams and findings as the shipped check
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 import train_learned as tl  # scripts/ is not a package: on sys.path above
+from train_injection import learning_rows  # the same rows as the shipped check's training
 
 SURE_RULES = frozenset(
     {
@@ -164,12 +165,7 @@ class Tune:
 def tune_rows(left_out: set[str]) -> Tune:
     """Every tune set but ``left_out``, the harmless training texts, the conversation turns."""
     names = sorted(p.stem for p in tl.DATA.glob("poisoning_tune*.jsonl") if p.stem not in left_out)
-    tune = [(i, r) for i, n in enumerate(names) for r in rows(n)]
-    chats = {f"{n}.jsonl" for n in CONVERSATIONS}
-    keep, _, sources, _, _, _ = tl.sourced_training_data()
-    conversation = sorted({t for n in CONVERSATIONS for t in turns(n)})
-    taken = {r["text"] for _, r in tune} | set(conversation)
-    harmless = sorted({t for (t, _), s in zip(keep, sources, strict=True) if s not in chats} - taken)
+    tune, harmless, conversation = learning_rows(names)
     attack = np.array([r["label"] == "attack" for _, r in tune] + [False] * len(harmless))
     in_tune = np.arange(len(attack)) < len(tune)
     return Tune(

@@ -46,8 +46,6 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
 
 import train_learned as tl  # noqa: E402
-from scipy import sparse  # noqa: E402
-from sklearn.linear_model import LogisticRegression  # noqa: E402
 
 from bench.injection_quality import CONVERSATIONS, rows, turns  # noqa: E402
 from memwarden.policies.injection import find_instructions, severity, triggers  # noqa: E402
@@ -80,7 +78,11 @@ def fold_of(text: str, k: int) -> int:
     return int(hashlib.sha256(text.encode()).hexdigest(), 16) % k
 
 
-def matrix(rows_: list[dict[str, float]], index: dict[str, int]) -> sparse.csr_matrix:
+def matrix(rows_: list[dict[str, float]], index: dict[str, int]) -> Any:
+    """The rows as a sparse matrix over ``index``'s columns (scipy, imported here: the learning
+    rows of :func:`learning_rows` are read without it)."""
+    from scipy import sparse
+
     indptr, cols, vals = [0], [], []
     for r in rows_:
         for f, v in r.items():
@@ -102,6 +104,8 @@ def vocabulary(rows_: list[dict[str, float]]) -> dict[str, int]:
 
 
 def fit(rows_: list[dict[str, float]], attack: np.ndarray, weight: np.ndarray, c: float) -> dict[str, Any]:
+    from sklearn.linear_model import LogisticRegression
+
     index = vocabulary(rows_)
     m = LogisticRegression(C=c, max_iter=5000, solver="lbfgs")
     m.fit(matrix(rows_, index), attack, sample_weight=weight)
@@ -118,14 +122,21 @@ def probabilities(model: dict[str, Any], rows_: list[dict[str, float]]) -> np.nd
     return np.asarray(1.0 / (1.0 + np.exp(-np.clip(z, -60, 60))))
 
 
-def train() -> dict[str, Any]:
-    names = sorted(p.stem for p in tl.DATA.glob("poisoning_tune*.jsonl"))
+def learning_rows(names: list[str]) -> tuple[list[tuple[int, dict[str, Any]]], list[str], list[str]]:
+    """The tune sets ``names``' rows (with each one's writer: its index in ``names``), the harmless
+    training texts (none of the chat sets, nor a tune text or a turn), and the conversation turns."""
     tune = [(i, r) for i, n in enumerate(names) for r in rows(n)]
     chats = {f"{n}.jsonl" for n in CONVERSATIONS}
     keep, _, sources, _, _, _ = tl.sourced_training_data()
     conversation = sorted({t for n in CONVERSATIONS for t in turns(n)})
     taken = {r["text"] for _, r in tune} | set(conversation)
     harmless = sorted({t for (t, _), s in zip(keep, sources, strict=True) if s not in chats} - taken)
+    return tune, harmless, conversation
+
+
+def train() -> dict[str, Any]:
+    names = sorted(p.stem for p in tl.DATA.glob("poisoning_tune*.jsonl"))
+    tune, harmless, conversation = learning_rows(names)
     texts = Texts([r["text"] for _, r in tune] + harmless)
     talk = Texts(conversation)
     attack = np.array([r["label"] == "attack" for _, r in tune] + [False] * len(harmless))
