@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -76,10 +77,15 @@ def turns(name: str) -> list[str]:
     return out
 
 
+@cache
+def _severity(text: str, learned: bool) -> str | None:
+    return severity(find_instructions(text, learned=learned))  # each text judged once a way (timing apart)
+
+
 def flagged(text: str, level: str, learned: bool = True) -> bool:
     """Whether ``text`` reaches ``level``: the rules with the learned check, or (``learned=False``)
     the rules alone."""
-    found = severity(find_instructions(text, learned=learned))
+    found = _severity(text, learned)
     return found is not None and RANK[found] >= RANK[level]
 
 

@@ -93,7 +93,7 @@ def defend(
         return j
     # Every rule reads a text the pipeline found a threat in: its gate (one scan of the prepared
     # text, whitespace collapsed) sees "bank\naccount changed" where this module's own would not.
-    found: list[Finding] = list(find_instructions(j.text, wanted=set(EVERY_RULE))) if j.threat is not None else []
+    found: list[Finding] = list(find_instructions(j.text, wanted=EVERY_RULE)) if j.threat is not None else []
     places = ["content"] if found else []
     for name, more in fields:
         found += more

@@ -36,7 +36,7 @@ import base64
 import binascii
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,7 +183,7 @@ def _triggered(lowered: str) -> set[int]:
     return wanted
 
 
-def _scan(text: str, wanted: set[int] | None = None) -> list[Finding]:
+def _scan(text: str, wanted: Set[int] | None = None) -> list[Finding]:
     if wanted is None:
         wanted = _triggered(text.lower())
     out = []
@@ -262,7 +262,7 @@ def triggers(text: str) -> bool:
     return bool(_wanted(text))
 
 
-def find_instructions(text: str, *, wanted: set[int] | None = None, learned: bool = True) -> list[Finding]:
+def find_instructions(text: str, *, wanted: Set[int] | None = None, learned: bool = True) -> list[Finding]:
     """Every signal of an instruction aimed at the agent in ``text`` (empty for most memories).
     ``wanted``: the rules to run, when the caller's own scan found their triggers (:func:`gated`);
     None: this module's automaton finds them. ``learned``: where a trigger is found and the rules
