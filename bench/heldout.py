@@ -24,7 +24,11 @@ measured; docs/operations/benchmarks/held-out.md, *Caveats*, says which choice a
   and by two writers later again, ``chat_personal4`` (a widower and his daughter abroad, Lagos
   school friends, Singlish colleagues, a touring musician, a role-playing group) and ``chat_zh4``
   (a Hong Kong family in written Cantonese, Taiwanese classmates, a 东北 family typing by voice, a
-  student abroad code-switching, a user and an assistant);
+  student abroad code-switching, a user and an assistant), and by two writers later again,
+  ``chat_personal5`` (a Jamaican aunt and her nephew in patois, Kilkenny hurlers, a Deaf woman and
+  her hearing friend, an oil-rig worker and his wife in Doric, three Texas sisters' voice notes) and
+  ``chat_zh5`` (a Chengdu hotpot family in Sichuanese, livestream sellers, an old worker's voice
+  typing, a programmer in Singapore and her mother, a dorm group after graduation);
   each turn labelled fact or not, each question naming the turns that answer it; split by
   conversation. Reported: fact turns kept, the turns the questions are about kept, the other
   turns (pleasantries, reactions, questions back) rejected;
@@ -40,6 +44,7 @@ measured; docs/operations/benchmarks/held-out.md, *Caveats*, says which choice a
   margin is fused R@5 minus the better arm's (docs/operations/benchmarks/held-out.md, *Retrieval*: never below −0.01).
 
 Usage: python -m bench.heldout [--json FILE] [--skip-retrieval] [--skip-judgement] [--embedder e5|hashing]
+                                [--sets NAME,NAME]
 """
 
 from __future__ import annotations
@@ -73,6 +78,8 @@ TURN_SETS = (
     "assistant_chat3",
     "chat_personal4",
     "chat_zh4",
+    "chat_personal5",
+    "chat_zh5",
 )
 # Retrieval only, all ``tune``: two writers' conversations with half their questions worded like
 # their answers and a third temporal, added to check the fusion's choice on more tune questions.
@@ -204,9 +211,10 @@ TURN_FORMS: tuple[tuple[str, Callable[[Turn], str]], ...] = (
 )
 
 
-def judgement(pipeline: Pipeline) -> dict[str, Any]:
+def judgement(pipeline: Pipeline, only: frozenset[str] | None = None) -> dict[str, Any]:
+    """Every item and turn set judged (``only``: the sets named there)."""
     item_rows, pairs = [], {"tune": [], "eval": []}  # type: ignore[var-annotated]
-    for name in ITEM_SETS:
+    for name in (n for n in ITEM_SETS if only is None or n in only):
         cases = items(name)
         judged = judge_all(pipeline, [c.text for c in cases])
         for split in ("tune", "eval"):
@@ -218,7 +226,7 @@ def judgement(pipeline: Pipeline) -> dict[str, Any]:
                 if cases[i].keep and cases[i].topic and judged[i].verdict != "reject"
             ]
     turn_rows = []
-    for name in TURN_SETS:
+    for name in (n for n in TURN_SETS if only is None or n in only):
         turns = turns_of(name)
         for form, render in TURN_FORMS:
             judged = judge_all(
@@ -253,9 +261,9 @@ def print_judgement(result: dict[str, Any]) -> None:
         print(markdown_table(["topic", *TOPICS, "accuracy"], table))
 
 
-def retrieval_sets(embedder: str) -> dict[str, Any]:
+def retrieval_sets(embedder: str, only: frozenset[str] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name in RETRIEVAL_SETS:
+    for name in (n for n in RETRIEVAL_SETS if only is None or n in only):
         conversations, questions = load_questions(name)
         retrieval.plain_bm25(conversations, questions)
         latency = asyncio.run(retrieval.store_runs(conversations, questions, embedder))
@@ -364,7 +372,11 @@ def main() -> int:
     parser.add_argument("--skip-judgement", action="store_true")
     parser.add_argument("--skip-retrieval", action="store_true")
     parser.add_argument("--rules-only", action="store_true", help="judge without the learned layer")
+    parser.add_argument("--sets", help="only these sets (comma-separated names, e.g. chat_personal5,chat_zh5)")
     args = parser.parse_args()
+    only = frozenset(args.sets.split(",")) if args.sets else None
+    if only is not None and (unknown := only - {*ITEM_SETS, *TURN_SETS, *RETRIEVAL_SETS}):
+        parser.error(f"no such set: {', '.join(sorted(unknown))}")
     print(f"machine: {machine()}\n")
     result: dict[str, Any] = {"machine": machine()}
     if not args.skip_judgement:
@@ -374,10 +386,10 @@ def main() -> int:
             from memwarden.store.embedder import E5Embedder
 
             pipeline = build_pipeline(GovernanceSettings(), LabelsSettings(), E5Embedder())  # type: ignore[call-arg]
-        result["judgement"] = judgement(pipeline)
+        result["judgement"] = judgement(pipeline, only)
         print_judgement(result["judgement"])
     if not args.skip_retrieval:
-        result["retrieval"] = retrieval_sets(args.embedder)
+        result["retrieval"] = retrieval_sets(args.embedder, only)
         print_retrieval(result["retrieval"])
     write_json(args.json, result)
     return 0

@@ -12,7 +12,8 @@ The sets (``tests/data/``), each written by a helper who saw neither the rules n
   English scenarios retold): the same question, two more writers. **Never tuned on**: their texts
   were not read while choosing the rules.
 - Benign conversation turns: every turn of the project's chat sets (``chat_*``, ``assistant_chat*``,
-  written for other issues): the false-positive rate on ordinary conversation.
+  written for other issues): the false-positive rate on ordinary conversation; and, apart, the turns
+  of two later writers' chats (``chat_personal5``, ``chat_zh5``) that no choice here ever saw.
 
 - ``poisoning_tune3`` … ``poisoning_tune12`` (ten more writers, who saw neither the rules nor the
   other sets): the learned check's training and choices (``scripts/train_injection.py``); the
@@ -63,6 +64,8 @@ CONVERSATIONS = (
     "assistant_chat2",
     "assistant_chat3",
 )
+# Two later writers' chats (2026-12-07), never part of any choice here: held-out conversation turns.
+UNSEEN_CONVERSATIONS = ("chat_personal5", "chat_zh5")
 
 
 def rows(name: str) -> list[dict[str, Any]]:
@@ -241,22 +244,18 @@ def main(argv: list[str] | None = None) -> None:
             totals[0] += int(row[1].split("/")[0])
             totals[1] += int(row[2].split("/")[0])
     conversation = [t for name in CONVERSATIONS for t in turns(name)]
-    for level in ("high", "medium"):
-        (hit, total), (by_rules, _) = share(conversation, level), share(conversation, level, learned=False)
-        results.setdefault("conversation_turns", {})[level] = [hit, total]
-        results["conversation_turns"][f"{level}_rules_alone"] = [by_rules, total]
-        table.append(
-            [
-                "conversation turns (chat sets)",
-                "en+zh",
-                level,
-                "—",
-                "—",
-                f"{by_rules / total:.4f}",
-                f"{hit / total:.4f} ({hit}/{total})",
-                "—",
-            ]
-        )
+    unseen = [t for name in UNSEEN_CONVERSATIONS for t in turns(name)]
+    for key, label, texts in (
+        ("conversation_turns", "conversation turns (chat sets)", conversation),
+        ("unseen_conversation_turns", "conversation turns, two later writers (held out)", unseen),
+    ):
+        for level in ("high", "medium"):
+            (hit, total), (by_rules, _) = share(texts, level), share(texts, level, learned=False)
+            results.setdefault(key, {})[level] = [hit, total]
+            results[key][f"{level}_rules_alone"] = [by_rules, total]
+            table.append(
+                [label, "en+zh", level, "—", "—", f"{by_rules / total:.4f}", f"{hit / total:.4f} ({hit}/{total})", "—"]
+            )
     # Each round with the learned check's word memory emptied first: every word read anew (the
     # rounds would otherwise find every word of these turns remembered).
     rounds, spent = 3, 0.0

@@ -16,8 +16,9 @@ one set alone), and the time per text:
   documents; machines' configs and logs; Chinese public services and elders' voice messages), and
   ``secrets_tune23.jsonl``/``secrets_tune24.jsonl`` (a secret hidden in prose; an agent's own notes
   and tool results), ``secrets_tune25.jsonl`` … ``secrets_tune27.jsonl`` (gamers, crypto and smart
-  homes; Chinese developers, offices, students and parents; letters, wills, diaries and voice memos):
-  their misses and false positives were read and detectors written for them;
+  homes; Chinese developers, offices, students and parents; letters, wills, diaries and voice memos),
+  ``secrets_tune28.jsonl`` … ``secrets_tune30.jsonl`` (agencies and schools; travel and hospitality;
+  health and money): their misses and false positives were read and detectors written for them;
 * ``secrets_heldout.jsonl`` — 320 texts written apart from the rules; never tuned on until issue
   #33's second session, when its false positives were read (reported as "read", no longer held out);
 * ``secrets_heldout2.jsonl`` … ``secrets_heldout6.jsonl`` — 240 texts each by writers who saw no
@@ -34,6 +35,8 @@ one set alone), and the time per text:
 * ``secrets_heldout11.jsonl`` — 300 texts (160 English, 90 Chinese, 50 mixed), written during the
   sixth round and scored at its end and the seventh's, never read;
 * ``secrets_heldout12.jsonl`` — 300 texts (160 English, 90 Chinese, 50 mixed) by an eighth round's
+  writer: scored blind at its start and after its rules, never read;
+* ``secrets_heldout13.jsonl`` — 280 texts (200 English, 40 Chinese, 40 mixed) by a ninth round's
   writer: scored blind at its start and after its rules, never read.
 
 ``--hostile``: instead, the time to read a 100-KB text (and a 1-MB one) made of one look's words
@@ -82,6 +85,9 @@ SETS = (
     ("secrets_tune25", "tune"),
     ("secrets_tune26", "tune"),
     ("secrets_tune27", "tune"),
+    ("secrets_tune28", "tune"),
+    ("secrets_tune29", "tune"),
+    ("secrets_tune30", "tune"),
     ("secrets_heldout", "read"),
     ("secrets_heldout2", "held out"),
     ("secrets_heldout3", "held out"),
@@ -94,6 +100,7 @@ SETS = (
     ("secrets_heldout10", "held out (scored at the end of each round)"),
     ("secrets_heldout11", "held out (scored at the end of the sixth round and the seventh)"),
     ("secrets_heldout12", "held out (scored blind, then after)"),
+    ("secrets_heldout13", "held out (scored blind, then after)"),
 )
 
 
@@ -129,6 +136,7 @@ HOSTILE_START = {
     "a password's name, then spaces, then x": "password ",
     "PINs, then spaces": "pin 1234 " * 64,
     "a backup code, then spaces": "backup code ",
+    "a spoken digit, then dots": "the PIN is one",
 }
 # One unit of each look, repeated to the size measured: a cue with no value, a value with no cue, a
 # finding every few words (each finding costs its own look).
@@ -178,6 +186,15 @@ HOSTILE = {
     "a secret a few words before is": "secret a b c d is ",
     "seed words listed": "wallet words: ribbon, ",
     "I put, after a question": "first pet — I put ",
+    # a ninth round's looks
+    "a spoken digit, then dots": ".",
+    "an address, then pass": "a@b.cc, pass Zx!9 ",
+    "u:, then p:": "u: bob  p: Zx!9 ",
+    "same as, but, so": "same as the old one but with a 9, so Orchard!9 ",
+    "is literally still now": "password is literally still now ",
+    "a security word's 's": "security word on Dad's ",
+    "I said, after a question": "favourite teacher — I said ",
+    "no password, then a password": "不用密码，密码是 ",
     **dict.fromkeys(HOSTILE_START, " "),
 }
 # What the look waits for at the end of the text (one occurrence, after the repeated units).
@@ -188,6 +205,7 @@ HOSTILE_END = {
     "a password's name, then spaces, then x": "x",
     "PINs, then spaces": "x",
     "a backup code, then spaces": "x",
+    "a spoken digit, then dots": " two",
 }
 
 

@@ -15,14 +15,16 @@ from memwarden.policies.secret_kinds import SecretFinding
 _QUESTION = re.compile(
     r"(?i)\b(?:mother'?s\s+maiden\s+name|maiden\s+name"
     r"|(?:first|childhood)\s+(?:pet|dog|cat|car|school|teacher|street|job|best\s+friend|concert)(?:'s\s+name)?"
-    r"|street\s+(?:you|i)\s+grew\s+up\s+on|city\s+(?:you\s+were|i\s+was)\s+born(?:\s+in)?"
-    r"|favou?rite\s+(?:teacher|childhood\s+\w+)|memorable\s+word|security\s+question\s+answer"
+    r"|street\s+(?:you|i)\s+grew\s+up\s+on|street\s+did\s+(?:you|i)\s+grow\s+up\s+on"
+    r"|city\s+(?:where\s+)?(?:you\s+were|i\s+was)\s+born(?:\s+in)?"
+    r"|favou?rite\s+(?:teacher|childhood\s+\w+|(?:football\s+|sports?\s+)?team)|memorable\s+(?:word|question)|security\s+word"
+    r"|security\s+question\s+answer"
     r"|answer\s+to\s+(?:my|your|the)\s+security\s+question|(?:your|my)\s+(?:primary|elementary|junior)\s+school|answer\s+(?:you|we|i)\s+set)\b"
 )
 # Where an answer proves an identity, near the question (a maiden name too: genealogy has them).
 _CONTEXT = re.compile(
     r"(?i)security\s+(?:question|answer)s?|secret\s+question|verification|\bto\s+verify\b"
-    r"|verify(?:ing)?\s+(?:your|my|the|their|his|her)\s+(?:identity|account)|identity\s+check"
+    r"|(?:verify(?:ing)?|confirm(?:ing)?)\s+(?:your|my|the|their|his|her)\s+(?:identity|account)|identity\s+check"
     r"|(?:account|password|bank(?:ing)?)\s+(?:reset|recovery)|\banswer\s+(?:to|for)\b|\bpassword\b|密保|安全问题"
     r"|\bfor\s+security\b|security\s+(?:check|purposes)|\bthe\s+reset\b|核实身份|验证身份"
     # a caller checked: "caller verified", "they asked her first school", "in case they ask"
@@ -30,7 +32,7 @@ _CONTEXT = re.compile(
 )
 # "is Okonkwo", "was called Biscuit", ": Captain Wobbles" — a name: up to three capitalised words.
 _SAID = re.compile(
-    r"[ \t]*+['’\"”)]?+[ \t]*+(?:(?:is|was)\b|=|:|：|—|-|→|(?:given|provided)[ \t]*+[:：]|(?=['‘\"“]?[A-Z])"
+    r"[ \t]*+\??+['’\"”)]?+[ \t]*+(?:(?:is|was)\b|=|:|：|—|-|→|(?:given|provided)[ \t]*+[:：]|(?=['‘\"“]?[A-Z])"
     r"|,?+[ \t]*+(?i:(?:so[ \t]++)?(?:i|we|she|he|they)[ \t]++(?:put|typed|entered|said|wrote|answered|gave|used))\b)"
     r"(?:[ \t]++(?:called|named)\b)?+[ \t]*+['‘\"“]?+"
     r"([A-Z][A-Za-z\-]+(?:['’][A-Za-z]+)?(?:[ \t]+[A-Z][A-Za-z'’\-]+){0,2})(?![ \t]*[A-Za-z])"
@@ -44,10 +46,10 @@ _ANSWER_IS = re.compile(
 # on the bank app — I put Doudou", "'memorable word' — I used hopscotch —", "security question 'first
 # school' 我填的是 Hope Primary".
 _PUT = re.compile(
-    r"(?:\b(?i:i|we|she|he|they)[ \t]+(?i:put|typed|entered|used|chose|gave)(?:[ \t]+(?i:it[ \t]+)?as)?"
+    r"(?:\b(?i:i|we|she|he|they)[ \t]+(?i:put|typed|entered|used|chose|gave|said|answered)(?:[ \t]+(?i:it[ \t]+)?as)?"
     r"|(?:我|他|她)?(?:填|写|设|答)的是)[ \t]*+"
     r"(?:['‘\"“]([^'’\"”\n]{2,40})['’\"”]"
-    r"|([A-Z][A-Za-z\-]+(?:['’][A-Za-z]+)?(?:[ \t]+[A-Z][A-Za-z'’\-]+){0,2})(?![ \t]*(?!as\b)[A-Za-z])"
+    r"|([A-Z][A-Za-z\-]+(?:['’][A-Za-z]+)?(?:[ \t]+[A-Z][A-Za-z'’\-]+){0,2})(?![ \t]*(?!as\b|and\b|but\b)[A-Za-z])"
     r"|([a-z]{4,20})(?=[ \t]*[—–)]))"
 )
 _PUT_REACH = 60  # characters after the question, in its sentence

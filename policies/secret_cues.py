@@ -229,7 +229,7 @@ _CODE_ASKED = re.compile(
 _OPENS_BEFORE = re.compile(
     r"(?i)(?<![a-z])(?:door|gate|alarm|safe|keypad|lock|locker|lockbox|padlock|garage|shed|entrance"
     r"|storage\s+unit|ipad|iphone|tablet|mailbox|letterbox|key\s?box|key\s?safe"
-    r"|wi-?fi|till|stockroom|bin\s+store|check-?in|texted|whatsapp|sms|(?:sent|messaged)\s+(?:me|you|us))(?![a-z])"
+    r"|wi-?fi|till|stockroom|bin\s+store|check-?in|texted|whatsapp|sms|(?:sent|messaged)\s+(?:me|you|us))s?(?![a-z])"
     r"|门|锁|柜|箱|盒|发了个?|发来"
 )
 
@@ -258,7 +258,7 @@ def _cued(text: str) -> list[SecretFinding]:
         sentence = text[sentence_start : sentence_end.start() if sentence_end else min(len(text), cue.end() + 200)]
         limit = min(cue.end() + MAX_BRIDGE, sentence_end.start() if sentence_end else len(text))
         # Not when the sentence says a new one before the old ("changed to 5518, 旧的 4411 作废了").
-        if (expired := EXPIRED.search(sentence)) and not NEW.search(
+        if (expired := _expired_in(sentence, cue.start() - sentence_start)) and not NEW.search(
             text, sentence_start, max(cue.start() + 1, sentence_start + expired.start())
         ):
             # The old one named, then corrected: "2580 no wait that's the old one, it's 2851 now".
@@ -285,6 +285,8 @@ def _cued(text: str) -> list[SecretFinding]:
             for conn in CONNECTOR.finditer(text, cue.end(), limit):
                 if OTHER_NUMBER.search(text, cue.end(), conn.start()):
                     break  # another number's "is": "密码改了，学号是 20210344"
+                if conn.start() > cue.end() and conn.group(0) in ("'s", "’s"):
+                    continue  # another word's "'s" ("security word on Dad's account is …"), not the cue's
                 span = value_at(text, conn.end(), cue.group(0), conn.group(0))
                 if span is not None or conn.group(0) in ("=", ":", "：", "→", "->"):
                     break  # past an assignment, the next one is another field's
@@ -304,6 +306,16 @@ def _cued(text: str) -> list[SecretFinding]:
     return found
 
 
+def _expired_in(sentence: str, cue_at: int) -> re.Match[str] | None:
+    """The first word of an expired or unneeded value in ``sentence`` — not one that names another
+    credential before the cue at ``cue_at`` ("访客WiFi不用密码，员工网的密码是 …": the guests' network
+    needs none, the staff's has one)."""
+    for expired in EXPIRED.finditer(sentence):
+        if expired.end() > cue_at or CUE.search(expired.group(0)) is None:
+            return expired
+    return None
+
+
 def _corrected(text: str, at: int, limit: int, cue: str) -> tuple[int, int] | None:
     """The value said after a sentence's "that's the old one" (from ``at``), past a connector."""
     for conn in CONNECTOR.finditer(text, at, max(limit, at + 40)):
@@ -315,7 +327,7 @@ def _corrected(text: str, at: int, limit: int, cue: str) -> tuple[int, int] | No
 # A sentence that starts by saying what it is: "It is 2 2 1 9.", "It's 0-3-6-8 now".
 _IT_IS = re.compile(
     r"(?i)[ \t]*(?:it\s+is|it['’]s|its|that['’]s|the\s+code\s+is|code\s+is|so|i\.e\.,?|→|today['’]s(?:\s+code)?\s+is"
-    r"|(?:(?:the|your|my|our)\s+)?(?:correct|right|new|actual|real)\s+one(?:\s+is|\s*[:：])|正确的是|新的是)(?!\w)"
+    r"|(?:(?:the|your|my|our)\s+)?(?:correct|right|new|actual|real)\s+one(?:\s+is|\s*[:：])|new(?:\s+(?:code|pin))?\s*[:：]|正确的是|新的是)(?!\w)"
 )
 
 
@@ -423,7 +435,7 @@ def words_automaton(words: str) -> Any:
 # text rules most texts out (a chat message: 92 µs with every detector run, 31 with this, measured).
 CUE_WORDS = words_automaton(
     "pass|pw|p/w|pasw|pssw|pin|code|combo|combination|cvv|cvc|csc|key|gate|door|keypad|intercom|safe|lock|otp|master|alarm"
-    "|disarm|psk|override|2fa|mfa|secret|digits|security number|柜"
+    "|disarm|psk|override|2fa|mfa|secret|digits|security number|security word|memorable word|柜"
     "|密码|口令|暗号|密钥|秘钥|私钥|码|门|锁|保险"
 )
 

@@ -29,10 +29,23 @@ _PAIR = re.compile(r"(?<![\w/.:@])[\w.@+\-]{2,40}[ \t]+/[ \t]+([^\s/,，。;；'
 _LISTED_PAIR = re.compile(
     r"(?<![\w/.:@\-])[a-z0-9][a-z0-9._@+\-]{2,40}[ \t]*(?:,|[ \t](?:[—–|]|//))[ \t]*([^\s/,，。;；'\"]{6,40})(?![\w/])"
 )
-# "user animeguyz / pass Naruto_was_better_2": a login, then "pass" and its value.
+# "user animeguyz / pass Naruto_was_better_2", "u: j.mendes  p: Coral!Reef2", "my login is
+# nadia.b@gmail.com and pass is nadiabakes<3", "tours.sunset@gmail.com, pass SunsetBoat!9": a login
+# (named, or an e-mail address), then "pass" and a value holding a digit or a symbol.
 _USER_PASS = re.compile(
-    r"(?i)\buser(?:name)?[ \t:]+[\w.@+\-]{2,40}[ \t]*(?:[/|,;]+|//)[ \t]*(?:pass|pw|pwd|password)[ \t:=]+((?=[^\s,;]*[\d_!@#$%^&*+=?~.\-])[^\s,;]{4,40})"
+    r"(?i)(?:\b(?:user(?:name)?|login|u(?=[:：]))(?:[ \t]+is)?[ \t:=：]+[\w.@+\-]{2,60}|(?<![\w.+\-])[\w.+\-]+@[\w\-]+\.[a-z]{2,}(?:\.[a-z]{2,})*)"
+    r"[ \t]*(?:[/|,;，、]+|//|[ \t]+and|[ \t]{2,}|[ \t]+[—–][ \t]+)[ \t]*(?:the[ \t]+)?(?:pass(?:word)?|pw|pwd|p(?=[:：]))"
+    r"(?:[ \t]+is)?(?:[ \t]*[:=：][ \t]*|[ \t]+)((?=[^\s,;，。]*[\d_!@#$%^&*+=?~.<\-])[^\s,;，。]{4,40})"
 )
+
+
+def _logged(folded: str) -> bool:
+    """Whether a casefolded text may hold a login and "pass" beside it (what _USER_PASS reads):
+    substring tests, most texts ruled out in well under a microsecond."""
+    password = "pass" in folded or "pw" in folded or "p:" in folded or "p：" in folded
+    return password and ("user" in folded or "login" in folded or "@" in folded or "u:" in folded or "u：" in folded)
+
+
 _AN_ADDRESS = re.compile(r"@|://|^www\.")
 # A quoted "user:password" (a Basic header's input, a URL's userinfo): a symbol in the password.
 _QUOTED_PAIR = re.compile(r"[\"']([\w.@\-]{2,40}):([^\s:\"'/@]{6,40})[\"']")
@@ -128,7 +141,7 @@ def _paired(text: str, folded: str) -> list[SecretFinding]:
             and ":" not in value
         ):
             found.append(SecretFinding("password", m.start(1), m.end(1)))
-    for m in _USER_PASS.finditer(text) if "user" in folded and ("pass" in folded or "pw" in folded) else ():
+    for m in _USER_PASS.finditer(text) if _logged(folded) else ():
         if (len(m.group(1)) >= 6 or classes(m.group(1)) >= 2) and not PLACEHOLDER_VALUE.match(m.group(1)):
             found.append(SecretFinding("password", m.start(1), m.end(1)))
     for m in _QUOTED_PAIR.finditer(text):
@@ -341,7 +354,11 @@ _LIST_WORDS = word_automaton(["pins", "pin numbers", "passcodes", "till logins",
 def laid_out_secrets(text: str, folded: str) -> list[SecretFinding]:
     """The secrets of this module in ``text`` (``folded``: it casefolded); overlaps left to the caller."""
     return [
-        *(_paired(text, folded) if "/" in text or "'" in text or '"' in text or _LISTED.search(text) else []),
+        *(
+            _paired(text, folded)
+            if "/" in text or "'" in text or '"' in text or _LISTED.search(text) or _logged(folded)
+            else []
+        ),
         *(_cards(text) if _digits(text) >= 13 else []),
         *(_said_card(text) if "card" in folded or "卡" in folded else []),
         *directives(text, folded),
@@ -373,7 +390,9 @@ _KEYED = re.compile(
     r"(?!(?:19|20)\d\d\b)(\d(?:[ \-]?+\d){3,9})[ \t]*+,?+[ \t]*+(?:(?:and\s++)?then\s++|and\s++|followed\s++by\s++)?+"
     r"(?:press\s++|hit\s++|tap\s++)?+"
     r"(?:(?:#|\*|hash\b|pound\b|star\b|off\b|the\s++(?:lock|key|tick|check)\s*+(?:symbol|button|key|mark)?+\b)(?![ \t]*+(?:to\s++)?(?:buzz|call|ring|dial))"
-    r"|to\s++(?:unlock|disarm|unset|get\s++in|release|open\s++the\s++" + _OPENED + r")\b)"
+    r"|to\s++(?:unlock|disarm|unset|get\s++in|release|open\s++the\s++" + _OPENED + r")\b"
+    # where they are keyed: "punch in 7 3 3 1 on the keypad by the ramp", "enter 4471 at the gate"
+    r"|(?:on|into|at)\s++(?:the\s++)?(?:[a-z]++\s++)?" + _OPENED + r"\b)"
     r"|(?:按|输入?+|摁)[ \t]*+(\d(?:[ \-]?+\d){3,9})[ \t，,]*+(?:再|然后|后|加)?+[ \t]*+(?:按|摁)?+[ \t]*+"
     r"(?:(?:#|＃|\*|井号|井字|星号)(?![ \t]*+号?键?[ \t]*+呼叫)|撤防|开锁|解锁|就(?:能|可以)?+(?:开了|开门|进门|进来|进去|打开))"
     # an alarm's: "It's 5 1 7 2 then unset"

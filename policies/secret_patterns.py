@@ -121,6 +121,8 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # A token may end in "-": there ``\b`` never matches (issue #33: such a Google key passed as an id).
     _p("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}" + _END, needs=("aiza",)),
     _p("slack_token", r"\bx(?:ox[abposr]|app)-[A-Za-z0-9\-]{10,}", needs=("xox", "xapp-")),
+    # WooCommerce's REST API consumer key and secret
+    _p("woocommerce_key", r"\bc[ks]_[0-9a-f]{40}\b", needs=("ck_", "cs_")),
     # Secret and restricted keys; a publishable key (pk_) is public by design.
     _p(
         "stripe_key",

@@ -15,7 +15,7 @@ from memwarden.policies.secret_kinds import word_automaton
 # The literal words in one Aho-Corasick automaton (one pass over the text, ~1 µs for a short field
 # where the alternation took ~10); the few that are patterns in a small regular expression.
 _PREFILTER_LITERALS = (
-    "private key|sk-|sk_|rk_|pk_|mwk_|pin|pw|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|akia|asia|agpa|aida|aroa|aiza|"
+    "private key|sk-|sk_|rk_|pk_|ck_|cs_|mwk_|pin|pw|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|akia|asia|agpa|aida|aroa|aiza|"
     "xox|eyj|://|pass|pwd|密码|口令|key|secret|token|bearer|密钥|秘钥|私钥|令牌|authorization|jdbc:|ltai|seed|"
     "sid=|aspxauth|cookie:|sess|"
     # Command lines that take a password, door codes, app passwords (their detectors' words).
@@ -23,7 +23,7 @@ _PREFILTER_LITERALS = (
     "--password|keypad|lockbox|garage|alarm|door|gate code|safe code|lock code|entry code|combo|combination|"
     "门禁|门锁|车库|保险柜|保险箱|密码锁|开门|授权码|专用密码|app password|app-specific|"
     "@tcp(|@unix(|getconnection|key=|setup key|puk|> auth|auth 是|auth是|auth:|otp|2fa|mfa|种子|authenticator|身份验证器|:aa|"
-    "验证器|authy"
+    "验证器|authy|security word|memorable word| p: "
 ).split("|")
 _PREFILTER_PATTERNS = re.compile(r"sess[a-z_.\-]*=|[?&](?:sig|signature|auth)=")
 # What the login-pair detector needs (casefolded): a login word, then a "/" or "pass" — searched only

@@ -180,16 +180,20 @@ _NOW_NOT = re.compile(r"\d[\w\-]*")
 # Worked out, then given: "the laptop password is the name of our first street with the house number
 # after it, so Larkspur1146", "ledger pin is my old locker combo backwards so 629148", "so 'tesco42!'".
 _SO = re.compile(
-    r"(?i)(?<![a-z])so[ \t,:]+[\"'“‘]?((?=[\w!@#$%^&*+\-.?~]*\d)[A-Za-z\d_!@#$%^&*+\-.?~]{4,30})[\"'”’]?"
-    r"(?=[ \t]*(?:$|[\n,;:!?)—–]|\.(?!\w)|(?:and|but|with|capital|all|figured|because|yes|which)\b))"
+    r"(?i)(?<![a-z])so[ \t,:]+(?:(?:this|that|it|the[ \t]+\w+)[ \t]+(?:one[ \t]+)?(?:is|['’]s)[ \t]+|it['’]s[ \t]+)?"
+    r"[\"'“‘]?((?=[\w!@#$%^&*+\-.?~]*\d)[A-Za-z\d_!@#$%^&*+\-.?~]{4,30})[\"'”’]?"
+    r"(?=[ \t]*(?:$|[\n,;:!?)—–]|\.(?!\w)|(?:and|but|with|capital|all|figured|because|yes|which|for|too)\b))"
 )
-_SO_DIGIT = re.compile(r"(?i)(?<![a-z])so[ \t,:]+[\"'“‘]?[A-Za-z_!@#$%^&*+\-.?~]{0,30}\d")  # one "so" a digit follows
+_SO_DIGIT = re.compile(r"(?i)(?<![a-z])so[ \t,:]+[^\n]{0,45}?\d")  # one "so" a digit follows
 _SO_NAMES = re.compile(
     r"(?i)(?<![a-z])(?:password|passcode|passphrase|pin|pw|login|combo|combination|unlock"
-    r"|(?:door|gate|alarm|lock|garage|entry|wi-?fi)\s+code|wi-?fi\s+key)(?![a-z])|密码"
+    r"|(?:door|gate|alarm|lock|garage|entry|wi-?fi)\s+code|wi-?fi\s+key"
+    # one value worked out from another, by its characters: "the same as the Mailchimp one but with
+    # a 9 at the end … so this one is Orchard!Lane9", "same as the wifi, just add the flat number"
+    r"|same\s+(?:as|number\s+as)\b(?=[^.\n]{0,60}?\b(?:but|just|plus|minus|reversed|backwards)\b))(?![a-z])|密码"
 )
 _SO_WORDS = word_automaton(
-    "password|passcode|passphrase|pin|pw|login|combo|combination|unlock|code|key|密码".split("|")
+    "password|passcode|passphrase|pin|pw|login|combo|combination|unlock|code|key|same as|same number as|密码".split("|")
 )
 
 

@@ -24,7 +24,8 @@ from memwarden.policies.secret_words import (
 )
 
 DIGITS = re.compile(
-    r"(?:[*#]|(?i:star|hash|pound)[ \t]+)?\d(?:[ \-]?\d){3,11}#?(?![\d.,:/]?\d)(?![A-Za-z])"
+    r"(?:[*#]|(?i:star|hash|pound)[ \t]+)?(?:\d(?:[ ]\d){2,3}(?:,[ \t]\d(?:[ ]\d){2,3})+|\d(?:[ \-]?\d){3,11})#?"
+    r"(?![\d.,:/]?\d)(?![A-Za-z])"
     r"(?!\s*(?:位|个|次|年|月|日|号|天|分钟|小时|秒|元|块|款|型|版|代|系列|%|％|st\b|nd\b|rd\b|th\b"
     r"|am\b|pm\b|digits?|characters?|chars?|letters?|times|days?|hours?|min|mins|minutes|seconds|years?|km|mb|gb|px"
     r"|(?i:mah|kwh|wh|db|grams?)\b"
@@ -57,7 +58,8 @@ DIAL = re.compile(r"\d{1,2}(?:[ \t]*-[ \t]*\d{1,2}|\s\d{1,2}){2,3}(?![\d\-])")
 
 SAID_ONE = rf"(?:(?:double|triple)[\s\-]+)?{NUM_WORD}"
 
-_SAID_GAP = r"[\s,，、\-]+(?:(?:uh|um|er|erm|then|and)[\s,，、\-]+)?"  # "seven four, uh, one nine", "…three, then five"
+# "seven four, uh, one nine", "…three, then five", "six... two... six"
+_SAID_GAP = r"(?>(?:[\s,，、\-]|\.{2,3}|…)+)(?:(?:uh|um|er|erm|then|and)(?>(?:[\s,，、\-]|\.{2,3}|…)+))?"
 SAID = re.compile(
     rf"(?i){SAID_ONE}(?:{_SAID_GAP}{SAID_ONE}){{3,11}}\b|{SAID_ONE}(?:{_SAID_GAP}{SAID_ONE}){{2,}}\b(?=.{{0,3}}$|[.!?])"
 )

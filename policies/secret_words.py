@@ -23,7 +23,7 @@ CODE_CUE = (
     r"|host|access|verification|security|one[\s\-]time|login|check[\s\-]in|confirmation|authentication|auth"
     r"|otp|2fa|sms|unlock|bike\s+room|mailbox|voicemail|alarm\s+panel|kiosk|storage|room|elevator|parking|pool"
     r"|gym|ipad|iphone|phone|screen|house|apartment|unit|complex|bike|backup|recovery)(?:\s+\w{1,6})?\s+(?:pass)?(?:codes?|pin|combo|combination)"
-    r"|gate|door|keypad|intercom|otp|disarm|key\s?safe|(?:manager|master|till|admin)\s+override|override\s+(?:code|pin)|(?:2fa|mfa)(?:\s+backup)?|(?<!last\s)(?<!first\s)(?:four|six|eight|4|6|8)[\s\-]digits\b|security\s+number"
+    r"|gate|(?<!next\s)(?<!next-)door|keypad|intercom|otp|disarm|key\s?safe|(?:manager|master|till|admin|staff|supervisor)\s+override|override\s+(?:code|pin)|(?:2fa|mfa)(?:\s+backup)?|(?<!last\s)(?<!first\s)(?:four|six|eight|4|6|8)[\s\-]digits?\b|security\s+number"
     r"|\b(?:use|enter|dial|punch\s+in)\s+code"
     # Any other code named by what it is for (a locker's, a parcel's, an app's): unless that word
     # says it opens nothing (NOT_A_SECRET_CODE). Its value is digits.
@@ -33,7 +33,7 @@ CODE_CUE = (
     r"|codes?\s+(?:for|to|of|on)\s+(?:the\s+|my\s+|your\s+|our\s+|their\s+)?(?:\w+\s+)?"
     + _OPENS
     # what it does: "the code to get into Sophie's building", "the code to unlock it"
-    + r"|codes?\s+to\s+(?:get\s+in(?:to)?|open|unlock|disarm)\b"
+    + r"|codes?\s+to\s+(?:get\s+in(?:to)?|open|unlock|disarm|confirm|verify|complete|approve|log\s+in|sign\s+in)\b"
 )
 # The commonest misspellings of "password": "pasword", "passwrd", "passowrd", "pssword".
 MISSPELT_PASSWORD = r"pas?s?w(?:o?r|ro)ds?|passowrd|pss?word"  # noqa: S105 (a pattern, not a password)
@@ -44,12 +44,12 @@ CUE = re.compile(
     r"|" + MISSPELT_PASSWORD + r"|" + CODE_CUE + r"|combo|combination|cvv|cvc|csc"
     r"|(?:host|master|admin|wi-?fi|wpa2?|network|encryption|aes|signing|secret|api|access|private|resource|subscription"
     r"|account|storage|service|client|app|auth|licen[cs]e|product|root)[\s_\-]?key"
-    r"|psk|pre-?shared[\s_\-]?key|(?:shared|enable|radius|client|app|webhook|signing)[\s_\-]secret"
+    r"|psk|pre-?shared[\s_\-]?key|(?:shared|enable|radius|client|app|webhook|signing)[\s_\-]secret|(?:security|memorable)\s+word"
     r")(?![A-Za-z0-9_>}@\-])"
     r"|密码锁|密码盒|密码箱|密码|口令|暗号|密钥|秘钥|私钥|验证码|取[件餐货物]码|提货码|签收码|收货码|核销码|备用码|恢复码|临时码"
     r"|(?:[四五六八]|\d)位(?:数字?)?的?码|校验码|动态码|安全码|开锁码|门禁码?|门锁|保险柜|保险箱|PIN码"
     r"|大门|单元门|车库门|密码锁|通行码|开门码|锁屏|门口键盘|(?:开柜|柜|开箱|解锁|授权|撤防|布防)码"
-    r"|万能码|查询码|登录码|登陆码|激活码|访问码|动态口令|接口\s*(?i:key)|短信码|开闸码|电子锁|智能锁|指纹锁|储物柜"
+    r"|万能码|查询码|登录码|登陆码|激活码|访问码|动态口令|接口\s*(?i:key)|短信码|开闸码|电子锁|智能锁|指纹锁|储物柜|确认码"
     # A safe, a locker, a padlock: their value must look like a dial's numbers (36-14-52).
     r"|(?i:(?<![a-z])(?:safe|locker|lockbox|padlock|key\s?box|(?:bike|bicycle|cable|luggage|suitcase|combination)\s+lock)(?![a-z]))"
     r"|(?i:(?<![a-z])(?:(?:keepass(?:xc)?|bitwarden|1password|lastpass)\s+master|master\s+(?:password|pass|pw|key))(?![a-z]))"
@@ -79,6 +79,7 @@ def names_no_secret(cue: str) -> bool:
 # (A passkey is a device's: named by a code's digits, "the parental passkey is 2 8 1 0".)
 PASSWORD_CUE = re.compile(
     r"(?i)pass(?!\s?key)|pas?w|pssw|p/w|pw|密码(?!锁|盒|箱)|口令|暗号|(?!pass\s?key).*key(?!pad)|密钥|秘钥|私钥|keepass|master|psk"
+    r"|(?:security|memorable)\s+word"
 )
 CONNECTOR = re.compile(
     r"(?i)(?:\b(?:is|was|are|now|changed\s+to|set\s+to|reset\s+to|updated\s+to|to|be|it'?s|that'?s"
@@ -90,11 +91,12 @@ CONNECTOR = re.compile(
     r"|说(?=[ \t]*[「“\"'‘『])|\bopens\s+with\b)"
 )
 # A bridge between the cue and its connector may not end a sentence or a line.
-BRIDGE_END = re.compile(r"[\n。！？；;]|(?<!\bi\.e)(?<!\be\.g)[.!?](?:\s|$)")
+# (Nor a speaker's pause right after "is"/"was": "the password for the lab machine is... correct horse".)
+BRIDGE_END = re.compile(r"[\n。！？；;]|(?<!\bi\.e)(?<!\be\.g)(?<!\bis\.\.)(?<!\bwas\.\.)[.!?](?:\s|$)")
 MAX_BRIDGE = 64
 # What a speaker says between "is" and the value: "is, uh,", "是……", "是，嗯，", "is the word".
 FILLER = re.compile(
-    r"(?i)(?:[ \t\u3000,，…、:：—–]|\.{2,}|\b(?:uh|um|er|erm|like|so|okay|ok|well|just|the\s+word|actually"
+    r"(?i)(?:[ \t\u3000,，…、:：—–]|\.{2,}|\b(?:uh|um|er|erm|like|so|okay|ok|well|just|the\s+word|actually|literally|simply|basically|still|now"
     r"|(?:a\s+|the\s+)?(?:new\s+|temporary\s+|temp\s+)?(?:value|code|pin))\b"
     r"|嗯|呃|啊|那个|就是){0,24}"  # bounded: a run of "PIN PIN PIN …" is not read to its end from every cue
 )

@@ -26,7 +26,7 @@ from memwarden.policies.secret_layouts import laid_out_secrets
 from memwarden.policies.secret_patterns import SECRET_PATTERNS, SecretPattern
 from memwarden.policies.secret_prefilter import may_hold_secrets
 from memwarden.policies.secret_values import NEW, is_placeholder
-from memwarden.policies.secret_words import EXPIRED, REVOKED, simplified
+from memwarden.policies.secret_words import CUE, EXPIRED, REVOKED, simplified
 
 __all__ = ["PLACEHOLDER", "SecretFinding", "SecretPattern", "find_secrets", "mask", "may_hold_secrets"]
 
@@ -271,7 +271,11 @@ def _expired(text: str, f: SecretFinding) -> bool:
     # Office-5G 那个已经失效" — not "new door code, the old one is gone: 4471")
     named_old = old is not None and _OLD_NAMES.fullmatch(text, old.end(), f.start) is not None
     called_new = NEW.search(text, old.start() if named_old and old else start, f.start)
-    before = old is not None and not corrected and not called_new
+    # (nor another credential's: "访客WiFi不用密码，员工网的密码是 …" — the staff's named after it)
+    another = (
+        old is not None and CUE.search(old.group(0)) is not None and CUE.search(text, old.end(), f.start) is not None
+    )
+    before = old is not None and not corrected and not called_new and not another
     return before or expired_after(text, start, (f.start, f.end))
 
 
@@ -350,6 +354,9 @@ _ERROR_CODE_BEFORE = re.compile(
     r"(?i)(?:错误码|错误代码|状态码|\berror(?:\s+code)?|\bstatus(?:\s+code)?|\berrno)[ \t]*[:：#=]?[ \t]*\Z"
 )
 _MASKED_TAIL = re.compile(r"\*{2,}\d")  # "139****2284": a number with its middle hidden
+# Digits said as words, paused between ("six... two... six"): the dots are speech, not a mask.
+_SPOKEN = re.compile(r"(?i)[a-z]+(?:(?>(?:[\s,\-]|\.{2,3}|…)+)[a-z]+)+")
+_PAUSE = re.compile(r"\.{2,3}|…")
 
 
 # A value given as an example of a format, not as the value.
@@ -375,7 +382,9 @@ def _unless_placeholder(text: str, findings: list[SecretFinding]) -> list[Secret
     for f in findings:
         value = text[f.start : f.end]
         wrapped = f.start > 0 and _WRAPPED.match(text, f.start - 1) is not None
-        if wrapped or PLACEHOLDER.match(value) or _REFERENCE.match(value) or _MASKED.search(value) or "{{" in value:
+        # (a speaker's pause is not a mask: "four four one... nine zero six")
+        masked = _MASKED.search(_PAUSE.sub(" ", value) if _SPOKEN.fullmatch(value) else value)
+        if wrapped or PLACEHOLDER.match(value) or _REFERENCE.match(value) or masked or "{{" in value:
             continue
         if is_placeholder(value):
             continue

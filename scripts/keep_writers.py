@@ -6,11 +6,18 @@ per held-out set, facts kept / noise rejected; writes nothing (~10 min on two co
 figure the shipped threshold is chosen by puts a writer's rows on both sides of a fold; this one
 does not. docs/operations/benchmarks/held-out.md: "The keep threshold, one writer held out".
 
-Usage: python scripts/keep_writers.py
+``--unseen``: per-turn sets (``text``, ``fact``, ``prev``) the head is never trained on, judged the
+same way (the whole training data fitted). ``--with``: a candidate — the head also trained on these
+turn sets at ``--weight`` a row — printed beside the shipped data, writer by writer (a set named in
+both is held out of the candidate's training in turn like the others).
+
+Usage: python scripts/keep_writers.py [--unseen chat_turns7.jsonl,chat_turns8.jsonl]
+                                      [--with chat_turns7.jsonl,chat_turns8.jsonl --weight 0.25]
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 from collections.abc import Sequence
 from typing import Any
@@ -24,21 +31,35 @@ from memwarden.policies.learned import LearnedLayer
 from memwarden.settings import GovernanceSettings, LabelsSettings
 
 THRESHOLDS = (0.20, 0.15, 0.10, 0.07, 0.05)
+L2 = 1e-3  # as train_learned.keep_threshold's
 
 
-def held_out() -> list[dict[str, Any]]:
+def training(extra: Sequence[str], weight: float) -> tuple[list[tuple[str, bool]], list[float], list[str]]:
+    """The keep head's (text, keep) pairs, weights and sources; ``extra`` turn sets added at ``weight``
+    a row (a row the other data already holds weighs 1, as in train_learned)."""
+    keep, weights, sources, _, _, _ = tl.sourced_training_data()
+    full = set(keep)
+    for name in extra:
+        pairs = [(r["text"], bool(r["fact"])) for r in tl.rows(name)]
+        keep, sources = keep + pairs, sources + [name] * len(pairs)
+        weights = weights + [1.0 if pair in full else weight for pair in pairs]
+    return keep, weights, sources
+
+
+def held_out(unseen: Sequence[str] = (), extra: Sequence[str] = (), weight: float = 1.0) -> list[dict[str, Any]]:
     """Leave one writer out: each turn set and each item set the keep head trains on is held out of
     its training in turn (the rest as weighted as ever, L2 as :func:`train_learned.keep_threshold`'s), and the
     whole pipeline — rules and that head — judges it at each of ``THRESHOLDS``, a turn with
     the turn before it known. What a threshold buys on a writer the layer has not seen, beside the
-    5-fold figure the threshold is chosen by (where a writer's rows sit on both sides)."""
-    keep, weights, sources, _, _, _ = tl.sourced_training_data()
+    5-fold figure the threshold is chosen by (where a writer's rows sit on both sides). ``unseen``:
+    turn sets never trained on, judged by the head fitted on everything; ``extra``: a candidate's
+    training, the shipped data's and the candidate's held-out scores printed side by side."""
+    variants = {"shipped": training((), 1.0)}
+    if extra:
+        variants["candidate"] = training(extra, weight)
     embedder = tl.E5Embedder(engine="onnx")
-    texts = sorted({t for t, _ in keep})
+    texts = sorted({t for keep, _, _ in variants.values() for t, _ in keep})
     vectors = dict(zip(texts, embedder.passages_each(texts).astype(np.float64), strict=True))
-    x = np.stack([vectors[t] for t, _ in keep]) * tl.SCALE
-    y = tl.one_hot(["keep" if k else "noise" for _, k in keep], ["keep", "noise"])
-    weight, source = np.asarray(weights), np.asarray(sources)
     pipeline = build_pipeline(GovernanceSettings(), LabelsSettings(), embedder)
     shipped = pipeline.learned
     assert shipped is not None
@@ -50,53 +71,69 @@ def held_out() -> list[dict[str, Any]]:
             known.update(zip(missing, embedder.passages_each(missing), strict=True))
         return np.stack([known[t] for t in batch]).astype(np.float32)
 
-    held_turns = (*tl.TURN_SETS, *tl.LIGHT_TURN_SETS, *tl.HELD_OUT_TURNS)
-    out = []
-    for name in (
-        *held_turns,
-        *tl.HELD_OUT_ITEMS,
-        "labelled_items.jsonl",
-        "training_items.jsonl",
-        "training_work.jsonl",
-    ):
-        cases: list[tuple[str, str | None, bool]]  # text, the turn before, a fact
+    held_turns = (*tl.TURN_SETS, *tl.LIGHT_TURN_SETS, *dict.fromkeys([*extra, *unseen]), *tl.HELD_OUT_TURNS)
+    names = (*held_turns, *tl.HELD_OUT_ITEMS, "labelled_items.jsonl", "training_items.jsonl", "training_work.jsonl")
+    keep, _, sources = variants["shipped"]
+
+    def cases_of(name: str) -> list[tuple[str, str | None, bool]]:  # text, the turn before, a fact
         if name in tl.HELD_OUT_TURNS:
-            cases = [
+            return [
                 (t.text, t.before or None, t.fact) for t in turns_of(name.removesuffix(".jsonl")) if t.split == "tune"
             ]
-        elif name in held_turns:
-            cases = [(r["text"], r.get("prev") or None, bool(r["fact"])) for r in tl.rows(name)]
-        else:
-            cases = [(t, None, k) for (t, k), s in zip(keep, sources, strict=True) if s == name]
-        rest = source != name
-        w, b = tl.fit(x[rest], y[rest], 1e-3, weight[rest])
-        row: dict[str, Any] = {"set": name, "facts": sum(c[2] for c in cases), "noise": sum(not c[2] for c in cases)}
-        for threshold in THRESHOLDS:
-            model = dataclasses.replace(
-                shipped.model,
-                keep_weights=(w[:, 0] - w[:, 1]).astype(np.float32),
-                keep_bias=float(b[0] - b[1]),
-                threshold=threshold,
+        if name in held_turns:
+            return [(r["text"], r.get("prev") or None, bool(r["fact"])) for r in tl.rows(name)]
+        return [(t, None, k) for (t, k), s in zip(keep, sources, strict=True) if s == name]
+
+    out = []
+    for label, (pairs, weights, origin) in variants.items():
+        x = np.stack([vectors[t] for t, _ in pairs]) * tl.SCALE
+        y = tl.one_hot(["keep" if k else "noise" for _, k in pairs], ["keep", "noise"])
+        row_weight, source = np.asarray(weights), np.asarray(origin)
+        fits = tl.fit_many(x, y, [row_weight * (source != name) for name in names], [L2] * len(names))
+        for name, (w, b) in zip(names, fits, strict=True):
+            cases = cases_of(name)
+            row: dict[str, Any] = {
+                "set": name,
+                "data": label,
+                "facts": sum(c[2] for c in cases),
+                "noise": sum(not c[2] for c in cases),
+            }
+            for threshold in THRESHOLDS:
+                model = dataclasses.replace(
+                    shipped.model,
+                    keep_weights=(w[:, 0] - w[:, 1]).astype(np.float32),
+                    keep_bias=float(b[0] - b[1]),
+                    threshold=threshold,
+                )
+                pipeline.learned = LearnedLayer(model, embed, topics=tl.TOPICS, stages=tl.STAGES)
+                judged = judge_all(pipeline, [c[0] for c in cases], [c[1] for c in cases])
+                kept = [j.verdict != "reject" for j in judged]
+                row[f"{threshold:.2f}"] = (
+                    round(sum(k for k, c in zip(kept, cases, strict=True) if c[2]) / max(1, row["facts"]), 3),
+                    round(sum(not k for k, c in zip(kept, cases, strict=True) if not c[2]) / max(1, row["noise"]), 3),
+                )
+            print(
+                f"{name:28s} {label:9s} {row['facts']:4d} {row['noise']:4d}  "
+                + "  ".join(f"{row[f'{t:.2f}'][0]:.3f}/{row[f'{t:.2f}'][1]:.3f}" for t in THRESHOLDS),
+                flush=True,
             )
-            pipeline.learned = LearnedLayer(model, embed, topics=tl.TOPICS, stages=tl.STAGES)
-            judged = judge_all(pipeline, [c[0] for c in cases], [c[1] for c in cases])
-            kept = [j.verdict != "reject" for j in judged]
-            row[f"{threshold:.2f}"] = (
-                round(sum(k for k, c in zip(kept, cases, strict=True) if c[2]) / max(1, row["facts"]), 3),
-                round(sum(not k for k, c in zip(kept, cases, strict=True) if not c[2]) / max(1, row["noise"]), 3),
-            )
-        print(
-            f"{name:28s} {row['facts']:4d} {row['noise']:4d}  "
-            + "  ".join(f"{row[f'{t:.2f}'][0]:.3f}/{row[f'{t:.2f}'][1]:.3f}" for t in THRESHOLDS),
-            flush=True,
-        )
-        out.append(row)
+            out.append(row)
     return out
 
 
 def main() -> int:
-    print(f"{'held out':28s} facts noise  " + "  ".join(f"{'at ' + format(t, '.2f'):>11s}" for t in THRESHOLDS))
-    held_out()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--unseen", default="", help="turn sets never trained on, judged too (comma-separated)")
+    parser.add_argument("--with", dest="extra", default="", help="a candidate: also train on these turn sets")
+    parser.add_argument("--weight", type=float, default=1.0, help="the weight of a --with row (default 1)")
+    args = parser.parse_args()
+    unseen = tuple(n for n in args.unseen.split(",") if n)
+    extra = tuple(n for n in args.extra.split(",") if n)
+    print(
+        f"{'held out':28s} {'data':9s} facts noise  "
+        + "  ".join(f"{'at ' + format(t, '.2f'):>11s}" for t in THRESHOLDS)
+    )
+    held_out(unseen, extra, args.weight)
     return 0
 
 

@@ -335,3 +335,66 @@ def test_a_short_alarm_and_a_settings_quoted_value_are_found(text: str, value: s
     found = find_secrets(text)
     assert found, text
     assert value not in mask(text, found)
+
+
+# A ninth round (tune sets 28–30: agencies and schools, travel and hospitality, health and money):
+# each kind below was missed before its rule.
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        # a filler between "is" and the value
+        ("the password is literally BrightPath (no numbers). I know.", "BrightPath"),
+        ("The override password for the Omnicell is still 'rx4north' lowercase.", "rx4north"),
+        ("Gate code for the site has changed. It's now #1964 followed by the bell icon.", "1964"),
+        # the new one, said first in its sentence; a keypad's digits and where they are keyed
+        ("Luggage room code changed after the incident. New: 8 0 4 7 *. Night staff only.", "8 0 4 7"),
+        ("When you reach the garage, punch in 7 3 3 1 on the keypad by the ramp.", "7 3 3 1"),
+        # a login and its password, by "u:"/"p:", "login is … and pass is …", an address then "pass"
+        ("Staff portal — u: j.mendes  p: Coral!Reef2", "Coral!Reef2"),
+        ("my login is nadia.b@gmail.com and pass is nadiabakes<3 lowercase", "nadiabakes<3"),
+        ("Google login for the tours Instagram: tours.sunset@gmail.com, pass SunsetBoat!9", "SunsetBoat!9"),
+        # one value worked out from another
+        (
+            "It's the same as the Mailchimp one but with a 9 at the end. Mailchimp is Orchard!Lane so this one is Orchard!Lane9.",
+            "Orchard!Lane9",
+        ),
+        ("Lockers need the new code from Monday — it's the same as before but with a 9 on the end, so 44819.", "44819"),
+        (
+            "Same as the wifi, just add the flat number: wifi is sunnyside and you're in 4, so sunnyside4 for the garage too.",
+            "sunnyside4",
+        ),
+        # a security word; answers said ("I said …"), set for a question, after the question's "?'"
+        ("Security word on Dad's Barclays account is 'marmalade'. They ask for three letters.", "marmalade"),
+        ("'Mother's maiden name?' she asked, and I said Kowalczyk, and they let me change the flight.", "Kowalczyk"),
+        (
+            "They asked my security answer (favourite teacher) — I said Mr Abernathy and they unblocked the card.",
+            "Abernathy",
+        ),
+        ("Confirming your identity: the answer you set for 'city where you were born' is Porto, correct?", "Porto"),
+        ("Security answer for the registrar: 'What street did you grow up on?' — Albemarle Road.", "Albemarle Road"),
+        # one-time codes: named by what they confirm, 确认码, read out with pauses, in spaced groups
+        ("Your code to confirm the change of seat is 9 1 8 2 7 3.", "9 1 8 2 7 3"),
+        ("您好，您的登机口变更确认码为 719 304，请在App中输入。", "719 304"),
+        (
+            "Rep: I'll need the telephone banking passcode.\nCaller: Uh, it's six... two... six... nine... zero... one.",
+            "nine",
+        ),
+        (
+            '"okay the code they just texted me is, uh, four four one... nine zero six. Can you put that in?"',
+            "nine zero six",
+        ),
+        ("The OTP is 5 5 0, 1 8 2.", "1 8 2"),
+        ("Bus depot lockers, bay 2: code is eight eight two six.", "eight eight two six"),
+        # a vendor's keys; a password after another network said to need none
+        (
+            "woocommerce keys: ck_7a2f9e1c4b8d3a6f0e5c9b2d7a1f4e8c3b6d0a9f",
+            "ck_7a2f9e1c4b8d3a6f0e5c9b2d7a1f4e8c3b6d0a9f",
+        ),
+        ("医院访客WiFi不用密码，员工网 HIS-Staff 的密码是 yihu2024xinnian ，全小写。", "yihu2024xinnian"),
+        ("No password needed for guests; the staff password is Coral!Reef2", "Coral!Reef2"),
+    ],
+)
+def test_a_ninth_rounds_secrets_are_found(text: str, value: str) -> None:
+    found = find_secrets(text)
+    assert found, text
+    assert value not in mask(text, found)

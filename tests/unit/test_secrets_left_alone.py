@@ -271,3 +271,27 @@ def test_an_old_value_after_the_new_one_and_an_error_number_are_left_alone(text:
 )
 def test_what_opens_with_a_year_or_is_the_new_version_is_left_alone(text: str) -> None:
     assert find_secrets(text) == [], [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]
+
+
+# Written against the ninth round's rules: what each new reading must not take for a secret.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "next door's wifi name is 'Get Off My WiFi' 😂 not asking them",
+        "enter 2024 on the website to see the calendar",
+        "email me at bob@x.com, pass it on to Jan",
+        "my login is sarah@gmail.com and p.s. call me later",
+        "The recipe is the same as last time but with more sugar, so 250g total.",
+        "Same as last year but with a raise, so 45000 a year",
+        "My favourite team is Arsenal, and I said Wow when they won",
+        "the security word is a thing banks use",
+        "the code is still broken, now 3 errors",
+        "订单确认码已发送到邮箱",
+        "we have 1, 2, 3, 4 bedrooms and the door is red",
+        "Locker numbers for the new starters: 31, 32 and 35. Bring your own padlocks.",
+        "the last 4 digit of the card is on the receipt",
+        "docs_index and cs_theory notes are in the shared drive",
+    ],
+)
+def test_the_ninth_rounds_look_alikes_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == [], [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]
