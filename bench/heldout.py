@@ -346,6 +346,8 @@ def latency_summary(latency: dict[str, list[float]]) -> dict[str, float]:
 
 
 def print_retrieval(result: dict[str, Any]) -> None:
+    if not result:  # (--sets named no retrieval set)
+        return
     for name, got in result.items():
         print(f"\nretrieval: {name} (recall p50 {got['latency'].get('fused_p50_ms', '—')} ms)\n")
         head = ["split", "stratum", "questions", *(f"{s} R@5" for s in SYSTEMS), "fused R@10", "margin"]
@@ -374,11 +376,13 @@ def main() -> int:
     parser.add_argument("--rules-only", action="store_true", help="judge without the learned layer")
     parser.add_argument("--sets", help="only these sets (comma-separated names, e.g. chat_personal5,chat_zh5)")
     args = parser.parse_args()
-    only = frozenset(args.sets.split(",")) if args.sets else None
+    only = None if args.sets is None else frozenset(n.strip() for n in args.sets.split(",") if n.strip())
+    if only is not None and not only:
+        parser.error("--sets names no set")
     if only is not None and (unknown := only - {*ITEM_SETS, *TURN_SETS, *RETRIEVAL_SETS}):
         parser.error(f"no such set: {', '.join(sorted(unknown))}")
     print(f"machine: {machine()}\n")
-    result: dict[str, Any] = {"machine": machine()}
+    result: dict[str, Any] = {"machine": machine(), "sets": "all" if only is None else sorted(only)}
     if not args.skip_judgement:
         if args.rules_only:
             pipeline = build_pipeline(GovernanceSettings(), LabelsSettings(learned="off"))  # type: ignore[call-arg]

@@ -137,6 +137,8 @@ HOSTILE_START = {
     "PINs, then spaces": "pin 1234 " * 64,
     "a backup code, then spaces": "backup code ",
     "a spoken digit, then dots": "the PIN is one",
+    "a login, then spaces, then pass": "user: bob",
+    "an address, then tabs, then pass": "a@b.cc",
 }
 # One unit of each look, repeated to the size measured: a cue with no value, a value with no cue, a
 # finding every few words (each finding costs its own look).
@@ -195,6 +197,9 @@ HOSTILE = {
     "a security word's 's": "security word on Dad's ",
     "I said, after a question": "favourite teacher — I said ",
     "no password, then a password": "不用密码，密码是 ",
+    # a review's: spaces or tabs between a login and "pass"
+    "a login, then spaces, then pass": " ",
+    "an address, then tabs, then pass": "\t",
     **dict.fromkeys(HOSTILE_START, " "),
 }
 # What the look waits for at the end of the text (one occurrence, after the repeated units).
@@ -206,6 +211,8 @@ HOSTILE_END = {
     "PINs, then spaces": "x",
     "a backup code, then spaces": "x",
     "a spoken digit, then dots": " two",
+    "a login, then spaces, then pass": "x pass",
+    "an address, then tabs, then pass": "x pass",
 }
 
 

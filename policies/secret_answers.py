@@ -17,7 +17,7 @@ _QUESTION = re.compile(
     r"|(?:first|childhood)\s+(?:pet|dog|cat|car|school|teacher|street|job|best\s+friend|concert)(?:'s\s+name)?"
     r"|street\s+(?:you|i)\s+grew\s+up\s+on|street\s+did\s+(?:you|i)\s+grow\s+up\s+on"
     r"|city\s+(?:where\s+)?(?:you\s+were|i\s+was)\s+born(?:\s+in)?"
-    r"|favou?rite\s+(?:teacher|childhood\s+\w+|(?:football\s+|sports?\s+)?team)|memorable\s+(?:word|question)|security\s+word"
+    r"|favou?rite\s+(?:teacher|childhood\s+\w+)|memorable\s+(?:word|question)|security\s+word"
     r"|security\s+question\s+answer"
     r"|answer\s+to\s+(?:my|your|the)\s+security\s+question|(?:your|my)\s+(?:primary|elementary|junior)\s+school|answer\s+(?:you|we|i)\s+set)\b"
 )
@@ -32,7 +32,7 @@ _CONTEXT = re.compile(
 )
 # "is Okonkwo", "was called Biscuit", ": Captain Wobbles" — a name: up to three capitalised words.
 _SAID = re.compile(
-    r"[ \t]*+\??+['’\"”)]?+[ \t]*+(?:(?:is|was)\b|=|:|：|—|-|→|(?:given|provided)[ \t]*+[:：]|(?=['‘\"“]?[A-Z])"
+    r"[ \t]*+(?:\?(?=['’\"”][ \t]*+[—–:\-]))?+['’\"”)]?+[ \t]*+(?:(?:is|was)\b|=|:|：|—|-|→|(?:given|provided)[ \t]*+[:：]|(?=['‘\"“]?[A-Z])"
     r"|,?+[ \t]*+(?i:(?:so[ \t]++)?(?:i|we|she|he|they)[ \t]++(?:put|typed|entered|said|wrote|answered|gave|used))\b)"
     r"(?:[ \t]++(?:called|named)\b)?+[ \t]*+['‘\"“]?+"
     r"([A-Z][A-Za-z\-]+(?:['’][A-Za-z]+)?(?:[ \t]+[A-Z][A-Za-z'’\-]+){0,2})(?![ \t]*[A-Za-z])"

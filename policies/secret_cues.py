@@ -50,6 +50,7 @@ from memwarden.policies.secret_words import (
     CUE,
     EXPIRED,
     MAX_BRIDGE,
+    NOT_NEEDED,
     REVOKED,
     names_no_secret,
 )
@@ -311,7 +312,7 @@ def _expired_in(sentence: str, cue_at: int) -> re.Match[str] | None:
     credential before the cue at ``cue_at`` ("访客WiFi不用密码，员工网的密码是 …": the guests' network
     needs none, the staff's has one)."""
     for expired in EXPIRED.finditer(sentence):
-        if expired.end() > cue_at or CUE.search(expired.group(0)) is None:
+        if expired.end() > cue_at or NOT_NEEDED.fullmatch(expired.group(0)) is None:
             return expired
     return None
 

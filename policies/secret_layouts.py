@@ -34,8 +34,9 @@ _LISTED_PAIR = re.compile(
 # (named, or an e-mail address), then "pass" and a value holding a digit or a symbol.
 _USER_PASS = re.compile(
     r"(?i)(?:\b(?:user(?:name)?|login|u(?=[:：]))(?:[ \t]+is)?[ \t:=：]+[\w.@+\-]{2,60}|(?<![\w.+\-])[\w.+\-]+@[\w\-]+\.[a-z]{2,}(?:\.[a-z]{2,})*)"
-    r"[ \t]*(?:[/|,;，、]+|//|[ \t]+and|[ \t]{2,}|[ \t]+[—–][ \t]+)[ \t]*(?:the[ \t]+)?(?:pass(?:word)?|pw|pwd|p(?=[:：]))"
-    r"(?:[ \t]+is)?(?:[ \t]*[:=：][ \t]*|[ \t]+)((?=[^\s,;，。]*[\d_!@#$%^&*+=?~.<\-])[^\s,;，。]{4,40})"
+    r"(?>[ \t]*(?:[/|,;，、]+|//)|[ \t]+(?:and\b|[—–][ \t])|[ \t]{2,})[ \t]*+(?:the[ \t]+)?(?:pass(?:word)?|pw|pwd|p(?=[:：]))"
+    r"(?P<is>[ \t]+is)?+(?P<said>[ \t]*+[:=：][ \t]*+|[ \t]++)"
+    r"(?P<value>(?=[^\s,;，。]*[\d_!@#$%^&*+=?~.<\-])[^\s,;，。]{4,40})"
 )
 
 
@@ -46,6 +47,8 @@ def _logged(folded: str) -> bool:
     return password and ("user" in folded or "login" in folded or "@" in folded or "u:" in folded or "u：" in folded)
 
 
+_DECIMAL = re.compile(r"[\d.,%]+")
+_WORD_AFTER = re.compile(r"[ \t]+[a-z]")
 _AN_ADDRESS = re.compile(r"@|://|^www\.")
 # A quoted "user:password" (a Basic header's input, a URL's userinfo): a symbol in the password.
 _QUOTED_PAIR = re.compile(r"[\"']([\w.@\-]{2,40}):([^\s:\"'/@]{6,40})[\"']")
@@ -142,8 +145,15 @@ def _paired(text: str, folded: str) -> list[SecretFinding]:
         ):
             found.append(SecretFinding("password", m.start(1), m.end(1)))
     for m in _USER_PASS.finditer(text) if _logged(folded) else ():
-        if (len(m.group(1)) >= 6 or classes(m.group(1)) >= 2) and not PLACEHOLDER_VALUE.match(m.group(1)):
-            found.append(SecretFinding("password", m.start(1), m.end(1)))
+        value = m.group("value")
+        if _DECIMAL.fullmatch(value) or PLACEHOLDER_VALUE.match(value) or not (len(value) >= 6 or classes(value) >= 2):
+            continue  # "Mann–Whitney U: 1200  p: 0.0034": a statistic, not a password
+        # Said bare ("pass SunsetBoat!9"): a value of three kinds that ends its clause — not the verb
+        # of "… and pass Q3-2024 figures to finance".
+        bare = m.group("is") is None and not m.group("said").strip()
+        if bare and (classes(value) < 3 or _WORD_AFTER.match(text, m.end("value"))):
+            continue
+        found.append(SecretFinding("password", m.start("value"), m.end("value")))
     for m in _QUOTED_PAIR.finditer(text):
         if classes(m.group(2)) >= 3 and any(not c.isalnum() for c in m.group(2)):
             found.append(SecretFinding("password", m.start(2), m.end(2)))
@@ -392,7 +402,9 @@ _KEYED = re.compile(
     r"(?:(?:#|\*|hash\b|pound\b|star\b|off\b|the\s++(?:lock|key|tick|check)\s*+(?:symbol|button|key|mark)?+\b)(?![ \t]*+(?:to\s++)?(?:buzz|call|ring|dial))"
     r"|to\s++(?:unlock|disarm|unset|get\s++in|release|open\s++the\s++" + _OPENED + r")\b"
     # where they are keyed: "punch in 7 3 3 1 on the keypad by the ramp", "enter 4471 at the gate"
-    r"|(?:on|into|at)\s++(?:the\s++)?(?:[a-z]++\s++)?" + _OPENED + r"\b)"
+    r"|(?:on|into|at)\s++(?:the\s++)?(?:[a-z]++\s++)?"
+    + _OPENED
+    + r"\b(?![ \t]++(?:log|sheet|sign|ledger|office|book|desk|form|list|register|deposit)))"
     r"|(?:按|输入?+|摁)[ \t]*+(\d(?:[ \-]?+\d){3,9})[ \t，,]*+(?:再|然后|后|加)?+[ \t]*+(?:按|摁)?+[ \t]*+"
     r"(?:(?:#|＃|\*|井号|井字|星号)(?![ \t]*+号?键?[ \t]*+呼叫)|撤防|开锁|解锁|就(?:能|可以)?+(?:开了|开门|进门|进来|进去|打开))"
     # an alarm's: "It's 5 1 7 2 then unset"
@@ -441,6 +453,8 @@ _ANSWER_WORDS = word_automaton(
         "maiden",
         "first",
         "grew up",
+        "grow up",
+        "security word",
         "born",
         "favorite",
         "favourite",

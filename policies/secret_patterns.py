@@ -240,7 +240,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     _p(
         "password",
         r"(?i)\b(?:login|logs?\s+in\s+as|log\s+in\s+with|creds?|credentials|account|user(?:name)?)\b[^\n]{0,40}?"
-        r"[\w.@+\-]{2,64}[ \t]*(?:/|,?[ \t]*(?<![\w\-])(?:pass(?:word)?|pw|pwd)[ \t]*:?)[ \t]*[`'\"]?" + PW_VALUE,
+        r"[\w.@+\-]{2,64}[ \t]*+(?:/|,?+[ \t]*+(?<![\w\-])(?:pass(?:word)?|pw|pwd)[ \t]*+:?)[ \t]*+[`'\"]?" + PW_VALUE,
         group=1,
         needs=("login", "log", "cred", "account", "user"),
     ),

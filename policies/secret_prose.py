@@ -27,7 +27,7 @@ import re
 from memwarden.policies.secret_cues import NAMED_NUMBER, any_word
 from memwarden.policies.secret_kinds import SecretFinding, word_automaton
 from memwarden.policies.secret_numbers import WHEN_OR_HOW_MUCH
-from memwarden.policies.secret_values import SAID
+from memwarden.policies.secret_values import SAID, classes
 from memwarden.policies.secret_words import BRIDGE_END
 
 # What a code opens (a door's or a gate's code named loosely too; "code" alone is the cues' — a
@@ -192,6 +192,7 @@ _SO_NAMES = re.compile(
     # a 9 at the end … so this one is Orchard!Lane9", "same as the wifi, just add the flat number"
     r"|same\s+(?:as|number\s+as)\b(?=[^.\n]{0,60}?\b(?:but|just|plus|minus|reversed|backwards)\b))(?![a-z])|密码"
 )
+_CREDENTIAL = re.compile(r"(?i)pass|\bpw\b|\bpin\b|code|wi-?fi|lock|login|\bkey\b|combo|combination|密码|码|锁")
 _SO_WORDS = word_automaton(
     "password|passcode|passphrase|pin|pw|login|combo|combination|unlock|code|key|same as|same number as|密码".split("|")
 )
@@ -219,6 +220,11 @@ def prose_passwords(text: str, folded: str) -> list[SecretFinding]:
                 value = m.group(1).rstrip(".?")  # (its sentence's end: "…, so Larkspur1146.")
                 year = _YEARS.fullmatch(value) is not None and _A_YEAR.search(text, name.start(), m.start()) is None
                 digits = value.isdigit() and len(value) >= 4  # ("64, so 128.": three digits, after its full stop)
+                # Worked out from another value ("same as … but …"): an amount too ("same as last month
+                # but plus VAT, so 1240") — unless it mixes three kinds or the text names a credential.
+                worked = name.group(0)[:4].lower() == "same"
+                if worked and classes(value) < 3 and not _CREDENTIAL.search(text):
+                    continue
                 if not year and not _NOT_A_PASSWORD.fullmatch(value) and (len(value) >= 6 or digits):
                     found.append(SecretFinding("password", m.start(1), m.start(1) + len(value)))
     return found

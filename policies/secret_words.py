@@ -33,7 +33,7 @@ CODE_CUE = (
     r"|codes?\s+(?:for|to|of|on)\s+(?:the\s+|my\s+|your\s+|our\s+|their\s+)?(?:\w+\s+)?"
     + _OPENS
     # what it does: "the code to get into Sophie's building", "the code to unlock it"
-    + r"|codes?\s+to\s+(?:get\s+in(?:to)?|open|unlock|disarm|confirm|verify|complete|approve|log\s+in|sign\s+in)\b"
+    + r"|codes?\s+to\s+(?:get\s+in(?:to)?|open|unlock|disarm|verify|log\s+in|sign\s+in)\b"
 )
 # The commonest misspellings of "password": "pasword", "passwrd", "passowrd", "pssword".
 MISSPELT_PASSWORD = r"pas?s?w(?:o?r|ro)ds?|passowrd|pss?word"  # noqa: S105 (a pattern, not a password)
@@ -49,7 +49,7 @@ CUE = re.compile(
     r"|密码锁|密码盒|密码箱|密码|口令|暗号|密钥|秘钥|私钥|验证码|取[件餐货物]码|提货码|签收码|收货码|核销码|备用码|恢复码|临时码"
     r"|(?:[四五六八]|\d)位(?:数字?)?的?码|校验码|动态码|安全码|开锁码|门禁码?|门锁|保险柜|保险箱|PIN码"
     r"|大门|单元门|车库门|密码锁|通行码|开门码|锁屏|门口键盘|(?:开柜|柜|开箱|解锁|授权|撤防|布防)码"
-    r"|万能码|查询码|登录码|登陆码|激活码|访问码|动态口令|接口\s*(?i:key)|短信码|开闸码|电子锁|智能锁|指纹锁|储物柜|确认码"
+    r"|万能码|查询码|登录码|登陆码|激活码|访问码|动态口令|接口\s*(?i:key)|短信码|开闸码|电子锁|智能锁|指纹锁|储物柜"
     # A safe, a locker, a padlock: their value must look like a dial's numbers (36-14-52).
     r"|(?i:(?<![a-z])(?:safe|locker|lockbox|padlock|key\s?box|(?:bike|bicycle|cable|luggage|suitcase|combination)\s+lock)(?![a-z]))"
     r"|(?i:(?<![a-z])(?:(?:keepass(?:xc)?|bitwarden|1password|lastpass)\s+master|master\s+(?:password|pass|pw|key))(?![a-z]))"
@@ -116,6 +116,11 @@ EXPIRED = re.compile(
     r"|(?:今天|即日|当天)起失效|已经过期|过期没用|用掉了|已经取了|已经取走|登录上了|登上了"
     r"|已经?\s*(?:used|expired)|(?i:\b(?:no|doesn'?t\s+need\s+a|without\s+a|don'?t\s+need\s+a)\s+password\b)"
     r"|不需要密码|无需密码|没有密码|不用密码|免密码"
+)
+# A credential said to be needed by none ("访客WiFi不用密码", "no password needed for guests"): what it
+# says of its own network, not of a password named after it in the sentence.
+NOT_NEEDED = re.compile(
+    r"(?i)\b(?:no|doesn'?t\s+need\s+a|without\s+a|don'?t\s+need\s+a)\s+password\b|不需要密码|无需密码|没有密码|不用密码|免密码"
 )
 # Revoked, said of the value right before it or after it on its line ("已经 revoke 掉了：ghp_…",
 # "（LTAI…）已经禁用并删除了", "token … was revoked"): not of anything else in its sentence.

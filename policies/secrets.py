@@ -26,7 +26,7 @@ from memwarden.policies.secret_layouts import laid_out_secrets
 from memwarden.policies.secret_patterns import SECRET_PATTERNS, SecretPattern
 from memwarden.policies.secret_prefilter import may_hold_secrets
 from memwarden.policies.secret_values import NEW, is_placeholder
-from memwarden.policies.secret_words import CUE, EXPIRED, REVOKED, simplified
+from memwarden.policies.secret_words import CUE, EXPIRED, NOT_NEEDED, REVOKED, simplified
 
 __all__ = ["PLACEHOLDER", "SecretFinding", "SecretPattern", "find_secrets", "mask", "may_hold_secrets"]
 
@@ -273,7 +273,9 @@ def _expired(text: str, f: SecretFinding) -> bool:
     called_new = NEW.search(text, old.start() if named_old and old else start, f.start)
     # (nor another credential's: "访客WiFi不用密码，员工网的密码是 …" — the staff's named after it)
     another = (
-        old is not None and CUE.search(old.group(0)) is not None and CUE.search(text, old.end(), f.start) is not None
+        old is not None
+        and NOT_NEEDED.fullmatch(old.group(0)) is not None
+        and CUE.search(text, old.end(), f.start) is not None
     )
     before = old is not None and not corrected and not called_new and not another
     return before or expired_after(text, start, (f.start, f.end))

@@ -35,15 +35,12 @@ L2 = 1e-3  # as train_learned.keep_threshold's
 
 
 def training(extra: Sequence[str], weight: float) -> tuple[list[tuple[str, bool]], list[float], list[str]]:
-    """The keep head's (text, keep) pairs, weights and sources; ``extra`` turn sets added at ``weight``
-    a row (a row the other data already holds weighs 1, as in train_learned)."""
-    keep, weights, sources, _, _, _ = tl.sourced_training_data()
-    full = set(keep)
-    for name in extra:
-        pairs = [(r["text"], bool(r["fact"])) for r in tl.rows(name)]
-        keep, sources = keep + pairs, sources + [name] * len(pairs)
-        weights = weights + [1.0 if pair in full else weight for pair in pairs]
-    return keep, weights, sources
+    """The keep head's (text, keep) pairs, weights and sources: train_learned's data with ``extra``
+    (as ``--with`` trains it: a light set named there once, at full weight), each of ``extra``'s rows
+    then weighed ``weight``."""
+    keep, weights, sources, _, _, _ = tl.sourced_training_data(tuple(extra))
+    chosen = set(extra)
+    return keep, [w * weight if s in chosen else w for w, s in zip(weights, sources, strict=True)], sources
 
 
 def held_out(unseen: Sequence[str] = (), extra: Sequence[str] = (), weight: float = 1.0) -> list[dict[str, Any]]:
@@ -71,7 +68,7 @@ def held_out(unseen: Sequence[str] = (), extra: Sequence[str] = (), weight: floa
             known.update(zip(missing, embedder.passages_each(missing), strict=True))
         return np.stack([known[t] for t in batch]).astype(np.float32)
 
-    held_turns = (*tl.TURN_SETS, *tl.LIGHT_TURN_SETS, *dict.fromkeys([*extra, *unseen]), *tl.HELD_OUT_TURNS)
+    held_turns = tuple(dict.fromkeys((*tl.TURN_SETS, *tl.LIGHT_TURN_SETS, *extra, *unseen, *tl.HELD_OUT_TURNS)))
     names = (*held_turns, *tl.HELD_OUT_ITEMS, "labelled_items.jsonl", "training_items.jsonl", "training_work.jsonl")
     keep, _, sources = variants["shipped"]
 
@@ -127,8 +124,17 @@ def main() -> int:
     parser.add_argument("--with", dest="extra", default="", help="a candidate: also train on these turn sets")
     parser.add_argument("--weight", type=float, default=1.0, help="the weight of a --with row (default 1)")
     args = parser.parse_args()
-    unseen = tuple(n for n in args.unseen.split(",") if n)
-    extra = tuple(n for n in args.extra.split(",") if n)
+    unseen = tuple(n.strip() for n in args.unseen.split(",") if n.strip())
+    extra = tuple(n.strip() for n in args.extra.split(",") if n.strip())
+    if args.weight <= 0 or (args.weight != 1.0 and not extra):
+        parser.error("--weight is a --with row's weight: greater than 0, and only with --with")
+    for name in (*unseen, *extra):  # checked before minutes of embedding and fitting
+        path = tl.DATA / name
+        if not path.is_file():
+            parser.error(f"no such set: {path}")
+        first = tl.rows(name)[0]
+        if "text" not in first or "fact" not in first:
+            parser.error(f"{name}: not a set of turns (each row a text, its fact label and the turn before)")
     print(
         f"{'held out':28s} {'data':9s} facts noise  "
         + "  ".join(f"{'at ' + format(t, '.2f'):>11s}" for t in THRESHOLDS)

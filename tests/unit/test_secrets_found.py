@@ -364,6 +364,7 @@ def test_a_short_alarm_and_a_settings_quoted_value_are_found(text: str, value: s
             "sunnyside4",
         ),
         # a security word; answers said ("I said …"), set for a question, after the question's "?'"
+        ("Security check: 'What street did you grow up on?' — Albemarle Road.", "Albemarle Road"),
         ("Security word on Dad's Barclays account is 'marmalade'. They ask for three letters.", "marmalade"),
         ("'Mother's maiden name?' she asked, and I said Kowalczyk, and they let me change the flight.", "Kowalczyk"),
         (
@@ -372,9 +373,8 @@ def test_a_short_alarm_and_a_settings_quoted_value_are_found(text: str, value: s
         ),
         ("Confirming your identity: the answer you set for 'city where you were born' is Porto, correct?", "Porto"),
         ("Security answer for the registrar: 'What street did you grow up on?' — Albemarle Road.", "Albemarle Road"),
-        # one-time codes: named by what they confirm, 确认码, read out with pauses, in spaced groups
-        ("Your code to confirm the change of seat is 9 1 8 2 7 3.", "9 1 8 2 7 3"),
-        ("您好，您的登机口变更确认码为 719 304，请在App中输入。", "719 304"),
+        # one-time codes: named by what they verify, read out with pauses, in spaced groups
+        ("Your code to verify the change of seat is 9 1 8 2 7 3.", "9 1 8 2 7 3"),
         (
             "Rep: I'll need the telephone banking passcode.\nCaller: Uh, it's six... two... six... nine... zero... one.",
             "nine",

@@ -291,6 +291,23 @@ def test_what_opens_with_a_year_or_is_the_new_version_is_left_alone(text: str) -
         "Locker numbers for the new starters: 31, 32 and 35. Bring your own padlocks.",
         "the last 4 digit of the card is on the receipt",
         "docs_index and cs_theory notes are in the shared drive",
+        # a review's, against the round's first version
+        "The bank wanted verification: mother's maiden name? Sorry, I couldn't remember it.",
+        "first pet's name? Honestly, no idea.",
+        "Same as last month but plus VAT, so 1240.",
+        "Same as last year but bigger, so 45000.",
+        "Mann–Whitney U: 1200  p: 0.0034, effect size r = 0.31",
+        "Forward to ops@firm.com and pass Q3-2024 figures to finance.",
+        "Email hr@firm.com, pass 2-night vouchers to the winners",
+        "Enter 0930 at the gate log when you arrive.",
+        "Enter 1700 on the door sign-out sheet",
+        "Your code to confirm the booking is on the receipt (ref 48213).",
+        "您的确认码为空，请联系客服 400 820 8820。",
+        "请在确认码页面输入订单号 20231208 后提交。",
+        "They asked for my favourite team at the pub quiz — I said Leeds and got it wrong.",
+        "The old gate code, the one the gate keypad used, was 4471.",
+        "Our old wifi password — the router password too — was Coral!Reef1.",
+        "The old password, the admin password, was Coral!Reef1 before the reset.",
     ],
 )
 def test_the_ninth_rounds_look_alikes_are_left_alone(text: str) -> None:
