@@ -28,7 +28,11 @@ measured; docs/operations/benchmarks/held-out.md, *Caveats*, says which choice a
   ``chat_personal5`` (a Jamaican aunt and her nephew in patois, Kilkenny hurlers, a Deaf woman and
   her hearing friend, an oil-rig worker and his wife in Doric, three Texas sisters' voice notes) and
   ``chat_zh5`` (a Chengdu hotpot family in Sichuanese, livestream sellers, an old worker's voice
-  typing, a programmer in Singapore and her mother, a dorm group after graduation);
+  typing, a programmer in Singapore and her mother, a dorm group after graduation), and by two
+  writers later again, ``chat_personal6`` (a Durban grandmother and her grandson abroad, Taglish
+  sisters, an Australian cattle station, an Ohio book club, two Polish-British brothers) and
+  ``chat_zh6`` (a Shanghai family group, a 团购 group of mothers, a Shaanxi father's voice typing and
+  his son delivering food, two 00后 friends in slang, a Malaysian Chinese woman and her cousin in Taipei);
   each turn labelled fact or not, each question naming the turns that answer it; split by
   conversation. Reported: fact turns kept, the turns the questions are about kept, the other
   turns (pleasantries, reactions, questions back) rejected;
@@ -80,6 +84,8 @@ TURN_SETS = (
     "chat_zh4",
     "chat_personal5",
     "chat_zh5",
+    "chat_personal6",
+    "chat_zh6",
 )
 # Retrieval only, all ``tune``: two writers' conversations with half their questions worded like
 # their answers and a third temporal, added to check the fusion's choice on more tune questions.

@@ -13,7 +13,8 @@ The sets (``tests/data/``), each written by a helper who saw neither the rules n
   were not read while choosing the rules.
 - Benign conversation turns: every turn of the project's chat sets (``chat_*``, ``assistant_chat*``,
   written for other issues): the false-positive rate on ordinary conversation; and, apart, the turns
-  of two later writers' chats (``chat_personal5``, ``chat_zh5``) that no choice here ever saw.
+  of four later writers' chats (``chat_personal5``, ``chat_zh5``, ``chat_personal6``, ``chat_zh6``)
+  that no choice here ever saw.
 
 - ``poisoning_tune3`` … ``poisoning_tune12`` (ten more writers, who saw neither the rules nor the
   other sets): the learned check's training and choices (``scripts/train_injection.py``); the
@@ -64,8 +65,8 @@ CONVERSATIONS = (
     "assistant_chat2",
     "assistant_chat3",
 )
-# Two later writers' chats (2026-12-07), never part of any choice here: held-out conversation turns.
-UNSEEN_CONVERSATIONS = ("chat_personal5", "chat_zh5")
+# Later writers' chats (2026-12-07), never part of any choice here: held-out conversation turns.
+UNSEEN_CONVERSATIONS = ("chat_personal5", "chat_zh5", "chat_personal6", "chat_zh6")
 
 
 def rows(name: str) -> list[dict[str, Any]]:

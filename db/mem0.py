@@ -45,6 +45,9 @@ def live_rows(db: sqlite3.Connection, bank: str, tag_sets: Sequence[Sequence[str
 
 
 TEXT_HOLDING = ("active", "archived", "pending", "review", "superseded", "failed")
+# The versions whose text a reader of the Mem0 front may see (its history, an add's event): not one
+# held for review (instructions aimed at the agent, a conflict) or rejected — never delivered.
+SHOWN = ("active", "archived", "pending", "superseded", "failed")
 
 
 def rows_with_tags(

@@ -273,8 +273,11 @@ def mark_delivered(
     supersede: Sequence[tuple[str, str]],
     request_id: str | None,
     actor: str,
+    replaced: bool = True,
 ) -> None:
-    """The backend took the items: pending → active; superseded keys retire their old holder;
+    """The backend took the items: pending → active; superseded keys retire their old holder; the
+    documents they were retained into retire their earlier memories (:func:`replace_documents`;
+    ``replaced=False`` where it is not known which write the backend holds: a restart's settling);
     earlier failed rows of the same content are resolved (:func:`resolve_failed`)."""
     ts = now()
     for chunk in chunked(list(memory_ids)):
@@ -289,10 +292,53 @@ def mark_delivered(
         for new_id, old_id in supersede
     ]
     append_events(db, events)
+    if replaced:
+        replace_documents(db, bank=bank, memory_ids=memory_ids, request_id=request_id, actor=actor)
     resolve_failed(db, bank=bank, memory_ids=memory_ids, request_id=request_id, actor=actor)
 
 
 RESOLVED = "a later retain of the same content was delivered"
+
+
+def replace_documents(
+    db: sqlite3.Connection, *, bank: str, memory_ids: Sequence[str], request_id: str | None, actor: str
+) -> list[AuditEvent]:
+    """The memories ``memory_ids`` were delivered: a retain with a document id the bank holds already
+    replaces that document in the backend (Hindsight's ``update_mode: "replace"``, its default), so
+    the document's earlier active memories are ``superseded`` by them, audited — the ledger says what
+    the backend holds, and an undo of the later writer finds only its own memory."""
+    ids = set(memory_ids)
+    replacing: dict[str, str] = {}  # document id -> the delivered memory that replaced it
+    for chunk in chunked(list(memory_ids)):
+        marks = ",".join("?" * len(chunk))
+        for row in db.execute(
+            f"SELECT id, document_id, json_extract(item, '$.update_mode') AS mode FROM memories"  # noqa: S608
+            f" WHERE id IN ({marks}) AND document_id IS NOT NULL",
+            tuple(chunk),
+        ):
+            if row["mode"] != "append":
+                replacing.setdefault(row["document_id"], row["id"])
+    events = []
+    for document_id, new_id in replacing.items():
+        older = db.execute(
+            "SELECT id FROM memories WHERE bank = ? AND document_id = ? AND status = 'active'", (bank, document_id)
+        ).fetchall()
+        for row in older:
+            if row["id"] in ids:
+                continue
+            change = Change(
+                "active",
+                "superseded",
+                "supersede",
+                "retain",
+                request_id,
+                actor,
+                rule="document.replace",
+                reason=f"document {document_id} replaced by a later retain",
+                by=new_id,
+            )
+            events.append(transition(db, bank, row["id"], change))
+    return append_events(db, events)
 
 
 def failed_among(db: sqlite3.Connection, memory_ids: Sequence[str]) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,13 +158,17 @@ def row_by_id(db: sqlite3.Connection, memory_id: str, *, bank: str | None = None
     return None if row is None else LedgerMemory.of(row)
 
 
-def active_siblings(db: sqlite3.Connection, bank: str, document_id: str | None, memory_id: str) -> int:
-    """How many other active memories share ``memory_id``'s document."""
-    count: int = db.execute(
-        "SELECT count(*) FROM memories WHERE bank = ? AND document_id = ? AND status = 'active' AND id != ?",
+def active_siblings(
+    db: sqlite3.Connection, bank: str, document_id: str | None, memory_id: str, *, besides: Collection[str] = ()
+) -> list[str]:
+    """The other active memories that share ``memory_id``'s document (``besides``: ids not counted,
+    a plan's other archives), oldest first."""
+    found = db.execute(
+        "SELECT id FROM memories WHERE bank = ? AND document_id = ? AND status = 'active' AND id != ?"
+        " ORDER BY created_at, id",
         (bank, document_id, memory_id),
-    ).fetchone()[0]
-    return count
+    )
+    return [r["id"] for r in found if r["id"] not in besides]
 
 
 NO_LIMIT = 2**62  # SQLite's LIMIT -1, which PostgreSQL refuses

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +63,15 @@ async def _set_state(memory: MemoryBackend, bank: str, units: list[str], to: str
     return done
 
 
+def shared_document(memory_id: str, document_id: str | None, siblings: Sequence[str]) -> str:
+    """Why ``memory_id`` cannot be archived alone: the backend archives a whole document."""
+    shown = ", ".join(siblings[:10]) + (" …" if len(siblings) > 10 else "")
+    return (
+        f"Memory '{memory_id}' shares document '{document_id}' with {len(siblings)} other active memories"
+        f" ({shown}); archiving it would take theirs too: archive them together in one plan"
+    )
+
+
 @dataclass(frozen=True)
 class Archiver:
     """Archive and restore one memory: the ledger, the backend, and the banks' locks (an operator's
@@ -89,23 +99,30 @@ class Archiver:
         action: str = "archive",
         source: str = "operator",
         locked: bool = False,
+        together: Collection[str] = (),
     ) -> dict[str, Any]:
         """Archive one memory (see the module's doc); the backend's account. Raises :class:`Refused`.
-        ``locked``: the caller holds the bank's lock already (plans, retention)."""
+        ``locked``: the caller holds the bank's lock already (plans, retention); ``together``: the
+        memories archived with it (a plan's), which may share its document."""
         if not locked:
             async with self.bank_locks(bank):
                 return await self.archive(
-                    bank, memory_id, reason=reason, request_id=request_id, action=action, source=source, locked=True
+                    bank,
+                    memory_id,
+                    reason=reason,
+                    request_id=request_id,
+                    action=action,
+                    source=source,
+                    locked=True,
+                    together=together,
                 )
         row = await self._locked_row(bank, memory_id, "active", "archived")
         document_id = row.document_id
-        siblings = await self.ledger.read(lambda db: active_siblings(db, bank, document_id, memory_id))
+        siblings = await self.ledger.read(
+            lambda db: active_siblings(db, bank, document_id, memory_id, besides=together)
+        )
         if siblings:
-            raise Refused(
-                409,
-                f"Memory '{memory_id}' shares document '{document_id}' with {siblings} other active memories;"
-                " archiving it would take theirs too (archive them together with a plan)",
-            )
+            raise Refused(409, shared_document(memory_id, document_id, siblings))
         if MEMORY_STATES not in self.memory.capabilities:  # Mem0: out of the backend, back from the ledger's item
             return await self._archive_by_deleting(bank, memory_id, document_id, reason, request_id, action, source)
         try:

@@ -10,7 +10,7 @@ from typing import Any
 from memwarden.db.audit import AuditEvent, append_events
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
-from memwarden.db.memory_reads import row_by_id
+from memwarden.db.memory_reads import active_siblings, row_by_id
 from memwarden.db.plans import (
     claim_plan,
     current_target_state,
@@ -19,7 +19,7 @@ from memwarden.db.plans import (
     insert_plan,
     target_state,
 )
-from memwarden.governance.archive import Archiver
+from memwarden.governance.archive import Archiver, shared_document
 from memwarden.governance.errors import Refused
 from memwarden.governance.locks import BankLocks
 from memwarden.governance.review import Review
@@ -39,6 +39,7 @@ def check_operations(db: Connection, bank: str, operations: Any) -> tuple[list[d
     if len(operations) > MAX_OPERATIONS:
         return [], [f"at most {MAX_OPERATIONS} operations in one plan, got {len(operations)}"]
     planned, problems, seen = [], [], set()
+    archives: list[tuple[str, str, str | None]] = []  # where, memory id, document id
     for n, op in enumerate(operations):
         where = f"operations[{n}]"
         kind = op.get("op") if isinstance(op, dict) else None
@@ -58,6 +59,8 @@ def check_operations(db: Connection, bank: str, operations: Any) -> tuple[list[d
         if row.status != want:
             problems.append(f"{where}: memory {memory_id} is {row.status}; {op['op']} needs {want}")
             continue
+        if op["op"] == "archive":
+            archives.append((where, memory_id, row.document_id))
         planned.append(
             {
                 "op": op["op"],
@@ -67,6 +70,13 @@ def check_operations(db: Connection, bank: str, operations: Any) -> tuple[list[d
                 "effect": effect,
             }
         )
+    # The backend archives a whole document: a plan archives every active memory of it, or none
+    # (what the preview shows is what is applied).
+    together = {memory_id for _, memory_id, _ in archives}
+    for where, memory_id, document_id in archives:
+        siblings = active_siblings(db, bank, document_id, memory_id, besides=together)
+        if siblings:
+            problems.append(f"{where}: {shared_document(memory_id, document_id, siblings)}")
     return planned, problems
 
 
@@ -184,9 +194,10 @@ class Plans:
             failed: dict[str, Any] | None = None
             rest: list[dict[str, Any]] = []
             reason = f"plan {plan_id}" + (f": {plan['reason']}" if plan.get("reason") else "")
+            together = frozenset(o["memory_id"] for o in operations if o["op"] == "archive")
             for n, op in enumerate(operations):
                 try:
-                    outcome = await self._run(op["op"], bank, op["memory_id"], request_id, reason)
+                    outcome = await self._run(op["op"], bank, op["memory_id"], request_id, reason, together)
                 except Exception as exc:  # Refused, or anything else: never leave the plan "applying"
                     status_, detail = (
                         (exc.status, exc.detail) if isinstance(exc, Refused) else (500, f"internal error: {exc!r}")
@@ -231,11 +242,14 @@ class Plans:
 
         await self.ledger.write(write)
 
-    async def _run(self, op: str, bank: str, memory_id: str, request_id: str, reason: str) -> dict[str, Any]:
-        """One operation of a plan, under the bank's lock (held by :meth:`apply_plan`)."""
+    async def _run(
+        self, op: str, bank: str, memory_id: str, request_id: str, reason: str, together: frozenset[str]
+    ) -> dict[str, Any]:
+        """One operation of a plan, under the bank's lock (held by :meth:`apply_plan`); ``together``:
+        the plan's archives (they may share a document)."""
         if op == "archive":
             return await self.archiver.archive(
-                bank, memory_id, reason=reason, request_id=request_id, source="plan", locked=True
+                bank, memory_id, reason=reason, request_id=request_id, source="plan", locked=True, together=together
             )
         if op == "restore":
             return await self.archiver.restore(bank, memory_id, reason=reason, request_id=request_id, locked=True)

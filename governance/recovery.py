@@ -56,7 +56,10 @@ async def settle_interrupted(
 
     def write(db: Connection) -> None:
         for bank, active, failed in settled:
-            mark_delivered(db, bank=bank, memory_ids=active, supersede=(), request_id=None, actor="memwarden")
+            # The store holds each document, but not which write of it: its earlier memories stay.
+            mark_delivered(
+                db, bank=bank, memory_ids=active, supersede=(), request_id=None, actor="memwarden", replaced=False
+            )
             mark_failed(db, bank=bank, memory_ids=failed, reason=INTERRUPTED, request_id=None, actor="memwarden")
 
     await ledger.write(write)

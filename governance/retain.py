@@ -33,7 +33,7 @@ from memwarden.db.records import Provenance
 from memwarden.governance.claims import RecentClaims
 from memwarden.governance.deliveries import queue_event, transient
 from memwarden.governance.delivery import Delivered, Delivery
-from memwarden.governance.errors import Forbidden
+from memwarden.governance.errors import Forbidden, Invalid
 from memwarden.governance.locks import BankGates
 from memwarden.governance.refusals import refuse_instructions
 from memwarden.governance.review import Review
@@ -97,6 +97,26 @@ class Retained:
     delivered: Delivered | None = None
     unreachable: str | None = None  # the self-hosted store could not be reached
     queued: outbox_rows.Entry | None = None  # handed to the outbox: answered as an accepted async retain
+
+
+# Metadata keys the Mem0 front writes (a memory's Mem0 id, created time, role, name, metadata): what
+# makes a row that memory for every Mem0 read, update and delete — so no other front may send them.
+RESERVED_METADATA = "mem0_"
+
+
+def check_reserved_metadata(items: Sequence[Mapping[str, Any]]) -> None:
+    """Raise :class:`~memwarden.governance.errors.Invalid` (422, nothing written) when an item's
+    metadata holds a key reserved to the Mem0 front."""
+    for n, item in enumerate(items):
+        metadata = item.get("metadata")
+        if not isinstance(metadata, Mapping):
+            continue
+        reserved = sorted(k for k in metadata if isinstance(k, str) and k.casefold().startswith(RESERVED_METADATA))
+        if reserved:
+            raise Invalid(
+                f"items[{n}].metadata has {len(reserved)} key(s) starting with '{RESERVED_METADATA}', reserved to"
+                " memwarden's Mem0 front (they name a Mem0 memory); nothing was written"
+            )
 
 
 def _threads(batch: Batch) -> list[Thread | None] | None:
@@ -296,6 +316,8 @@ class Retainer:
         or :class:`~memwarden.governance.refusals.InstructionsBlocked` when the bank's policy blocks
         an item (nothing written but the refusal's audit event)."""
         bank, request_id, actor = batch.bank, batch.request_id, batch.actor
+        if batch.source != "mem0":
+            check_reserved_metadata(batch.raw_items)
         sent = [*batch.document_tags, *(t for tags in batch.tags for t in tags)]
         await self.check_protected(
             bank, sent, admin=batch.admin, source=batch.source, request_id=request_id, actor=actor

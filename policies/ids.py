@@ -5,12 +5,12 @@ audit event, no backend call.
 A bank id is refused when it is empty or only whitespace; is a dot segment (``.``, ``..``: a path
 that means something else to every server behind); holds a control character (``\\n``, NUL …) or
 a bidirectional-text control (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C: they make a
-log line or a listing read differently from what is stored); is percent-encoded bytes that are not
-UTF-8 (``%ff%fe``, which a server would otherwise decode lossily into U+FFFD); holds ``*`` (the
-wildcard of API keys' scopes: a bank ``team*`` would read like a pattern in every key listing and
-audit event); is longer than
-:data:`MAX_BYTES` bytes of UTF-8; or holds what looks like a secret (an id is stored, logged and
-listed in clear).
+log line or a listing read differently from what is stored) or another invisible format character
+(U+200B, U+00AD, U+2060 …: ``Case\\u200bBank`` would list like ``CaseBank``); is percent-encoded
+bytes that are not UTF-8 (``%ff%fe``, which a server would otherwise decode lossily into U+FFFD);
+holds ``*`` (the wildcard of API keys' scopes: a bank ``team*`` would read like a pattern in every
+key listing and audit event); is longer than :data:`MAX_BYTES` bytes of UTF-8; or holds what looks
+like a secret (an id is stored, logged and listed in clear).
 """
 
 from __future__ import annotations
@@ -42,6 +42,11 @@ def bank_id_problem(bank: str, raw: str | None = None) -> str | None:
         return "Bank id must not contain control characters"
     if any(ch in BIDI_CONTROLS for ch in bank):
         return "Bank id must not contain bidirectional-text control characters"
+    if any(unicodedata.category(ch) == "Cf" for ch in bank):
+        return (
+            "Bank id must not contain invisible format characters (zero-width spaces, soft hyphens, joiners …):"
+            " two ids that look the same must be the same"
+        )
     if "*" in bank:
         return "Bank id must not contain '*': it is the wildcard of API keys' scopes"
     if len(bank.encode("utf-8", "surrogatepass")) > MAX_BYTES:

@@ -9,6 +9,7 @@ The function is a projection: canonicalizing twice changes nothing more.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -63,17 +64,36 @@ def split_tag(tag: str) -> tuple[str, str] | None:
 def protected_tags(tags: Iterable[str], protected: Iterable[str], *, separator: str = ":") -> list[str]:
     """The tags among ``tags`` that ``protected`` reserves: an entry without a separator reserves
     its key (``source`` reserves ``source:web``, ``source=x``), one with a separator that exact tag
-    (``verified:true``) — compared in canonical form."""
+    (``verified:true``) — compared in canonical form, by how they look: full-width forms, invisible
+    characters, case and Latin look-alikes from other scripts do not make another tag
+    (``ｓｏｕｒｃｅ:web``, ``ѕource:web``, ``source\\u200b:web``, ``Verified: TRUE``)."""
     keys, exact = set(), set()
     for entry in protected:
+        entry = look(entry)
         if split_tag(entry) is None:
-            keys.add(_INNER_SPACE.sub("_", entry.strip().lower()))
+            keys.add(_INNER_SPACE.sub("_", entry.strip()))
         else:
             exact.add(_canonical(entry, separator))
     out = []
     for tag in tags:
-        canonical = _canonical(tag, separator)  # "Trust Level : high" is trust_level:high
+        canonical = _canonical(look(tag), separator)  # "Trust Level : high" is trust_level:high
         split = split_tag(canonical)
         if (split is not None and split[0] in keys) or canonical in exact:
             out.append(tag)
     return out
+
+
+# Letters of other scripts that look like Latin ones (Cyrillic, Greek; casefolded), as a reader sees them.
+_LOOK_ALIKES = str.maketrans(
+    "аеорсухѕіјԁһԛԝӏвкмнтɡαεικνορτυχβ",
+    "aeopcyxsijdhqwlbkmhtgaeikvoptuxb",
+)
+
+
+@lru_cache(maxsize=8192)
+def look(text: str) -> str:
+    """``text`` as it looks: NFKC, invisible format characters (zero-width spaces, soft hyphens,
+    joiners …) dropped, casefolded, Latin look-alikes of other scripts made Latin."""
+    folded = unicodedata.normalize("NFKC", text)
+    folded = "".join(ch for ch in folded if unicodedata.category(ch) != "Cf")
+    return folded.casefold().translate(_LOOK_ALIKES)

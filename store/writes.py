@@ -15,7 +15,7 @@ import sqlite3
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -44,6 +44,27 @@ class RetainItem:
     # Its document's and chunk's text when it differs from the memory's: attachments' placeholders.
     shown: str | None = None
     attachments: tuple[Attachment, ...] = ()
+    append: bool = False  # ``update_mode: "append"``: added to its document, not replacing it
+
+
+class _HeldDocument(NamedTuple):
+    """What an appended document holds already: its text, its tags, the index its next chunk takes."""
+
+    text: str
+    tags: list[str]
+    next_chunk: int
+
+
+def _held_document(db: sqlite3.Connection, bank: str, document_id: str) -> _HeldDocument | None:
+    row = db.execute(
+        "SELECT original_text, tags FROM store_documents WHERE bank_id = ? AND id = ?", (bank, document_id)
+    ).fetchone()
+    if row is None:
+        return None
+    last = db.execute(
+        "SELECT MAX(chunk_index) FROM store_chunks WHERE bank_id = ? AND document_id = ?", (bank, document_id)
+    ).fetchone()[0]
+    return _HeldDocument(row["original_text"] or "", json.loads(row["tags"] or "[]"), 0 if last is None else last + 1)
 
 
 def stored(n: int, item: Item) -> RetainItem:
@@ -66,6 +87,7 @@ def stored(n: int, item: Item) -> RetainItem:
         entities=[e["text"] for e in given if isinstance(e, dict) and isinstance(e.get("text"), str)]
         if isinstance(given, list)
         else [],
+        append=item.extra.get("update_mode") == "append",
     )
 
 
@@ -140,10 +162,16 @@ async def retain(
         by_doc: dict[str, list[int]] = {}
         for i, item in enumerate(items):
             by_doc.setdefault(item.document_id or uuid.uuid4().hex, []).append(i)
-        # A statement per kind of row, not per row (on PostgreSQL each statement is a round trip).
+        # A retain with a document id the bank holds replaces that document, unless every item of it
+        # says ``update_mode: "append"``: then its text and units are added to the document's.
         docs = list(by_doc)
+        appended: dict[str, _HeldDocument] = {}
+        for doc in docs:
+            if all(items[p].append for p in by_doc[doc]) and (found := _held_document(db, bank, doc)) is not None:
+                appended[doc] = found
+        # A statement per kind of row, not per row (on PostgreSQL each statement is a round trip).
         gone: dict[str, list[str]] = {}
-        for chunk in chunked(docs):
+        for chunk in chunked([doc for doc in docs if doc not in appended]):
             marks = ",".join("?" * len(chunk))
             for memory_id, doc in db.execute(
                 f"SELECT id, document_id FROM store_units WHERE bank_id = ? AND document_id IN ({marks})",  # noqa: S608
@@ -157,11 +185,16 @@ async def retain(
         documents, chunks, units, held = [], [], [], []
         for doc, positions in by_doc.items():
             first = items[positions[0]]
+            before = appended.get(doc)
             text = "\n".join(items[p].shown or items[p].content for p in positions)
+            if before is not None:
+                text = f"{before.text}\n{text}" if before.text else text
             attached = [a for p in positions for a in items[p].attachments]
             held += [(doc, a) for a in attached]
             named = {a.id: a.filename for a in attached if a.filename}
-            tags = sorted({*document_tags, *(t for p in positions for t in items[p].tags)})
+            tags = sorted(
+                {*document_tags, *(t for p in positions for t in items[p].tags), *(before.tags if before else ())}
+            )
             params = {
                 k: v
                 for k, v in {
@@ -185,7 +218,7 @@ async def retain(
                     ts,
                 )
             )
-            for index, p in enumerate(positions):
+            for index, p in enumerate(positions, start=before.next_chunk if before else 0):
                 item = items[p]
                 unit_tags = sorted({*document_tags, *item.tags})
                 chunk_id = f"{bank}_{doc}_{index}"  # Hindsight's chunk id: bank, document, index

@@ -135,3 +135,12 @@ class ApplyBody(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
 
     phrase: Annotated[str | None, Field(description="The plan's confirmation phrase, exactly")] = None
+
+
+class RetentionBody(BaseModel):
+    """A retention run's options in the body (the query string's, as JSON); an empty body is none."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    dry_run: Annotated[bool, Field(description="Only list what would go")] = False
+    bank: Annotated[str | None, Field(description="Only this bank")] = None

@@ -5,7 +5,15 @@ bodies and answers (4xx included)."""
 
 from __future__ import annotations
 
-from memwarden.fronts.admin.bodies import AcknowledgeBody, ApplyBody, FeedbackBody, KeyBody, PlanBody, ReasonBody
+from memwarden.fronts.admin.bodies import (
+    AcknowledgeBody,
+    ApplyBody,
+    FeedbackBody,
+    KeyBody,
+    PlanBody,
+    ReasonBody,
+    RetentionBody,
+)
 from memwarden.fronts.admin.queries import (
     AuditQuery,
     AuditStreamQuery,
@@ -242,7 +250,8 @@ def warden_paths() -> dict[str, Json]:
                 "Archive what is past its retention period",
                 json_answer(OBJECT, "What went (or would go)"),
                 params=tuple(openapi_parameters(RetentionQuery)),
-                errors={422: "A bad `dry_run`"},
+                body=body_schema(RetentionBody),
+                errors={422: "A bad `dry_run`, a body that is not JSON or names another bank"},
             )
         },
         f"{WBANK}/plans": {

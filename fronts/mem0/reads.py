@@ -110,7 +110,9 @@ async def search(call: Call, query: str, node: Node, *, top_k: int, threshold: f
 
 async def history(call: Call, memory_id: str) -> list[dict[str, Any]]:
     versions = await call.state.ledger.read(lambda db: rows.rows_of(db, call.bank, memory_id))
-    versions = [v for v in versions if v.status != "erased"]
+    # Erased versions hold no text; held and rejected ones were never delivered (a held update's text
+    # would read as the memory's old version).
+    versions = [v for v in versions if v.status in rows.SHOWN]
     if not versions:
         raise Mem0Error(404, "Memory not found")
     events = await call.state.ledger.read(lambda db: rows.events_of(db, [v.id for v in versions]))
@@ -160,7 +162,8 @@ async def event(call: Call, event_id: str) -> dict[str, Any]:
             continue
         statuses.append(row.status)
         kind = "ADD" if s["verdict"] in ("store", "redact") else "NONE"
-        results.append({"id": mem0_id(row), "data": {"memory": row.content}, "event": kind})
+        text = row.content if row.status in rows.SHOWN else None  # a held item's text is not delivered
+        results.append({"id": mem0_id(row), "data": {"memory": text}, "event": kind})
     status = "SUCCEEDED"
     if "pending" in statuses:
         status = "RUNNING"

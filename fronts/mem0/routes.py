@@ -2,8 +2,10 @@
 slashes, as the official client sends them) and the open-source server's (none); what it does not
 serve under ``/mem0`` is answered here, never passed to a backend of another dialect.
 
-Scopes: reads need ``read`` on the Mem0 bank, writes (adds, updates, deletes, an entity's
-delete_all) ``write``; erasing the whole bank (a delete_all naming no entity, ``/reset``) ``admin``.
+Scopes: reads need ``read`` on the Mem0 bank; adds, updates and deletes by id (archives, which an
+operator can restore) ``write``; what erases — nothing undoes it —, ``admin``: a delete_all (an
+entity's or the bank's), an entity's delete, ``/reset``, and deletes by id under ``[mem0]
+hard_delete``.
 """
 
 from __future__ import annotations
@@ -17,24 +19,18 @@ from memwarden.fronts import auth
 from memwarden.fronts.endpoint import Handler, route
 from memwarden.fronts.mem0 import platform as p
 from memwarden.fronts.mem0.context import bank_for, need
-from memwarden.fronts.mem0.queries import EntityQuery
 from memwarden.fronts.mem0.rest import HANDLERS as REST
-from memwarden.fronts.query import QueryProblem, query_params, read_query
 from memwarden.governance.state import AppState
 from memwarden.wire.asgi import send_json
 
 PREFIX = "/mem0"
 
 
-def _delete_all(scope: Scope, bank: str | None) -> auth.Need:
-    """An entity's memories: ``write``; every memory of the bank (no entity named): ``admin``. The
-    query read as the handler reads it (one reading); one it refuses (a blank id) needs ``write``
-    to be told so."""
-    try:
-        named = read_query(query_params(scope), EntityQuery).names_any()
-    except QueryProblem:
-        named = True
-    return ("write" if named else "admin"), bank_for(scope["app"].state.warden, scope)
+def _deleting(scope: Scope, bank: str | None) -> auth.Need:
+    """A delete of memories by id: an archive, which an operator can restore — ``write``; with
+    ``[mem0] hard_delete`` an erasure, which nothing undoes — ``admin``."""
+    state: AppState = scope["app"].state.warden
+    return ("admin" if state.settings.mem0.hard_delete else "write"), bank_for(state, scope)
 
 
 def _unknown(served: Sequence[Route]) -> Handler:
@@ -82,20 +78,20 @@ def _routes() -> list[Route]:
         at("/v2/memories/search/", "search_v2", h(p.search_v2), read, "POST"),
         at(memory, "get", h(p.get_memory), read, "GET"),
         at(memory, "update", h(p.update_memory), write, "PUT"),
-        at(memory, "delete", h(p.delete_memory), write, "DELETE"),
+        at(memory, "delete", h(p.delete_memory), _deleting, "DELETE"),
         at("/v1/memories/{memory_id}/history/", "history", h(p.history), read, "GET"),
-        at("/v1/memories/", "delete_all", h(p.delete_all), _delete_all, "DELETE"),
+        at("/v1/memories/", "delete_all", h(p.delete_all), admin, "DELETE"),
         at("/v1/entities/", "entities", h(p.entities), read, "GET"),
-        at(entity, "delete_entity", h(p.delete_entity), write, "DELETE"),
+        at(entity, "delete_entity", h(p.delete_entity), admin, "DELETE"),
         at("/v1/batch/", "batch_update", h(p.batch_update), write, "PUT"),
-        at("/v1/batch/", "batch_delete", h(p.batch_delete), write, "DELETE"),
+        at("/v1/batch/", "batch_delete", h(p.batch_delete), _deleting, "DELETE"),
         # The open-source server's REST API.
         at("/memories", "rest_add", REST["add"], write, "POST"),
         at("/memories", "rest_list", REST["list"], read, "GET"),
-        at("/memories", "rest_delete_all", REST["delete_all"], write, "DELETE"),
+        at("/memories", "rest_delete_all", REST["delete_all"], admin, "DELETE"),
         at("/memories/{memory_id}", "rest_get", REST["get"], read, "GET"),
         at("/memories/{memory_id}", "rest_update", REST["update"], write, "PUT"),
-        at("/memories/{memory_id}", "rest_delete", REST["delete"], write, "DELETE"),
+        at("/memories/{memory_id}", "rest_delete", REST["delete"], _deleting, "DELETE"),
         at("/memories/{memory_id}/history", "rest_history", REST["history"], read, "GET"),
         at("/search", "rest_search", REST["search"], read, "POST"),
         at("/reset", "rest_reset", REST["reset"], admin, "POST"),

@@ -208,6 +208,16 @@ CASES: list[tuple[str, str, str, dict[str, Any], int, str]] = [
         "control characters",
     ),
     ("bank with a newline, admin API", "GET", "/warden/v1/banks/a%0Ab/memories", {}, 400, "control characters"),
+    # Invisible characters: a bank that lists and logs exactly like another one.
+    (
+        "bank with a zero-width space",
+        "POST",
+        "/v1/default/banks/Case%E2%80%8BBank/memories",
+        {"json": {"items": [{"content": FACT}]}},
+        400,
+        "invisible format characters",
+    ),
+    ("bank with a soft hyphen", "PUT", "/v1/default/banks/Case%C2%ADBank", {"json": {}}, 400, "invisible format"),
     ("bank of 200 bytes", "PUT", f"/v1/default/banks/{'b' * 200}", {"json": {}}, 400, "too long"),
     (
         "a 1 MiB tag",

@@ -162,22 +162,30 @@ def test_concurrent_applies_apply_once(http: httpx.Client) -> None:
 
 
 def test_a_failing_operation_is_reported_exactly(http: httpx.Client) -> None:
-    """Two memories sharing a document: the plan archives the first — refused, since the second
-    is still active — and reports what was applied, what failed and what was not attempted."""
+    """A memory whose document gained another active memory after the plan was made: the plan
+    archives the first target, the second is refused (its archive would take the newcomer too), and
+    the answer reports what was applied, what failed and what was not attempted."""
     r = http.post(
         "/v1/default/banks/b/memories",
         json={
             "items": [
                 {"content": "The refund service belongs to payments.", "document_id": "d"},
-                {"content": "The refund service runs in eu-west.", "document_id": "d"},
+                {"content": "The refund service is written in Go.", "document_id": "e"},
             ]
         },
     )
     assert r.json()["items_count"] == 2
     known = ids(http)
     first, shared = known[FACTS[2]], known["The refund service belongs to payments."]
-    last = known["The refund service runs in eu-west."]
+    last = known["The refund service is written in Go."]
     plan = make(http, [("archive", first), ("archive", shared), ("archive", last)])
+    appended = http.post(
+        "/v1/default/banks/b/memories",
+        json={
+            "items": [{"content": "The refund service runs in eu-west.", "document_id": "d", "update_mode": "append"}]
+        },
+    )
+    assert appended.json()["items_count"] == 1
     r = http.post(f"/warden/v1/banks/b/plans/{plan['id']}/apply", json={"phrase": plan["phrase"]})
     assert r.status_code == 502
     body = r.json()

@@ -199,8 +199,8 @@ def test_active_ids_siblings_and_rows_by_bank(ledger: Database) -> None:
     ledger.write_sync(fill)
     assert sorted(ledger.read_sync(lambda db: memory_reads.active_ids(db, "b"))) == ["a1", "a2", "a3"]
     assert sorted(ledger.read_sync(lambda db: memory_reads.active_ids(db, "b", "d1"))) == ["a1", "a2"]
-    assert ledger.read_sync(lambda db: memory_reads.active_siblings(db, "b", "d1", "a1")) == 1
-    assert ledger.read_sync(lambda db: memory_reads.active_siblings(db, "b", "d2", "a3")) == 0
+    assert ledger.read_sync(lambda db: memory_reads.active_siblings(db, "b", "d1", "a1")) == ["a2"]
+    assert ledger.read_sync(lambda db: memory_reads.active_siblings(db, "b", "d2", "a3")) == []
     assert ledger.read_sync(lambda db: memory_reads.row_by_id(db, "o1", bank="b")) is None
     assert ledger.read_sync(lambda db: memory_reads.row_by_id(db, "o1")) is not None
 
