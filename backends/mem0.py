@@ -141,15 +141,24 @@ class Mem0Backend:
         for document_id, group in documents.items():
             key = f"{bank_id}\x00{document_id}"
             await self._wire.settle(key)
+            # ``update_mode: "append"`` on every item: added to the document, as Hindsight appends.
+            appending = all(item.extra.get("update_mode") == "append" for item in group)
+            parts = len(group)
             if document_id is not None:
                 held = await self._listed(bank_id, document_id)
-                if not infer and mj.same_items(held, group):
-                    stored += len(group)
-                    continue
-                for old in held:  # the document retained again: replaced, as Hindsight replaces it
-                    await self._delete(old.id)
+                if appending:
+                    if not infer and mj.holds_items(held, group):  # an append that landed already
+                        stored += len(group)
+                        continue
+                    parts += len(held)  # the document's memories after it (mj.whole counts the newest)
+                else:
+                    if not infer and mj.same_items(held, group):
+                        stored += len(group)
+                        continue
+                    for old in held:  # the document retained again: replaced, as Hindsight replaces it
+                        await self._delete(old.id)
             for item in group:
-                body = mj.add_json(self._entity, bank_id, item, infer=infer, parts=len(group))
+                body = mj.add_json(self._entity, bank_id, item, infer=infer, parts=parts)
                 made = await self._wire.add(body, key)
                 stored += 1 if not infer else len(made)
         return Receipt(items=stored)

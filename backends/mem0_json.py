@@ -124,7 +124,20 @@ def same_items(held: Sequence[Memory], items: Sequence[Item]) -> bool:
     return have == sorted(key(i.content, i.tags, i.context, i.metadata) for i in items)
 
 
+def _key(text: str, tags: Sequence[str], context: str | None, metadata: Mapping[str, Any] | None) -> str:
+    return json.dumps([text, sorted(tags), context, metadata or None], sort_keys=True, default=str)
+
+
+def holds_items(held: Sequence[Memory], items: Sequence[Item]) -> bool:
+    """Whether ``held`` holds each of ``items`` verbatim already: an append that landed before its
+    answer was lost, not to be stored twice."""
+    have = {_key(m.text, m.tags, m.context, m.metadata) for m in held}
+    return all(_key(i.content, i.tags, i.context, i.metadata) in have for i in items)
+
+
 def whole(held: Sequence[Memory]) -> bool:
-    """Whether a document's memories are all there: as many as each says its document has."""
-    parts = {m.extra.get("parts") for m in held}
-    return bool(held) and len(parts) == 1 and parts == {len(held)}
+    """Whether a document's memories are all there: as many as each says its document has — or, for
+    a document appended to (its memories say different counts), as many as the newest says."""
+    parts = [m.extra.get("parts") for m in held]
+    counts = {p for p in parts if isinstance(p, int)}
+    return bool(held) and len(counts) == len({*parts}) and bool(counts) and max(counts) == len(held)

@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> None:
     unseen = [t for name in UNSEEN_CONVERSATIONS for t in turns(name)]
     for key, label, texts in (
         ("conversation_turns", "conversation turns (chat sets)", conversation),
-        ("unseen_conversation_turns", "conversation turns, two later writers (held out)", unseen),
+        ("unseen_conversation_turns", "conversation turns, later writers (held out)", unseen),
     ):
         for level in ("high", "medium"):
             (hit, total), (by_rules, _) = share(texts, level), share(texts, level, learned=False)

@@ -18,7 +18,8 @@ one set alone), and the time per text:
   and tool results), ``secrets_tune25.jsonl`` … ``secrets_tune27.jsonl`` (gamers, crypto and smart
   homes; Chinese developers, offices, students and parents; letters, wills, diaries and voice memos),
   ``secrets_tune28.jsonl`` … ``secrets_tune30.jsonl`` (agencies and schools; travel and hospitality;
-  health and money): their misses and false positives were read and detectors written for them;
+  health and money), ``secrets_tune31.jsonl``/``secrets_tune32.jsonl`` (the working floor: warehouses,
+  trucking, guards' logs; home tech and family accounts): their misses and false positives were read and detectors written for them;
 * ``secrets_heldout.jsonl`` — 320 texts written apart from the rules; never tuned on until issue
   #33's second session, when its false positives were read (reported as "read", no longer held out);
 * ``secrets_heldout2.jsonl`` … ``secrets_heldout6.jsonl`` — 240 texts each by writers who saw no
@@ -37,7 +38,10 @@ one set alone), and the time per text:
 * ``secrets_heldout12.jsonl`` — 300 texts (160 English, 90 Chinese, 50 mixed) by an eighth round's
   writer: scored blind at its start and after its rules, never read;
 * ``secrets_heldout13.jsonl`` — 280 texts (200 English, 40 Chinese, 40 mixed) by a ninth round's
-  writer: scored blind at its start and after its rules, never read.
+  writer: scored blind at its start and after its rules, never read;
+* ``secrets_heldout14.jsonl`` — 280 texts (200 English, 40 Chinese, 40 mixed) by a tenth round's
+  writer who chose the settings: scored blind at its start and after its rules (one of its texts
+  was printed once by a search of the repository, and not used).
 
 ``--hostile``: instead, the time to read a 100-KB text (and a 1-MB one) made of one look's words
 repeated — what a request built against the detectors would cost.
@@ -88,6 +92,8 @@ SETS = (
     ("secrets_tune28", "tune"),
     ("secrets_tune29", "tune"),
     ("secrets_tune30", "tune"),
+    ("secrets_tune31", "tune"),
+    ("secrets_tune32", "tune"),
     ("secrets_heldout", "read"),
     ("secrets_heldout2", "held out"),
     ("secrets_heldout3", "held out"),
@@ -101,6 +107,7 @@ SETS = (
     ("secrets_heldout11", "held out (scored at the end of the sixth round and the seventh)"),
     ("secrets_heldout12", "held out (scored blind, then after)"),
     ("secrets_heldout13", "held out (scored blind, then after)"),
+    ("secrets_heldout14", "held out (scored blind, then after)"),
 )
 
 
@@ -197,6 +204,13 @@ HOSTILE = {
     "a security word's 's": "security word on Dad's ",
     "I said, after a question": "favourite teacher — I said ",
     "no password, then a password": "不用密码，密码是 ",
+    # the tenth round's looks
+    "an address, then a word": "a@b.cc  word ",
+    "wifi, then a key": "wifi x, key ",
+    "a logins heading, then lines": "logins\nGmail – x\n",
+    "says, then digits": "the bank says 12 ",
+    "a door and code table's rows": "| Door | Code |\n| x | y |\n",
+    "the code word is": "the code word is ",
     # a review's: spaces or tabs between a login and "pass"
     "a login, then spaces, then pass": " ",
     "an address, then tabs, then pass": "\t",

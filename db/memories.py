@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -49,20 +49,25 @@ def lookup_facts(
     hashes: Iterable[str],
     keys: Iterable[str],
     within: Callable[[Sequence[str]], bool] | None = None,
+    replacing: Collection[str] = (),
 ) -> Facts:
     """The active memories of ``bank`` holding ``hashes`` and ``keys``; ``within``: only those
-    whose tags it accepts count (None: all)."""
+    whose tags it accepts count (None: all). A memory of a document in ``replacing`` (the request
+    retains it again: the backend replaces it) does not count: an item repeating it is part of the
+    document's new version, not a duplicate to drop."""
     hashes, keys = sorted(set(hashes)), sorted(set(keys))
     active: dict[str, str] = {}
     holders: dict[str, KeyHolder] = {}
 
     def counts(row: sqlite3.Row) -> bool:
+        if replacing and row["document_id"] in replacing:
+            return False
         return within is None or within(json.loads(row["tags"] or "[]"))
 
     for chunk in chunked(hashes):
         marks = ",".join("?" * len(chunk))
         for row in db.execute(
-            f"SELECT id, content_hash, tags FROM memories WHERE bank = ? AND status = 'active'"  # noqa: S608
+            f"SELECT id, content_hash, tags, document_id FROM memories WHERE bank = ? AND status = 'active'"  # noqa: S608
             f" AND content_hash IN ({marks})",
             (bank, *chunk),
         ):
@@ -71,7 +76,7 @@ def lookup_facts(
     for chunk in chunked(keys):
         marks = ",".join("?" * len(chunk))
         for row in db.execute(
-            f"SELECT id, topic_key, content_hash, tags FROM memories WHERE bank = ? AND status = 'active'"  # noqa: S608
+            f"SELECT id, topic_key, content_hash, tags, document_id FROM memories WHERE bank = ? AND status = 'active'"  # noqa: S608
             f" AND topic_key IN ({marks}) ORDER BY created_at DESC",
             (bank, *chunk),
         ):

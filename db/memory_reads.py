@@ -159,14 +159,19 @@ def row_by_id(db: sqlite3.Connection, memory_id: str, *, bank: str | None = None
 
 
 def active_siblings(
-    db: sqlite3.Connection, bank: str, document_id: str | None, memory_id: str, *, besides: Collection[str] = ()
+    db: sqlite3.Connection,
+    bank: str,
+    document_id: str | None,
+    memory_id: str,
+    *,
+    besides: Collection[str] = (),
+    status: str = "active",
 ) -> list[str]:
-    """The other active memories that share ``memory_id``'s document (``besides``: ids not counted,
-    a plan's other archives), oldest first."""
+    """The other memories in ``status`` that share ``memory_id``'s document (``besides``: ids not
+    counted, a plan's other operations), oldest first."""
     found = db.execute(
-        "SELECT id FROM memories WHERE bank = ? AND document_id = ? AND status = 'active' AND id != ?"
-        " ORDER BY created_at, id",
-        (bank, document_id, memory_id),
+        "SELECT id FROM memories WHERE bank = ? AND document_id = ? AND status = ? AND id != ? ORDER BY created_at, id",
+        (bank, document_id, status, memory_id),
     )
     return [r["id"] for r in found if r["id"] not in besides]
 

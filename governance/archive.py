@@ -63,13 +63,21 @@ async def _set_state(memory: MemoryBackend, bank: str, units: list[str], to: str
     return done
 
 
-def shared_document(memory_id: str, document_id: str | None, siblings: Sequence[str]) -> str:
-    """Why ``memory_id`` cannot be archived alone: the backend archives a whole document."""
+def shared_document(memory_id: str, document_id: str | None, siblings: Sequence[str], *, op: str = "archive") -> str:
+    """Why ``memory_id`` cannot be archived (restored) alone: the backend archives (restores) a whole
+    document."""
     shown = ", ".join(siblings[:10]) + (" …" if len(siblings) > 10 else "")
+    state, verb = ("active", "archiving") if op == "archive" else ("archived", "restoring")
     return (
-        f"Memory '{memory_id}' shares document '{document_id}' with {len(siblings)} other active memories"
-        f" ({shown}); archiving it would take theirs too: archive them together in one plan"
+        f"Memory '{memory_id}' shares document '{document_id}' with {len(siblings)} other {state} memories"
+        f" ({shown}); {verb} it would take theirs too: {op} them together in one plan"
     )
+
+
+def _restored_with(db: Connection, bank: str, row: LedgerMemory, together: Collection[str]) -> list[LedgerMemory]:
+    """The archived memories of ``row``'s document among ``together`` (a plan's restores)."""
+    ids = active_siblings(db, bank, row.document_id, row.id, status="archived")
+    return [found for i in ids if i in together and (found := row_by_id(db, i, bank=bank)) is not None]
 
 
 @dataclass(frozen=True)
@@ -163,14 +171,29 @@ class Archiver:
         return {"invalidated": [], "deleted_document": document_id if removed else None}
 
     async def restore(
-        self, bank: str, memory_id: str, *, reason: str | None, request_id: str, locked: bool = False
+        self,
+        bank: str,
+        memory_id: str,
+        *,
+        reason: str | None,
+        request_id: str,
+        locked: bool = False,
+        together: Collection[str] = (),
     ) -> dict[str, Any]:
-        """Restore one archived memory; the backend's account. Raises :class:`Refused`."""
+        """Restore one archived memory; the backend's account. Raises :class:`Refused`. ``together``:
+        the memories restored with it (a plan's), which may share its document."""
         if not locked:
             async with self.bank_locks(bank):
-                return await self.restore(bank, memory_id, reason=reason, request_id=request_id, locked=True)
+                return await self.restore(
+                    bank, memory_id, reason=reason, request_id=request_id, locked=True, together=together
+                )
         row = await self._locked_row(bank, memory_id, "archived", "restored")
         document_id = row.document_id
+        archived = await self.ledger.read(
+            lambda db: active_siblings(db, bank, document_id, memory_id, besides=together, status="archived")
+        )
+        if archived:  # the backend restores the whole document: an undo must not come back in part
+            raise Refused(409, shared_document(memory_id, document_id, archived, op="restore"))
         try:
             units = await document_units(self.memory, bank, document_id, "invalidated") if document_id else []
             if units:
@@ -178,9 +201,18 @@ class Archiver:
             elif document_id and await document_units(self.memory, bank, document_id, "valid"):
                 backend = {"revalidated": []}  # already back (restored around memwarden)
             else:  # the facts are gone: retain the memory again, as memwarden forwarded it
-                item = dict(row.item) or {"content": row.content, "tags": list(row.tags)}
-                item.setdefault("document_id", document_id)
-                await self.memory.retain(bank, [Item.from_json(item)])
+                rows = [row]
+                if together and document_id:  # and those of its document restored with it, in one go
+                    rows += await self.ledger.read(lambda db: _restored_with(db, bank, row, together))
+                items = []
+                for one in rows:
+                    item = dict(one.item) or {"content": one.content, "tags": list(one.tags)}
+                    item.setdefault("document_id", document_id)
+                    items.append(item)
+                if await self.ledger.read(lambda db: active_siblings(db, bank, document_id, memory_id)):
+                    for item in items:  # its document holds other memories: added to it
+                        item["update_mode"] = "append"
+                await self.memory.retain(bank, [Item.from_json(item) for item in items])
                 backend = {"recreated": True}
         except StateChangeFailed as exc:
             raise Refused(502, exc.detail("restore", "the memory stays archived")) from exc

@@ -59,7 +59,7 @@ def check_operations(db: Connection, bank: str, operations: Any) -> tuple[list[d
         if row.status != want:
             problems.append(f"{where}: memory {memory_id} is {row.status}; {op['op']} needs {want}")
             continue
-        if op["op"] == "archive":
+        if op["op"] in ("archive", "restore"):
             archives.append((where, memory_id, row.document_id))
         planned.append(
             {
@@ -70,14 +70,25 @@ def check_operations(db: Connection, bank: str, operations: Any) -> tuple[list[d
                 "effect": effect,
             }
         )
-    # The backend archives a whole document: a plan archives every active memory of it, or none
-    # (what the preview shows is what is applied).
-    together = {memory_id for _, memory_id, _ in archives}
+    # The backend archives (restores) a whole document: a plan archives every active memory of it,
+    # or none, and restores every archived one, or none (what the preview shows is what is applied).
+    ops = {p["memory_id"]: p["op"] for p in planned}
     for where, memory_id, document_id in archives:
-        siblings = active_siblings(db, bank, document_id, memory_id, besides=together)
+        op = ops[memory_id]
+        together = {m for m, o in ops.items() if o == op}
+        status = "active" if op == "archive" else "archived"
+        siblings = active_siblings(db, bank, document_id, memory_id, besides=together, status=status)
         if siblings:
-            problems.append(f"{where}: {shared_document(memory_id, document_id, siblings)}")
-    return planned, problems
+            problems.append(f"{where}: {shared_document(memory_id, document_id, siblings, op=op)}")
+    # A document's operations one after another: a failure elsewhere never stops a plan between them.
+    documents = {memory_id: document_id for _, memory_id, document_id in archives}
+    first: dict[tuple[str, str | int], int] = {}
+    keyed = []
+    for n, p in enumerate(planned):
+        document = documents.get(p["memory_id"])
+        group: tuple[str, str | int] = ("document", document) if document else ("alone", n)
+        keyed.append((first.setdefault(group, n), n, p))
+    return [p for _, _, p in sorted(keyed, key=lambda k: (k[0], k[1]))], problems
 
 
 # op -> the status its target must have, and what it does.
@@ -194,8 +205,8 @@ class Plans:
             failed: dict[str, Any] | None = None
             rest: list[dict[str, Any]] = []
             reason = f"plan {plan_id}" + (f": {plan['reason']}" if plan.get("reason") else "")
-            together = frozenset(o["memory_id"] for o in operations if o["op"] == "archive")
             for n, op in enumerate(operations):
+                together = frozenset(o["memory_id"] for o in operations if o["op"] == op["op"])
                 try:
                     outcome = await self._run(op["op"], bank, op["memory_id"], request_id, reason, together)
                 except Exception as exc:  # Refused, or anything else: never leave the plan "applying"
@@ -252,7 +263,9 @@ class Plans:
                 bank, memory_id, reason=reason, request_id=request_id, source="plan", locked=True, together=together
             )
         if op == "restore":
-            return await self.archiver.restore(bank, memory_id, reason=reason, request_id=request_id, locked=True)
+            return await self.archiver.restore(
+                bank, memory_id, reason=reason, request_id=request_id, locked=True, together=together
+            )
         if op == "approve":
             return await self.review.approve(bank, memory_id, request_id=request_id)
         if op == "reject":

@@ -119,6 +119,16 @@ def check_reserved_metadata(items: Sequence[Mapping[str, Any]]) -> None:
             )
 
 
+def replaced_documents(items: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The client's document ids these items retain again, replacing them (not ``update_mode:
+    "append"``)."""
+    return {
+        item["document_id"]
+        for item in items
+        if isinstance(item.get("document_id"), str) and item.get("update_mode") != "append"
+    }
+
+
 def _threads(batch: Batch) -> list[Thread | None] | None:
     if batch.threads is None:
         return None
@@ -193,8 +203,9 @@ class Retainer:
         judged, defended = await asyncio.to_thread(judge_all) if offload else judge_all()
         hashes = [j.content_hash for j in defended if j.verdict in FORWARDED]
         keys = [j.topic_key for j in defended if j.verdict in FORWARDED and j.topic_key]
+        replacing = replaced_documents(batch.raw_items)
         facts = (
-            await self.ledger.read(lambda db: lookup_facts(db, batch.bank, hashes, keys, batch.scope))
+            await self.ledger.read(lambda db: lookup_facts(db, batch.bank, hashes, keys, batch.scope, replacing))
             if hashes
             else None
         )

@@ -12,7 +12,7 @@ from memwarden.backends.types import Item
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
 from memwarden.db.memories import Change, move
-from memwarden.db.memory_reads import row_by_id
+from memwarden.db.memory_reads import active_siblings, row_by_id
 from memwarden.db.records import LedgerMemory
 from memwarden.governance.errors import Refused
 
@@ -75,7 +75,12 @@ class Review:
                 f"memory {memory_id} is a new version of {replaced.id}, which is {replaced.status} now"
                 " (it changed since this one was held): reject it, or write it anew",
             )
-        item = row.item
+        item = dict(row.item)
+        siblings = await self.ledger.read(lambda db: active_siblings(db, bank, row.document_id, memory_id))
+        if siblings and row.document_id:
+            # Its document holds other memories (those of its request that were stored, or earlier
+            # ones): added to it — retained alone it would replace the document and lose them.
+            item["update_mode"] = "append"
         try:
             await self.memory.retain(bank, [Item.from_json(item)])
         except BackendError as exc:

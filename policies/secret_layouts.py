@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from memwarden.policies.secret_accounts import account_secrets
 from memwarden.policies.secret_answers import security_answers
 from memwarden.policies.secret_cues import CUE_WORDS, MAX_CUES, NAMED_NUMBER, any_word
 from memwarden.policies.secret_directives import directives
@@ -66,8 +67,22 @@ _COLUMN = re.compile(r"(?i)^(?:password|passwd|pwd|pw|pass|secret|token|api[ _-]
 
 
 _HEADER = re.compile(
-    r"(?im)(?:^|[|,])[ \t]*(?:password|passwd|pwd|pw|pass|secret|token|api[ _-]?key|pin|密码|口令|密钥)[ \t]*(?:[|,]|$)"
+    r"(?im)(?:^|[|,])[ \t]*(?:password|passwd|pwd|pw|pass|secret|token|api[ _-]?key|pin|密码|口令|密钥"
+    r"|(?:[a-z]+[ \t]+)?(?:codes?|combo|combination)|门禁码|密码锁)[ \t]*(?:[|,]|$)"
 )
+# A column of codes beside a column of what they open: "| Door | Code |", "Locker,Combination".
+_CODE_COLUMN = re.compile(
+    r"(?i)^(?:(?:door|gate|alarm|lock|keypad|entry|access|safe|locker|padlock)[ \t]+)?(?:codes?|combo|combination)$|^门禁码$"
+)
+_LOCK_CELL = re.compile(
+    r"(?i)\b(?:doors?|gates?|locks?|lockers?|safes?|entrances?|cages?|keypads?|padlocks?|sheds?|garages?)\b"
+    r"|门|锁|柜"
+)
+# Headers that make the table about something else: flights' gates, lock models, events.
+_NOT_LOCKS = re.compile(
+    r"(?i)\b(?:flights?|airport|terminal|boarding|model|sku|part|product|item|error|event|status|type|category)\b"
+)
+_CODE_VALUE = re.compile(r"[*#]?\d{3,8}[#*]?")
 
 
 def _columns(text: str) -> list[SecretFinding]:
@@ -79,6 +94,7 @@ def _columns(text: str) -> list[SecretFinding]:
     lines = text.splitlines(keepends=True)
     offset = 0
     column: int | None = None
+    codes = False  # a column of codes: digits alone are its values
     sep = ""
     for line in lines:
         stripped = line.strip()
@@ -86,6 +102,13 @@ def _columns(text: str) -> list[SecretFinding]:
             for sep in ("|", ","):
                 cells = [c.strip() for c in stripped.strip("|").split(sep)] if sep in stripped else []
                 hits = [i for i, c in enumerate(cells) if _COLUMN.match(c)]
+                if (
+                    not hits
+                    and any(_LOCK_CELL.search(c) for c in cells)
+                    and not any(_NOT_LOCKS.search(c) for c in cells)
+                ):
+                    hits = [i for i, c in enumerate(cells) if _CODE_COLUMN.match(c)]
+                    codes = bool(hits)
                 if hits and len(cells) >= 2:
                     column = hits[0]
                     break
@@ -93,7 +116,8 @@ def _columns(text: str) -> list[SecretFinding]:
             cells = stripped.strip("|").split(sep) if sep == "|" else stripped.split(sep)
             if column < len(cells):
                 value = cells[column].strip()
-                if len(value) >= 4 and classes(value) >= 2 and not PLACEHOLDER_VALUE.match(value):
+                shaped = _CODE_VALUE.fullmatch(value) is not None if codes else len(value) >= 4 and classes(value) >= 2
+                if shaped and not PLACEHOLDER_VALUE.match(value):
                     start = offset + line.index(value, line.index(cells[column])) if value else offset
                     found.append(SecretFinding("password", start, start + len(value)))
         offset += len(line)
@@ -312,51 +336,6 @@ def _listed(text: str) -> list[SecretFinding]:
     return found
 
 
-# "the wifi at the cabin is nutmegcopper50", "the wifi at granny's is literally 'Bingo4Life!!'": what a
-# Wi-Fi "is" with no network named is its password — a quoted token of three kinds of characters, or
-# lower-case words run together with digits (a network's name, a broadband plan's, is rarely so long).
-_WIFI_IS = re.compile(
-    r"(?i)\bwi-?fi(?![a-z])(?![ \t]*(?:network|name|ssid|password|pw|pass|code|key))[^\n.!?:]{0,40}?(?:\bis[ \t]+|是[ \t]*)"
-    r"(?:(?:now|literally|just|still)[ \t]+)?+"
-    r"(?:[\"'“‘]([^\"'”’\s]{6,40})[\"'”’]|(?-i:((?=[a-z]*\d)(?=(?:\d*[a-z]){8})[a-z\d]{10,30}))"
-    # or letters, a digit and a sign no network's name has: "Sunny@Balcony9", "LakeLife!!2022" (two
-    # digits after a "!": "terrible!!2 bars" is a review)
-    r"|((?=\S{0,40}?\d)(?=\S{0,40}?[A-Za-z])(?=\S{0,40}?[@#$%^&*~]|\S{0,40}?[!?]\S{0,40}?\d\S{0,40}?\d)"
-    r"[A-Za-z\d!@#$%^&*?~_+\-]{8,40}))(?![\w@.\-])"
-)
-# "vet clinic wifi …: VetClinicGuest, pass pawsandclaws": a network, then its password.
-_WIFI_PASS = re.compile(
-    r"(?i)\b(?:wi-?fi|(ssid))\b[^\n]{0,60}?[,;，；][ \t]*(?:the[ \t]+)?"
-    # "pass …", and "key …" after an SSID ("SSID KMH-Staff, key treefrog-…"); after "wifi", "key is"/"key:"
-    # ("the wifi kept dropping; key takeaway: …" is no key)
-    r"(?:(?:pass|pw|pwd|password)(?:[ \t]+is)?[ \t:：=]+|key(?:[ \t]+is[ \t]+|[ \t]*[:：=][ \t]*|(?(1)[ \t]+|(?!))))"
-    r"([^\s,;，；.:：]{6,40})(?![:：])"
-)
-_NETWORK_NAME = re.compile(r"(?i)guest|wifi|net|5g|router|home|free|public|_|network|called|named|ssid")
-
-
-def _wifi(text: str) -> list[SecretFinding]:
-    found = []
-    for n, m in enumerate(_WIFI_IS.finditer(text)):
-        if n == MAX_CUES:
-            break
-        group = 1 if m.group(1) is not None else 2 if m.group(2) is not None else 3
-        value = m.group(group)
-        after_wifi = text[m.start() + m.group(0).lower().index("fi") + 2 : m.end()]
-        if (
-            (group == 1 and classes(value) < 3)
-            or (group != 2 and _NETWORK_NAME.search(value))
-            or (group == 2 and _NETWORK_NAME.search(after_wifi))
-        ):
-            continue
-        if not PLACEHOLDER_VALUE.match(value):
-            found.append(SecretFinding("password", m.start(group), m.end(group)))
-    for m in _WIFI_PASS.finditer(text):
-        if not PLACEHOLDER_VALUE.match(m.group(2)):
-            found.append(SecretFinding("password", m.start(2), m.end(2)))
-    return found
-
-
 _LIST_REACH = 200
 _LIST_WORDS = word_automaton(["pins", "pin numbers", "passcodes", "till logins", "safes", "lockboxes", "codes"])
 
@@ -377,7 +356,7 @@ def laid_out_secrets(text: str, folded: str) -> list[SecretFinding]:
         *(_alone(text) if len(text) <= 70 else []),
         *(_under_its_name(text) if "\n" in text else []),
         *(_listed(text) if any_word(_LIST_WORDS, folded) and _A_DIGIT.search(text) else []),
-        *(_wifi(text) if "wifi" in folded or "wi-fi" in folded or "ssid" in folded else []),
+        *account_secrets(text, folded),
         *prose_codes(text, folded),
         *prose_passwords(text, folded),
         *(security_answers(text) if any_word(_ANSWER_WORDS, folded) else []),
@@ -415,6 +394,9 @@ _KEYED = re.compile(
     + _OPENED
     + r"\b"
     r"|(?<![\d.,:/$€£¥#])(\d{4,8}#?+)[ \t]*+[-–—][ \t]*+that['’]?s[ \t]++the[ \t]++" + _OPENED + r"\b"
+    # an alarm disarmed: "Disarmed with 4-8-5-1."
+    r"|\bdisarmed\s++(?:it\s++|the\s++(?:alarm|panel|system)\s++)?with\s++(?:code\s++)?(?!(?:19|20)\d\d\b)"
+    r"(\d(?:[ \-]?+\d){3,9}#?+)(?=[ \t]*+(?:[.,;\n]|\Z|and\b|then\b))"
     # a US keypad's: "star 6 0 9 1 pound"
     r"|\bstar[ \t]++(\d(?:[ \-]?+\d){3,9})[ \t]++(?:pound|hash)\b"
     # on a door's keypad, then confirmed: "在键盘上输 2468 然后按确认" (not an amount at a till)
@@ -437,7 +419,7 @@ def _keyed(text: str) -> list[SecretFinding]:
     for n, m in enumerate(_KEYED.finditer(text)):
         if n == MAX_KEYED:
             break
-        group = next(g for g in range(1, 8) if m.group(g) is not None)
+        group = next(g for g in range(1, 9) if m.group(g) is not None)
         named = NAMED_NUMBER.search(text, max(0, m.start(group) - 16), m.start(group))
         if named is None and not _BUZZER.search(text, max(0, m.start() - 60), min(len(text), m.end() + 30)):
             found.append(SecretFinding("password", m.start(group), m.end(group)))

@@ -213,6 +213,7 @@ def prose_passwords(text: str, folded: str) -> list[SecretFinding]:
                 if not _NOT_A_PASSWORD.fullmatch(m.group(1)) and not _NOW_NOT.fullmatch(m.group(1)):
                     found.append(SecretFinding("password", *m.span(1)))
     if " so" in folded and any_word(_SO_WORDS, folded) and _SO_DIGIT.search(text):
+        credential: bool | None = None  # whether the text names a credential: looked for once, if asked
         for n, name in enumerate(_SO_NAMES.finditer(text)):
             if n == MAX_LOCKS:
                 break
@@ -223,8 +224,11 @@ def prose_passwords(text: str, folded: str) -> list[SecretFinding]:
                 # Worked out from another value ("same as … but …"): an amount too ("same as last month
                 # but plus VAT, so 1240") — unless it mixes three kinds or the text names a credential.
                 worked = name.group(0)[:4].lower() == "same"
-                if worked and classes(value) < 3 and not _CREDENTIAL.search(text):
-                    continue
+                if worked and classes(value) < 3:
+                    if credential is None:
+                        credential = _CREDENTIAL.search(text) is not None
+                    if not credential:
+                        continue
                 if not year and not _NOT_A_PASSWORD.fullmatch(value) and (len(value) >= 6 or digits):
                     found.append(SecretFinding("password", m.start(1), m.start(1) + len(value)))
     return found

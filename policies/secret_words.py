@@ -16,7 +16,7 @@ CN_NUMBER = rf"[{CN_DIGIT}十]{{1,4}}"
 _OPENS = (
     r"(?:door|gate|alarm|safe|keypad|lock|locker|lockbox|padlock|garage|entry|building|storage\s+unit|storage|shed"
     r"|room|elevator|lift|parking|pool|gym|ipad|iphone|phone|house|apartment|flat|unit|complex|bike|mailbox|box|wifi"
-    r"|bin\s+store|cupboard|cabinet)"
+    r"|bin\s+store|cupboard|cabinet|cage)"
 )
 CODE_CUE = (
     r"(?:door|gate|alarm|disarm|safe|keypad|lock|locker|lockbox|padlock|garage|entry|building|front\s+door"
@@ -45,6 +45,7 @@ CUE = re.compile(
     r"|(?:host|master|admin|wi-?fi|wpa2?|network|encryption|aes|signing|secret|api|access|private|resource|subscription"
     r"|account|storage|service|client|app|auth|licen[cs]e|product|root)[\s_\-]?key"
     r"|psk|pre-?shared[\s_\-]?key|(?:shared|enable|radius|client|app|webhook|signing)[\s_\-]secret|(?:security|memorable)\s+word"
+    r"|code\s?word|(?:security|secret)\s+answer|parental\s+(?:lock|controls?)(?:\s+(?:pin|code|passcode))?"
     r")(?![A-Za-z0-9_>}@\-])"
     r"|密码锁|密码盒|密码箱|密码|口令|暗号|密钥|秘钥|私钥|验证码|取[件餐货物]码|提货码|签收码|收货码|核销码|备用码|恢复码|临时码"
     r"|(?:[四五六八]|\d)位(?:数字?)?的?码|校验码|动态码|安全码|开锁码|门禁码?|门锁|保险柜|保险箱|PIN码"
@@ -79,7 +80,7 @@ def names_no_secret(cue: str) -> bool:
 # (A passkey is a device's: named by a code's digits, "the parental passkey is 2 8 1 0".)
 PASSWORD_CUE = re.compile(
     r"(?i)pass(?!\s?key)|pas?w|pssw|p/w|pw|密码(?!锁|盒|箱)|口令|暗号|(?!pass\s?key).*key(?!pad)|密钥|秘钥|私钥|keepass|master|psk"
-    r"|(?:security|memorable)\s+word"
+    r"|(?:security|memorable)\s+word|code\s?word|(?:security|secret)\s+answer"
 )
 CONNECTOR = re.compile(
     r"(?i)(?:\b(?:is|was|are|now|changed\s+to|set\s+to|reset\s+to|updated\s+to|to|be|it'?s|that'?s"
@@ -130,11 +131,14 @@ REVOKED = re.compile(
     r"|\b(?:revoked|deactivated)\s+and\s+deleted\b|\brotated\s+out\b)"
 )
 PLACEHOLDER_VALUE = re.compile(
-    r"(?i)^(?:<[^>]*>|\{\{?[^{}]*\}\}?|(?:[^\s]*[-_])?(?:example|do-not-use|dummy|placeholder|not[-_]real|fake)(?:[-_][^\s]*)?|\[[^\]]*\]|\$\{?[\w.]+\}?|%\w*%|x{3,}|\*+|•+|\.{3}|…|_{3,}|-{3,}|your[\w\-]*|example[\w\-]*"
+    r"(?i)^(?:<[^>]*>|<[A-Za-z_\u4e00-\u9fff][^\s>]*|\{\{?[^{}]*\}\}?|(?:[^\s]*[-_])?(?:example|do-not-use|dummy|placeholder|not[-_]real|fake)(?:[-_][^\s]*)?|\[[^\]]*\]|\$\{?[\w.]+\}?|%\w*%|x{3,}|\*+|•+|\.{3}|…|_{3,}|-{3,}|your[\w\-]*|example[\w\-]*"
     r"|changeme|placeholder|redacted|none|null|nil|empty|unset|n/a|tbd|todo|same|hidden|secret|password\d*)$"
 )
 # A phrase of plain words is a passphrase only after one of these names and an explicit "is"/":".
-PHRASE_CUE = re.compile(r"(?i)^(?:passwords?|passphrase|pass|pwd|pw|wi-?fi\s+password|密码)$")
+PHRASE_CUE = re.compile(
+    r"(?i)^(?:passwords?|passphrase|pass|pwd|pw|wi-?fi\s+password|密码|code\s?word|(?:security|memorable)\s+word"
+    r"|(?:security|secret)\s+answer)$"
+)
 PHRASE_CONNECTOR = re.compile(r"(?i)^(?:is|was|now|it'?s|:|：|=|是|为)$")
 # Words that tell where or how a password is, not what it is.
 NOT_A_PHRASE = frozenset(

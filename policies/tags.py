@@ -83,17 +83,50 @@ def protected_tags(tags: Iterable[str], protected: Iterable[str], *, separator: 
     return out
 
 
-# Letters of other scripts that look like Latin ones (Cyrillic, Greek; casefolded), as a reader sees them.
+# Letters of other scripts and of Latin's own extensions that look like plain Latin ones (Cyrillic,
+# Greek, Armenian, Cherokee, small capitals, dotless i; casefolded), and colons that look like ":".
 _LOOK_ALIKES = str.maketrans(
-    "аеорсухѕіјԁһԛԝӏвкмнтɡαεικνορτυχβ",
-    "aeopcyxsijdhqwlbkmhtgaeikvoptuxb",
+    {
+        **dict.fromkeys("аɑαᴀ", "a"),
+        **dict.fromkeys("вβʙ", "b"),
+        **dict.fromkeys("сᴄ", "c"),
+        **dict.fromkeys("ԁᴅ", "d"),
+        **dict.fromkeys("еεᴇ", "e"),
+        **dict.fromkeys("ɡɢ", "g"),
+        **dict.fromkeys("һнʜ", "h"),
+        **dict.fromkeys("іιıɩɪ", "i"),
+        **dict.fromkeys("јᴊ", "j"),
+        **dict.fromkeys("кκᴋ", "k"),
+        **dict.fromkeys("ӏʟ", "l"),
+        **dict.fromkeys("мᴍ", "m"),
+        **dict.fromkeys("оοօᴏ", "o"),
+        **dict.fromkeys("рρᴘ", "p"),
+        "ԛ": "q",
+        **dict.fromkeys("ѕꜱ\u13da", "s"),  # Cherokee's S casefolds to its capital
+        **dict.fromkeys("тτᴛ", "t"),
+        **dict.fromkeys("υսᴜ", "u"),
+        **dict.fromkeys("νᴠ", "v"),
+        **dict.fromkeys("ԝᴡ", "w"),
+        **dict.fromkeys("хχ", "x"),
+        **dict.fromkeys("уʏ", "y"),
+        "ᴢ": "z",
+        **dict.fromkeys("∶꞉ː˸⁚։׃", ":"),
+        "ʀ": "r",
+        "ꜰ": "f",
+        "ɴ": "n",
+    }
 )
+# What shows nothing: format characters (zero-width spaces, soft hyphens, joiners …), the combining
+# grapheme joiner, variation selectors, Hangul fillers.
+# (ranges of characters, for a regular expression's class: bank ids use the same, policies/ids.py)
+INVISIBLE = "\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef"
+_INVISIBLE = re.compile(f"[{INVISIBLE}]")
 
 
 @lru_cache(maxsize=8192)
 def look(text: str) -> str:
-    """``text`` as it looks: NFKC, invisible format characters (zero-width spaces, soft hyphens,
-    joiners …) dropped, casefolded, Latin look-alikes of other scripts made Latin."""
+    """``text`` as it looks: NFKC, what shows nothing dropped, casefolded, Latin look-alikes of other
+    scripts made Latin."""
     folded = unicodedata.normalize("NFKC", text)
-    folded = "".join(ch for ch in folded if unicodedata.category(ch) != "Cf")
+    folded = _INVISIBLE.sub("", "".join(ch for ch in folded if unicodedata.category(ch) != "Cf"))
     return folded.casefold().translate(_LOOK_ALIKES)

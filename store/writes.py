@@ -48,23 +48,33 @@ class RetainItem:
 
 
 class _HeldDocument(NamedTuple):
-    """What an appended document holds already: its text, its tags, the index its next chunk takes."""
+    """What an appended document holds already: its text, tags, metadata and retain parameters, and
+    the index its next chunk takes."""
 
     text: str
     tags: list[str]
+    metadata: dict[str, Any]
+    params: dict[str, Any]
     next_chunk: int
 
 
 def _held_document(db: sqlite3.Connection, bank: str, document_id: str) -> _HeldDocument | None:
     row = db.execute(
-        "SELECT original_text, tags FROM store_documents WHERE bank_id = ? AND id = ?", (bank, document_id)
+        "SELECT original_text, tags, metadata, retain_params FROM store_documents WHERE bank_id = ? AND id = ?",
+        (bank, document_id),
     ).fetchone()
     if row is None:
         return None
     last = db.execute(
         "SELECT MAX(chunk_index) FROM store_chunks WHERE bank_id = ? AND document_id = ?", (bank, document_id)
     ).fetchone()[0]
-    return _HeldDocument(row["original_text"] or "", json.loads(row["tags"] or "[]"), 0 if last is None else last + 1)
+    return _HeldDocument(
+        row["original_text"] or "",
+        json.loads(row["tags"] or "[]"),
+        json.loads(row["metadata"] or "{}"),
+        json.loads(row["retain_params"] or "{}"),
+        0 if last is None else last + 1,
+    )
 
 
 def stored(n: int, item: Item) -> RetainItem:
@@ -205,6 +215,15 @@ async def retain(
                 }.items()
                 if v
             }
+            metadata = first.metadata
+            if before is not None:  # what the document held stays, what the new items say is added
+                kept_names = before.params.get("attachment_filenames") or {}
+                params = {**before.params, **params}
+                if kept_names or named:
+                    params["attachment_filenames"] = {**kept_names, **named}
+                metadata = {**before.metadata, **(first.metadata or {})} or None
+                if metadata:
+                    params["metadata"] = metadata
             documents.append(
                 (
                     bank,
@@ -212,7 +231,7 @@ async def retain(
                     text,
                     hashlib.sha256(text.encode()).hexdigest(),
                     json.dumps(tags, ensure_ascii=False),
-                    json.dumps(first.metadata, ensure_ascii=False) if first.metadata else None,
+                    json.dumps(metadata, ensure_ascii=False) if metadata else None,
                     json.dumps(params, ensure_ascii=False) if params else None,
                     ts,
                     ts,

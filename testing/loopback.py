@@ -14,6 +14,8 @@ from typing import Any
 import httpx
 import uvicorn
 
+START_TIMEOUT = 30.0  # seconds a loopback server may take to start
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -42,7 +44,8 @@ def serve_in_thread(app: Any, *, date_header: bool = True) -> Iterator[str]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
+    # A lifespan that loads a model (e5) on a loaded 2-core machine can take more than 10 s.
+    deadline = time.monotonic() + START_TIMEOUT
     while not server.started:
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("the loopback server did not start")

@@ -215,9 +215,9 @@ CASES: list[tuple[str, str, str, dict[str, Any], int, str]] = [
         "/v1/default/banks/Case%E2%80%8BBank/memories",
         {"json": {"items": [{"content": FACT}]}},
         400,
-        "invisible format characters",
+        "invisible characters",
     ),
-    ("bank with a soft hyphen", "PUT", "/v1/default/banks/Case%C2%ADBank", {"json": {}}, 400, "invisible format"),
+    ("bank with a soft hyphen", "PUT", "/v1/default/banks/Case%C2%ADBank", {"json": {}}, 400, "invisible characters"),
     ("bank of 200 bytes", "PUT", f"/v1/default/banks/{'b' * 200}", {"json": {}}, 400, "too long"),
     (
         "a 1 MiB tag",

@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -245,6 +246,11 @@ def test_only_the_mem0_front_writes_a_mem0_memorys_identity(served: Served) -> N
         "verified:true\u200b",
         "Verified: True",
         "verified:TRUE",
+        "s\u034fource:web",  # a combining grapheme joiner
+        "source\u3164:web",  # a Hangul filler
+        "ver\u0131fied:true",  # a dotless i
+        "\ua731ource:web",  # a small capital S
+        "source\u2236web",  # a ratio sign for the colon
     ],
 )
 def test_a_protected_tag_in_a_look_alike_spelling_is_refused(served: Served, tag: str) -> None:
@@ -300,3 +306,124 @@ def test_a_retention_run_reads_its_body(served: Served) -> None:
         with_query = http.post("/warden/v1/retention/run", params={"dry_run": "true"})
         assert with_query.status_code == 200
         assert with_query.json()["dry_run"] is True
+
+
+# What a review of those fixes found: the same loss of a document's other memories by other paths.
+
+
+def held_and_kept(served: Served, tag: str, document: str) -> tuple[str, str]:
+    """A fact and a planted instruction retained into one document: the fact stored, the other held."""
+    fact = f"The {tag} loading dock opens at 6am."
+    planted = f"{PLANTED} ({tag})"
+    answer = retain(
+        served, "a", {"content": fact, "document_id": document}, {"content": planted, "document_id": document}
+    )
+    assert answer.status_code == 200, answer.text
+    assert (status_of(served, fact), status_of(served, planted)) == ("active", "review")
+    return fact, planted
+
+
+def test_approving_a_held_item_adds_it_to_its_document_and_keeps_the_others(served: Served) -> None:
+    tag = uuid.uuid4().hex[:6]
+    fact, planted = held_and_kept(served, tag, f"dock-{tag}")
+    [held] = [r for r in rows(served) if r["content"] == planted]
+    with served.http("root") as http:
+        approved = http.post(f"/warden/v1/banks/{BANK}/review/{held['id']}/approve")
+    assert approved.status_code == 200, approved.text
+    assert (status_of(served, fact), status_of(served, planted)) == ("active", "active")
+    found = recalled(served, f"{tag} loading dock")
+    assert fact in found  # retained alone, the approved item replaced the document: the fact was gone
+    assert planted in found
+
+
+def test_a_document_is_restored_whole_or_not_at_all(served: Served) -> None:
+    tag = uuid.uuid4().hex[:6]
+    texts = [f"The {tag} forklift is serviced in May.", f"The {tag} forklift key hangs in the office."]
+    assert retain(served, "a", *({"content": t, "document_id": f"fork-{tag}"} for t in texts)).status_code == 200
+    ids = [r["id"] for r in rows(served) if r["content"] in texts]
+    made, applied = apply(served, {"operations": [{"op": "archive", "memory_id": i} for i in ids]})
+    assert applied is not None
+    assert applied.status_code == 200, applied.text
+    with served.http("root") as http:
+        alone = http.post(f"/warden/v1/banks/{BANK}/memories/{ids[0]}/restore", json={})
+    assert alone.status_code == 409, alone.text  # it would bring the other one back too, unaccounted
+    assert "restore them together in one plan" in alone.json()["detail"]
+    assert not set(texts) & set(recalled(served, f"{tag} forklift"))
+    made, applied = apply(served, {"operations": [{"op": "restore", "memory_id": ids[0]}]})
+    assert made.status_code == 422, made.text
+    made, applied = apply(served, {"operations": [{"op": "restore", "memory_id": i} for i in ids]})
+    assert applied is not None
+    assert applied.status_code == 200, applied.text
+    assert [status_of(served, t) for t in texts] == ["active", "active"]
+
+
+def test_an_item_sent_again_with_its_document_is_part_of_the_new_version(served: Served) -> None:
+    tag = uuid.uuid4().hex[:6]
+    x, y, z = (f"The {tag} shift {n} starts at {h}." for n, h in (("one", "6am"), ("two", "2pm"), ("three", "10pm")))
+    document = f"shifts-{tag}"
+    assert (
+        retain(
+            served, "a", {"content": x, "document_id": document}, {"content": y, "document_id": document}
+        ).status_code
+        == 200
+    )
+    again = retain(served, "a", {"content": x, "document_id": document}, {"content": z, "document_id": document})
+    assert again.status_code == 200, again.text
+    assert again.json()["items_count"] == 2  # x was a duplicate, not sent: the new version lost it
+    found = recalled(served, f"{tag} shift starts")
+    assert {x, z} <= set(found)
+    assert y not in found
+    statuses = sorted(r["status"] for r in rows(served) if r["content"] == x)
+    assert statuses == ["active", "superseded"]
+    assert status_of(served, y) == "superseded"
+
+
+def test_an_append_keeps_what_the_document_held(served: Served) -> None:
+    tag = uuid.uuid4().hex[:6]
+    document = f"note-{tag}"
+    first = {
+        "content": f"The {tag} boiler was serviced in March.",
+        "document_id": document,
+        "context": "maintenance log",
+    }
+    first["metadata"] = {"source_app": "notes"}
+    assert retain(served, "a", first).status_code == 200
+    added = {"content": f"The {tag} boiler pressure is 1.5 bar.", "document_id": document, "update_mode": "append"}
+    assert retain(served, "a2", added).status_code == 200
+    with served.http("root") as http:
+        held = http.get(f"/v1/default/banks/{BANK}/documents/{document}").json()
+    assert held["document_metadata"] == {"source_app": "notes"}
+    assert held["retain_params"]["context"] == "maintenance log"
+    assert first["content"] in held["original_text"]
+    assert added["content"] in held["original_text"]
+
+
+def test_a_write_key_deletes_by_id_through_the_mem0_front_only_where_that_archives(tmp_path: Path) -> None:
+    settings = local_settings(tmp_path / "data").model_copy(deep=True)
+    settings = settings.model_copy(update={"mem0": settings.mem0.model_copy(update={"hard_delete": True})})
+    with running_warden(settings) as url:
+        root = httpx.post(f"{url}/warden/v1/keys", json={"name": "root", "admin": ["*"]}).json()["token"]
+        writer = httpx.post(
+            f"{url}/warden/v1/keys", json={"name": "w", "write": [MEM0]}, headers={"Authorization": f"Bearer {root}"}
+        ).json()["token"]
+        m0 = f"{url}/mem0"
+        body = {
+            "messages": [{"role": "user", "content": "Kim is allergic to penicillin."}],
+            "user_id": "kim",
+            "infer": False,
+        }
+        added = httpx.post(f"{m0}/memories", json=body, headers={"Authorization": f"Token {writer}"})
+        assert added.status_code == 200, added.text
+        memory_id = added.json()["results"][0]["id"]
+        for path in (f"/memories/{memory_id}", f"/v1/memories/{memory_id}/"):
+            refused = httpx.delete(m0 + path, headers={"Authorization": f"Token {writer}"})
+            assert refused.status_code == 403, refused.text  # under hard_delete a delete erases
+        batch = httpx.request(
+            "DELETE",
+            f"{m0}/v1/batch/",
+            json={"memories": [{"memory_id": memory_id}]},
+            headers={"Authorization": f"Token {writer}"},
+        )
+        assert batch.status_code == 403, batch.text
+        erased = httpx.delete(f"{m0}/memories/{memory_id}", headers={"Authorization": f"Token {root}"})
+        assert erased.status_code == 200, erased.text

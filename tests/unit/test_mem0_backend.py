@@ -265,3 +265,26 @@ async def test_a_document_with_an_item_missing_is_not_held_and_its_redelivery_ma
         ("POST", "/memories"),
     ]
     assert [json.loads(r.content)["metadata"][mj.PARTS] for r in seen if r.method == "POST"] == [2, 2]
+
+
+async def test_an_append_keeps_the_document_counts_it_whole_and_is_not_written_twice() -> None:
+    seen: list[httpx.Request] = []
+    first = {**_memory("one", "d", []), "metadata": {mj.DOCUMENT: "d", mj.TAGS: [], mj.PARTS: 1}}
+    held = [first]
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, json={"results": held})
+        return httpx.Response(200, json={"results": [{"id": "x", "memory": "m", "event": "ADD"}]})
+
+    mem0 = backend(answer, seen)
+    appended = Item(content="two", document_id="d", extra={"update_mode": "append"})
+    await mem0.retain("b", [appended])
+    assert [r.method for r in seen] == ["GET", "POST"]  # the document kept, not replaced
+    [posted] = [json.loads(r.content) for r in seen if r.method == "POST"]
+    assert posted["metadata"][mj.PARTS] == 2  # the document's memories after the append
+    held.append({**_memory("two", "d", []), "metadata": {mj.DOCUMENT: "d", mj.TAGS: [], mj.PARTS: 2}})
+    assert await mem0.held_documents("b", ["d"]) == {"d"}  # whole, by its newest count
+    seen.clear()
+    await mem0.retain("b", [appended])  # a redelivery of the append
+    assert [r.method for r in seen] == ["GET"]

@@ -398,3 +398,37 @@ def test_a_ninth_rounds_secrets_are_found(text: str, value: str) -> None:
     found = find_secrets(text)
     assert found, text
     assert value not in mask(text, found)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        # a Wi-Fi's key beside its network; a key's emoji
+        ("Wifi: WH-Floor / key: forkl1ft!Blue", "forkl1ft!Blue"),
+        ("Wi-Fi for your visit: network BRC-Audit, key 7Gf2-pQ9x-Lm3v (expires Friday).", "7Gf2-pQ9x-Lm3v"),
+        ("the wifi at the lodge is 'Pinecone' and the key is marmot-hollow-88.", "marmot-hollow-88"),
+        ("家里 WiFi\nSSID: ChenHome\nKey: chen-jia-2021-home\n", "chen-jia-2021-home"),
+        ("new wifi \U0001f511 Heron&Lake42", "Heron&Lake42"),
+        # an account's password right after its address
+        ("just sign in with maya.k@example.org and Kettle!Drum7 on the tablet", "Kettle!Drum7"),
+        ("STREAMING   dad.accounts@example.net   pelican742", "pelican742"),
+        ("portal acct ops@depot.example pass Gr8!Harbour", "Gr8!Harbour"),
+        # a code word, a security answer, a secret word
+        ("The codeword is OSPREY.", "OSPREY"),
+        ("the security answer is 'Marigold' (first pony)", "Marigold"),
+        # a list of logins under its heading
+        ("Grandad's logins\nEmail – Thistle!1948\nBank – Thistle1948bk", "Thistle!1948"),
+        # a one-time code read off a message
+        ("The bank sent a text to my phone. It says 402 771.", "402 771"),
+        ("Apple 发来一个 code，写着 815 204，你要这个吗", "815 204"),
+        ("Your OTP came through. The one in your texts is 660 913.", "660 913"),
+        # a column of codes beside what they open; a cage; an alarm disarmed
+        ("| Door | Code |\n|---|---|\n| Loading bay | 5521# |\n| Server room | 7802 |", "7802"),
+        ("the code for the tool cage is, let me just say it, four one one four.", "four one one four"),
+        ("05:55 Arrived. Disarmed with 7-3-0-9.\n06:05 Gates open.", "7-3-0-9"),
+    ],
+)
+def test_a_tenth_rounds_secrets_are_found(text: str, value: str) -> None:
+    found = find_secrets(text)
+    assert found, text
+    assert value not in mask(text, found)

@@ -312,3 +312,55 @@ def test_what_opens_with_a_year_or_is_the_new_version_is_left_alone(text: str) -
 )
 def test_the_ninth_rounds_look_alikes_are_left_alone(text: str) -> None:
     assert find_secrets(text) == [], [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the wifi is Terrible today, key takeaway: restart the router",
+        "our wifi is BTHub6",
+        "the wifi is 'not working'",
+        "email me at bob@example.com and Q3report2024 is attached",
+        "contact bob@example.com, ref INV-2024-0042",
+        "cc: anna@corp.example  2024-05-01",
+        "Team accounts:\nSales – Q3-2024\nOps – Q4-2024",
+        "The scoreboard says 102 998 visitors this year",
+        "The bank statement says 120 000 dollars",
+        "| Product | Code |\n|---|---|\n| Widget | 4812 |",
+        "| Error | Code |\n|---|---|\n| Not found | 404 |",
+        "Alarm unset with 2024 tickets processed",
+        "Combination padlocks ordered: 20x Master Lock 1500iD, PO 88123, arrive Thursday.",
+        "Username: <工号>  Password: <first login 自己设置>",
+        "The new PIN has to be 4 digits and it won't let you use 1234 or four of the same number.",
+        "the security answer is wrong, call the bank",
+        "we sell padlocks at 4.99 each",
+        # a review's, against the round's first version
+        'Our wifi is "down again today"',
+        "Guest wifi and password available at reception",
+        "Office wifi / password managed by IT",
+        "SSID: OfficeNet\nkey rotation schedule: quarterly",
+        "the wifi is Starlink2024",
+        "bob@vendor.com   INV-20931",
+        "john.smith@acme.com   Room4B",
+        "alice@corp.com | Floor3 | Building B",
+        "Reply to ops@acme.io  Ticket42 opened",
+        "kate@corp.com\t\tUS-East1",
+        "Accounts list: kate@corp.com, Nov-2024 review!",
+        "Passwords reset today\nalice – ticket#4412\nbob – ticket#4413",
+        "Logins dashboard\nSessions: active=34\nErrors: 5xx=12",
+        "Failed logins this week\nMonday – 42attempts\nTuesday – 17attempts",
+        "My bank app shows 125 400.",
+        "The Amazon listing says 129 999.",
+        "Amazon tracking says 123 456 - arriving Tuesday",
+        "Lockers 101-150 are on the second floor",
+        "Safes sold: 1200 units in Q3",
+        "Padlocks: 12 in stock, 4410 SKU",
+        "| Alarm | Code |\n|---|---|\n| Smoke | 1001 |\n| Fire | 1002 |",
+        "| Flight | Gate | Code |\n|---|---|---|\n| BA117 | B32 | 4411 |",
+        "| Lock model | Code |\n|---|---|\n| Yale X | 256 |",
+        "In Wordle today the secret word was CRANE",
+        "Our code words for the project are Apollo and Gemini.",
+    ],
+)
+def test_the_tenth_rounds_look_alikes_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == [], [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]

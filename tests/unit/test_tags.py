@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memwarden.policies.tags import canonical_tag, canonicalize_tags, tag_value
+from memwarden.policies.tags import canonical_tag, canonicalize_tags, protected_tags, tag_value
 
 
 @pytest.mark.parametrize(
@@ -41,3 +41,26 @@ def test_tag_value_reads_either_spelling() -> None:
 def test_canonicalization_is_a_projection(tags: list[str], sep: str) -> None:
     once = canonicalize_tags(tags, separator=sep)
     assert canonicalize_tags(once, separator=sep) == once
+
+
+@pytest.mark.parametrize(
+    ("tag", "reserved"),
+    [
+        ("source:web", True),
+        ("\uff53\uff4f\uff55\uff52\uff43\uff45:web", True),  # full-width
+        ("\u0455ource:web", True),  # Cyrillic dze
+        ("s\u0585urce:web", True),  # Armenian o
+        ("\u13daource:web", True),  # Cherokee S
+        ("so\ufe0furce:web", True),  # a variation selector
+        ("Verified : TRUE", True),
+        ("s\u1d0f\u1d1c\u0280\u1d04\u1d07:web", True),  # small capitals
+        ("ve\u0280ified:true", True),
+        ("source\u02f8web", True),  # a colon's look-alike
+        ("sources:web", False),
+        ("resource:web", False),
+        ("verified:false", False),
+        ("source", False),  # a key alone is no key:value tag
+    ],
+)
+def test_protected_tags_are_compared_as_they_look(tag: str, reserved: bool) -> None:
+    assert bool(protected_tags([tag], ["source", "verified:true"])) is reserved
