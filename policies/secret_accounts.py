@@ -2,7 +2,8 @@
 key ("the wifi at the cabin is nutmegcopper50", "Wifi: WH-Floor / key: forkl1ft!Blue", "new wifi 🔑
 Chickadee!Porch9"), and an account's password right after its e-mail address ("sign in with
 jenna.cole@me.com and StoryTime!88", a sticky note's "walt.henderson52@aol.com   bluebird195").
-The second from the tenth round's tune sets (home tech, the working floor), not the held-out sets.
+All but the first Wi-Fi rules from the tenth round's tune sets (home tech, the working floor), not the
+held-out sets.
 """
 
 from __future__ import annotations
@@ -71,8 +72,8 @@ def _wifi(text: str) -> list[SecretFinding]:
 
 
 # An e-mail address, then a password beside it: after a gap of spaces, a bullet, a bar, a slash or
-# "pass"/"pw"/"密码" — or after "and"/"," where the text says it signs in. Its value mixes letters and
-# digits (three kinds of characters after "and"/","); not another address, a link, a domain or a date.
+# "pass"/"pw"/"密码" — or after "and"/"," where the text says it signs in. Its value has a password's
+# shape (``_strong``; a sign as well after "and"/","); not another address, a link, a domain or a date.
 _MAILED = re.compile(
     r"(?<![\w.+\-])[\w.+\-]{1,64}@[\w\-]{1,63}(?:\.[\w\-]{1,63}){1,4}"
     r"(?:(?P<gap>[ \t]{2,}+(?:[•|·/][ \t]*+)?|[ \t]*+[•|·/][ \t]*+"
