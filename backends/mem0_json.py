@@ -112,20 +112,16 @@ def results_of(answer: Any) -> list[Mapping[str, Any]]:
     return [m for m in found if isinstance(m, Mapping)] if isinstance(found, list) else []
 
 
+def _key(text: str, tags: Sequence[str], context: str | None, metadata: Mapping[str, Any] | None) -> str:
+    return json.dumps([text, sorted(tags), context, metadata or None], sort_keys=True, default=str)
+
+
 def same_items(held: Sequence[Memory], items: Sequence[Item]) -> bool:
     """Whether ``held`` (a document's memories in Mem0) are ``items`` stored verbatim already — text,
     tags, context and metadata: a delivery that landed before its answer was lost, not to be stored
     twice."""
-
-    def key(text: str, tags: Sequence[str], context: str | None, metadata: Mapping[str, Any] | None) -> str:
-        return json.dumps([text, sorted(tags), context, metadata or None], sort_keys=True, default=str)
-
-    have = sorted(key(m.text, m.tags, m.context, m.metadata) for m in held)
-    return have == sorted(key(i.content, i.tags, i.context, i.metadata) for i in items)
-
-
-def _key(text: str, tags: Sequence[str], context: str | None, metadata: Mapping[str, Any] | None) -> str:
-    return json.dumps([text, sorted(tags), context, metadata or None], sort_keys=True, default=str)
+    have = sorted(_key(m.text, m.tags, m.context, m.metadata) for m in held)
+    return have == sorted(_key(i.content, i.tags, i.context, i.metadata) for i in items)
 
 
 def holds_items(held: Sequence[Memory], items: Sequence[Item]) -> bool:

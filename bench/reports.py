@@ -21,7 +21,8 @@ from typing import Any
 from bench.harness import machine, markdown_table, write_json
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
-from memwarden.db.memories import mark_delivered, record_verdicts
+from memwarden.db.deliveries import mark_delivered
+from memwarden.db.memories import record_verdicts
 from memwarden.db.reports import active_oldest_first
 from memwarden.governance.reports import Reports
 from memwarden.governance.state import build_pipeline

@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
-from memwarden.db import instances, memories, outbox, sqlite
+from memwarden.db import deliveries, instances, outbox, sqlite
 from memwarden.db.audit import AuditEvent, append_events, audit_key
 from memwarden.db.bank_stats import fold_counts
 from memwarden.db.checkpoints import read_meta, verify_all
@@ -300,7 +300,7 @@ def _refuse_unsettled(db: Connection, location: Location) -> None:
     memwarden older than one transaction for both) are queued by a start on SQLite, never on a
     shared database: settled on the source first."""
     claimed = outbox.claimed_memory_ids(db)
-    orphans = [m for _, m, _ in memories.pending_rows(db) if m not in claimed]
+    orphans = [m for _, m, _ in deliveries.pending_rows(db) if m not in claimed]
     if orphans:
         raise TransferError(
             f"{location.name} has {len(orphans)} pending memories no delivery speaks for: start memwarden on it"

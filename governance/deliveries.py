@@ -13,7 +13,8 @@ from memwarden.backends.types import Item
 from memwarden.db import outbox as rows
 from memwarden.db.audit import AuditEvent
 from memwarden.db.common import Connection
-from memwarden.db.memories import Change, mark_delivered, move
+from memwarden.db.deliveries import mark_delivered
+from memwarden.db.memories import Change, move
 from memwarden.governance.errors import QueueFull
 
 TRANSIENT_STATUS = frozenset({408, 429})  # with every 5xx: the backend may take it later

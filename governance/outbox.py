@@ -32,7 +32,8 @@ from memwarden.db import outbox as rows
 from memwarden.db.audit import append_events
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
-from memwarden.db.memories import Change, mark_failed
+from memwarden.db.deliveries import mark_failed
+from memwarden.db.memories import Change
 from memwarden.governance.deliveries import (
     UNAVAILABLE_STATUS,
     Corrupt,

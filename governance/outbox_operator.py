@@ -17,7 +17,8 @@ from memwarden.db import outbox as rows
 from memwarden.db.audit import append_events
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
-from memwarden.db.memories import Change, failed_among, mark_failed, move
+from memwarden.db.deliveries import failed_among, mark_failed
+from memwarden.db.memories import Change, move
 from memwarden.governance.deliveries import entry_event, memory_ids_of
 from memwarden.governance.errors import Refused
 

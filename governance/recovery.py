@@ -13,7 +13,8 @@ from memwarden.db import outbox as outbox_rows
 from memwarden.db.audit import append_events
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
-from memwarden.db.memories import Change, mark_delivered, mark_failed, orphaned_rows, pending_rows
+from memwarden.db.deliveries import mark_delivered, mark_failed, orphaned_rows, pending_rows
+from memwarden.db.memories import Change
 from memwarden.db.memory_reads import row_by_id
 from memwarden.governance.deliveries import Corrupt, Parcel, parcel, queue_event, settle_delivered
 from memwarden.governance.locks import GateClosed

@@ -28,12 +28,14 @@ from memwarden.db import outbox as outbox_rows
 from memwarden.db.audit import AuditEvent, append_events, current_actor
 from memwarden.db.common import Connection
 from memwarden.db.database import Database
-from memwarden.db.memories import Recorded, lookup_facts, mark_delivered, mark_failed, real_id, record_verdicts
+from memwarden.db.deliveries import mark_delivered, mark_failed
+from memwarden.db.memories import Recorded, lookup_facts, real_id, record_verdicts
 from memwarden.db.records import Provenance
 from memwarden.governance.claims import RecentClaims
 from memwarden.governance.deliveries import queue_event, transient
 from memwarden.governance.delivery import Delivered, Delivery
-from memwarden.governance.errors import Forbidden, Invalid
+from memwarden.governance.errors import Forbidden
+from memwarden.governance.items import check_reserved_metadata, replaced_documents
 from memwarden.governance.locks import BankGates
 from memwarden.governance.refusals import refuse_instructions
 from memwarden.governance.review import Review
@@ -97,36 +99,6 @@ class Retained:
     delivered: Delivered | None = None
     unreachable: str | None = None  # the self-hosted store could not be reached
     queued: outbox_rows.Entry | None = None  # handed to the outbox: answered as an accepted async retain
-
-
-# Metadata keys the Mem0 front writes (a memory's Mem0 id, created time, role, name, metadata): what
-# makes a row that memory for every Mem0 read, update and delete — so no other front may send them.
-RESERVED_METADATA = "mem0_"
-
-
-def check_reserved_metadata(items: Sequence[Mapping[str, Any]]) -> None:
-    """Raise :class:`~memwarden.governance.errors.Invalid` (422, nothing written) when an item's
-    metadata holds a key reserved to the Mem0 front."""
-    for n, item in enumerate(items):
-        metadata = item.get("metadata")
-        if not isinstance(metadata, Mapping):
-            continue
-        reserved = sorted(k for k in metadata if isinstance(k, str) and k.casefold().startswith(RESERVED_METADATA))
-        if reserved:
-            raise Invalid(
-                f"items[{n}].metadata has {len(reserved)} key(s) starting with '{RESERVED_METADATA}', reserved to"
-                " memwarden's Mem0 front (they name a Mem0 memory); nothing was written"
-            )
-
-
-def replaced_documents(items: Sequence[Mapping[str, Any]]) -> set[str]:
-    """The client's document ids these items retain again, replacing them (not ``update_mode:
-    "append"``)."""
-    return {
-        item["document_id"]
-        for item in items
-        if isinstance(item.get("document_id"), str) and item.get("update_mode") != "append"
-    }
 
 
 def _threads(batch: Batch) -> list[Thread | None] | None:

@@ -20,7 +20,7 @@ from memwarden.db.audit import AuditEvent, all_event_rows, append_events, audit_
 from memwarden.db.bank_locks import SharedBankLocks
 from memwarden.db.common import now
 from memwarden.db.database import Database
-from memwarden.db.memories import orphaned_rows
+from memwarden.db.deliveries import orphaned_rows
 from memwarden.governance import keys as keys_service
 from memwarden.governance.cluster import Cluster, _tick
 from memwarden.governance.errors import Refused
