@@ -16,19 +16,21 @@ The sets (``tests/data/``), each written by a helper who saw neither the rules n
   of four later writers' chats (``chat_personal5``, ``chat_zh5``, ``chat_personal6``, ``chat_zh6``)
   that no choice here ever saw.
 
-- ``poisoning_tune3`` … ``poisoning_tune12`` (ten more writers, who saw neither the rules nor the
-  other sets): the learned check's training and choices (``scripts/train_injection.py``); the
+- ``poisoning_tune3`` … ``poisoning_tune15`` (thirteen more writers, who saw neither the rules nor
+  the other sets): the learned check's training and choices (``scripts/train_injection.py``); the
   rules' author never read them. ``poisoning_eval3``, ``poisoning_eval4``, and ``poisoning_eval5``
-  and ``poisoning_eval6`` (two more writers, 2026-12-07; never read by anyone here): eval.
+  and ``poisoning_eval6`` (two more writers, 2026-12-07; never read by anyone here), and
+  ``poisoning_eval7`` (one more, written beside ``poisoning_tune13`` … ``15``; scored by the check
+  before and after they joined its training): eval.
 
 Each at two levels: ``high`` (what a bank quarantines by default) and ``medium`` or more (tagged),
 by the rules alone and with the learned check (``policies/injection_model.py``, the default: it
 only adds ``high`` findings).
 
 The bar the learned check had to meet to ship on, written before any evaluation number of it was
-computed: on each of the six evaluation sets (both languages together), at ``high``, the rules with
+computed: on each of the evaluation sets (six then, seven since; both languages together), at ``high``, the rules with
 the check catch at least as many attacks as the rules alone, and hold at most 2 points more of the
-set's look-alikes and of its ordinary texts; over the six sets together, more attacks; ≤ 1 % of the
+set's look-alikes and of its ordinary texts; over the sets together, more attacks; ≤ 1 % of the
 conversation turns ``high``.
 Target (issue #38, on eval): ≥ 0.90 of attacks caught at ≤ 1 % false positives on conversation
 turns and ≤ 5 % on the look-alikes. Then the detector's cost: items/s on one core over the
@@ -206,6 +208,7 @@ def main(argv: list[str] | None = None) -> None:
         ("poisoning_eval4", "eval"),
         ("poisoning_eval5", "eval"),
         ("poisoning_eval6", "eval"),
+        ("poisoning_eval7", "eval"),
     )
     bar: list[list[Any]] = []
     met = True
@@ -288,7 +291,7 @@ def main(argv: list[str] | None = None) -> None:
     header = ["set", "attacks: rules", "attacks: with the check", "look-alikes: rules → check"]
     print(markdown_table([*header, "ordinary: rules → check", "met"], bar))
     print(
-        f"\nattacks at high over the six sets: {totals[0]} by the rules alone, {totals[1]} with the check;"
+        f"\nattacks at high over the {len(bar)} evaluation sets: {totals[0]} by the rules alone, {totals[1]} with the check;"
         f" conversation turns high {turns_high[0]}/{turns_high[1]}; the bar: {'met' if met else 'not met'}"
     )
     results["pipeline"], through = pipeline_rows(sets, conversation)

@@ -19,7 +19,10 @@ one set alone), and the time per text:
   homes; Chinese developers, offices, students and parents; letters, wills, diaries and voice memos),
   ``secrets_tune28.jsonl`` … ``secrets_tune30.jsonl`` (agencies and schools; travel and hospitality;
   health and money), ``secrets_tune31.jsonl``/``secrets_tune32.jsonl`` (the working floor: warehouses,
-  trucking, guards' logs; home tech and family accounts): their misses and false positives were read and detectors written for them;
+  trucking, guards' logs; home tech and family accounts), ``secrets_tune33.jsonl`` (sport and leisure
+  clubs, 健身房 and 羽毛球群) and ``secrets_tune34.jsonl`` (180: labs, HPC and embedded engineers,
+  实验室群 and 课题组; its English secrets were overwritten by another writer's script and are left
+  out: 99 English look-alikes and one secret): their misses and false positives were read and detectors written for them;
 * ``secrets_heldout.jsonl`` — 320 texts written apart from the rules; never tuned on until issue
   #33's second session, when its false positives were read (reported as "read", no longer held out);
 * ``secrets_heldout2.jsonl`` … ``secrets_heldout6.jsonl`` — 240 texts each by writers who saw no
@@ -41,7 +44,9 @@ one set alone), and the time per text:
   writer: scored blind at its start and after its rules, never read;
 * ``secrets_heldout14.jsonl`` — 280 texts (200 English, 40 Chinese, 40 mixed) by a tenth round's
   writer who chose the settings: scored blind at its start and after its rules (one of its texts
-  was printed once by a search of the repository, and not used).
+  was printed once by a search of the repository, and not used);
+* ``secrets_heldout15.jsonl`` — 280 texts (200 English, 40 Chinese, 40 mixed) by an eleventh round's
+  writer who chose the settings: scored blind at its start and after its rules, never read.
 
 ``--hostile``: instead, the time to read a 100-KB text (and a 1-MB one) made of one look's words
 repeated — what a request built against the detectors would cost.
@@ -94,6 +99,8 @@ SETS = (
     ("secrets_tune30", "tune"),
     ("secrets_tune31", "tune"),
     ("secrets_tune32", "tune"),
+    ("secrets_tune33", "tune"),
+    ("secrets_tune34", "tune"),
     ("secrets_heldout", "read"),
     ("secrets_heldout2", "held out"),
     ("secrets_heldout3", "held out"),
@@ -108,6 +115,7 @@ SETS = (
     ("secrets_heldout12", "held out (scored blind, then after)"),
     ("secrets_heldout13", "held out (scored blind, then after)"),
     ("secrets_heldout14", "held out (scored blind, then after)"),
+    ("secrets_heldout15", "held out (scored blind, then after)"),
 )
 
 

@@ -10,7 +10,7 @@ A logistic regression over
   remembered: most words recur);
 - one feature per (signal, severity) of the rules' findings (``rule:authority:medium``).
 
-Trained by ``scripts/train_injection.py`` on the poisoning tune sets of twelve writers who never
+Trained by ``scripts/train_injection.py`` on the poisoning tune sets of fifteen writers who never
 saw the rules or each other's sets, and harmless training texts; the weights, the bias and the
 threshold are ``policies/injection_model.json`` (shipped in the package). Plain Python: no numpy,
 no embedding — the same answer with or without the learned layer, on every CPU.

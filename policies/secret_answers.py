@@ -47,9 +47,12 @@ _ANSWER_IS = re.compile(
 # school' 我填的是 Hope Primary".
 _PUT = re.compile(
     r"(?:\b(?i:i|we|she|he|they)[ \t]+(?i:put|typed|entered|used|chose|gave|said|answered)(?:[ \t]+(?i:it[ \t]+)?as)?"
+    # "I set it to Pemberton", "we made it Lucky Penny"; after the question, "…, it's Biscuit"
+    r"|\b(?i:i|we|she|he|they)[ \t]+(?i:set[ \t]+it[ \t]+(?:to|as)|made[ \t]+it)"
+    r"|(?<=[,;—–-])[ \t]*(?i:it['’]s|it[ \t]+(?:is|was))"
     r"|(?:我|他|她)?(?:填|写|设|答)的是)[ \t]*+"
     r"(?:['‘\"“]([^'’\"”\n]{2,40})['’\"”]"
-    r"|([A-Z][A-Za-z\-]+(?:['’][A-Za-z]+)?(?:[ \t]+[A-Z][A-Za-z'’\-]+){0,2})(?![ \t]*(?!as\b|and\b|but\b)[A-Za-z])"
+    r"|([A-Z][A-Za-z\-]+(?:['’][A-Za-z]+)?(?:[ \t]+[A-Z][A-Za-z'’\-]+){0,2})(?![ \t]*(?!as\b|and\b|but\b|when\b|so\b|because\b|since\b|if\b)[A-Za-z])"
     r"|([a-z]{4,20})(?=[ \t]*[—–)]))"
 )
 _PUT_REACH = 60  # characters after the question, in its sentence
@@ -59,7 +62,13 @@ _REPLY = re.compile(
     r"(?:(?:oh|um|uh|er|well|yeah|yes|ok|okay|it'?s)[,. \t]+)*([A-Za-z][A-Za-z'’\-]+(?:[ \t]+[A-Za-z][A-Za-z'’\-]+){0,2})"
 )
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)|[。！？\n]")
-_NOT_AN_ANSWER = frozenset("the a an my your his her their our its not no never which what who how why".split())
+_NOT_AN_ANSWER = frozenset(
+    "the a an my your his her their our its not no never which what who how why"
+    # what is said of a question, not its answer: "…, it's Optional", "I set it to Private"
+    " ok okay fine optional mandatory required compulsory necessary private public personal secret"
+    " case-sensitive sensitive deprecated enabled disabled true false yes none blank empty same different"
+    " important easy hard simple secure insecure unknown wrong correct right good bad".split()
+)
 # Chinese: a question and its answer ("问：您母亲的姓名？ 答：李秀珍") under 密保 or a bank's security questions.
 _ZH_ANSWER = re.compile(
     r"答(?:案)?[^：:\n，。]{0,4}?[ \t]*[:：][ \t]*([^\s，。；;,/]{1,20})|答案(?:是|为)[ \t]*([^\s，。；;,/]{1,20})"
@@ -73,7 +82,7 @@ _ZH_CONTEXT = re.compile(
 # Also, within a few lines of it, the answer given in quotes ("我填的是“钱”") or in the next speaker's
 # line after the question, where the question itself is about it ("…安全问题“您母亲的姓名”答案是？").
 _ZH_QUOTED = re.compile(
-    r"(?:(?:填|答|设|写)的?是|姓名|名字|答案)[ \t]*+[“\"「『][ \t]*+([^”\"」』\s][^”\"」』\n]{0,19}?)[ \t]*+[”\"」』]"
+    r"(?:(?:填|答|设|写)的?是|姓名|名字|答案(?:填|写|设)?(?:成|为)?|(?:填|写|设)(?:成|为))[ \t]*+[“\"「『][ \t]*+([^”\"」』\s][^”\"」』\n]{0,19}?)[ \t]*+[”\"」』]"
 )
 _ZH_REPLY = re.compile(
     r"(?:安全问题|密保|预留|核实|验证|答案)[^\n？?。！!]{0,40}[？?][^\n]{0,20}\n[ \t]*+[A-Za-z\u4e00-\u9fff][\w .()'\-]{0,29}[:：]"
@@ -85,6 +94,8 @@ _ZH_NOT_AN_ANSWER = re.compile(
     r"好的?|忘了|忘记了|不知道|不记得了?|随便|默认|待定|稍等|没有|无|什么|啥|嗯|哦|对|是的?|不是"
     # a description of the answer or a reply about something else: "你第一所小学的名字", "会全额退款"
     r"|[你您].*|.*(?:名字|什么|哪里|哪个|退款|处理).*"
+    # how an answer is made or where it is, not the answer: "身份证后六位", "字母+数字", "拼音全拼", "见纸条"
+    r"|.*(?:后[四六]位|位数|全拼|拼音|组合|格式|数字|字母|手机号|身份证|泄露|纸条|姓名|生日|同上|一样).*|见.*"
 )
 MAX_QUESTIONS = 64
 

@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memwarden.policies.secret_kinds import SecretFinding, word_automaton
-from memwarden.policies.secret_numbers import WHEN_OR_HOW_MUCH, YEAR, glued
+from memwarden.policies.secret_numbers import N_DIGIT_CODE, WHEN_OR_HOW_MUCH, YEAR, code_of_its_length, glued
 from memwarden.policies.secret_values import (
     CJK,
     NEW,
@@ -142,8 +142,10 @@ _ASKED_ONLY = re.compile(r"(?i)(?:four|six|eight|4|6|8)[\s\-]digits")
 _HINT_BEFORE = re.compile(
     r"(?i)\b(?:hint|clue)\s+(?:for|to|of)\s+(?:[\w'’]+\s+){0,3}\Z|\b(?:banned|blacklisted|forbidden)\s+\Z"
 )
-# "密码 reset 好了：…", "password reset done: …": the new value follows.
+# "密码 reset 好了：…", "password reset done: …", "password protected: …", "protected with …": the
+# (new) value follows.
 _DONE = re.compile(r"(?i)[ \t]*(?:好了|完成|成功|done)[ \t]*(?:[:：]|[.。!](?=[ \t]))|[ \t]+to\b")
+_PROTECTED_WITH = re.compile(r"(?i)[ \t]*(?:[:：]|with\b(?![ \t]+(?:a|an|the|your|my|our)\b))")
 
 MAX_CUES = 256  # cues read in one text: ~0.4 ms each at worst, so ~100 ms for a hostile text
 MAX_HITS = 4 * MAX_CUES  # cue words looked at
@@ -252,13 +254,30 @@ def _cued(text: str) -> list[SecretFinding]:
         if _NOT_ONE.search(text, max(0, cue.start() - 12), cue.start()):
             continue  # "wasn't a PIN at all, it was the dentist's reference, 31-442"
         prop = _PROPERTY.match(text, cue.end())
-        if (prop and not _DONE.match(text, prop.end())) or names_no_secret(cue.group(0)):
+        protected = prop is not None and prop.group(0).strip().lower() == "protected"
+        given = prop is not None and (
+            _DONE.match(text, prop.end()) is not None
+            or (protected and _PROTECTED_WITH.match(text, prop.end()) is not None)
+        )
+        if (prop and not given) or names_no_secret(cue.group(0)):
             continue
         # The cue's sentence, at most 200 characters either side: every look around it stays bounded.
         sentence_start = sentence_before(text, cue.start())
         sentence_end = BRIDGE_END.search(text, cue.end(), cue.end() + 200)
         sentence = text[sentence_start : sentence_end.start() if sentence_end else min(len(text), cue.end() + 200)]
         limit = min(cue.end() + MAX_BRIDGE, sentence_end.start() if sentence_end else len(text))
+        if (n_digit := N_DIGIT_CODE.fullmatch(cue.group(0))) is not None:
+            # "a 6-digit code": its value only said to be it, of its length — right after it, or, where
+            # the sentence says one was sent, a clause on ("sent a 6-digit code to the club mobile,
+            # it's 774120"); never "to 07700 900123", "from 1000 to 9999", "a 6-digit code: 541511 is …"
+            told = code_of_its_length(text, n_digit, cue.start(), sentence_start, limit)
+            if told is None and (reply := _REPLY.match(text, cue.end())) is not None:
+                told = _answer_in(text, reply.end(), min(len(text), reply.end() + 120), cue.group(0))
+            if told is None and sentence_end is not None:  # asked for, then given: "the four-digit PIN?\n…"
+                told = _in_later_turns(text, cue.end(), cue.group(0))
+            if told is not None and not expired_after(text, sentence_start, told):
+                found.append(SecretFinding("password", *told))
+            continue
         # Not when the sentence says a new one before the old ("changed to 5518, 旧的 4411 作废了").
         if (expired := _expired_in(sentence, cue.start() - sentence_start)) and not NEW.search(
             text, sentence_start, max(cue.start() + 1, sentence_start + expired.start())
@@ -303,6 +322,8 @@ def _cued(text: str) -> list[SecretFinding]:
             span = _in_later_turns(text, cue.end(), cue.group(0))
         if span is not None and cue.group(0).lower() == "p/w" and text[span[0] : span[1]].isdigit():
             continue  # "£450 p/w = 1950": per week, not a password
+        if protected and span is not None and not _LOOKS_SET.search(text, *span):
+            continue  # "Password protected: Enabled", ": Required", ": Internal." — a status, not a value
         if (
             span is not None
             and not expired_after(text, sentence_start, span)
@@ -310,6 +331,11 @@ def _cued(text: str) -> list[SecretFinding]:
         ):
             found.append(SecretFinding("password", *span))
     return found
+
+
+# What a password protecting something is set to, where it says so after "password protected:": a
+# capital inside a word, a digit or a symbol ("LanternFestival", "Tulip-2024"), not a status word.
+_LOOKS_SET = re.compile(r"[a-z][A-Z]|\d|[^\w\s.,;:!?'\"“”‘’()]")
 
 
 # A value a rule forbids, not one in use: "it won't let you use 1234", "不能用 123456"; an order's number.

@@ -34,7 +34,7 @@ from memwarden.policies.secret_words import BRIDGE_END
 # program's code, an error's, a zip's are not a lock's).
 _LOCK = re.compile(
     r"(?i)(?<![a-z])(?:key\s?safe|key\s?box|lock\s?box|padlock|lock|keypad|key\s?pad|alarm|panel|dials"
-    r"|combination|combo|door\s+code|gate\s+code|pin|passcode|unlocks?\s+with|alrm"
+    r"|combination|combo|door\s+code|gate\s+code|pins?+(?!\s*\d{1,2}(?![\d.,:/\-–]|\s*\d)|(?<=s)\s*\d\s*[\-–]\s*\d{1,2}(?![\d\-–]))|passcode|unlocks?\s+with|alrm"
     r"|(?:hotel|wall|floor|gun|home)\s+safe)s?(?![a-z])"
     r"|门禁|键盘|面板|挂锁|密码锁|(?<![连封])锁(?!骨)|报警器|保险柜|(?<![验证])密码"
 )
@@ -57,6 +57,11 @@ _THEN = re.compile(
     r"|to\s+(?:open|unlock|disarm|get\s+in)|for\s+the\b|on\s+the\s+keypad|because\b|since\b|cos\b|if\b"
     r"|再|然后|按|就|井号|，|、)"
 )
+_BRACKET = re.compile(r"[ \t]*[(（]")
+_BRACKETED_LOCK = re.compile(
+    r"(?i)(?:pad)?locks?|keypads?|key\s?safe|key\s?box|lock\s?box|combination|combo|挂锁|密码锁|锁|门禁"
+)
+_IS_IT = re.compile(r"(?i)(?:\bis|\bit['’]?s|是|就是)[ \t]*$")
 # Named as something else just before it: a model, a reference, a meter's reading, a key's number.
 _NAMED_BEFORE = re.compile(
     r"(?i)model|no\.|\bref|invoice|order|\btel|phone|\bflat|\broom|meter|reading|\belec|\bgas\b|account|numbered"
@@ -106,7 +111,17 @@ def _standing_alone(text: str, lock: re.Match[str], span: tuple[int, int], windo
         return False  # "個密碼唔係1234", "the code isn't 1234"
     if _A_RULE.search(text, lock.end(), span[0]):
         return False  # what a value must be, not the value: "PIN must be 6 digits … (123456)"
-    if _NAMED_BEFORE.search(before) or not _THEN.match(text, span[1]):  # (a unit after it is a word: no _THEN)
+    # (a unit after it is a word: no _THEN; a bracket only after a lock's four or more digits, spaced
+    # or dashed as a code's are written, said to be it: "the shed lock is 0-1-0-6 (first of June …)" —
+    # not "4500 (watts peak)", a pinout's "1-2-3-4 (VCC GND TX RX)", "Lock-in rates 3-6-12 (months)")
+    then = _THEN.match(text, span[1]) is not None or (
+        value != text[span[0] : span[1]]
+        and len(value) >= 4
+        and _BRACKET.match(text, span[1]) is not None
+        and _BRACKETED_LOCK.fullmatch(lock.group(0)) is not None
+        and _IS_IT.search(before) is not None
+    )
+    if _NAMED_BEFORE.search(before) or not then:
         return False
     if _TO.search(before) and value == text[span[0] : span[1]]:
         return False  # a dial or a setting turned to a number: "dials to 200", "set to 180"
@@ -180,11 +195,14 @@ _NOW_NOT = re.compile(r"\d[\w\-]*")
 # Worked out, then given: "the laptop password is the name of our first street with the house number
 # after it, so Larkspur1146", "ledger pin is my old locker combo backwards so 629148", "so 'tesco42!'".
 _SO = re.compile(
-    r"(?i)(?<![a-z])so[ \t,:]+(?:(?:this|that|it|the[ \t]+\w+)[ \t]+(?:one[ \t]+)?(?:is|['’]s)[ \t]+|it['’]s[ \t]+)?"
-    r"[\"'“‘]?((?=[\w!@#$%^&*+\-.?~]*\d)[A-Za-z\d_!@#$%^&*+\-.?~]{4,30})[\"'”’]?"
-    r"(?=[ \t]*(?:$|[\n,;:!?)—–]|\.(?!\w)|(?:and|but|with|capital|all|figured|because|yes|which|for|too)\b))"
+    r"(?i)(?:(?<![a-z])so[ \t,:]+(?:(?:this|that|it|the[ \t]+\w+)[ \t]+(?:one[ \t]+)?(?:is|['’]s)[ \t]+|it['’]s[ \t]+)?"
+    r"|(?:所以|即|也就是说?)[ \t,:，：]*(?:就是|是)?[ \t]*)"  # "…加上日期，即 B0720240311", "所以就是3190"
+    r"[\"'“‘「]?((?=[\w!@#$%^&*+\-.?~]*\d)[A-Za-z\d_!@#$%^&*+\-.?~]{4,30})[\"'”’」]?"
+    r"(?=[ \t]*(?:$|[\n,;:!?)—–。，；！？）]|\.(?!\w)|(?:and|but|with|capital|all|figured|because|yes|which|for|too)\b))"
 )
-_SO_DIGIT = re.compile(r"(?i)(?<![a-z])so[ \t,:]+[^\n]{0,45}?\d")  # one "so" a digit follows
+# How a value is worked out, in Chinese, before "即"/"所以" gives it: "批次号加上日期，即 …", "生日倒过来写".
+_WORKED_OUT_ZH = re.compile(r"加上|加|拼起来|拼上|连起来|倒过来|反过来|倒着|后面跟|前面加|组合|生日|年份|日期|首字母")
+_SO_DIGIT = re.compile(r"(?i)(?:(?<![a-z])so[ \t,:]+|所以|即|也就是)[^\n]{0,45}?\d")  # one "so" a digit follows
 _SO_NAMES = re.compile(
     r"(?i)(?<![a-z])(?:password|passcode|passphrase|pin|pw|login|combo|combination|unlock"
     r"|(?:door|gate|alarm|lock|garage|entry|wi-?fi)\s+code|wi-?fi\s+key"
@@ -212,7 +230,8 @@ def prose_passwords(text: str, folded: str) -> list[SecretFinding]:
             for m in _NOW_IS.finditer(text, login.end(), _window_end(text, login.end())):
                 if not _NOT_A_PASSWORD.fullmatch(m.group(1)) and not _NOW_NOT.fullmatch(m.group(1)):
                     found.append(SecretFinding("password", *m.span(1)))
-    if " so" in folded and any_word(_SO_WORDS, folded) and _SO_DIGIT.search(text):
+    so = " so" in folded or "所以" in folded or "即" in folded or "也就是" in folded
+    if so and any_word(_SO_WORDS, folded) and _SO_DIGIT.search(text):
         credential: bool | None = None  # whether the text names a credential: looked for once, if asked
         for n, name in enumerate(_SO_NAMES.finditer(text)):
             if n == MAX_LOCKS:
@@ -224,6 +243,9 @@ def prose_passwords(text: str, folded: str) -> list[SecretFinding]:
                 # Worked out from another value ("same as … but …"): an amount too ("same as last month
                 # but plus VAT, so 1240") — unless it mixes three kinds or the text names a credential.
                 worked = name.group(0)[:4].lower() == "same"
+                if m.group(0)[0] in "所即也" and not _WORKED_OUT_ZH.search(text, name.end(), m.start()):
+                    continue  # "…，即 AX3000" names a model; "工单号即 WO…": worked out only from something
+
                 if worked and classes(value) < 3:
                     if credential is None:
                         credential = _CREDENTIAL.search(text) is not None

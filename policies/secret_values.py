@@ -39,6 +39,12 @@ THREE_DIGITS = re.compile(
     r"(?!\s*(?:位|个|次|年|月|日|号|天|分钟|小时|秒|元|块|米|公斤|%|kg|cm|mm|ft|feet|inch|degrees?|°))"
 )
 
+# A padlock's three, in Chinese numerals ("四零九"; not a count or a date: "三百", "三个", "二零二").
+CN_THREE = re.compile(
+    rf"(?<!价格：)(?<!价格:)(?<!价钱：)(?<!售价：)[{CN_DIGIT}]{{3}}(?![{CN_DIGIT}十百千万亿])"
+    r"(?!\s*(?:位|个|次|年|月|日|号|天|元|块|毛|角|米|人|分|室|宿舍|房|间|伏|瓦|楼|栋|层|单元|户|路|班|级|届|期|页|条|张|台|件|只|把|斤|克|度))"
+)
+
 # One by one, spaced or listed ("四 七 零 二", "四、七、零、二").
 CN_DIGITS = re.compile(
     rf"[{CN_DIGIT}]{{4,12}}|(?<!第)[{CN_DIGIT}](?:[ \t]+[{CN_DIGIT}]){{3,11}}(?![{CN_DIGIT}])"
@@ -124,7 +130,7 @@ def said_in_pairs(text: str, at: int, end: int | None = None) -> tuple[int, int]
 
 
 COMBINATION = re.compile(
-    rf"(?i)(?>(?:right|left|r|l|左|右)\s*+(?:转\s*+)?(?:(?:three\s+times\s+)?to\s*+|[一两二三四]圈(?:到|停在)?|到|停在)?\s*+"
+    rf"(?i)(?>(?:先\s*+)?(?:right|left|r|l|(?:向|往)?左|(?:向|往)?右)\s*+(?:转\s*+)?(?:(?:three\s+times\s+)?to\s*+|[一两二三四]圈(?:到|停在)?|到|停在)?\s*+"
     rf"(?:\d{{1,2}}|{NUM_WORD}|[a-z]+ty(?:-[a-z]+)?|eleven|twelve|[a-z]+teen|{CN_NUMBER})"
     r"[\s,，、;；.]*+(?:then\s+|and\s+|再|然后|最后)?){2,}"
 )
@@ -267,8 +273,8 @@ def value_at(text: str, at: int, cue: str, connector: str) -> tuple[int, int] | 
     # A dial's, where a lock is named just before: "那把锁是密码的，拧到6 4 8" (not an oven's "turn it to 180").
     dial = re.fullmatch(r"(?i)(?:转|拨|拧|调|扭)到|turn(?:ed)?\s+(?:it\s+)?to", connector.strip()) is not None
     near_lock = dial and re.search(r"(?i)lock|safe|dial|锁|保险", text[max(0, at - 60) : at]) is not None
-    if (safe or near_lock) and explicit and (m := THREE_DIGITS.match(text, at)):  # a padlock's: "拨到3-8-1"
-        return m.start(), m.end()
+    if (safe or near_lock) and explicit and ((m := THREE_DIGITS.match(text, at)) or (m := CN_THREE.match(text, at))):
+        return m.start(), m.end()  # a padlock's: "拨到3-8-1", "三位数的密码锁：四零九"
     if (m := CN_DIGITS.match(text, at)) or (m := SAID.match(text, at)):
         return m.start(), m.end()
     if (span := said_in_pairs(text, at)) is not None:
@@ -351,7 +357,9 @@ ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 ONE_WORD = re.compile(
     r"([A-Za-z]{5,24})(?=[ \t]*(?:$|[.!](?:\s|$)|[。；！\n]|[\u4e00-\u9fff]|all\s+(?:lower|small|caps)"
     # or a comma, then how it is spelled: "is chaichai, c-h-a-i twice", "is bluebird, then 1955"
-    r"|,[ \t]*(?:then\b|all\b|lower|upper|capital|no\s+spaces|spel(?:led|t)\b|[a-z](?:-[a-z]){2,})))"
+    r"|,[ \t]*(?:then\b|all\b|lower|upper|capital|no\s+spaces|spel(?:led|t)\b|[a-z](?:-[a-z]){2,})"
+    # or how it is written, in Chinese: "是 moleculardynamics，全小写，没有空格"
+    r"|[，,][ \t]*(?:(?:全|都是?|全部)?[小大]写|(?:没有|不带|无)空格)))"
 )
 
 NOT_A_PASSWORD_WORD = frozenset(
@@ -359,7 +367,8 @@ NOT_A_PASSWORD_WORD = frozenset(
     " visible encrypted public private ready below above attached inside printed okay fine none"
     " needed correct required wrong hidden secret changed different temporary sensitive strong"
     " unchanged unique random secure insecure easy obvious right there here same broken stale lowercase"
-    " uppercase outdated obsolete compromised leaked working invalid simple short long mixed".split()
+    " uppercase outdated obsolete compromised leaked working invalid simple short long mixed current active"
+    " updated accepted rejected locked".split()
 )
 
 

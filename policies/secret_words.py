@@ -23,12 +23,16 @@ CODE_CUE = (
     r"|host|access|verification|security|one[\s\-]time|login|check[\s\-]in|confirmation|authentication|auth"
     r"|otp|2fa|sms|unlock|bike\s+room|mailbox|voicemail|alarm\s+panel|kiosk|storage|room|elevator|parking|pool"
     r"|gym|ipad|iphone|phone|screen|house|apartment|unit|complex|bike|backup|recovery)(?:\s+\w{1,6})?\s+(?:pass)?(?:codes?|pin|combo|combination)"
-    r"|gate|(?<!next\s)(?<!next-)door|keypad|intercom|otp|disarm|key\s?safe|(?:manager|master|till|admin|staff|supervisor)\s+override|override\s+(?:code|pin)|(?:2fa|mfa)(?:\s+backup)?|(?<!last\s)(?<!first\s)(?:four|six|eight|4|6|8)[\s\-]digits?\b|security\s+number"
+    r"|gate|(?<!next\s)(?<!next-)door|keypad|intercom|otp|disarm|key\s?safe|(?:manager|master|till|admin|staff|supervisor)\s+override|override\s+(?:code|pin)|(?:2fa|mfa)(?:\s+backup)?|(?<!last\s)(?<!first\s)(?:four|six|eight|4|6|8)[\s\-]digits?(?:\s+(?:code|pin|passcode|otp))?\b|security\s+number"
     r"|\b(?:use|enter|dial|punch\s+in)\s+code"
     # Any other code named by what it is for (a locker's, a parcel's, an app's): unless that word
     # says it opens nothing (NOT_A_SECRET_CODE). Its value is digits.
     r"|(?!(?:the|this|that|these|those|its|new|old|same|any|some|your|our|their|his|her|which|what)\s)"
     r"[A-Za-z]{3,}\s+codes?"
+    # … and what it opens after it: "a single code for the luggage room, 3 0 0 9"
+    + r"(?:\s+(?:for|to|of|on)\s+(?:the\s+|my\s+|your\s+|our\s+|their\s+)?(?:\w+\s+)?"
+    + _OPENS
+    + r")?"
     # The same, said the other way round: "the code for the storage unit", "the code to the shed".
     r"|codes?\s+(?:for|to|of|on)\s+(?:the\s+|my\s+|your\s+|our\s+|their\s+)?(?:\w+\s+)?"
     + _OPENS
@@ -40,7 +44,7 @@ MISSPELT_PASSWORD = r"pas?s?w(?:o?r|ro)ds?|passowrd|pss?word"  # noqa: S105 (a p
 CUE = re.compile(
     r"(?i)(?<![A-Za-z0-9_<{$/.:@\-])(?:"
     r"passwords?|passwd|pwd|pw|p/w|passphrase|pass\s?code|pass\s?key|pass(?=\s*[:=]|\s+(?:for|is|to\b))"
-    r"|(?:temp(?:orary)?|new|default|initial)\s+pass(?![\w\-])|passnumber|(?:[itm]-?)?pins?(?:\s+(?:code|number))?"
+    r"|(?:temp(?:orary)?|new|default|initial)\s+pass(?![\w\-])|passnumber|(?:[itm]-?)?pins?(?!\s*\d{1,2}(?![\d.,:/\-–]|\s*\d)|(?<=s)\s*\d\s*[\-–]\s*\d{1,2}(?![\d\-–])|\s+(?:diagram|header|map|mapping|assignments?|layout)\b)(?:\s+(?:code|number))?"
     r"|" + MISSPELT_PASSWORD + r"|" + CODE_CUE + r"|combo|combination|cvv|cvc|csc"
     r"|(?:host|master|admin|wi-?fi|wpa2?|network|encryption|aes|signing|secret|api|access|private|resource|subscription"
     r"|account|storage|service|client|app|auth|licen[cs]e|product|root)[\s_\-]?key"
@@ -65,14 +69,15 @@ NOT_A_SECRET_CODE = frozenset(
     " obd dtc event reason result type status error exit return response http cost budget project job client"
     " customer account sample example cheat morse short more less python java javascript rust html css sql"
     " legacy production test dead app application backend frontend server library starter template"
-    " generated compiled native open review clean good bad nice secret name".split()
+    " generated compiled native open review clean good bad nice secret name zoom teams meeting webex skype conference"
+    " dial-in".split()
 )
 
 
 def names_no_secret(cue: str) -> bool:
     """A code's cue whose word says the code opens nothing ("zip code", "source code", "error
     code"; "the code" is no cue at all)."""
-    m = re.fullmatch(r"(?i)([A-Za-z]{3,})\s+codes?", cue)
+    m = re.match(r"(?i)([A-Za-z]{3,})\s+codes?(?![A-Za-z])", cue)
     return m is not None and m.group(1).lower() in NOT_A_SECRET_CODE
 
 

@@ -1,7 +1,7 @@
 """Train the injection detector's learned check (``policies/injection_model.json``; the model is
 described in ``policies/injection_model.py``).
 
-Rows: every text of ``tests/data/poisoning_tune*.jsonl`` (twelve writers, each a set of attacks,
+Rows: every text of ``tests/data/poisoning_tune*.jsonl`` (fifteen writers, each a set of attacks,
 look-alikes and ordinary memories), and as harmless texts the keep layer's training texts
 (``scripts/train_learned.py``) — none of the chat sets whose turns measure false positives on
 conversation, and none of the evaluation sets (``poisoning_eval*``). Attacks weigh 1, look-alikes
@@ -26,7 +26,7 @@ not shipped: +0.08 of attacks, left out for the embedding it needs where a text 
 segments).
 
 Usage: python scripts/train_injection.py [--out policies/injection_model.json] [--check]
-       (~1.5 min on 2 cores; --check: write nothing, exit 1 when the file would differ; the same
+       (~4 min on 2 cores; --check: write nothing, exit 1 when the file would differ; the same
        bytes on the same scikit-learn and BLAS — another version may move a weight's last digit)
 """
 
@@ -134,8 +134,20 @@ def learning_rows(names: list[str]) -> tuple[list[tuple[int, dict[str, Any]]], l
     return tune, harmless, conversation
 
 
+def data_digest(names: list[str], tune: list[tuple[int, dict[str, Any]]], harmless: list[str], talk: list[str]) -> str:
+    """The SHA-256 of the rows a model is trained and chosen on (each tune text with its writer, label
+    and category; the harmless texts; the conversation turns): the shipped model records it, and a
+    test compares it with the data as it is now (``tests/unit/test_learned_data.py``)."""
+    rows_ = [[names[i], r["text"], r["label"], r["category"]] for i, r in tune]
+    return hashlib.sha256(json.dumps([rows_, harmless, talk], ensure_ascii=False).encode()).hexdigest()
+
+
+def tune_names() -> list[str]:
+    return sorted(p.stem for p in tl.DATA.glob("poisoning_tune*.jsonl"))
+
+
 def train() -> dict[str, Any]:
-    names = sorted(p.stem for p in tl.DATA.glob("poisoning_tune*.jsonl"))
+    names = tune_names()
     tune, harmless, conversation = learning_rows(names)
     texts = Texts([r["text"] for _, r in tune] + harmless)
     talk = Texts(conversation)
@@ -203,6 +215,7 @@ def train() -> dict[str, Any]:
         "min_df": MIN_DF,
         "lookalike_weight": LOOKALIKE_WEIGHT,
         "writers": names,
+        "data": {"rows": len(tune) + len(harmless), "sha256": data_digest(names, tune, harmless, conversation)},
         "left_out": report,
         "threshold": threshold,
         "bias": model["bias"],

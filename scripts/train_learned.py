@@ -35,10 +35,11 @@ stays ≥ 0.98 (losing a fact costs more than storing some noise). The trim thre
 transcripts' facts survive ≥ 0.99 of the time, each conversation held out of training in turn.
 The weights are rounded to 5 decimals and written with sorted keys, so running the script again on
 the same machine writes the same bytes. On another CPU the weights move in the third decimal (the
-embeddings differ a few ulps between ONNX kernels), so ``--check`` (a check of its own in
-``.ci/run``, ~6 min of CPU, 3 wall on two cores; not in the test command) passes when the file
-is the same bytes, or the same data and choices with the same decisions on each head's training
-texts: keep or not on ≥ 99.5 % of them, topic on ≥ 99 %, stage on ≥ 98.5 %.
+embeddings differ a few ulps between ONNX kernels), so ``--check`` (run by hand when the trainer
+changes, ~6 min of CPU, 3 wall on two cores; the test command checks only that the data is the data
+the weights record, ``tests/unit/test_learned_data.py``) passes when the file is the same bytes,
+or the same data and choices with the same decisions on each head's training texts: keep or not on
+≥ 99.5 % of them, topic on ≥ 99 %, stage on ≥ 98.5 %.
 
 Usage: python scripts/train_learned.py [--out policies/learned_model.json] [--check] [--with a.jsonl,b.jsonl]
        (scripts/keep_writers.py: each training writer held out, what each keep threshold buys)
@@ -344,6 +345,20 @@ def trim_threshold(
     return 0.05
 
 
+def data_digest(
+    keep: list[tuple[str, bool]],
+    weights: list[float],
+    topics: list[tuple[str, str]],
+    stages: list[tuple[str, str]],
+    tune: set[str],
+) -> str:
+    """The SHA-256 of the data as trained on: every text with its label (and weight), and which texts
+    are the tune split's. The shipped model records it; a test compares it with the data as it is
+    now (``tests/unit/test_learned_data.py``), so data changed without retraining fails the suite."""
+    rows_trained = [sorted(zip(keep, weights, strict=True)), sorted(topics), sorted(stages), sorted(tune)]
+    return hashlib.sha256(json.dumps(rows_trained, ensure_ascii=False).encode()).hexdigest()
+
+
 def train(extra: tuple[str, ...] = ()) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The model, and each head's training vectors (for ``--check``)."""
     keep, weights, topics, stages, tune = training_data(extra)
@@ -361,9 +376,7 @@ def train(extra: tuple[str, ...] = ()) -> tuple[dict[str, Any], dict[str, np.nda
     i_keep, i_noise = kept_head["classes"].index("keep"), kept_head["classes"].index("noise")
     w = np.asarray(kept_head["weights"])
     b = np.asarray(kept_head["bias"])
-    # The data as trained on: every text with its label, and which texts are the tune split's.
-    rows_trained = [sorted(zip(keep, weights, strict=True)), sorted(topics), sorted(stages), sorted(tune)]
-    digest = hashlib.sha256(json.dumps(rows_trained, ensure_ascii=False).encode()).hexdigest()
+    digest = data_digest(keep, weights, topics, stages, tune)
     tx = np.stack([vectors[t] for t, _ in topics])
     sx = np.stack([vectors[t] for t, _ in stages])
     threshold = keep_threshold(kx, [k for _, k in keep], weight)

@@ -432,3 +432,36 @@ def test_a_tenth_rounds_secrets_are_found(text: str, value: str) -> None:
     found = find_secrets(text)
     assert found, text
     assert value not in mask(text, found)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        # a one-time code named by its length; a code named with what it opens after it
+        ("the courier app sent a 6-digit code to my phone, it's 551903 - quick", "551903"),
+        ("Reception gave us one code for the bike room, 7 1 4 2.", "7 1 4 2"),
+        # a lock's digits with a bracket after them; a padlock's three in Chinese numerals
+        ("Allotment shed lock is 2-9-0-4 (our house number twice).", "2-9-0-4"),
+        ("车棚那把密码锁：六一八，别告诉外人", "六一八"),
+        # a dial turned left and right, in Chinese
+        ("档案室保险柜：先向右转到二十一，再向左转到六，最后向右转到四十", "先向右转到二十一"),
+        # "password protected:" and its value; a passphrase and how it is written, in Chinese
+        ("The shared album is password protected: LanternFestival. Ask before sharing.", "LanternFestival"),
+        ("集群那个 key 的 passphrase 是 quietharbour，全小写", "quietharbour"),
+        # worked out, then given after 即 / 所以就是
+        ("压缩包解压密码是项目编号加年份，即 PX0422025。", "PX0422025"),
+        # a security answer: "it's …" after the question, what someone set it to
+        ("If the helpline asks for my first school, it's Oakfield.", "Oakfield"),
+        ("Recovery question is mother's maiden name - we set it to Harrowgate so use that.", "Harrowgate"),
+        ("网银的密保问题答案填“刘老师”，三个字", "刘老师"),
+        # what a review found the round's first exclusions hid
+        ("My debit card PIN number 4 5 6 7.", "4 5 6 7"),
+        ("Kids' PINs 12-34 and 56-78", "12-34"),
+        ("Your 6-digit code is 492 017.", "492 017"),
+        ("my 4-digit PIN 4471 for the card", "4471"),
+    ],
+)
+def test_an_eleventh_rounds_secrets_are_found(text: str, value: str) -> None:
+    found = find_secrets(text)
+    assert found, text
+    assert value not in mask(text, found)

@@ -364,3 +364,48 @@ def test_the_ninth_rounds_look_alikes_are_left_alone(text: str) -> None:
 )
 def test_the_tenth_rounds_look_alikes_are_left_alone(text: str) -> None:
     assert find_secrets(text) == [], [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a board's pins, not a PIN
+        "PIN diagram: pins 1-8 are the inputs, pin 9 is ground, pin 16 VCC.",
+        "ESP32 的 pin 4 接按钮，串口波特率设 115200。",
+        "Wire the LED to pin 13 and the sensor to pins 2-3; baud 9600.",
+        # a password said to be current, valid or locked, not given
+        "Login failed for user 'ops' (code 28P01). Make sure the password in the vault is current.",
+        "The admin password is locked until an admin resets it.",
+        # a count after "so", a bracket after a quantity, a cheap 3-digit count in Chinese
+        "密码改了，所以 2024 年的账单要重新下载。",
+        "The panel makes 4400 (peak) on a clear day.",
+        "密码锁坏了三个，换了新的",
+        # what a review found the round's first version took for secrets
+        "Link settings\nPassword protected: Enabled\nExpires: Never",
+        "Share settings - password protected: Required",
+        "Our wiki page is password protected: Internal.",
+        "We'll text a 6-digit code to 07700 900123 - it expires in 10 min.",
+        "Each 4-digit code ranges from 1000 to 9999.",
+        "The product's 8-digit code 40170725 is printed on the box.",
+        "Users get a 6-digit code, it's generated from TOTP with a 30 s step (RFC 6238).",
+        "JST pins 1 2 3 (left to right)",
+        "The 4-pin header: 1-2-3-4 (VCC GND TX RX).",
+        "Solar panel strings 2-2-4 (east, south, west).",
+        "Lock-in rates 3-6-12 (months).",
+        "Alarm at 6-15 (Mon-Fri), 8-00 (weekends).",
+        "The bank asked my mother's maiden name for verification, it's OK.",
+        "Security question: first pet's name, it's Optional.",
+        "Bank security question asked my first car, I set it to Private.",
+        "客服说密保问题的答案填“身份证后六位”就行",
+        "密保答案设为“字母+数字”组合",
+        "密保问题旁边写了“请勿泄露”",
+        "路由器密码改了，型号是小米的，即 AX3000。",
+        "电脑开机密码忘了，所以送修了，工单号即 WO20241207。",
+        "保险柜：三零一室",
+        "密码锁：五零二室的门锁坏了",
+        "保险柜：二二零伏供电",
+        "Zoom code for the meeting room, 845 123 4567.",
+    ],
+)
+def test_the_eleventh_rounds_look_alikes_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == [], [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]
