@@ -245,7 +245,6 @@ def prose_passwords(text: str, folded: str) -> list[SecretFinding]:
                 worked = name.group(0)[:4].lower() == "same"
                 if m.group(0)[0] in "所即也" and not _WORKED_OUT_ZH.search(text, name.end(), m.start()):
                     continue  # "…，即 AX3000" names a model; "工单号即 WO…": worked out only from something
-
                 if worked and classes(value) < 3:
                     if credential is None:
                         credential = _CREDENTIAL.search(text) is not None
