@@ -69,15 +69,27 @@ def replace_documents(
         ):
             if row["mode"] != "append":
                 replacing.setdefault(row["document_id"], row["id"])
-    events = []
-    for document_id, new_id in replacing.items():
-        older = db.execute(
-            "SELECT id FROM memories WHERE bank = ? AND document_id = ? AND status = 'active'", (bank, document_id)
-        ).fetchall()
-        for row in older:
-            if row["id"] in ids:
-                continue
-            change = Change(
+    # The documents' earlier active memories, a chunk of documents a query (not one query a document:
+    # a batch whose every item has its own document asked as many times as it had items).
+    older: list[tuple[str, str]] = []
+    documents = sorted(replacing)
+    for chunk in chunked(documents):
+        marks = ",".join("?" * len(chunk))
+        older += [
+            (row["document_id"], row["id"])
+            for row in db.execute(
+                f"SELECT id, document_id FROM memories WHERE bank = ? AND status = 'active'"  # noqa: S608
+                f" AND document_id IN ({marks}) ORDER BY document_id, created_at, id",
+                (bank, *chunk),
+            )
+            if row["id"] not in ids
+        ]
+    events = [
+        transition(
+            db,
+            bank,
+            memory_id,
+            Change(
                 "active",
                 "superseded",
                 "supersede",
@@ -86,9 +98,11 @@ def replace_documents(
                 actor,
                 rule="document.replace",
                 reason=f"document {document_id} replaced by a later retain",
-                by=new_id,
-            )
-            events.append(transition(db, bank, row["id"], change))
+                by=replacing[document_id],
+            ),
+        )
+        for document_id, memory_id in older
+    ]
     return append_events(db, events)
 
 

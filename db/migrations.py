@@ -419,6 +419,15 @@ def _m0024_outbox_attempt(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE outbox ADD COLUMN attempt_by TEXT")
 
 
+def _m0025_memories_by_document_status(db: sqlite3.Connection) -> None:
+    # A document's memories in one status (a delivery superseding a document's earlier memories, an
+    # approval's or a restore's siblings): with (bank, document_id) alone SQLite chose the (bank,
+    # status) index and read every active memory of the bank for each document — 1.1 s for a retain
+    # of 100 items with documents into a bank of 50,000. This index serves (bank, document_id) too.
+    db.execute("CREATE INDEX memories_bank_document_status ON memories (bank, document_id, status)")
+    db.execute("DROP INDEX IF EXISTS memories_bank_document")
+
+
 LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     ("0001_initial", _m0001_initial),
     ("0002_config_snapshots", _m0002_config_snapshots),
@@ -437,6 +446,7 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     ("0021_memories_provenance", _m0021_memories_provenance),
     ("0022_memories_instance", _m0022_memories_instance),
     ("0024_outbox_attempt", _m0024_outbox_attempt),
+    ("0025_memories_by_document_status", _m0025_memories_by_document_status),
 )
 
 
