@@ -2,9 +2,11 @@
 
 Reads (``recall``, ``list_memories``, ``list_documents``, ``get_config``, ``stats``) are
 retried on :class:`~backends.base.BackendUnavailable` — a connection that failed, 429, 5xx —
-honouring the backend's ``Retry-After`` up to ``max_wait``. Writes are never retried here: a
-write that may or may not have landed is the outbox's business (write governance), not a blind
-resend's.
+honouring the backend's ``Retry-After`` up to ``max_wait``. So is ``set_memory_state``: it sets a
+fact's state outright (valid or invalidated), so sent twice it leaves what sent once does — and
+the real Hindsight answers 500 "deadlock detected" when its own graph maintenance holds the same
+bank's rows, which a second attempt gets past. Other writes are never retried here: a write that
+may or may not have landed is the outbox's business (write governance), not a blind resend's.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ T = TypeVar("T")
 
 
 class RetryingBackend:
-    """Wraps ``inner``; same interface. ``retries`` extra attempts for reads (0 disables)."""
+    """Wraps ``inner``; same interface. ``retries`` extra attempts for reads and state changes (0 disables)."""
 
     def __init__(self, inner: MemoryBackend, *, retries: int = 2, base_wait: float = 0.1, max_wait: float = 5.0):
         self.inner = inner
@@ -49,6 +51,7 @@ class RetryingBackend:
         return min(self._max_wait, hint if hint is not None else backoff)
 
     async def _read(self, call: Callable[[], Awaitable[T]]) -> T:
+        """``call`` attempted until it succeeds, up to ``retries`` more times: an idempotent call only."""
         retrying = AsyncRetrying(
             retry=retry_if_exception_type(BackendUnavailable),
             stop=stop_after_attempt(1 + self._retries),
@@ -93,7 +96,7 @@ class RetryingBackend:
         return await self.inner.retain(bank_id, items, document_tags=document_tags, wait=wait)
 
     async def set_memory_state(self, bank_id: str, memory_id: str, state: str, *, reason: str | None = None) -> None:
-        await self.inner.set_memory_state(bank_id, memory_id, state, reason=reason)
+        await self._read(lambda: self.inner.set_memory_state(bank_id, memory_id, state, reason=reason))
 
     async def delete_document(self, bank_id: str, document_id: str) -> None:
         await self.inner.delete_document(bank_id, document_id)

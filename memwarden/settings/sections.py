@@ -110,7 +110,9 @@ class HindsightSettings(_Section):
         gt=0,
         description="Seconds an idle pooled connection is kept; below the backend's keep-alive (uvicorn: 5 s).",
     )
-    read_retries: int = Field(2, ge=0, le=10, description="Retries of idempotent reads on connect errors, 429 and 503.")
+    read_retries: int = Field(
+        2, ge=0, le=10, description="Retries of idempotent reads and state changes on connect errors, 429 and 5xx."
+    )
 
     @field_validator("url")
     @classmethod
@@ -148,7 +150,9 @@ class Mem0BackendSettings(_Section):
         300.0, gt=0, description="Seconds to wait for Mem0's answer (an add embeds, maybe extracts)."
     )
     max_connections: int = Field(100, gt=0, description="Most open connections to Mem0.")
-    read_retries: int = Field(2, ge=0, le=10, description="Retries of idempotent reads on connect errors, 429 and 503.")
+    read_retries: int = Field(
+        2, ge=0, le=10, description="Retries of idempotent reads and state changes on connect errors, 429 and 5xx."
+    )
 
     @field_validator("url")
     @classmethod

@@ -230,7 +230,8 @@ def test_batch_update_and_delete(served: tuple[str, str]) -> None:
     answer = mem.batch_update([{"memory_id": ids[0], "text": "The VPN gateway is vpn2.example.net."}])
     assert answer["results"] == [{"memory_id": ids[0], "status": "updated"}]
     assert mem.get(ids[0])["memory"] == "The VPN gateway is vpn2.example.net."
-    mem.batch_delete([{"memory_id": i} for i in ids])
+    deleted = mem.batch_delete([{"memory_id": i} for i in ids])
+    assert [r["status"] for r in deleted["results"]] == ["deleted", "deleted"], deleted
     assert mem.get_all(filters={"user_id": user})["count"] == 0
     with pytest.raises(MemoryNotFoundError):  # an unknown id: nothing done
         mem.batch_delete([{"memory_id": uuid.uuid4().hex}])
