@@ -9,7 +9,8 @@ measured; docs/operations/benchmarks/held-out.md, *Caveats*, says which choice a
   ``oneliners`` (561 one-line user facts, preferences and instructions as assistants' users type
   them, and the pleasantries, questions and requests beside them; split by the text's SHA-256),
   ``worklogs`` (support logs, an agent's tool-use log, meeting notes; split by document),
-  ``oneliners2`` (500 one-liners by a later writer: all ``eval``);
+  ``oneliners2`` (500 one-liners by a later writer: all ``eval``), ``worklogs2`` and ``worklogs3``
+  (two later writers' work logs from rarely written-about trades, English and Chinese: all ``eval``);
 * **turns** — long conversations retained one turn an item, as a Mem0 ``add`` or a per-message
   agent does: ``chat_friends_en`` (friends and family over months: exclamations, photos, thanks),
   ``chat_friends_zh`` (WeChat-style Chinese and Chinese/English code-switching), ``work_threads``
@@ -71,7 +72,7 @@ from memwarden.policies.labels import TOPICS
 from memwarden.policies.pipeline import Pipeline
 from memwarden.settings import GovernanceSettings, LabelsSettings
 
-ITEM_SETS = ("labelled_items", "oneliners", "worklogs", "oneliners2")
+ITEM_SETS = ("labelled_items", "oneliners", "worklogs", "oneliners2", "worklogs2", "worklogs3")
 TURN_SETS = (
     "chat_friends_en",
     "chat_friends_zh",

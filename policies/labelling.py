@@ -70,7 +70,7 @@ def label(
     assert not isinstance(labels, LabelError)  # only known values and aliases were given
     if vector is not None and learned is not None:
         if labels.topic_source not in ("client", "alias"):
-            topic, confidence = learned.topic(vector)
+            topic, confidence = learned.topic(vector, prepared)
             topic = people_apart(classifier, topic, prepared, hits)
             labels = labels._replace(topic=topic, topic_source="learned", confidence=confidence)
         if labels.stage_source not in ("client", "alias"):

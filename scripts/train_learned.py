@@ -22,6 +22,10 @@ Data, all written in the repository, none of it the evaluation split:
   chats in English, Chinese and both, by three more writers);
 * topic and stage — the kept items of the sets above that carry them (the chat-style items carry
   no topic, and a stage only where the fact is written plainly: notes, log lines, mixed zh/en),
+  the facts of ``LABEL_SETS`` — ``tests/data/training_topics2.jsonl`` to ``training_topics4.jsonl``
+  (~1,050 lines of work logs by three more writers: English trades from payroll support to a
+  brewery, Chinese workplaces' 工作群/工单/周报/组会, and AI agents' tool-use and case notes; their
+  keep labels are not trained on: the keep head stays as the per-turn measurements chose it) —
   plus the vocabulary's examples (``policies/vocabulary.py``).
 
 Each head is a logistic regression over 10 × the e5 vector (full-batch gradient descent, fixed
@@ -59,6 +63,9 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))  # train_topic_grams, also when this file is loaded by path
+
+from train_topic_grams import topic_grams  # noqa: E402
 
 from memwarden.policies.segments import split  # noqa: E402
 from memwarden.policies.vocabulary import STAGES, TOPICS  # noqa: E402
@@ -86,6 +93,8 @@ TURN_SETS = ("training_turns.jsonl", "training_turns2.jsonl", "training_turns3.j
 # other data already holds is one more copy of that row, weighing 1 like it.
 LIGHT_TURN_SETS = ("training_turns4.jsonl", "training_turns5.jsonl", "training_turns6.jsonl")
 LIGHT_WEIGHT = 0.25
+# Trained on for topic and stage only (their facts' labels; not their keep labels).
+LABEL_SETS = ("training_topics2.jsonl", "training_topics3.jsonl", "training_topics4.jsonl")
 HELD_OUT_ITEMS = ("oneliners.jsonl", "worklogs.jsonl")
 HELD_OUT_TURNS = ("chat_friends_en.jsonl", "chat_friends_zh.jsonl", "work_threads.jsonl")
 # --check: the share of each head's training texts another CPU's model must decide alike (measured
@@ -159,6 +168,7 @@ def sourced_training_data(
                 for t in s["turns"]
             ],
         )
+    items += [r for name in LABEL_SETS for r in rows(name)]
     topics = [(r["text"], r["topic"]) for r in items if r["keep"] and r.get("topic")]
     stages = [(r["text"], r["stage"]) for r in items if r["keep"] and r.get("stage")]
     for name, entry in TOPICS.items():
@@ -392,6 +402,7 @@ def train(extra: tuple[str, ...] = ()) -> tuple[dict[str, Any], dict[str, np.nda
         },
         "topic": head(tx, [c for _, c in topics], folds["topic"], "topic"),
         "stage": head(sx, [c for _, c in stages], folds["stage"], "stage"),
+        "topic_grams": topic_grams(topics),  # scripts/train_topic_grams.py
         "data": {"texts": len(texts), "keep": len(keep), "topic": len(topics), "stage": len(stages), "sha256": digest},
     }, {"keep": kx, "topic": tx, "stage": sx}
 
@@ -416,6 +427,7 @@ def differences(old: dict[str, Any], new: dict[str, Any], x: dict[str, np.ndarra
     found = []
     same = [("data",), ("embedder",), ("scale",), ("keep", "threshold"), ("keep", "trim_threshold")]
     same += [(h, k) for h in ("topic", "stage") for k in ("classes", "l2")]
+    same += [("topic_grams", k) for k in ("classes", "weight", "c", "min_df")]
     for path in same:
         a, b = old, new
         for key in path:

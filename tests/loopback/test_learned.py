@@ -80,6 +80,14 @@ def test_facts_about_people_have_a_home(pipeline: Pipeline, text: str, topic: st
     assert (judged.verdict, judged.topic) == ("store", topic), judged.reason
 
 
+@pytest.mark.parametrize("text", ["The billing service is written in Go.", "计费服务是用 Go 写的。"])
+def test_a_service_written_in_a_language_is_code_not_business_nor_personal(pipeline: Pipeline, text: str) -> None:
+    """A review found "a billing service written in Go" labelled ``personal``; the e5 head alone now
+    says ``business`` (billing), the words say ``code`` (written in Go), and the two together too."""
+    judged = pipeline.judge(0, text)
+    assert (judged.verdict, judged.topic) == ("store", "code"), judged.reason
+
+
 def test_a_dated_decision_with_its_reason_is_a_decision(pipeline: Pipeline) -> None:
     judged = pipeline.judge(0, "DNS moved from Cloudflare to DNSPod because of ICP filing requirements.")
     assert judged.stage == "decision"
