@@ -3,8 +3,9 @@
 The e5 head (``policies/learned.py``) reads what a text means; on work logs by writers it never saw
 it confused business, infra and code about one fact in three. Words read differently: a log line's
 product names, commands and jargon carry its topic where the sentence's meaning is generic. Each
-writer held out in turn (``scripts/train_learned.py``), the two together beat either alone on every
-writer: the topic is the class of ``(1 − WEIGHT)·log p(e5) + WEIGHT·log p(n-grams)``.
+writer held out in turn (``scripts/topic_writers.py``), the two together beat either alone on every
+writer: the topic is the class of ``(1 − w)·log p(e5) + w·b``, where ``b`` is the reader's reading in
+the model's form (:data:`FORMS`, :meth:`TopicGrams.blend`).
 
 Features as the injection check's (``policies/injection_model.py``): each word's character 2-, 3- and
 4-grams, counted, the counts scaled to unit length; an n-gram the training data held in fewer than
@@ -22,7 +23,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from memwarden.policies.injection_model import ngrams
+from memwarden.policies.injection_model import MAX_CHARS, NGRAMS, ngrams
+
+FORMS = ("log-probabilities", "scaled by coverage", "evidence")
 
 
 @dataclass(frozen=True)
@@ -31,18 +34,29 @@ class TopicGrams:
     index: Mapping[str, int]  # n-gram → its row of ``weights``
     weights: npt.NDArray[np.float64]  # (n-grams, classes)
     bias: npt.NDArray[np.float64]
-    weight: float  # of the n-grams' log-probabilities beside the e5 head's
+    weight: float  # the reader's share beside the e5 head
+    form: str = "log-probabilities"  # how it is blended (see :meth:`blend`)
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> TopicGrams:
+        """The reader in the model file. Raises ValueError when the file was trained on other
+        features than :func:`~memwarden.policies.injection_model.ngrams` gives, or names no known form."""
+        features = obj.get("features", {"ngrams": list(NGRAMS), "max_chars": MAX_CHARS})
+        if features != {"ngrams": list(NGRAMS), "max_chars": MAX_CHARS}:
+            raise ValueError(f"the topic reader was trained on other n-grams ({features}): retrain it")
+        form = str(obj.get("form", "log-probabilities"))
+        if form not in FORMS:
+            raise ValueError(f"unknown blend of the topic reader: {form!r}")
         classes = tuple(obj["classes"])
         grams = obj["grams"]
         index = {g: i for i, g in enumerate(grams)}
         weights = np.asarray(list(grams.values()), dtype=np.float64).reshape(len(grams), len(classes))
-        return cls(classes, index, weights, np.asarray(obj["bias"], dtype=np.float64), float(obj["weight"]))
+        bias = np.asarray(obj["bias"], dtype=np.float64)
+        return cls(classes, index, weights, bias, float(obj["weight"]), form)
 
-    def log_probabilities(self, prepared: str) -> npt.NDArray[np.float64]:
-        """Each class's log-probability for the text (in :attr:`classes`' order)."""
+    def read(self, prepared: str) -> tuple[npt.NDArray[np.float64], float]:
+        """The n-grams' evidence for each class (in :attr:`classes`' order, without the prior) and
+        the share of the text the reader knows (the length of its known n-grams' counts, 0..1)."""
         grams = ngrams(prepared)
         norm = math.sqrt(sum(c * c for c in grams.values())) or 1.0
         rows, counts = [], []
@@ -50,21 +64,35 @@ class TopicGrams:
             if (i := self.index.get(gram)) is not None:
                 rows.append(i)
                 counts.append(count)
-        z = self.bias + (np.asarray(counts, dtype=np.float64) / norm) @ self.weights[rows] if rows else self.bias.copy()
-        z = z - z.max()
-        out: npt.NDArray[np.float64] = z - math.log(float(np.exp(z).sum()))
-        return out
+        if not rows:
+            return np.zeros(len(self.classes)), 0.0
+        x = np.asarray(counts, dtype=np.float64) / norm
+        evidence: npt.NDArray[np.float64] = x @ self.weights[rows]
+        return evidence, float(math.sqrt(float(x @ x)))
+
+    def log_probabilities(self, prepared: str) -> npt.NDArray[np.float64]:
+        """Each class's log-probability for the text (in :attr:`classes`' order)."""
+        return _log_softmax(self.bias + self.read(prepared)[0])
 
     def blend(
         self, classes: Sequence[str], e5_logits: npt.NDArray[np.float64], prepared: str
     ) -> npt.NDArray[np.float64]:
         """The probabilities of ``classes`` (a head's, each one the n-grams know) from the e5 head's
-        logits over them and the text's n-grams."""
-        a = e5_logits - e5_logits.max()
-        a = a - math.log(float(np.exp(a).sum()))
-        mine = self.log_probabilities(prepared)
-        b = np.array([mine[self.classes.index(c)] for c in classes])
-        z = (1.0 - self.weight) * a + self.weight * b
+        logits over them and the text's n-grams, in the model's form: the reader's log-probabilities
+        at :attr:`weight`; the same, the weight scaled by the share of the text it knows (a text it
+        knows nothing of keeps the e5 head's answer); or its n-grams' evidence without its prior."""
+        a = _log_softmax(e5_logits)
+        evidence, coverage = self.read(prepared)
+        order = [self.classes.index(c) for c in classes]
+        weight = self.weight * coverage if self.form == "scaled by coverage" else self.weight
+        b = evidence[order] if self.form == "evidence" else _log_softmax(self.bias + evidence)[order]
+        z = (1.0 - weight) * a + weight * b
         p = np.exp(z - z.max())
         out: npt.NDArray[np.float64] = p / p.sum()
         return out
+
+
+def _log_softmax(z: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    z = z - z.max()
+    out: npt.NDArray[np.float64] = z - math.log(float(np.exp(z).sum()))
+    return out

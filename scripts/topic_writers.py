@@ -47,6 +47,23 @@ def log_softmax(z: np.ndarray) -> np.ndarray:
     return np.asarray(z - np.log(np.exp(z).sum(axis=1, keepdims=True)))
 
 
+FORMS = ("log-probabilities", "scaled by coverage", "evidence")
+
+
+def blend(
+    form: str, weight: float, e5: np.ndarray, reader: np.ndarray, evidence: np.ndarray, coverage: np.ndarray
+) -> np.ndarray:
+    """The blended scores (argmax: the topic), as ``policies/topic_grams.py`` forms them: the reader's
+    log-probabilities at ``weight``; the same, ``weight`` scaled by the share of the text the reader
+    knows; or its n-grams' evidence without its prior (the class weights' sum), at ``weight``."""
+    if form == "log-probabilities":
+        return (1 - weight) * e5 + weight * reader
+    if form == "scaled by coverage":
+        w = weight * coverage
+        return np.asarray((1 - w) * e5 + w * reader)
+    return (1 - weight) * e5 + weight * evidence
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--l2", type=float, default=1e-3)
@@ -78,18 +95,23 @@ def main() -> int:
 
     table: list[tuple[str, list[float]]] = [("e5 head alone", accuracy(e5))]
     for min_df in (int(v) for v in args.min_df.split(",")):
-        g, _ = tg.gram_matrix(texts, min_df)
+        # Each writer held out of the n-grams' counting too: its texts meet the reader as new text does.
+        held = {w: tg.gram_matrix(texts, min_df, counted=(src != w).tolist())[0] for w in writers}
         for c in (float(v) for v in args.c.split(",")):
-            reader = {}
+            reader, evidence, coverage = {}, {}, {}
             for w in writers:
+                g = held[w]
                 m = LogisticRegression(C=c, max_iter=5000, solver="lbfgs").fit(g[src != w], y[src != w])
                 reader[w] = m.predict_log_proba(g[src == w])
+                evidence[w] = np.asarray(g[src == w] @ m.coef_.T)  # the n-grams' say, without the prior
+                coverage[w] = np.sqrt(np.asarray(g[src == w].multiply(g[src == w]).sum(axis=1)))
             name = f"min_df {min_df}, C {c:g}"
             table.append((f"{name}: reader alone", accuracy(reader)))
             for weight in (float(v) for v in args.weights.split(",")):
-                blended = {w: (1 - weight) * e5[w] + weight * reader[w] for w in writers}
-                table.append((f"{name}, weight {weight:g}", accuracy(blended)))
-    shipped = f"min_df {tg.GRAMS_MIN_DF}, C {tg.GRAMS_C:g}, weight {tg.GRAMS_WEIGHT:g}"
+                for form in FORMS:
+                    blended = {w: blend(form, weight, e5[w], reader[w], evidence[w], coverage[w]) for w in writers}
+                    table.append((f"{name}, weight {weight:g}, {form}", accuracy(blended)))
+    shipped = f"min_df {tg.GRAMS_MIN_DF}, C {tg.GRAMS_C:g}, weight {tg.GRAMS_WEIGHT:g}, {tg.GRAMS_FORM}"
     print(f"held out, one at a time: {', '.join(f'{w} ({int((src == w).sum())})' for w in writers)}\n")
     print("| candidate | " + " | ".join(w.removesuffix(".jsonl") for w in writers) + " | worst | mean |")
     print("|---|" + "---|" * (len(writers) + 2))

@@ -37,13 +37,15 @@ cross-validated keep recall
 stays ≥ 0.98 (losing a fact costs more than storing some noise). The trim threshold (under
 ``trim`` a segment judged noise is cut from a stored item) is the highest at which the tune
 transcripts' facts survive ≥ 0.99 of the time, each conversation held out of training in turn.
-The weights are rounded to 5 decimals and written with sorted keys, so running the script again on
+The weights are rounded to 5 decimals (the topic reader's, ``scripts/train_topic_grams.py``, to 4) and
+written with sorted keys, so running the script again on
 the same machine writes the same bytes. On another CPU the weights move in the third decimal (the
 embeddings differ a few ulps between ONNX kernels), so ``--check`` (run by hand when the trainer
 changes, ~6 min of CPU, 3 wall on two cores; the test command checks only that the data is the data
 the weights record, ``tests/unit/test_learned_data.py``) passes when the file is the same bytes,
 or the same data and choices with the same decisions on each head's training texts: keep or not on
-≥ 99.5 % of them, topic on ≥ 99 %, stage on ≥ 98.5 %.
+≥ 99.5 % of them, topic on ≥ 99 %, stage on ≥ 98.5 % — and the topic reader's: the same n-grams
+(pure Python, so on any CPU), the same decisions alone on ≥ 99.9 % of its texts.
 
 Usage: python scripts/train_learned.py [--out policies/learned_model.json] [--check] [--with a.jsonl,b.jsonl]
        (scripts/keep_writers.py: each training writer held out, what each keep threshold buys)
@@ -65,7 +67,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))  # train_topic_grams, also when this file is loaded by path
 
-from train_topic_grams import topic_grams  # noqa: E402
+from train_topic_grams import reader_differences, topic_grams  # noqa: E402
 
 from memwarden.policies.segments import split  # noqa: E402
 from memwarden.policies.vocabulary import STAGES, TOPICS  # noqa: E402
@@ -427,7 +429,7 @@ def differences(old: dict[str, Any], new: dict[str, Any], x: dict[str, np.ndarra
     found = []
     same = [("data",), ("embedder",), ("scale",), ("keep", "threshold"), ("keep", "trim_threshold")]
     same += [(h, k) for h in ("topic", "stage") for k in ("classes", "l2")]
-    same += [("topic_grams", k) for k in ("classes", "weight", "c", "min_df")]
+    same += [("topic_grams", k) for k in ("classes", "weight", "form", "features", "c", "min_df")]
     for path in same:
         a, b = old, new
         for key in path:
@@ -474,7 +476,9 @@ def main() -> int:
         if args.out.read_text() == text:
             print("unchanged")
             return 0
-        found = differences(json.loads(args.out.read_text()), json.loads(text), x)
+        old = json.loads(args.out.read_text())
+        found = differences(old, json.loads(text), x)
+        found += reader_differences(old["topic_grams"], model["topic_grams"], [t for t, _ in training_data()[2]])
         print("\n".join([f"{args.out} would change:", *found]) if found else "unchanged up to floating point")
         return 1 if found else 0
     args.out.write_text(text)

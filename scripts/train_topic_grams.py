@@ -1,29 +1,33 @@
 """The topic head's second reader (``policies/topic_grams.py``), trained by ``scripts/train_learned.py``
 on the topic head's own rows: a logistic regression over each text's character n-grams.
 
-Its C, the n-grams it weighs (those in ≥ ``GRAMS_MIN_DF`` texts) and its weight beside the e5 head
-were chosen before this code was written: each writer of the topic data held out in turn (the e5
-head, at the L2 strength the trainer picks, and the reader trained on the other writers), the
-choice with the best *worst* writer's accuracy (C 10 or 30, ``min_df`` 3 or 5, weight 0.5–0.8;
-CHANGELOG.md has the table's ends). scikit-learn's L-BFGS (the ``dev`` extra); the shipped reader
+Its C, the n-grams it weighs (those in ≥ ``GRAMS_MIN_DF`` texts), its weight beside the e5 head and
+the form of the blend were chosen by ``scripts/topic_writers.py`` (each writer of the topic data held
+out in turn; the best *worst* writer's accuracy, then the best mean; ``bench/results/topic_writers.txt``)
+before the shipped reader was trained. scikit-learn's L-BFGS (the ``dev`` extra); the shipped reader
 is plain weights.
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 GRAMS_C = 30.0
-GRAMS_MIN_DF = 5
-GRAMS_WEIGHT = 0.6
+GRAMS_MIN_DF = 3
+GRAMS_WEIGHT = 0.5
+GRAMS_FORM = "scaled by coverage"  # how the reader is blended: policies/topic_grams.py, FORMS
 GRAMS_DIGITS = 4
 
 
-def gram_matrix(texts: list[str], min_df: int) -> tuple[Any, dict[str, int]]:
-    """Each text's n-gram counts (as the rules read the text), scaled to unit length, over the
-    n-grams in ≥ ``min_df`` of the texts: a sparse matrix and its columns' n-grams."""
+def gram_matrix(texts: list[str], min_df: int, counted: Sequence[bool] | None = None) -> tuple[Any, dict[str, int]]:
+    """Each text's n-gram counts (as the rules read the text), scaled to unit length over all its
+    n-grams, in the columns of the n-grams in ≥ ``min_df`` of the texts (of those ``counted``
+    marks: a held-out writer's texts add no n-gram): a sparse matrix and its columns' n-grams. A
+    row's length is the share of the text the columns hold (its *coverage*)."""
     from scipy import sparse
 
     from memwarden.policies.injection_model import ngrams
@@ -35,9 +39,10 @@ def gram_matrix(texts: list[str], min_df: int) -> tuple[Any, dict[str, int]]:
         norm = float(np.sqrt(sum(c * c for c in grams.values()))) or 1.0
         rows_.append({g: c / norm for g, c in grams.items()})
     df: dict[str, int] = {}
-    for r in rows_:
-        for g in r:
-            df[g] = df.get(g, 0) + 1
+    for i, r in enumerate(rows_):
+        if counted is None or counted[i]:
+            for g in r:
+                df[g] = df.get(g, 0) + 1
     index = {g: i for i, g in enumerate(sorted(g for g, n in df.items() if n >= min_df))}
     indptr, cols, vals = [0], [], []
     for r in rows_:
@@ -55,6 +60,8 @@ def topic_grams(topics: list[tuple[str, str]]) -> dict[str, Any]:
     weights)."""
     from sklearn.linear_model import LogisticRegression
 
+    from memwarden.policies.injection_model import MAX_CHARS, NGRAMS
+
     x, index = gram_matrix([t for t, _ in topics], GRAMS_MIN_DF)
     fitted = LogisticRegression(C=GRAMS_C, max_iter=5000, solver="lbfgs").fit(x, [c for _, c in topics])
     coef = np.round(fitted.coef_, GRAMS_DIGITS)
@@ -63,6 +70,25 @@ def topic_grams(topics: list[tuple[str, str]]) -> dict[str, Any]:
         "bias": np.round(fitted.intercept_, GRAMS_DIGITS).tolist(),
         "grams": {g: coef[:, j].tolist() for g, j in index.items() if coef[:, j].any()},
         "weight": GRAMS_WEIGHT,
+        "form": GRAMS_FORM,
+        "features": {"ngrams": list(NGRAMS), "max_chars": MAX_CHARS},
         "c": GRAMS_C,
         "min_df": GRAMS_MIN_DF,
     }
+
+
+def reader_differences(old: dict[str, Any], new: dict[str, Any], texts: list[str]) -> list[str]:
+    """The topic reader's: its features are pure Python, so the same n-grams on any CPU; L-BFGS on
+    another scikit-learn or BLAS may move a weight's last digit, so its own decisions on the topic
+    texts must agree on ≥ 99.9 %."""
+    from memwarden.policies.quality import prepare
+    from memwarden.policies.topic_grams import TopicGrams
+
+    if set(old["grams"]) != set(new["grams"]):
+        return ["topic_grams.grams: another set of n-grams than the file's"]
+    a, b = TopicGrams.from_json(old), TopicGrams.from_json(new)
+    agree = float(
+        np.mean([a.log_probabilities(t).argmax() == b.log_probabilities(t).argmax() for t in map(prepare, texts)])
+    )
+    print(f"  topic reader: the same decision on {agree:.4f} of its training texts", file=sys.stderr)
+    return [] if agree >= 0.999 else [f"topic_grams: the same decision on only {agree:.4f} of its training texts"]

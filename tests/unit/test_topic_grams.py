@@ -3,65 +3,94 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
 
-from memwarden.policies.injection_model import ngrams
+from memwarden.policies.injection_model import MAX_CHARS, NGRAMS, ngrams
 from memwarden.policies.learned import Model
-from memwarden.policies.topic_grams import TopicGrams
+from memwarden.policies.topic_grams import FORMS, TopicGrams
+
+CLASSES = ["business", "infra", "personal"]
 
 
-def reader(weight: float = 0.7) -> TopicGrams:
-    """A reader that knows two words: "kubectl" (infra) and "invoice" (business)."""
+def reader(weight: float = 0.7, form: str = "log-probabilities", **extra: Any) -> TopicGrams:
+    """A reader that knows two words, "kubectl" (infra) and "invoice" (business), and leans to
+    ``personal`` when it knows nothing (its prior, as a trained reader's does)."""
     grams: dict[str, list[float]] = {}
-    for word, row in (("kubectl", [0.0, 4.0]), ("invoice", [4.0, 0.0])):
+    for word, row in (("kubectl", [0.0, 4.0, 0.0]), ("invoice", [4.0, 0.0, 0.0])):
         for g in ngrams(word):
             grams[g] = row
-    return TopicGrams.from_json(
-        {"classes": ["business", "infra"], "bias": [0.0, 0.0], "grams": grams, "weight": weight}
-    )
+    obj = {"classes": CLASSES, "bias": [0.0, -0.5, 1.5], "grams": grams, "weight": weight, "form": form, **extra}
+    return TopicGrams.from_json(obj)
 
 
-def test_the_words_decide_where_the_meaning_is_unsure() -> None:
-    even = np.array([0.1, 0.0])  # the e5 head leans to business, barely
-    p = reader().blend(["business", "infra"], even, "ran kubectl rollout restart on the edge nodes")
-    assert p.argmax() == 1
+def softmax(z: np.ndarray) -> np.ndarray:
+    p = np.exp(z - z.max())
+    return np.asarray(p / p.sum())
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_the_words_decide_where_the_meaning_is_unsure(form: str) -> None:
+    even = np.array([0.1, 0.0, 0.0])  # the e5 head leans to business, barely
+    p = reader(form=form).blend(CLASSES, even, "ran kubectl rollout restart on the edge nodes")
+    assert CLASSES[int(p.argmax())] == "infra"
     assert math.isclose(float(p.sum()), 1.0)
 
 
-def test_a_sure_meaning_is_not_overruled_by_an_unknown_text() -> None:
-    sure = np.array([6.0, 0.0])
-    p = reader().blend(["business", "infra"], sure, "qq zz")  # no n-gram of either word
-    assert p.argmax() == 0
-    assert p[0] > 0.8  # the blend's confidence: an unsure reader tempers it
+@pytest.mark.parametrize("form", ["scaled by coverage", "evidence"])
+def test_a_text_the_reader_knows_nothing_of_keeps_the_e5_heads_answer(form: str) -> None:
+    """Russian, say: not one n-gram known. The plain blend would pull it to the reader's prior."""
+    logits = np.array([2.0, 0.0, 0.0])
+    for text in ("Бухгалтерия закрывает квартал пятого апреля", "", " "):
+        p = reader(form=form).blend(CLASSES, logits, text)
+        assert CLASSES[int(p.argmax())] == "business"
+        if form == "scaled by coverage":  # and its confidence (the evidence form tempers it)
+            assert np.allclose(p, softmax(logits))
+
+
+def test_the_plain_blend_leans_an_unknown_text_to_the_readers_prior() -> None:
+    """Why the other forms exist: what the shipped form does is measured, writer by writer."""
+    p = reader(form="log-probabilities").blend(CLASSES, np.array([1.0, 0.0, 0.0]), "Бухгалтерия")
+    assert CLASSES[int(p.argmax())] == "personal"
 
 
 def test_the_weight_is_the_share_of_the_readers_log_probabilities() -> None:
-    logits = np.array([1.0, 0.0])
+    logits = np.array([1.0, 0.0, 0.5])
     text = "invoice"
-    alone = reader(weight=0.0).blend(["business", "infra"], logits, text)
-    e5 = np.exp(logits - logits.max())
-    assert np.allclose(alone, e5 / e5.sum())
-    only_words = reader(weight=1.0).blend(["business", "infra"], logits, text)
+    assert np.allclose(reader(weight=0.0).blend(CLASSES, logits, text), softmax(logits))
+    only_words = reader(weight=1.0).blend(CLASSES, logits, text)
     assert np.allclose(only_words, np.exp(reader().log_probabilities(text)))
 
 
-def test_a_head_over_fewer_classes_reads_only_those() -> None:
-    p = reader().blend(["infra"], np.array([0.0]), "invoice")
-    assert p.tolist() == [1.0]
+def test_coverage_is_the_share_of_the_text_the_reader_knows() -> None:
+    assert reader().read("invoice")[1] == pytest.approx(1.0)
+    assert reader().read("qq zz")[1] == 0.0
+    assert 0.3 < reader().read("invoice paid late by the client")[1] < 0.7
+
+
+def test_a_head_over_fewer_classes_in_another_order_reads_only_those() -> None:
+    """A deployment that drops a built-in topic: its head's classes, in the head's order."""
+    p = reader().blend(["infra", "business"], np.array([0.0, 0.0]), "invoice")
+    assert p.shape == (2,)
+    assert p[1] > p[0]
+
+
+def test_a_model_trained_on_other_n_grams_is_refused() -> None:
+    with pytest.raises(ValueError, match="other n-grams"):
+        reader(features={"ngrams": [3], "max_chars": MAX_CHARS})
+    with pytest.raises(ValueError, match="unknown blend"):
+        reader(form="geometric")
 
 
 def test_the_shipped_model_has_a_reader_over_the_heads_classes() -> None:
     from importlib.resources import files
 
     model = Model.loads(files("memwarden.policies").joinpath("learned_model.json").read_text(encoding="utf-8"))
-    assert model.topic_grams is not None
-    assert set(model.topic_grams.classes) == set(model.topic.classes)
-    assert 0.0 < model.topic_grams.weight < 1.0
-
-
-@pytest.mark.parametrize("text", ["", " ", "\u200b"])
-def test_an_empty_text_gets_the_bias_alone(text: str) -> None:
-    p = np.exp(reader().log_probabilities(text))
-    assert np.allclose(p, [0.5, 0.5])
+    grams = model.topic_grams
+    assert grams is not None
+    assert set(grams.classes) == set(model.topic.classes)
+    assert 0.0 < grams.weight < 1.0
+    assert grams.form in FORMS
+    assert list(NGRAMS) == [2, 3, 4]
