@@ -50,7 +50,7 @@ class RetryingBackend:
         backoff = self._base_wait * (2 ** (state.attempt_number - 1))
         return min(self._max_wait, hint if hint is not None else backoff)
 
-    async def _read(self, call: Callable[[], Awaitable[T]]) -> T:
+    async def _idempotent(self, call: Callable[[], Awaitable[T]]) -> T:
         """``call`` attempted until it succeeds, up to ``retries`` more times: an idempotent call only."""
         retrying = AsyncRetrying(
             retry=retry_if_exception_type(BackendUnavailable),
@@ -67,28 +67,28 @@ class RetryingBackend:
         return await self.inner.health()  # a probe reports what it sees, once
 
     async def recall(self, bank_id: str, query: RecallQuery) -> Recalled:
-        return await self._read(lambda: self.inner.recall(bank_id, query))
+        return await self._idempotent(lambda: self.inner.recall(bank_id, query))
 
     async def list_memories(self, bank_id: str, query: MemoryQuery) -> Page[Memory]:
-        return await self._read(lambda: self.inner.list_memories(bank_id, query))
+        return await self._idempotent(lambda: self.inner.list_memories(bank_id, query))
 
     async def get_memory(self, bank_id: str, memory_id: str) -> Memory:
-        return await self._read(lambda: self.inner.get_memory(bank_id, memory_id))
+        return await self._idempotent(lambda: self.inner.get_memory(bank_id, memory_id))
 
     async def list_documents(self, bank_id: str, *, limit: int, offset: int) -> Page[Document]:
-        return await self._read(lambda: self.inner.list_documents(bank_id, limit=limit, offset=offset))
+        return await self._idempotent(lambda: self.inner.list_documents(bank_id, limit=limit, offset=offset))
 
     async def held_documents(self, bank_id: str, document_ids: Sequence[str]) -> set[str]:
-        return await self._read(lambda: self.inner.held_documents(bank_id, document_ids))
+        return await self._idempotent(lambda: self.inner.held_documents(bank_id, document_ids))
 
     async def get_document(self, bank_id: str, document_id: str) -> Document:
-        return await self._read(lambda: self.inner.get_document(bank_id, document_id))
+        return await self._idempotent(lambda: self.inner.get_document(bank_id, document_id))
 
     async def get_config(self, bank_id: str) -> BankConfig:
-        return await self._read(lambda: self.inner.get_config(bank_id))
+        return await self._idempotent(lambda: self.inner.get_config(bank_id))
 
     async def stats(self, bank_id: str, *, refresh: bool = False) -> BankStats:
-        return await self._read(lambda: self.inner.stats(bank_id, refresh=refresh))
+        return await self._idempotent(lambda: self.inner.stats(bank_id, refresh=refresh))
 
     async def retain(
         self, bank_id: str, items: Sequence[Item], *, document_tags: Sequence[str] = (), wait: bool = True
@@ -96,7 +96,7 @@ class RetryingBackend:
         return await self.inner.retain(bank_id, items, document_tags=document_tags, wait=wait)
 
     async def set_memory_state(self, bank_id: str, memory_id: str, state: str, *, reason: str | None = None) -> None:
-        await self._read(lambda: self.inner.set_memory_state(bank_id, memory_id, state, reason=reason))
+        await self._idempotent(lambda: self.inner.set_memory_state(bank_id, memory_id, state, reason=reason))
 
     async def delete_document(self, bank_id: str, document_id: str) -> None:
         await self.inner.delete_document(bank_id, document_id)

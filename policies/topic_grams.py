@@ -4,8 +4,9 @@ The e5 head (``policies/learned.py``) reads what a text means; on work logs by w
 it confused business, infra and code about one fact in three. Words read differently: a log line's
 product names, commands and jargon carry its topic where the sentence's meaning is generic. Each
 writer held out in turn (``scripts/topic_writers.py``), the two together beat either alone on every
-writer: the topic is the class of ``(1 − w)·log p(e5) + w·b``, where ``b`` is the reader's reading in
-the model's form (:data:`FORMS`, :meth:`TopicGrams.blend`).
+writer: the topic is the class of ``(1 − w)·log p(e5) + w·log p(n-grams)``, ``w`` the model's weight
+scaled by the share of the text the reader knows — a text it knows nothing of (another language)
+keeps the e5 head's answer. (Two other blends were candidates of that selection, not shipped.)
 
 Features as the injection check's (``policies/injection_model.py``): each word's character 2-, 3- and
 4-grams, counted, the counts scaled to unit length; an n-gram the training data held in fewer than
@@ -25,7 +26,7 @@ import numpy.typing as npt
 
 from memwarden.policies.injection_model import MAX_CHARS, NGRAMS, ngrams
 
-FORMS = ("log-probabilities", "scaled by coverage", "evidence")
+FORM = "scaled by coverage"  # the blend the model file must name (scripts/topic_writers.py chose it)
 
 
 @dataclass(frozen=True)
@@ -34,25 +35,23 @@ class TopicGrams:
     index: Mapping[str, int]  # n-gram → its row of ``weights``
     weights: npt.NDArray[np.float64]  # (n-grams, classes)
     bias: npt.NDArray[np.float64]
-    weight: float  # the reader's share beside the e5 head
-    form: str = "log-probabilities"  # how it is blended (see :meth:`blend`)
+    weight: float  # the reader's share beside the e5 head, for a text it knows whole
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> TopicGrams:
         """The reader in the model file. Raises ValueError when the file was trained on other
-        features than :func:`~memwarden.policies.injection_model.ngrams` gives, or names no known form."""
+        features than :func:`~memwarden.policies.injection_model.ngrams` gives, or for another blend."""
         features = obj.get("features", {"ngrams": list(NGRAMS), "max_chars": MAX_CHARS})
         if features != {"ngrams": list(NGRAMS), "max_chars": MAX_CHARS}:
             raise ValueError(f"the topic reader was trained on other n-grams ({features}): retrain it")
-        form = str(obj.get("form", "log-probabilities"))
-        if form not in FORMS:
-            raise ValueError(f"unknown blend of the topic reader: {form!r}")
+        if obj.get("form") != FORM:
+            raise ValueError(f"the topic reader was chosen for another blend ({obj.get('form')!r}): retrain it")
         classes = tuple(obj["classes"])
         grams = obj["grams"]
         index = {g: i for i, g in enumerate(grams)}
         weights = np.asarray(list(grams.values()), dtype=np.float64).reshape(len(grams), len(classes))
         bias = np.asarray(obj["bias"], dtype=np.float64)
-        return cls(classes, index, weights, bias, float(obj["weight"]), form)
+        return cls(classes, index, weights, bias, float(obj["weight"]))
 
     def read(self, prepared: str) -> tuple[npt.NDArray[np.float64], float]:
         """The n-grams' evidence for each class (in :attr:`classes`' order, without the prior) and
@@ -78,14 +77,13 @@ class TopicGrams:
         self, classes: Sequence[str], e5_logits: npt.NDArray[np.float64], prepared: str
     ) -> npt.NDArray[np.float64]:
         """The probabilities of ``classes`` (a head's, each one the n-grams know) from the e5 head's
-        logits over them and the text's n-grams, in the model's form: the reader's log-probabilities
-        at :attr:`weight`; the same, the weight scaled by the share of the text it knows (a text it
-        knows nothing of keeps the e5 head's answer); or its n-grams' evidence without its prior."""
+        logits over them and the text's n-grams: the reader's log-probabilities at :attr:`weight` times
+        the share of the text it knows."""
         a = _log_softmax(e5_logits)
         evidence, coverage = self.read(prepared)
         order = [self.classes.index(c) for c in classes]
-        weight = self.weight * coverage if self.form == "scaled by coverage" else self.weight
-        b = evidence[order] if self.form == "evidence" else _log_softmax(self.bias + evidence)[order]
+        weight = self.weight * coverage
+        b = _log_softmax(self.bias + evidence)[order]
         z = (1.0 - weight) * a + weight * b
         p = np.exp(z - z.max())
         out: npt.NDArray[np.float64] = p / p.sum()

@@ -10,12 +10,12 @@ import pytest
 
 from memwarden.policies.injection_model import MAX_CHARS, NGRAMS, ngrams
 from memwarden.policies.learned import Model
-from memwarden.policies.topic_grams import FORMS, TopicGrams
+from memwarden.policies.topic_grams import FORM, TopicGrams
 
 CLASSES = ["business", "infra", "personal"]
 
 
-def reader(weight: float = 0.7, form: str = "log-probabilities", **extra: Any) -> TopicGrams:
+def reader(weight: float = 0.7, form: str = FORM, **extra: Any) -> TopicGrams:
     """A reader that knows two words, "kubectl" (infra) and "invoice" (business), and leans to
     ``personal`` when it knows nothing (its prior, as a trained reader's does)."""
     grams: dict[str, list[float]] = {}
@@ -31,29 +31,26 @@ def softmax(z: np.ndarray) -> np.ndarray:
     return np.asarray(p / p.sum())
 
 
-@pytest.mark.parametrize("form", FORMS)
-def test_the_words_decide_where_the_meaning_is_unsure(form: str) -> None:
+def test_the_words_decide_where_the_meaning_is_unsure() -> None:
     even = np.array([0.1, 0.0, 0.0])  # the e5 head leans to business, barely
-    p = reader(form=form).blend(CLASSES, even, "ran kubectl rollout restart on the edge nodes")
+    p = reader().blend(CLASSES, even, "ran kubectl rollout restart on the edge nodes")
     assert CLASSES[int(p.argmax())] == "infra"
     assert math.isclose(float(p.sum()), 1.0)
 
 
-@pytest.mark.parametrize("form", ["scaled by coverage", "evidence"])
-def test_a_text_the_reader_knows_nothing_of_keeps_the_e5_heads_answer(form: str) -> None:
-    """Russian, say: not one n-gram known. The plain blend would pull it to the reader's prior."""
-    logits = np.array([2.0, 0.0, 0.0])
+def test_a_text_the_reader_knows_nothing_of_keeps_the_e5_heads_answer() -> None:
+    """Russian, say: not one n-gram known. Blended at a fixed weight, the reader's prior
+    (``personal`` here, as the trained reader's) would pull it over."""
+    logits = np.array([1.0, 0.0, 0.0])
     for text in ("Бухгалтерия закрывает квартал пятого апреля", "", " "):
-        p = reader(form=form).blend(CLASSES, logits, text)
-        assert CLASSES[int(p.argmax())] == "business"
-        if form == "scaled by coverage":  # and its confidence (the evidence form tempers it)
-            assert np.allclose(p, softmax(logits))
+        assert np.allclose(reader().blend(CLASSES, logits, text), softmax(logits))
 
 
-def test_the_plain_blend_leans_an_unknown_text_to_the_readers_prior() -> None:
-    """Why the other forms exist: what the shipped form does is measured, writer by writer."""
-    p = reader(form="log-probabilities").blend(CLASSES, np.array([1.0, 0.0, 0.0]), "Бухгалтерия")
-    assert CLASSES[int(p.argmax())] == "personal"
+def test_a_text_the_reader_knows_in_part_gets_part_of_its_weight() -> None:
+    logits = np.array([1.0, 0.0, 0.0])
+    whole = reader().blend(CLASSES, logits, "kubectl")
+    part = reader().blend(CLASSES, logits, "kubectl and a long tail of words it never saw before today")
+    assert whole[1] > part[1] > softmax(logits)[1]
 
 
 def test_the_weight_is_the_share_of_the_readers_log_probabilities() -> None:
@@ -80,8 +77,8 @@ def test_a_head_over_fewer_classes_in_another_order_reads_only_those() -> None:
 def test_a_model_trained_on_other_n_grams_is_refused() -> None:
     with pytest.raises(ValueError, match="other n-grams"):
         reader(features={"ngrams": [3], "max_chars": MAX_CHARS})
-    with pytest.raises(ValueError, match="unknown blend"):
-        reader(form="geometric")
+    with pytest.raises(ValueError, match="another blend"):
+        reader(form="log-probabilities")
 
 
 def test_the_shipped_model_has_a_reader_over_the_heads_classes() -> None:
@@ -92,5 +89,4 @@ def test_the_shipped_model_has_a_reader_over_the_heads_classes() -> None:
     assert grams is not None
     assert set(grams.classes) == set(model.topic.classes)
     assert 0.0 < grams.weight < 1.0
-    assert grams.form in FORMS
     assert list(NGRAMS) == [2, 3, 4]
