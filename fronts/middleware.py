@@ -142,7 +142,8 @@ class RequestContextMiddleware:
                 return await receive()
             left = deadline - time.perf_counter()
             try:
-                message = await asyncio.wait_for(receive(), max(0.0, min(timeout, left)))
+                async with asyncio.timeout(max(0.0, min(timeout, left))):
+                    message = await receive()
             except TimeoutError:
                 if left <= timeout:
                     raise BodyTimeout(self.body_deadline, whole=True) from None

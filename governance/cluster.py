@@ -81,8 +81,11 @@ class Cluster:
             while True:
                 self._beat_now.clear()  # a notice during the beat asks for another one
                 await self.beat()
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for returns when the event is set
+                # in the same turn as a cancel — the stop swallowed, and the lifespan waits forever.
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._beat_now.wait(), self.every)
+                    async with asyncio.timeout(self.every):
+                        await self._beat_now.wait()
         finally:
             if listener is not None:
                 listener.cancel()

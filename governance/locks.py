@@ -142,7 +142,8 @@ class BankGates:
         started = time.monotonic()
         async with gate.cond:
             try:
-                await asyncio.wait_for(gate.cond.wait_for(lambda: not gate.changing and gate.queued == 0), bound)
+                async with asyncio.timeout(bound):  # never wait_for: it can swallow a cancel on 3.11
+                    await gate.cond.wait_for(lambda: not gate.changing and gate.queued == 0)
             except TimeoutError:
                 raise GateClosed(bank, time.monotonic() - started) from None
             gate.writers += 1

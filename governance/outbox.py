@@ -253,7 +253,8 @@ class Outbox(OperatorActions):
                 entry = await self.ledger.write(lambda db: self._claim(db, bank))
                 if entry == rows.WAIT:  # a request still delivers an earlier write: it wakes us when settled
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(work.wait(), timeout=self.settings.retry_max)
+                        async with asyncio.timeout(self.settings.retry_max):  # a stop is never swallowed
+                            await work.wait()
                     continue
                 if entry is None:
                     if work.is_set():
@@ -284,7 +285,8 @@ class Outbox(OperatorActions):
         if self._stopping:
             return
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(poke.wait(), timeout=seconds)
+            async with asyncio.timeout(seconds):
+                await poke.wait()
         poke.clear()
 
     async def _deliver_with_retries(self, entry: rows.Entry) -> None:

@@ -85,7 +85,8 @@ async def marks_apart(raw: bytes) -> int:
             log.warning("json_count_apart_unavailable", error=type(exc).__name__)
             return await asyncio.to_thread(marks_here, raw)
         try:
-            out, _ = await asyncio.wait_for(proc.communicate(raw), APART_TIMEOUT_S)
+            async with asyncio.timeout(APART_TIMEOUT_S):
+                out, _ = await proc.communicate(raw)
         except BaseException:  # its time is up, or the request was cancelled: the count stops too
             if proc.returncode is None:
                 proc.kill()
