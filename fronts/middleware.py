@@ -141,8 +141,10 @@ class RequestContextMiddleware:
             if body_done:  # after the body: waiting for a disconnect (a stream) has no time limit
                 return await receive()
             left = deadline - time.perf_counter()
+            if left <= 0:  # past the whole body's deadline, even with the next chunk already buffered
+                raise BodyTimeout(self.body_deadline, whole=True)
             try:
-                async with asyncio.timeout(max(0.0, min(timeout, left))):
+                async with asyncio.timeout(min(timeout, left)):
                     message = await receive()
             except TimeoutError:
                 if left <= timeout:

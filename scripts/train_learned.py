@@ -25,7 +25,7 @@ Data, all written in the repository, none of it the evaluation split:
   the facts of ``LABEL_SETS`` — ``tests/data/training_topics2.jsonl`` to ``training_topics8.jsonl``
   (~2,500 lines of work logs by seven more writers: English trades from payroll support to a
   brewery, Chinese workplaces' 工作群/工单/周报/组会, AI agents' tool-use and case notes, logs of
-  thirty kinds of English and Chinese workplaces outside software, small organisations' notes in
+  thirty English and thirty-six Chinese workplaces outside software, small organisations' notes in
   world Englishes, and assistants' memories of users in thirty occupations; their keep labels are
   not trained on: the keep head stays as the per-turn measurements chose it) —
   plus the vocabulary's examples (``policies/vocabulary.py``).

@@ -2,7 +2,9 @@
 event is set in the same turn as the cancel. On Python 3.11 ``asyncio.wait_for`` returned the
 event's result there and swallowed the cancel: the cluster's loop beat on, and the app's shutdown
 waited for it forever (CI: an in-process test on PostgreSQL hung 300 s after its last request —
-the notices' connection, just up, had asked for a beat as the test ended)."""
+the notices' connection, just up, had asked for a beat as the test ended). The waits are
+``asyncio.timeout`` now; where its meaning differs from ``wait_for``'s (a bound of zero), the code
+says what it means."""
 
 from __future__ import annotations
 
@@ -78,3 +80,35 @@ async def test_a_write_waiting_for_a_change_is_cancelled_when_the_change_ends_in
     assert waiting.cancelled()
     assert entered == []
     assert not gates.busy("b")
+
+
+async def test_a_body_past_its_whole_deadline_is_refused_even_when_its_next_chunk_is_already_there() -> None:
+    """The body's read bounded with ``asyncio.timeout`` keeps ``wait_for``'s meaning at the deadline:
+    a bound of zero lets an await that need not wait go through, so the deadline is checked first."""
+    from memwarden.fronts.middleware import RequestContextMiddleware
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await asyncio.sleep(0.15)  # past the whole body's deadline before asking for the rest
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"read"})
+
+    chunks = [
+        {"type": "http.request", "body": b"a", "more_body": True},
+        {"type": "http.request", "body": b"b", "more_body": False},
+    ]
+
+    async def receive() -> Any:
+        return chunks.pop(0)  # every chunk already buffered: no wait
+
+    sent: list[Any] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    guard = RequestContextMiddleware(app, max_body_bytes=1000, access_log=False, body_timeout=5.0, body_deadline=0.1)
+    scope = {"type": "http", "method": "POST", "path": "/x", "headers": [(b"content-length", b"2")]}
+    await guard(scope, receive, send)
+    assert sent[0]["status"] == 408
+    assert b"took longer than 0.1 s in all" in sent[1]["body"]
