@@ -10,7 +10,10 @@ measured; docs/operations/benchmarks/held-out.md, *Caveats*, says which choice a
   them, and the pleasantries, questions and requests beside them; split by the text's SHA-256),
   ``worklogs`` (support logs, an agent's tool-use log, meeting notes; split by document),
   ``oneliners2`` (500 one-liners by a later writer: all ``eval``), ``worklogs2`` and ``worklogs3``
-  (two later writers' work logs from rarely written-about trades, English and Chinese: all ``eval``);
+  (two later writers' work logs from rarely written-about trades, English and Chinese: all ``eval``),
+  ``worklogs4``–``6`` and ``agent_memories`` (four writers later again, all ``eval``: English and
+  Chinese workplaces outside software, small organisations' notes in world Englishes, assistants'
+  memories of users in thirty occupations);
 * **turns** — long conversations retained one turn an item, as a Mem0 ``add`` or a per-message
   agent does: ``chat_friends_en`` (friends and family over months: exclamations, photos, thanks),
   ``chat_friends_zh`` (WeChat-style Chinese and Chinese/English code-switching), ``work_threads``
@@ -72,7 +75,18 @@ from memwarden.policies.labels import TOPICS
 from memwarden.policies.pipeline import Pipeline
 from memwarden.settings import GovernanceSettings, LabelsSettings
 
-ITEM_SETS = ("labelled_items", "oneliners", "worklogs", "oneliners2", "worklogs2", "worklogs3")
+ITEM_SETS = (
+    "labelled_items",
+    "oneliners",
+    "worklogs",
+    "oneliners2",
+    "worklogs2",
+    "worklogs3",
+    "worklogs4",
+    "worklogs5",
+    "worklogs6",
+    "agent_memories",
+)
 TURN_SETS = (
     "chat_friends_en",
     "chat_friends_zh",

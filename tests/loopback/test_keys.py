@@ -334,8 +334,7 @@ def _run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess
 @pytest.mark.sqlite_only("memwarden serve with no backend: the self-hosted store is SQLite's")
 def test_serve_refuses_an_exposed_address_without_keys_and_says_how_it_serves(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    port = free_port()
-    refused = _run("serve", "--host", "0.0.0.0", "--port", str(port), "--data-dir", str(data), cwd=tmp_path)
+    refused = _run("serve", "--host", "0.0.0.0", "--port", str(free_port()), "--data-dir", str(data), cwd=tmp_path)
     assert refused.returncode == 1
     assert "refusing to serve 0.0.0.0 without API keys" in refused.stderr
     assert "memwarden keys create --data-dir" in refused.stderr
@@ -348,6 +347,9 @@ def test_serve_refuses_an_exposed_address_without_keys_and_says_how_it_serves(tm
     assert key["token"] not in listed.stdout
     assert "usable" in listed.stdout
 
+    # The port taken just before the server starts: a free port chosen seconds earlier was once
+    # taken meanwhile by another test's server, which answered in this one's place.
+    port = free_port()
     proc = spawn_memwarden("serve", "--host", "0.0.0.0", "--port", str(port), "--data-dir", str(data), cwd=tmp_path)
     try:
         url = f"http://127.0.0.1:{port}"
