@@ -20,6 +20,7 @@ import numpy as np
 import train_learned as tl  # scripts/ is the script's own directory: on sys.path; it puts the repository there
 import train_topic_grams as tg
 
+from memwarden.policies.topic_grams import FORM
 from memwarden.policies.vocabulary import TOPICS
 from memwarden.store.embedder import E5Embedder
 
@@ -111,7 +112,7 @@ def main() -> int:
                 for form in FORMS:
                     blended = {w: blend(form, weight, e5[w], reader[w], evidence[w], coverage[w]) for w in writers}
                     table.append((f"{name}, weight {weight:g}, {form}", accuracy(blended)))
-    shipped = f"min_df {tg.GRAMS_MIN_DF}, C {tg.GRAMS_C:g}, weight {tg.GRAMS_WEIGHT:g}, {tg.GRAMS_FORM}"
+    shipped = f"min_df {tg.GRAMS_MIN_DF}, C {tg.GRAMS_C:g}, weight {tg.GRAMS_WEIGHT:g}, {FORM}"
     print(f"held out, one at a time: {', '.join(f'{w} ({int((src == w).sum())})' for w in writers)}\n")
     print("| candidate | " + " | ".join(w.removesuffix(".jsonl") for w in writers) + " | worst | mean |")
     print("|---|" + "---|" * (len(writers) + 2))

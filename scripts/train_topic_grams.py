@@ -19,7 +19,6 @@ import numpy as np
 GRAMS_C = 30.0
 GRAMS_MIN_DF = 3
 GRAMS_WEIGHT = 0.5
-GRAMS_FORM = "scaled by coverage"  # how the reader is blended: policies/topic_grams.py, FORMS
 GRAMS_DIGITS = 4
 
 
@@ -61,6 +60,7 @@ def topic_grams(topics: list[tuple[str, str]]) -> dict[str, Any]:
     from sklearn.linear_model import LogisticRegression
 
     from memwarden.policies.injection_model import MAX_CHARS, NGRAMS
+    from memwarden.policies.topic_grams import FORM  # the one blend the runtime reads
 
     x, index = gram_matrix([t for t, _ in topics], GRAMS_MIN_DF)
     fitted = LogisticRegression(C=GRAMS_C, max_iter=5000, solver="lbfgs").fit(x, [c for _, c in topics])
@@ -70,7 +70,7 @@ def topic_grams(topics: list[tuple[str, str]]) -> dict[str, Any]:
         "bias": np.round(fitted.intercept_, GRAMS_DIGITS).tolist(),
         "grams": {g: coef[:, j].tolist() for g, j in index.items() if coef[:, j].any()},
         "weight": GRAMS_WEIGHT,
-        "form": GRAMS_FORM,
+        "form": FORM,
         "features": {"ngrams": list(NGRAMS), "max_chars": MAX_CHARS},
         "c": GRAMS_C,
         "min_df": GRAMS_MIN_DF,

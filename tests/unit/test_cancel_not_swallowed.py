@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import pytest
 
+from memwarden.fronts.middleware import RequestContextMiddleware
 from memwarden.governance.cluster import Cluster
 from memwarden.governance.locks import BankGates
 
@@ -85,7 +86,6 @@ async def test_a_write_waiting_for_a_change_is_cancelled_when_the_change_ends_in
 async def test_a_body_past_its_whole_deadline_is_refused_even_when_its_next_chunk_is_already_there() -> None:
     """The body's read bounded with ``asyncio.timeout`` keeps ``wait_for``'s meaning at the deadline:
     a bound of zero lets an await that need not wait go through, so the deadline is checked first."""
-    from memwarden.fronts.middleware import RequestContextMiddleware
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
         await receive()
